@@ -1,0 +1,119 @@
+import { DomainError, forbidden, notFound } from '../http/errors.js';
+import type { Principal } from '../http/auth.js';
+import type { Executor } from '../db/tx.js';
+import type { Role } from './roles.js';
+
+/** The account a request acts in, with the caller's role there. */
+export interface AccountContext {
+  accountId: string;
+  role: Role;
+  accountStatus: string;
+}
+
+/** The workspace a request acts in (connectors, AI runs), with its account context. */
+export interface WorkspaceContext extends AccountContext {
+  workspaceId: string;
+}
+
+/** Accounts that are gone for their members (soft-deleted or purged) resolve as unknown. */
+const LIVE_STATUSES = ['active', 'suspended'];
+
+/**
+ * Who may act where: resolves the current account (X-Account-Id, else the oldest membership)
+ * and workspace (X-Workspace-Id, else the account's default), and checks roles, the
+ * suspension rule and entitlements. Every domain asks this instead of reading memberships.
+ */
+export function createAccountAccess(db: Executor) {
+  async function membership(accountId: string, userId: string) {
+    return db
+      .selectFrom('account_members')
+      .innerJoin('accounts', 'accounts.id', 'account_members.account_id')
+      .select(['account_members.role', 'account_members.status', 'accounts.status as accountStatus'])
+      .where('account_members.account_id', '=', accountId)
+      .where('account_members.user_id', '=', userId)
+      .executeTakeFirst();
+  }
+
+  /** A member's context in one account; 403 for non-members (spec), 404 for deleted accounts. */
+  async function inAccount(principal: Principal, accountId: string): Promise<AccountContext> {
+    if (principal.kind === 'api_key' && principal.accountId !== accountId) throw forbidden('This API key belongs to another account');
+    const found = await membership(accountId, principal.userId);
+    if (!found || found.status !== 'active') {
+      const exists = await db.selectFrom('accounts').select('status').where('id', '=', accountId).executeTakeFirst();
+      if (!exists || !LIVE_STATUSES.includes(exists.status)) throw notFound('Account');
+      throw forbidden('You are not a member of this account');
+    }
+    if (!LIVE_STATUSES.includes(found.accountStatus)) throw notFound('Account');
+    return { accountId, role: found.role as Role, accountStatus: found.accountStatus };
+  }
+
+  /** The current account: X-Account-Id when given, else the caller's oldest active membership. */
+  async function current(principal: Principal, headerAccountId?: string | null): Promise<AccountContext> {
+    if (headerAccountId) return inAccount(principal, headerAccountId);
+    if (principal.kind === 'api_key' && principal.accountId) return inAccount(principal, principal.accountId);
+    const oldest = await db
+      .selectFrom('account_members')
+      .innerJoin('accounts', 'accounts.id', 'account_members.account_id')
+      .select(['account_members.account_id', 'account_members.role', 'accounts.status'])
+      .where('account_members.user_id', '=', principal.userId)
+      .where('account_members.status', '=', 'active')
+      .where('accounts.status', 'in', LIVE_STATUSES)
+      .orderBy('account_members.created_at')
+      .orderBy('account_members.account_id')
+      .executeTakeFirst();
+    if (!oldest) throw notFound('Account (you are not a member of any account)');
+    return { accountId: oldest.account_id, role: oldest.role as Role, accountStatus: oldest.status };
+  }
+
+  /**
+   * The current workspace: X-Workspace-Id (the caller must belong to it: a workspace member,
+   * or an owner/admin of its account), else the default workspace of the current account.
+   */
+  async function workspace(principal: Principal, headers: { accountId?: string | null; workspaceId?: string | null }): Promise<WorkspaceContext> {
+    if (headers.workspaceId) {
+      const ws = await db.selectFrom('workspaces').select(['id', 'account_id']).where('id', '=', headers.workspaceId).executeTakeFirst();
+      if (!ws) throw notFound('Workspace');
+      const account = await inAccount(principal, ws.account_id).catch((err) => {
+        throw err instanceof DomainError && err.status === 403 ? notFound('Workspace') : err;
+      });
+      if (account.role !== 'owner' && account.role !== 'admin') {
+        const member = await db.selectFrom('workspace_members').select('role').where('workspace_id', '=', ws.id).where('user_id', '=', principal.userId).executeTakeFirst();
+        if (!member) throw notFound('Workspace');
+      }
+      return { ...account, workspaceId: ws.id };
+    }
+    const account = await current(principal, headers.accountId);
+    const ws = await db.selectFrom('workspaces').select('id').where('account_id', '=', account.accountId).where('is_default', '=', 1).executeTakeFirst();
+    if (!ws) throw notFound('Workspace');
+    return { ...account, workspaceId: ws.id };
+  }
+
+  return {
+    membership,
+    inAccount,
+    current,
+    workspace,
+
+    requireRole(context: AccountContext, roles: readonly Role[]): void {
+      if (!roles.includes(context.role)) throw forbidden(`This needs the ${roles.join(' or ')} role`);
+    },
+
+    /** Suspended accounts refuse writes to their workspaces (reads still work). */
+    assertWritable(context: AccountContext): void {
+      if (context.accountStatus === 'suspended') throw new DomainError(403, 'ACCOUNT_SUSPENDED', 'The account is suspended; its workspaces are read-only');
+    },
+
+    async hasEntitlement(accountId: string, feature: string): Promise<boolean> {
+      const row = await db.selectFrom('account_entitlements').select('feature').where('account_id', '=', accountId).where('feature', '=', feature).executeTakeFirst();
+      return !!row;
+    },
+  };
+}
+
+export type AccountAccess = ReturnType<typeof createAccountAccess>;
+
+/** Reads the current-account and current-workspace headers of CONTRACT.md. */
+export function tenancyHeaders(headers: Record<string, string | string[] | undefined>): { accountId: string | null; workspaceId: string | null } {
+  const one = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value) ?? null;
+  return { accountId: one(headers['x-account-id']), workspaceId: one(headers['x-workspace-id']) };
+}

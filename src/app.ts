@@ -1,0 +1,73 @@
+import type { Server } from '@hapi/hapi';
+import type { Config } from './config.js';
+import { createKernel, type Kernel, type KernelOverrides } from './kernel.js';
+import { Scheduler, type JobSpec } from './jobs/scheduler.js';
+import { createIdentityService } from './identity/service.js';
+import { identityJobs } from './identity/jobs.js';
+import { createAccountsService } from './accounts/service.js';
+import { createWalletService } from './wallet/service.js';
+
+/** Every domain service, built over the kernel. Domains reach each other only through these. */
+export function createServices(kernel: Kernel) {
+  const identity = createIdentityService(kernel);
+  const accounts = createAccountsService(kernel, { identity });
+  const wallet = createWalletService(kernel);
+  return { identity, accounts, wallet };
+}
+
+export type Services = ReturnType<typeof createServices>;
+
+export interface AppContext {
+  kernel: Kernel;
+  services: Services;
+  draining: boolean;
+}
+
+/** The kernel and the services: what the server, the CLI and the jobs all stand on. */
+export async function createAppContext(config: Config, overrides: KernelOverrides = {}): Promise<AppContext> {
+  const kernel = await createKernel(config, overrides);
+  return { kernel, services: createServices(kernel), draining: false };
+}
+
+/** Every periodic job of every domain. */
+export function collectJobs(app: AppContext): JobSpec[] {
+  return [
+    { name: 'kernel.change-feed-prune', pattern: '17 * * * *', run: () => app.kernel.changes.prune() },
+    { name: 'kernel.mail-delivery', pattern: '*/30 * * * * *', run: () => app.kernel.mailer.deliverPending() },
+    ...identityJobs(app),
+  ];
+}
+
+export interface RunningApp {
+  app: AppContext;
+  servers: Server[];
+  scheduler: Scheduler;
+  stop(): Promise<void>;
+}
+
+/** Starts listening (main and optional status listener), the change feed and the jobs. */
+export async function startApp(app: AppContext, createServer: (app: AppContext, opts: { port: number; host: string; statusOnly?: boolean }) => Promise<Server>): Promise<RunningApp> {
+  const { config } = app.kernel;
+  const servers = [await createServer(app, { port: config.port, host: config.host })];
+  if (config.statusPort !== null) servers.push(await createServer(app, { port: config.statusPort, host: config.host, statusOnly: true }));
+  await app.kernel.changes.start();
+  const scheduler = new Scheduler(collectJobs(app), app.kernel.clock, app.kernel.logger);
+  for (const server of servers) await server.start();
+  scheduler.start();
+  let stopping: Promise<void> | null = null;
+  return {
+    app,
+    servers,
+    scheduler,
+    stop() {
+      stopping ??= (async () => {
+        app.draining = true;
+        // Stop accepting; in-flight requests get up to 8 s to finish (systemd waits 10).
+        await Promise.all(servers.map((s) => s.stop({ timeout: 8000 })));
+        await scheduler.stop();
+        await app.kernel.close();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import type { Command } from 'commander';
+import { createServer as createNetServer } from 'node:net';
+import { resolveConfig, type ConfigFlags } from '../config.js';
+import { createAppContext, startApp } from '../app.js';
+import { createServer } from '../http/server.js';
+import type { CliIo } from './io.js';
+
+/** Port 0 means "any free port": pick it now so the issuer URL names the real port. */
+async function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export function makeServeCommand(program: Command, io: CliIo): void {
+  program
+    .command('serve')
+    .description('run the appliance: HTTP API, pages, status service and jobs')
+    .option('--data-dir <dir>', 'data directory (GANTRY_DATA_DIR)')
+    .option('--host <host>', 'listen address (GANTRY_HOST)')
+    .option('--port <port>', 'listen port, 0 = any free port (GANTRY_PORT)')
+    .option('--public-url <url>', 'public base URL (GANTRY_PUBLIC_URL)')
+    .option('--status-port <port>', 'second, status-only listener (GANTRY_STATUS_PORT)')
+    .option('--web-url <url>', 'web application URL (GANTRY_WEB_URL)')
+    .option('--smtp-url <url>', 'SMTP URL for outgoing mail (GANTRY_SMTP_URL)')
+    .option('--log-level <level>', 'debug, info, warn, error (GANTRY_LOG_LEVEL)')
+    .option('--rate-limit-multiplier <n>', 'multiply every rate limit (GANTRY_RATE_LIMIT_MULTIPLIER)')
+    .option('--allow-private-networks', 'allow outbound calls to private addresses (GANTRY_ALLOW_PRIVATE_NETWORKS)')
+    .option('--json', 'accepted for symmetry; serve prints JSON log lines')
+    .action(async (flags: ConfigFlags) => {
+      let config = resolveConfig(flags, io.env);
+      if (config.port === 0) config = resolveConfig({ ...flags, port: await freePort(config.host) }, io.env);
+      if (config.statusPort === 0) config = resolveConfig({ ...flags, port: config.port, statusPort: await freePort(config.host) }, io.env);
+      const app = await createAppContext(config, { env: io.env });
+      const running = await startApp(app, createServer);
+      const [main, status] = running.servers;
+      io.out(`gantry listening on ${main.info.uri}${status ? ` (status on ${status.info.uri})` : ''}`);
+      const signal = await io.stopSignal;
+      app.kernel.logger.info('shutting down', { signal });
+      await running.stop();
+    });
+}

@@ -1,0 +1,134 @@
+import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+/** Raised for configuration a user must fix; the CLI prints its message as one line, exit 1. */
+export class ConfigError extends Error {}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+
+export interface Config {
+  readonly dataDir: string;
+  readonly dbFile: string;
+  readonly host: string;
+  readonly port: number;
+  readonly publicUrl: string;
+  readonly statusPort: number | null;
+  readonly webUrl: string;
+  readonly smtpUrl: string | null;
+  readonly logLevel: LogLevel;
+  readonly rateLimitMultiplier: number;
+  readonly allowPrivateNetworks: boolean;
+  /** Days a soft-deleted account can be restored before the purge job removes it. */
+  readonly accountRetentionDays: number;
+  /** Days archived or expired notifications are kept before the purge job removes them. */
+  readonly notificationRetentionDays: number;
+  /** Cron pattern of the connector OAuth refresh job (spec: every 5 minutes). */
+  readonly connectorRefreshCron: string;
+  /** scrypt cost parameter N; tests lower it, production keeps the default. */
+  readonly scryptCost: number;
+}
+
+/** Flags as commander hands them over (camelCase names of the CONTRACT.md flags). */
+export interface ConfigFlags {
+  dataDir?: string;
+  host?: string;
+  port?: string | number;
+  publicUrl?: string;
+  statusPort?: string | number;
+  webUrl?: string;
+  smtpUrl?: string;
+  logLevel?: string;
+  rateLimitMultiplier?: string | number;
+  allowPrivateNetworks?: boolean;
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
+
+function parsePort(name: string, raw: string | number): number {
+  const text = String(raw).trim();
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535) {
+    throw new ConfigError(`${name} must be a port number from 0 to 65535 (got "${text}")`);
+  }
+  return port;
+}
+
+function parsePositive(name: string, raw: string | number): number {
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number (got "${raw}")`);
+  return value;
+}
+
+function parseBool(name: string, raw: string | boolean): boolean {
+  if (typeof raw === 'boolean') return raw;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off|)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
+}
+
+function parseUrl(name: string, raw: string): string {
+  try {
+    const url = new URL(raw);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
+    return url.href.replace(/\/+$/, '');
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL (got "${raw}")`);
+  }
+}
+
+function pick<T>(flag: T | undefined, env: string | undefined): T | string | undefined {
+  return flag !== undefined ? flag : env !== undefined && env !== '' ? env : undefined;
+}
+
+/** Flags override environment; environment overrides defaults (CONTRACT.md, Configuration). */
+export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDir = path.resolve(String(pick(flags.dataDir, env.GANTRY_DATA_DIR) ?? './data'));
+  const host = String(pick(flags.host, env.GANTRY_HOST) ?? '127.0.0.1');
+  const port = parsePort('GANTRY_PORT', pick(flags.port, env.GANTRY_PORT) ?? 8080);
+  const statusRaw = pick(flags.statusPort, env.GANTRY_STATUS_PORT);
+  const statusPort = statusRaw === undefined ? null : parsePort('GANTRY_STATUS_PORT', statusRaw);
+  const publicRaw = pick(flags.publicUrl, env.GANTRY_PUBLIC_URL);
+  const publicUrl = publicRaw === undefined ? `http://${host.includes(':') ? `[${host}]` : host}:${port}` : parseUrl('GANTRY_PUBLIC_URL', String(publicRaw));
+  const webRaw = pick(flags.webUrl, env.GANTRY_WEB_URL);
+  const webUrl = webRaw === undefined ? publicUrl : parseUrl('GANTRY_WEB_URL', String(webRaw));
+  const smtpRaw = pick(flags.smtpUrl, env.GANTRY_SMTP_URL);
+  const logLevel = String(pick(flags.logLevel, env.GANTRY_LOG_LEVEL) ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`GANTRY_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+  const multiplier = parsePositive('GANTRY_RATE_LIMIT_MULTIPLIER', pick(flags.rateLimitMultiplier, env.GANTRY_RATE_LIMIT_MULTIPLIER) ?? 1);
+  const allowPrivate = parseBool('GANTRY_ALLOW_PRIVATE_NETWORKS', pick(flags.allowPrivateNetworks, env.GANTRY_ALLOW_PRIVATE_NETWORKS) ?? false);
+
+  return Object.freeze({
+    dataDir,
+    dbFile: path.join(dataDir, 'gantry.db'),
+    host,
+    port,
+    publicUrl,
+    statusPort,
+    webUrl,
+    smtpUrl: smtpRaw === undefined ? null : String(smtpRaw),
+    logLevel,
+    rateLimitMultiplier: multiplier,
+    allowPrivateNetworks: allowPrivate,
+    accountRetentionDays: parsePositive('GANTRY_ACCOUNT_RETENTION_DAYS', env.GANTRY_ACCOUNT_RETENTION_DAYS || 30),
+    notificationRetentionDays: parsePositive('GANTRY_NOTIFICATION_RETENTION_DAYS', env.GANTRY_NOTIFICATION_RETENTION_DAYS || 90),
+    connectorRefreshCron: env.GANTRY_CONNECTOR_REFRESH_CRON || '*/5 * * * *',
+    scryptCost: parsePositive('GANTRY_SCRYPT_COST', env.GANTRY_SCRYPT_COST || 16384),
+  });
+}
+
+/** Creates the data directory if needed and proves it is writable; a clear line otherwise. */
+export function ensureDataDir(config: Config): void {
+  try {
+    // Recursive mkdir spins forever under some pseudo-filesystems (/proc): create the parent
+    // chain only when the parent is missing, and the directory itself non-recursively.
+    if (!existsSync(config.dataDir)) {
+      const parent = path.dirname(config.dataDir);
+      if (!existsSync(parent)) mkdirSync(parent, { recursive: true, mode: 0o700 });
+      mkdirSync(config.dataDir, { mode: 0o700 });
+    }
+    if (!statSync(config.dataDir).isDirectory()) throw new Error('not a directory');
+    accessSync(config.dataDir, constants.W_OK | constants.R_OK);
+  } catch (err) {
+    throw new ConfigError(`data directory ${config.dataDir} is not writable (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+}

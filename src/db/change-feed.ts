@@ -1,0 +1,101 @@
+import { EventEmitter } from 'node:events';
+import type SqliteDatabase from 'better-sqlite3';
+import { newId } from '../lib/ids.js';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import type { Database } from './connection.js';
+import type { Executor } from './tx.js';
+
+export type ChangeListener = (key: string | null) => void;
+
+/**
+ * How a change made by one process reaches the others on the same database within a second
+ * (CONTRACT.md: CLI changes are visible to the running server). A writer records
+ * (topic, key) in change_feed inside its own transaction and notifies its own listeners at
+ * once; every other process watches `PRAGMA data_version`, which moves when another
+ * connection commits, and replays the rows it has not seen. Listeners invalidate caches or
+ * rebuild projections, so an extra call (e.g. after a rollback) is harmless.
+ */
+export class ChangeFeed {
+  readonly origin = newId();
+  private readonly events = new EventEmitter();
+  private lastSeenId = 0;
+  private lastDataVersion = -1;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly db: Database,
+    private readonly sqlite: SqliteDatabase.Database,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {
+    this.events.setMaxListeners(0);
+  }
+
+  /** Records a change inside the caller's transaction and tells this process's listeners. */
+  async publish(executor: Executor, topic: string, key: string | null = null): Promise<void> {
+    await executor.insertInto('change_feed').values({ topic, key, origin: this.origin, created_at: this.clock.now().toISOString() }).execute();
+    this.emit(topic, key);
+  }
+
+  subscribe(topic: string, listener: ChangeListener): () => void {
+    this.events.on(topic, listener);
+    return () => this.events.off(topic, listener);
+  }
+
+  private emit(topic: string, key: string | null): void {
+    for (const listener of this.events.listeners(topic) as ChangeListener[]) {
+      try {
+        listener(key);
+      } catch (err) {
+        this.logger.error('change listener failed', { topic, err });
+      }
+    }
+  }
+
+  /** Starts watching for other processes' commits. */
+  async start(intervalMs = 200): Promise<void> {
+    const last = await this.db.selectFrom('change_feed').select((eb) => eb.fn.max('id').as('max')).executeTakeFirst();
+    this.lastSeenId = Number(last?.max ?? 0);
+    this.lastDataVersion = this.dataVersion();
+    this.timer = setInterval(() => void this.poll(), intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private dataVersion(): number {
+    return this.sqlite.pragma('data_version', { simple: true }) as number;
+  }
+
+  /** One poll: cheap when nothing changed (a pragma read). Exposed for tests. */
+  async poll(): Promise<void> {
+    try {
+      const version = this.dataVersion();
+      if (version === this.lastDataVersion) return;
+      this.lastDataVersion = version;
+      const rows = await this.db
+        .selectFrom('change_feed')
+        .select(['id', 'topic', 'key', 'origin'])
+        .where('id', '>', this.lastSeenId)
+        .orderBy('id')
+        .limit(10_000)
+        .execute();
+      for (const row of rows) {
+        this.lastSeenId = row.id;
+        if (row.origin !== this.origin) this.emit(row.topic, row.key);
+      }
+    } catch (err) {
+      this.logger.error('change feed poll failed', { err });
+    }
+  }
+
+  /** Drops rows every process has long since seen. */
+  async prune(olderThanMs = 3_600_000): Promise<void> {
+    const cutoff = new Date(this.clock.now().getTime() - olderThanMs).toISOString();
+    await this.db.deleteFrom('change_feed').where('created_at', '<', cutoff).execute();
+  }
+}

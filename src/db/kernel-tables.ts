@@ -1,0 +1,33 @@
+import type { Generated } from 'kysely';
+
+export interface SchemaMigrationsTable {
+  id: string;
+  applied_at: string;
+}
+
+/** Rows written by whichever process changed shared state; the others poll and react. */
+export interface ChangeFeedTable {
+  id: Generated<number>;
+  topic: string;
+  key: string | null;
+  origin: string;
+  created_at: string;
+}
+
+export interface MailOutboxTable {
+  id: string;
+  to_address: string;
+  subject: string;
+  body_text: string;
+  kind: string;
+  created_at: string;
+  sent_at: string | null;
+  attempts: number;
+  last_error: string | null;
+}
+
+export interface KernelTables {
+  schema_migrations: SchemaMigrationsTable;
+  change_feed: ChangeFeedTable;
+  mail_outbox: MailOutboxTable;
+}

@@ -1,0 +1,84 @@
+import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
+import { DomainError, unauthorized } from './errors.js';
+import { routeConfig } from './route-config.js';
+
+/** Who is calling, whatever the credential. */
+export interface Principal {
+  userId: string;
+  /** session: first-party sign-in; oauth: a third-party client's access token; api_key: enterprise key. */
+  kind: 'session' | 'oauth' | 'api_key';
+  /** Granted OAuth scopes; null for first-party credentials, which reach every JWT endpoint. */
+  scopes: readonly string[] | null;
+  clientId: string | null;
+  sessionId: string | null;
+  /** The account an API key belongs to (it acts there with its owner's role). */
+  accountId: string | null;
+  /** Token or key id (jti for access tokens), for revocation and logs. */
+  tokenId: string | null;
+}
+
+/**
+ * Tells whether a bearer token is one of its kind: undefined when it is not (the next
+ * verifier is asked), null when it is but is invalid, expired or revoked, or the principal.
+ */
+export interface BearerVerifier {
+  name: string;
+  verify(token: string): Promise<Principal | null | undefined>;
+}
+
+export function principalOf(request: Request): Principal {
+  const credentials = request.auth.credentials as unknown as Principal | undefined;
+  if (!credentials) throw unauthorized();
+  return credentials;
+}
+
+export function optionalPrincipal(request: Request): Principal | null {
+  return (request.auth.credentials as unknown as Principal | undefined) ?? null;
+}
+
+function bearerToken(request: Request): string | null {
+  const header = request.headers.authorization as string | undefined;
+  if (!header) return null;
+  const match = /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(header);
+  return match ? match[1] : '';
+}
+
+/**
+ * The `bearer` strategy, default for every route: session JWTs, OAuth access tokens and API
+ * keys, each checked by the verifier of the domain that issued it. Scope and key rules per
+ * route run right after (onCredentials), from the route's `plugins.gantry`.
+ */
+export function registerBearerAuth(server: Server, verifiers: readonly BearerVerifier[]): void {
+  server.auth.scheme('gantry-bearer', () => ({
+    async authenticate(request: Request, h: ResponseToolkit) {
+      const token = bearerToken(request);
+      if (token === null) throw Object.assign(unauthorized('Missing bearer token'), { isMissing: true });
+      if (token === '') throw unauthorized('Malformed Authorization header; expected "Bearer <token>"');
+      for (const verifier of verifiers) {
+        const principal = await verifier.verify(token);
+        if (principal === undefined) continue;
+        if (principal === null) break;
+        return h.authenticated({ credentials: principal as unknown as Record<string, unknown> });
+      }
+      throw new DomainError(401, 'UNAUTHORIZED', 'Invalid, expired or revoked token', undefined, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+    },
+  }));
+  server.auth.strategy('bearer', 'gantry-bearer');
+  server.auth.default('bearer');
+
+  server.ext('onCredentials', (request, h) => {
+    const principal = request.auth.credentials as unknown as Principal | undefined;
+    if (!principal) return h.continue;
+    const config = routeConfig(request);
+    if (principal.kind === 'oauth') {
+      if (!config.scope || !principal.scopes?.includes(config.scope)) {
+        throw new DomainError(403, 'INSUFFICIENT_SCOPE', config.scope ? `This endpoint needs the ${config.scope} scope` : 'Third-party access tokens cannot call this endpoint', undefined, {
+          'WWW-Authenticate': `Bearer error="insufficient_scope"${config.scope ? `, scope="${config.scope}"` : ''}`,
+        });
+      }
+    } else if (principal.kind === 'api_key' && !config.apiKeys) {
+      throw new DomainError(403, 'FORBIDDEN', 'API keys cannot call this endpoint');
+    }
+    return h.continue;
+  });
+}

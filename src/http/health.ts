@@ -1,0 +1,25 @@
+import type { Server } from '@hapi/hapi';
+import { sql } from 'kysely';
+import type { Database } from '../db/connection.js';
+import { DomainError } from './errors.js';
+import { reply } from './envelope.js';
+
+/** Liveness (the process answers) and readiness (the database answers), for systemd and proxies. */
+export function registerHealth(server: Server, db: Database, isDraining: () => boolean): void {
+  server.route({
+    method: 'GET',
+    path: '/healthz',
+    options: { id: 'kernel.healthz', auth: false, plugins: { gantry: { rateLimit: false } } },
+    handler: (request, h) => reply(request, h, { status: 'ok' }),
+  });
+  server.route({
+    method: 'GET',
+    path: '/readyz',
+    options: { id: 'kernel.readyz', auth: false, plugins: { gantry: { rateLimit: false } } },
+    handler: async (request, h) => {
+      if (isDraining()) throw new DomainError(503, 'NOT_CONFIGURED', 'Shutting down');
+      await sql`select 1`.execute(db);
+      return reply(request, h, { status: 'ready' });
+    },
+  });
+}

@@ -1,0 +1,96 @@
+import type { Server } from '@hapi/hapi';
+import { LRUCache } from 'lru-cache';
+import type { Clock } from '../lib/clock.js';
+import { DomainError } from './errors.js';
+import { routeConfig, routeName, type RateLimitRule } from './route-config.js';
+import type { Principal } from './auth.js';
+
+/** The spec's default for every endpoint without a row of its own. */
+export const DEFAULT_RATE_LIMIT: RateLimitRule = { limit: 120, windowSec: 60 };
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** When the current window ends. */
+  resetAt: Date;
+}
+
+interface Window {
+  count: number;
+  resetAtMs: number;
+}
+
+/**
+ * Fixed-window counters in a bounded LRU: memory stays flat whatever the number of callers
+ * (the oldest idle buckets are dropped first, which can only forgive, never over-count).
+ * Every limit is multiplied by GANTRY_RATE_LIMIT_MULTIPLIER.
+ */
+export class RateLimiter {
+  private readonly windows = new LRUCache<string, Window>({ max: 200_000, ttl: 24 * 3_600_000 });
+
+  constructor(
+    private readonly multiplier: number,
+    private readonly clock: Clock,
+  ) {}
+
+  effectiveLimit(rule: RateLimitRule): number {
+    return Math.max(1, Math.floor(rule.limit * this.multiplier));
+  }
+
+  private current(bucket: string, rule: RateLimitRule, nowMs: number): Window {
+    const existing = this.windows.get(bucket);
+    if (existing && existing.resetAtMs > nowMs) return existing;
+    const fresh = { count: 0, resetAtMs: nowMs + rule.windowSec * 1000 };
+    this.windows.set(bucket, fresh, { ttl: rule.windowSec * 1000 + 1000 });
+    return fresh;
+  }
+
+  /** Counts one request against the bucket. */
+  hit(bucket: string, rule: RateLimitRule): RateDecision {
+    const nowMs = this.clock.now().getTime();
+    const limit = this.effectiveLimit(rule);
+    const window = this.current(bucket, rule, nowMs);
+    const allowed = window.count < limit;
+    if (allowed) window.count++;
+    return { allowed, limit, remaining: Math.max(0, limit - window.count), resetAt: new Date(window.resetAtMs) };
+  }
+
+  /** Reads the bucket without counting. */
+  peek(bucket: string, rule: RateLimitRule): RateDecision {
+    const nowMs = this.clock.now().getTime();
+    const limit = this.effectiveLimit(rule);
+    const existing = this.windows.get(bucket);
+    if (!existing || existing.resetAtMs <= nowMs) return { allowed: true, limit, remaining: limit, resetAt: new Date(nowMs + rule.windowSec * 1000) };
+    return { allowed: existing.count < limit, limit, remaining: Math.max(0, limit - existing.count), resetAt: new Date(existing.resetAtMs) };
+  }
+}
+
+export function rateLimitHeaders(decision: RateDecision, nowMs: number): Record<string, string> {
+  const headers: Record<string, string> = {
+    'X-RateLimit-Limit': String(decision.limit),
+    'X-RateLimit-Remaining': String(decision.remaining),
+    'X-RateLimit-Reset': String(Math.ceil(decision.resetAt.getTime() / 1000)),
+  };
+  if (!decision.allowed) headers['Retry-After'] = String(Math.max(1, Math.ceil((decision.resetAt.getTime() - nowMs) / 1000)));
+  return headers;
+}
+
+/**
+ * Per endpoint, per authenticated user (per client IP when anonymous). Runs after
+ * authentication so a signed-in caller is counted as themself wherever they connect from.
+ */
+export function registerRateLimits(server: Server, limiter: RateLimiter, clock: Clock): void {
+  server.ext('onPostAuth', (request, h) => {
+    const rule = routeConfig(request).rateLimit;
+    if (rule === false) return h.continue;
+    const principal = request.auth.credentials as unknown as Principal | undefined;
+    const subject = principal ? `user:${principal.userId}` : `ip:${request.info.remoteAddress}`;
+    const decision = limiter.hit(`${routeName(request)}|${subject}`, rule ?? DEFAULT_RATE_LIMIT);
+    (request.app as { rateLimit?: RateDecision }).rateLimit = decision;
+    if (!decision.allowed) {
+      throw new DomainError(429, 'RATE_LIMIT_EXCEEDED', 'Too many requests; retry after the time in Retry-After', undefined, rateLimitHeaders(decision, clock.now().getTime()));
+    }
+    return h.continue;
+  });
+}

@@ -1,0 +1,110 @@
+import type { Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
+import type { Boom } from '@hapi/boom';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import { DomainError, ErrorCodes, type ErrorCode } from './errors.js';
+import { durationOf, requestIdOf } from './envelope.js';
+import { rateLimitHeaders, type RateDecision } from './rate-limit.js';
+import { routeConfig, routeName } from './route-config.js';
+
+const INBOUND_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: ErrorCodes.VALIDATION_FAILED,
+  401: ErrorCodes.UNAUTHORIZED,
+  403: ErrorCodes.FORBIDDEN,
+  404: ErrorCodes.NOT_FOUND,
+  405: ErrorCodes.METHOD_NOT_ALLOWED,
+  409: ErrorCodes.CONFLICT,
+  413: ErrorCodes.PAYLOAD_TOO_LARGE,
+  415: ErrorCodes.UNSUPPORTED_MEDIA_TYPE,
+  429: ErrorCodes.RATE_LIMIT_EXCEEDED,
+};
+
+interface MappedError {
+  status: number;
+  code: ErrorCode;
+  message: string;
+  details?: unknown;
+  headers: Record<string, string>;
+}
+
+function mapError(err: Boom | DomainError): MappedError {
+  if (err instanceof DomainError) return { status: err.status, code: err.code, message: err.message, details: err.details, headers: err.headers };
+  const status = err.output.statusCode;
+  const headers = { ...(err.output.headers as Record<string, string>) };
+  if (status >= 500) return { status: 500, code: 'INTERNAL', message: 'Internal server error', headers: {} };
+  const code = CODE_BY_STATUS[status] ?? (status === 402 ? 'INSUFFICIENT_FUNDS' : 'VALIDATION_FAILED');
+  const message = status === 404 && err.message === 'Not Found' ? 'No such endpoint' : String(err.output.payload.message ?? err.message);
+  return { status, code, message, headers };
+}
+
+/**
+ * The kernel's request lifecycle: a request id for everything, one mapping of every error
+ * (DomainError, Boom, joi via the global failAction, unexpected exceptions) into the
+ * envelope, rate-limit headers, and one JSON log line per request (path only: query strings
+ * can carry secrets).
+ */
+export function registerResponses(server: Server, logger: Logger, clock: Clock): void {
+  server.ext('onRequest', (request, h) => {
+    const inbound = request.headers['x-request-id'];
+    (request.app as { requestId?: string }).requestId = typeof inbound === 'string' && INBOUND_REQUEST_ID.test(inbound) ? inbound : crypto.randomUUID();
+    return h.continue;
+  });
+
+  server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
+    const response = request.response;
+    const requestId = requestIdOf(request);
+    const decision = (request.app as { rateLimit?: RateDecision }).rateLimit;
+    const limitHeaders = decision ? rateLimitHeaders(decision, clock.now().getTime()) : {};
+
+    if (response instanceof DomainError || (response as Boom).isBoom) {
+      const err = response as Boom | DomainError;
+      const mapped = mapError(err);
+      if (mapped.status >= 500) {
+        logger.error('request failed', { requestId, route: routeName(request), method: request.method, path: request.path, err: err as Error });
+      }
+      const body = {
+        data: null,
+        error: { code: mapped.code, message: mapped.message, ...(mapped.details !== undefined ? { details: mapped.details } : {}) },
+        meta: { requestId, durationMs: durationOf(request) },
+      };
+      const res = h.response(body).code(mapped.status);
+      for (const [name, value] of Object.entries({ ...limitHeaders, ...mapped.headers })) res.header(name, value);
+      res.header('X-Request-Id', requestId);
+      return res;
+    }
+
+    const ok = response as ResponseObject;
+    ok.header('X-Request-Id', requestId);
+    for (const [name, value] of Object.entries(limitHeaders)) ok.header(name, value);
+    return h.continue;
+  });
+
+  server.events.on('response', (request) => {
+    const status = (request.response as { statusCode?: number } | null)?.statusCode;
+    logger.info('request', {
+      requestId: requestIdOf(request),
+      method: request.method.toUpperCase(),
+      path: request.path,
+      route: request.route.settings.id,
+      status,
+      durationMs: durationOf(request),
+      userId: (request.auth.credentials as { userId?: string } | null)?.userId,
+    });
+  });
+}
+
+/**
+ * The global failAction: joi failures become 400 VALIDATION_FAILED with every failing field
+ * in details; a malformed path parameter (an id) is 422 unless the route says otherwise.
+ */
+export function validationFailAction(request: Request, _h: ResponseToolkit, err?: Error): never {
+  const joiErr = err as (Error & { details?: Array<{ path: (string | number)[]; message: string; type: string }>; output?: { payload?: { validation?: { source?: string } } } }) | undefined;
+  const source = joiErr?.output?.payload?.validation?.source ?? 'payload';
+  const details = (joiErr?.details ?? []).map((d) => ({ field: d.path.join('.'), message: d.message.replace(/"/g, ''), type: d.type }));
+  const status = source === 'params' ? routeConfig(request).invalidParamsStatus ?? 422 : 400;
+  const what = source === 'payload' ? 'request body' : source === 'params' ? 'path' : source === 'query' ? 'query string' : source;
+  const message = details.length > 0 ? `Invalid ${what}: ${details.map((d) => d.message).join('; ')}` : `Invalid ${what}`;
+  throw new DomainError(status, 'VALIDATION_FAILED', message, details);
+}

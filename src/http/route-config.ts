@@ -1,0 +1,33 @@
+import type { Request } from '@hapi/hapi';
+
+export interface RateLimitRule {
+  limit: number;
+  windowSec: number;
+}
+
+/**
+ * What a route declares to the kernel, under `options.plugins.gantry`:
+ * - scope: the OAuth scope a third-party access token needs here (without it, such tokens get
+ *   403 INSUFFICIENT_SCOPE; first-party session tokens always pass);
+ * - apiKeys: whether enterprise API keys are accepted (account endpoints);
+ * - rateLimit: this endpoint's limit (default 120 per 60 s), or false for none (health probes);
+ * - envelope: false for routes that answer in another wire format (OAuth token, HTML pages);
+ * - invalidParamsStatus: the status of a path-parameter validation failure (default 422,
+ *   the spec's malformed-id answer; 400 where the path carries a value, not an id).
+ */
+export interface GantryRouteConfig {
+  scope?: string;
+  apiKeys?: boolean;
+  rateLimit?: RateLimitRule | false;
+  envelope?: boolean;
+  invalidParamsStatus?: 400 | 404 | 422;
+}
+
+export function routeConfig(request: Request): GantryRouteConfig {
+  return ((request.route.settings.plugins as Record<string, unknown> | undefined)?.gantry as GantryRouteConfig | undefined) ?? {};
+}
+
+/** A stable name for the route: its id, else method and path. */
+export function routeName(request: Request): string {
+  return request.route.settings.id ?? `${request.route.method.toUpperCase()} ${request.route.path}`;
+}

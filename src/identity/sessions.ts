@@ -1,0 +1,144 @@
+import { LRUCache } from 'lru-cache';
+import { DomainError } from '../http/errors.js';
+import type { BearerVerifier, Principal } from '../http/auth.js';
+import { inTransaction } from '../db/tx.js';
+import { newId } from '../lib/ids.js';
+import { randomToken, sha256Hex } from '../lib/crypto.js';
+import { JwtCodec } from '../lib/jwt.js';
+import type { Kernel } from '../kernel.js';
+import * as store from './store.js';
+
+/** First-party session access tokens: HS256 JWTs of this typ (OAuth access tokens are at+jwt). */
+export const SESSION_TOKEN_TYP = 'session+jwt';
+export const SESSION_ACCESS_TTL_SEC = 3600;
+export const SESSION_REFRESH_TTL_SEC = 30 * 24 * 3600;
+export const SESSION_REVOKED_TOPIC = 'identity.session-revoked';
+
+export interface SessionTokens {
+  accessToken: string;
+  refreshToken: string;
+  tokenType: 'Bearer';
+  expiresIn: number;
+  sessionId: string;
+}
+
+const invalidRefresh = () => new DomainError(401, 'UNAUTHORIZED', 'The refresh token is invalid, expired or revoked; sign in again');
+
+/**
+ * Sessions are refresh-token families. Every refresh rotates the token; presenting a consumed
+ * one revokes the whole family (stolen-token detection), and with it the family's access
+ * tokens, which every request checks through a small cache that revocation clears.
+ */
+export function createSessions(kernel: Kernel) {
+  const { db, clock, jwt, changes } = kernel;
+  // sessionId -> still active? Cleared on revocation (here at once, elsewhere via the change feed).
+  const activeCache = new LRUCache<string, boolean>({ max: 50_000, ttl: 10_000 });
+  changes.subscribe(SESSION_REVOKED_TOPIC, (sessionId) => (sessionId ? activeCache.delete(sessionId) : activeCache.clear()));
+
+  async function mint(sessionId: string, userId: string, executor = db): Promise<SessionTokens> {
+    const now = clock.now();
+    const refreshToken = randomToken();
+    await store.insertRefreshToken(executor, {
+      id: newId(),
+      session_id: sessionId,
+      token_hash: sha256Hex(refreshToken),
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + SESSION_REFRESH_TTL_SEC * 1000).toISOString(),
+    });
+    const accessToken = await jwt.sign({ sub: userId, sid: sessionId, jti: newId() }, { typ: SESSION_TOKEN_TYP, expiresInSec: SESSION_ACCESS_TTL_SEC });
+    return { accessToken, refreshToken, tokenType: 'Bearer', expiresIn: SESSION_ACCESS_TTL_SEC, sessionId };
+  }
+
+  async function revoke(executor: Parameters<typeof store.revokeSession>[0], sessionId: string, reason: string): Promise<void> {
+    await store.revokeSession(executor, sessionId, reason, clock.now().toISOString());
+    activeCache.delete(sessionId);
+    await changes.publish(executor, SESSION_REVOKED_TOPIC, sessionId);
+  }
+
+  async function isActive(sessionId: string): Promise<boolean> {
+    const cached = activeCache.get(sessionId);
+    if (cached !== undefined) return cached;
+    const session = await store.findSession(db, sessionId);
+    const active = !!session && session.revoked_at === null;
+    activeCache.set(sessionId, active);
+    return active;
+  }
+
+  const verifier: BearerVerifier = {
+    name: 'session',
+    async verify(token) {
+      const verified = await jwt.verify(token, SESSION_TOKEN_TYP);
+      if (!verified) {
+        // Not a session token at all: let the next verifier look at it.
+        return JwtCodec.peekTyp(token) === SESSION_TOKEN_TYP ? null : undefined;
+      }
+      const sessionId = String(verified.payload.sid ?? '');
+      if (!sessionId || !(await isActive(sessionId))) return null;
+      const principal: Principal = {
+        userId: String(verified.payload.sub),
+        kind: 'session',
+        scopes: null,
+        clientId: null,
+        sessionId,
+        accountId: null,
+        tokenId: String(verified.payload.jti ?? ''),
+      };
+      return principal;
+    },
+  };
+
+  return {
+    verifier,
+    isActive,
+
+    /** A new session for a user who has just proved who they are. */
+    async start(userId: string): Promise<SessionTokens> {
+      const sessionId = newId();
+      return inTransaction(db, async (trx) => {
+        await store.insertSession(trx, { id: sessionId, user_id: userId, created_at: clock.now().toISOString() });
+        return mint(sessionId, userId, trx);
+      });
+    },
+
+    /** Rotates a refresh token. Reuse of a consumed one revokes the family, then refuses. */
+    async refresh(refreshToken: string): Promise<SessionTokens & { userId: string }> {
+      const outcome = await inTransaction(db, async (trx) => {
+        const row = await store.findRefreshToken(trx, sha256Hex(refreshToken));
+        if (!row || row.revoked_at !== null) return null;
+        const nowIso = clock.now().toISOString();
+        if (row.consumed_at !== null || !(await store.consumeRefreshToken(trx, row.id, nowIso))) {
+          await revoke(trx, row.session_id, 'refresh_token_reuse');
+          return null;
+        }
+        if (row.expires_at <= nowIso) return null;
+        await store.touchSession(trx, row.session_id, nowIso);
+        return { ...(await mint(row.session_id, row.user_id, trx)), userId: row.user_id };
+      });
+      if (!outcome) throw invalidRefresh();
+      return outcome;
+    },
+
+    /** Ends the session a refresh token belongs to, if it is the caller's. */
+    async endByRefreshToken(userId: string, refreshToken: string): Promise<void> {
+      await inTransaction(db, async (trx) => {
+        const row = await store.findRefreshToken(trx, sha256Hex(refreshToken));
+        if (!row || row.user_id !== userId) throw invalidRefresh();
+        await revoke(trx, row.session_id, 'logout');
+      });
+    },
+
+    revoke,
+
+    /** Ends every session of a user (password reset, member removal); returns how many. */
+    async revokeAllOfUser(executor: Parameters<typeof store.revokeSession>[0], userId: string, reason: string): Promise<number> {
+      const ids = await store.revokeUserSessions(executor, userId, reason, clock.now().toISOString());
+      for (const id of ids) {
+        activeCache.delete(id);
+        await changes.publish(executor, SESSION_REVOKED_TOPIC, id);
+      }
+      return ids.length;
+    },
+  };
+}
+
+export type Sessions = ReturnType<typeof createSessions>;

@@ -1,0 +1,61 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { Executor } from '../db/tx.js';
+import type { UsersTable } from './tables.js';
+
+export type UserRow = Selectable<UsersTable>;
+
+export const findUserById = (db: Executor, id: string) => db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+
+export const findUserByEmail = (db: Executor, email: string) =>
+  db.selectFrom('users').selectAll().where('email', '=', email.trim().toLowerCase()).executeTakeFirst();
+
+export const findUserByUsername = (db: Executor, username: string) =>
+  db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+
+export const insertUser = (db: Executor, row: Insertable<UsersTable>) => db.insertInto('users').values(row).execute();
+
+export const updateUser = (db: Executor, id: string, patch: Partial<Insertable<UsersTable>>) =>
+  db.updateTable('users').set(patch).where('id', '=', id).execute();
+
+export const insertSession = (db: Executor, row: { id: string; user_id: string; created_at: string }) =>
+  db.insertInto('auth_sessions').values({ ...row, last_used_at: row.created_at, revoked_at: null, revoke_reason: null }).execute();
+
+export const findSession = (db: Executor, id: string) => db.selectFrom('auth_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+
+export const revokeSession = (db: Executor, id: string, reason: string, at: string) =>
+  db.updateTable('auth_sessions').set({ revoked_at: at, revoke_reason: reason }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+
+/** Revokes every live session of a user; returns their ids. */
+export async function revokeUserSessions(db: Executor, userId: string, reason: string, at: string): Promise<string[]> {
+  const live = await db.selectFrom('auth_sessions').select('id').where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+  if (live.length > 0) {
+    await db.updateTable('auth_sessions').set({ revoked_at: at, revoke_reason: reason }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+  }
+  return live.map((s) => s.id);
+}
+
+export const insertRefreshToken = (db: Executor, row: { id: string; session_id: string; token_hash: string; created_at: string; expires_at: string }) =>
+  db.insertInto('auth_refresh_tokens').values({ ...row, consumed_at: null }).execute();
+
+export const findRefreshToken = (db: Executor, tokenHash: string) =>
+  db
+    .selectFrom('auth_refresh_tokens')
+    .innerJoin('auth_sessions', 'auth_sessions.id', 'auth_refresh_tokens.session_id')
+    .select([
+      'auth_refresh_tokens.id',
+      'auth_refresh_tokens.session_id',
+      'auth_refresh_tokens.expires_at',
+      'auth_refresh_tokens.consumed_at',
+      'auth_sessions.user_id',
+      'auth_sessions.revoked_at',
+    ])
+    .where('auth_refresh_tokens.token_hash', '=', tokenHash)
+    .executeTakeFirst();
+
+/** Marks a refresh token consumed only if it still is not: the one winner of a race gets 1. */
+export const consumeRefreshToken = async (db: Executor, id: string, at: string): Promise<boolean> => {
+  const result = await db.updateTable('auth_refresh_tokens').set({ consumed_at: at }).where('id', '=', id).where('consumed_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+};
+
+export const touchSession = (db: Executor, id: string, at: string) => db.updateTable('auth_sessions').set({ last_used_at: at }).where('id', '=', id).execute();

@@ -1,0 +1,50 @@
+export interface UsersTable {
+  id: string;
+  email: string; // stored lower-cased; unique
+  email_verified_at: string | null;
+  password_hash: string | null;
+  full_name: string | null;
+  username: string | null; // unique when set
+  avatar_url: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A sign-in session: one refresh-token family. Revoking it ends every token of the family. */
+export interface AuthSessionsTable {
+  id: string;
+  user_id: string;
+  created_at: string;
+  last_used_at: string;
+  revoked_at: string | null;
+  revoke_reason: string | null;
+}
+
+export interface AuthRefreshTokensTable {
+  id: string;
+  session_id: string;
+  token_hash: string; // SHA-256 hex of the opaque token
+  created_at: string;
+  expires_at: string;
+  consumed_at: string | null;
+}
+
+/** Emailed single-use secrets (magic links, confirmations, recovery codes, reset tokens). */
+export interface OneTimeTokensTable {
+  id: string;
+  user_id: string | null;
+  purpose: string;
+  token_hash: string;
+  payload: string | null; // JSON, never a secret
+  created_at: string;
+  expires_at: string;
+  consumed_at: string | null;
+  attempts: number;
+}
+
+export interface IdentityTables {
+  users: UsersTable;
+  auth_sessions: AuthSessionsTable;
+  auth_refresh_tokens: AuthRefreshTokensTable;
+  one_time_tokens: OneTimeTokensTable;
+}

@@ -1,0 +1,70 @@
+import type SqliteDatabase from 'better-sqlite3';
+import { ensureDataDir, type Config } from './config.js';
+import { openDatabase, type Database } from './db/connection.js';
+import { ChangeFeed } from './db/change-feed.js';
+import { migrate, type MigrationResult } from './db/migrator.js';
+import { migrations } from '../migrations/index.js';
+import { systemClock, type Clock } from './lib/clock.js';
+import { createLogger, type Logger } from './lib/logger.js';
+import { JwtCodec } from './lib/jwt.js';
+import { Mailer } from './lib/mailer.js';
+import { loadSecrets, type Secrets } from './lib/secrets.js';
+import { CursorCodec } from './http/pagination.js';
+import { RateLimiter } from './http/rate-limit.js';
+
+/** What every domain may use and none of them owns. Passed explicitly; no module state. */
+export interface Kernel {
+  config: Config;
+  secrets: Secrets;
+  clock: Clock;
+  logger: Logger;
+  db: Database;
+  sqlite: SqliteDatabase.Database;
+  changes: ChangeFeed;
+  mailer: Mailer;
+  jwt: JwtCodec;
+  cursors: CursorCodec;
+  limiter: RateLimiter;
+  migration: MigrationResult;
+  close(): Promise<void>;
+}
+
+export interface KernelOverrides {
+  clock?: Clock;
+  logger?: Logger;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Data dir, secrets, database (migrated), and the shared machinery over them. */
+export async function createKernel(config: Config, overrides: KernelOverrides = {}): Promise<Kernel> {
+  ensureDataDir(config);
+  const clock = overrides.clock ?? systemClock;
+  const logger = overrides.logger ?? createLogger(config.logLevel);
+  const secrets = loadSecrets(config.dataDir, overrides.env ?? process.env);
+  const handle = openDatabase(config.dbFile);
+  try {
+    const migration = await migrate(handle.db, migrations, () => clock.now());
+    const changes = new ChangeFeed(handle.db, handle.sqlite, clock, logger);
+    return {
+      config,
+      secrets,
+      clock,
+      logger,
+      db: handle.db,
+      sqlite: handle.sqlite,
+      changes,
+      mailer: new Mailer(handle.db, config.smtpUrl, clock, logger),
+      jwt: new JwtCodec(secrets.jwtSigningKey, config.publicUrl, clock),
+      cursors: new CursorCodec(secrets.cursorSigningKey),
+      limiter: new RateLimiter(config.rateLimitMultiplier, clock),
+      migration,
+      async close() {
+        changes.stop();
+        await handle.close();
+      },
+    };
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+}

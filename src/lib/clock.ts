@@ -1,0 +1,23 @@
+/** The one source of "now". Services and jobs take it from deps so tests can move time. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** A clock tests set and advance by hand. */
+export class ManualClock implements Clock {
+  private current: number;
+  constructor(start: Date | string = '2026-01-01T00:00:00.000Z') {
+    this.current = new Date(start).getTime();
+  }
+  now(): Date {
+    return new Date(this.current);
+  }
+  set(to: Date | string): void {
+    this.current = new Date(to).getTime();
+  }
+  advance(ms: number): void {
+    this.current += ms;
+  }
+}

@@ -1,0 +1,81 @@
+import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { ConfigError } from '../config.js';
+
+/** One AES-256 key of the credential keyring; `id` is stored beside every ciphertext. */
+export interface CredentialKey {
+  id: string;
+  key: string; // base64, 32 bytes
+}
+
+export interface SecretsFile {
+  jwtSigningKey: string; // base64, 32 bytes (HS256)
+  cursorSigningKey: string; // base64, 32 bytes (HMAC of pagination cursors and other opaque state)
+  credentialKeys: CredentialKey[];
+  activeCredentialKeyId: string;
+}
+
+/** Secrets as the process uses them: raw key bytes, never logged. */
+export interface Secrets {
+  jwtSigningKey: Buffer;
+  cursorSigningKey: Buffer;
+  credentialKeys: Map<string, Buffer>;
+  activeCredentialKeyId: string;
+}
+
+const key32 = (): string => randomBytes(32).toString('base64');
+
+function decodeKey(name: string, value: string): Buffer {
+  const buf = Buffer.from(value, 'base64');
+  if (buf.length !== 32) throw new ConfigError(`${name} must be 32 bytes, base64-encoded`);
+  return buf;
+}
+
+export function secretsPath(dataDir: string): string {
+  return path.join(dataDir, 'secrets.json');
+}
+
+/** Writes atomically with mode 0600: the file holds every key of the appliance. */
+export function writeSecretsFile(dataDir: string, file: SecretsFile): void {
+  const target = secretsPath(dataDir);
+  const temp = `${target}.${process.pid}.tmp`;
+  writeFileSync(temp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(temp, 0o600);
+  renameSync(temp, target);
+}
+
+export function readSecretsFile(dataDir: string): SecretsFile | null {
+  const file = secretsPath(dataDir);
+  if (!existsSync(file)) return null;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as SecretsFile;
+  } catch {
+    throw new ConfigError(`${file} is not valid JSON; restore it from a backup`);
+  }
+}
+
+/**
+ * Loads secrets.json, generating it on first start. GANTRY_SECRET_JWT_KEY,
+ * GANTRY_SECRET_CURSOR_KEY and GANTRY_SECRET_CREDENTIAL_KEY (base64, 32 bytes) override it.
+ */
+export function loadSecrets(dataDir: string, env: NodeJS.ProcessEnv = process.env): Secrets {
+  let file = readSecretsFile(dataDir);
+  if (!file) {
+    file = { jwtSigningKey: key32(), cursorSigningKey: key32(), credentialKeys: [{ id: 'k1', key: key32() }], activeCredentialKeyId: 'k1' };
+    writeSecretsFile(dataDir, file);
+  }
+  const credentialKeys = new Map(file.credentialKeys.map((k) => [k.id, decodeKey(`credential key ${k.id}`, k.key)]));
+  let activeCredentialKeyId = file.activeCredentialKeyId;
+  if (env.GANTRY_SECRET_CREDENTIAL_KEY) {
+    credentialKeys.set('env', decodeKey('GANTRY_SECRET_CREDENTIAL_KEY', env.GANTRY_SECRET_CREDENTIAL_KEY));
+    activeCredentialKeyId = 'env';
+  }
+  if (!credentialKeys.has(activeCredentialKeyId)) throw new ConfigError(`secrets.json names active credential key ${activeCredentialKeyId}, which it does not hold`);
+  return {
+    jwtSigningKey: decodeKey('GANTRY_SECRET_JWT_KEY', env.GANTRY_SECRET_JWT_KEY || file.jwtSigningKey),
+    cursorSigningKey: decodeKey('GANTRY_SECRET_CURSOR_KEY', env.GANTRY_SECRET_CURSOR_KEY || file.cursorSigningKey),
+    credentialKeys,
+    activeCredentialKeyId,
+  };
+}

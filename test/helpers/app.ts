@@ -1,0 +1,64 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Server, ServerInjectOptions } from '@hapi/hapi';
+import { resolveConfig, type ConfigFlags } from '../../src/config.js';
+import { createAppContext, type AppContext } from '../../src/app.js';
+import { createServer } from '../../src/http/server.js';
+import { ManualClock, systemClock, type Clock } from '../../src/lib/clock.js';
+import { createLogger, type Logger } from '../../src/lib/logger.js';
+
+/** Environment every test app gets: cheap scrypt, no log noise. */
+export const TEST_ENV: NodeJS.ProcessEnv = {
+  GANTRY_SCRYPT_COST: '1024',
+  GANTRY_LOG_LEVEL: 'silent',
+  GANTRY_PUBLIC_URL: 'http://127.0.0.1:8080',
+};
+
+export interface TestApp {
+  app: AppContext;
+  server: Server;
+  clock: Clock;
+  dataDir: string;
+  /** Captured log lines (JSON), to assert that nothing secret is logged. */
+  logs: string[];
+  inject(options: ServerInjectOptions | string): ReturnType<Server['inject']>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  clock?: ManualClock;
+  env?: NodeJS.ProcessEnv;
+  flags?: ConfigFlags;
+  statusOnly?: boolean;
+  dataDir?: string;
+}
+
+/**
+ * A real app over a real temporary SQLite file (migrated), its hapi server initialized but
+ * not listening: tests use server.inject(). One per test file; close() removes the files.
+ */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gantry-test-'));
+  const env = { ...TEST_ENV, ...options.env };
+  const config = resolveConfig({ dataDir, ...options.flags }, env);
+  const logs: string[] = [];
+  const logger: Logger = createLogger('debug', (line) => logs.push(line));
+  const clock = options.clock ?? systemClock;
+  const app = await createAppContext(config, { clock, logger, env });
+  const server = await createServer(app, { statusOnly: options.statusOnly });
+  await server.initialize();
+  return {
+    app,
+    server,
+    clock,
+    dataDir,
+    logs,
+    inject: (opts) => server.inject(opts),
+    async close() {
+      await server.stop();
+      await app.kernel.close();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
