@@ -6,13 +6,15 @@ import { createIdentityService } from './identity/service.js';
 import { identityJobs } from './identity/jobs.js';
 import { createAccountsService } from './accounts/service.js';
 import { createWalletService } from './wallet/service.js';
+import { createNotificationsService } from './notifications/service.js';
 
 /** Every domain service, built over the kernel. Domains reach each other only through these. */
 export function createServices(kernel: Kernel) {
   const identity = createIdentityService(kernel);
   const accounts = createAccountsService(kernel, { identity });
   const wallet = createWalletService(kernel);
-  return { identity, accounts, wallet };
+  const notifications = createNotificationsService(kernel);
+  return { identity, accounts, wallet, notifications };
 }
 
 export type Services = ReturnType<typeof createServices>;

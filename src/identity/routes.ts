@@ -4,7 +4,7 @@ import { API } from '../http/server.js';
 import { reply } from '../http/envelope.js';
 import { principalOf } from '../http/auth.js';
 import { presentUser } from './presenters.js';
-import { loginBody, refreshBody } from './schemas.js';
+import { loginBody, magicLinkBody, refreshBody, tokenBody } from './schemas.js';
 
 /** Login and refresh answer the same body (CONTRACT.md, Sign-in API). */
 export function sessionBody(result: { accessToken: string; refreshToken: string; tokenType: 'Bearer'; expiresIn: number; user: Parameters<typeof presentUser>[0] }) {
@@ -53,6 +53,21 @@ export function identityRoutes(app: AppContext): ServerRoute[] {
         await identity.logout(principalOf(request).userId, refreshToken);
         return reply(request, h, { status: 'logged_out' });
       },
+    },
+    {
+      method: 'POST',
+      path: `${API}/auth/magic-link`,
+      options: { id: 'auth.magic-link', auth: false, plugins: { gantry: { rateLimit: { limit: 5, windowSec: 300 } } }, validate: { payload: magicLinkBody } },
+      handler: async (request, h) => {
+        await identity.magicLinks.request((request.payload as { email: string }).email);
+        return reply(request, h, { status: 'sent_if_known' }, { status: 202 });
+      },
+    },
+    {
+      method: 'POST',
+      path: `${API}/auth/magic-link/verify`,
+      options: { id: 'auth.magic-link.verify', auth: false, plugins: { gantry: { rateLimit: { limit: 15, windowSec: 300 } } }, validate: { payload: tokenBody } },
+      handler: async (request, h) => reply(request, h, sessionBody(await identity.loginWithMagicLink((request.payload as { token: string }).token))),
     },
     {
       method: 'GET',

@@ -7,3 +7,5 @@ export const opaqueToken = Joi.string().trim().min(16).max(512);
 
 export const loginBody = Joi.object({ email: email.required(), password: Joi.string().max(128).required() });
 export const refreshBody = Joi.object({ refreshToken: opaqueToken.required() });
+export const magicLinkBody = Joi.object({ email: email.required() });
+export const tokenBody = Joi.object({ token: opaqueToken.required() });

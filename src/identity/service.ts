@@ -5,6 +5,8 @@ import type { Kernel } from '../kernel.js';
 import type { Executor } from '../db/tx.js';
 import { presentUser } from './presenters.js';
 import { createSessions } from './sessions.js';
+import { createOneTimeTokens } from './one-time-tokens.js';
+import { createMagicLinks } from './magic-links.js';
 import * as store from './store.js';
 
 export interface NewUser {
@@ -21,6 +23,8 @@ export const normalizeEmail = (email: string): string => email.trim().toLowerCas
 export function createIdentityService(kernel: Kernel) {
   const { db, clock, config } = kernel;
   const sessions = createSessions(kernel);
+  const oneTimeTokens = createOneTimeTokens(clock);
+  const magicLinks = createMagicLinks(kernel, oneTimeTokens);
   // Verifying against this when the email is unknown keeps both answers equally slow.
   let decoyHash: Promise<string> | null = null;
   const decoy = () => (decoyHash ??= hashPassword('decoy-password-for-timing', config.scryptCost));
@@ -48,6 +52,8 @@ export function createIdentityService(kernel: Kernel) {
   return {
     sessions,
     sessionVerifier: sessions.verifier,
+    oneTimeTokens,
+    magicLinks,
     createUser,
     presentUser,
     hashPassword: (password: string) => hashPassword(password, config.scryptCost),
@@ -83,6 +89,12 @@ export function createIdentityService(kernel: Kernel) {
     },
 
     logout: (userId: string, refreshToken: string) => sessions.endByRefreshToken(userId, refreshToken),
+
+    /** Signs in with a magic link (API form): a new session, like login. */
+    async loginWithMagicLink(secret: string) {
+      const { user } = await magicLinks.consume(secret);
+      return { ...(await sessions.start(user.id)), user };
+    },
   };
 }
 

@@ -1,0 +1,56 @@
+import { DomainError } from '../http/errors.js';
+import { inTransaction } from '../db/tx.js';
+import type { Kernel } from '../kernel.js';
+import type { OneTimeTokens } from './one-time-tokens.js';
+import * as store from './store.js';
+
+export const MAGIC_LINK_TTL_SEC = 15 * 60;
+
+/**
+ * Passwordless sign-in by email (CONTRACT.md): the mail links to {public}/auth/magic?token=T;
+ * the token is single-use and lives 15 minutes. `returnTo` lets the sign-in page of an OAuth
+ * authorize request continue that same request after the link is opened.
+ */
+export function createMagicLinks(kernel: Kernel, tokens: OneTimeTokens) {
+  const { db, clock, mailer, config } = kernel;
+  return {
+    /** Always succeeds from the caller's view, whether or not the email is known. */
+    async request(email: string, options: { returnTo?: string | null } = {}): Promise<void> {
+      await inTransaction(db, async (trx) => {
+        const user = await store.findUserByEmail(trx, email);
+        if (!user) return;
+        const { secret } = await tokens.issue(trx, {
+          userId: user.id,
+          purpose: 'magic_link',
+          ttlSec: MAGIC_LINK_TTL_SEC,
+          payload: options.returnTo ? { returnTo: options.returnTo } : undefined,
+        });
+        const link = `${config.publicUrl}/auth/magic?token=${encodeURIComponent(secret)}`;
+        await mailer.enqueue(trx, {
+          to: user.email,
+          kind: 'magic_link',
+          subject: 'Your Gantry sign-in link',
+          text: `Open this link to sign in to Gantry. It works once and expires in 15 minutes.\n\n${link}\n\nIf you did not ask for it, ignore this mail.`,
+        });
+      });
+      void mailer.deliverPending();
+    },
+
+    /** Uses a magic link: the user (now with a confirmed email) and where to continue. */
+    async consume(secret: string) {
+      return inTransaction(db, async (trx) => {
+        const used = await tokens.consume(trx, 'magic_link', secret);
+        if (!used?.userId) throw new DomainError(401, 'UNAUTHORIZED', 'This sign-in link is invalid, used or expired; ask for a new one');
+        const user = await store.findUserById(trx, used.userId);
+        if (!user) throw new DomainError(401, 'UNAUTHORIZED', 'This sign-in link is invalid, used or expired; ask for a new one');
+        if (!user.email_verified_at) {
+          // Opening the link proves the mailbox is theirs.
+          const now = clock.now().toISOString();
+          await store.updateUser(trx, user.id, { email_verified_at: now, updated_at: now });
+          user.email_verified_at = now;
+        }
+        return { user, returnTo: typeof used.payload.returnTo === 'string' ? used.payload.returnTo : null };
+      });
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import type { Executor } from '../db/tx.js';
+import type { Clock } from '../lib/clock.js';
+import { randomToken, sha256Hex } from '../lib/crypto.js';
+import { newId } from '../lib/ids.js';
+
+export type OneTimePurpose = 'magic_link' | 'email_confirmation' | 'password_recovery_code' | 'password_reset' | 'email_change' | (string & {});
+
+export interface IssuedSecret {
+  id: string;
+  secret: string;
+}
+
+export interface ConsumedSecret {
+  id: string;
+  userId: string | null;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * Emailed single-use secrets: only their SHA-256 is stored, each expires, and consuming one
+ * is a conditional update, so of two racing uses exactly one wins.
+ */
+export function createOneTimeTokens(clock: Clock) {
+  return {
+    async issue(
+      executor: Executor,
+      input: { userId: string | null; purpose: OneTimePurpose; ttlSec: number; payload?: Record<string, unknown>; secret?: string; replacePrevious?: boolean },
+    ): Promise<IssuedSecret> {
+      const now = clock.now();
+      if (input.replacePrevious && input.userId) {
+        // A new link or code supersedes the unused ones of the same purpose.
+        await executor
+          .updateTable('one_time_tokens')
+          .set({ consumed_at: now.toISOString() })
+          .where('user_id', '=', input.userId)
+          .where('purpose', '=', input.purpose)
+          .where('consumed_at', 'is', null)
+          .execute();
+      }
+      const secret = input.secret ?? randomToken();
+      const id = newId();
+      await executor
+        .insertInto('one_time_tokens')
+        .values({
+          id,
+          user_id: input.userId,
+          purpose: input.purpose,
+          token_hash: sha256Hex(`${input.purpose}:${secret}`),
+          payload: input.payload ? JSON.stringify(input.payload) : null,
+          created_at: now.toISOString(),
+          expires_at: new Date(now.getTime() + input.ttlSec * 1000).toISOString(),
+          consumed_at: null,
+          attempts: 0,
+        })
+        .execute();
+      return { id, secret };
+    },
+
+    /** Uses up a secret: null when unknown, already used or expired. */
+    async consume(executor: Executor, purpose: OneTimePurpose, secret: string): Promise<ConsumedSecret | null> {
+      const nowIso = clock.now().toISOString();
+      const row = await executor
+        .selectFrom('one_time_tokens')
+        .select(['id', 'user_id', 'payload', 'expires_at', 'consumed_at'])
+        .where('purpose', '=', purpose)
+        .where('token_hash', '=', sha256Hex(`${purpose}:${secret}`))
+        .executeTakeFirst();
+      if (!row || row.consumed_at !== null || row.expires_at <= nowIso) return null;
+      const result = await executor.updateTable('one_time_tokens').set({ consumed_at: nowIso }).where('id', '=', row.id).where('consumed_at', 'is', null).executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) return null;
+      return { id: row.id, userId: row.user_id, payload: row.payload ? (JSON.parse(row.payload) as Record<string, unknown>) : {} };
+    },
+  };
+}
+
+export type OneTimeTokens = ReturnType<typeof createOneTimeTokens>;
