@@ -5,15 +5,16 @@ import { Scheduler, type JobSpec } from './jobs/scheduler.js';
 import { createIdentityService } from './identity/service.js';
 import { identityJobs } from './identity/jobs.js';
 import { createAccountsService } from './accounts/service.js';
+import { accountsJobs } from './accounts/jobs.js';
 import { createWalletService } from './wallet/service.js';
 import { createNotificationsService } from './notifications/service.js';
 
 /** Every domain service, built over the kernel. Domains reach each other only through these. */
 export function createServices(kernel: Kernel) {
   const identity = createIdentityService(kernel);
-  const accounts = createAccountsService(kernel, { identity });
-  const wallet = createWalletService(kernel);
   const notifications = createNotificationsService(kernel);
+  const accounts = createAccountsService(kernel, { identity, notifications });
+  const wallet = createWalletService(kernel);
   return { identity, accounts, wallet, notifications };
 }
 
@@ -37,6 +38,7 @@ export function collectJobs(app: AppContext): JobSpec[] {
     { name: 'kernel.change-feed-prune', pattern: '17 * * * *', run: () => app.kernel.changes.prune() },
     { name: 'kernel.mail-delivery', pattern: '*/30 * * * * *', run: () => app.kernel.mailer.deliverPending() },
     ...identityJobs(app),
+    ...accountsJobs(app),
   ];
 }
 

@@ -20,6 +20,8 @@ export interface Config {
   readonly allowPrivateNetworks: boolean;
   /** Days a soft-deleted account can be restored before the purge job removes it. */
   readonly accountRetentionDays: number;
+  /** Shared secret of the billing provider's webhook (HMAC-SHA256); null: the webhook answers 503. */
+  readonly billingWebhookSecret: string | null;
   /** Days archived or expired notifications are kept before the purge job removes them. */
   readonly notificationRetentionDays: number;
   /** Cron pattern of the connector OAuth refresh job (spec: every 5 minutes). */
@@ -110,6 +112,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     rateLimitMultiplier: multiplier,
     allowPrivateNetworks: allowPrivate,
     accountRetentionDays: parsePositive('GANTRY_ACCOUNT_RETENTION_DAYS', env.GANTRY_ACCOUNT_RETENTION_DAYS || 30),
+    billingWebhookSecret: env.GANTRY_BILLING_WEBHOOK_SECRET || null,
     notificationRetentionDays: parsePositive('GANTRY_NOTIFICATION_RETENTION_DAYS', env.GANTRY_NOTIFICATION_RETENTION_DAYS || 90),
     connectorRefreshCron: env.GANTRY_CONNECTOR_REFRESH_CRON || '*/5 * * * *',
     scryptCost: parsePositive('GANTRY_SCRYPT_COST', env.GANTRY_SCRYPT_COST || 16384),

@@ -1,11 +1,24 @@
-import { conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
 import type { IdentityService } from '../identity/service.js';
+import type { NotificationsService } from '../notifications/service.js';
 import { actorName, recordAudit } from '../audit/record.js';
+import { readAuditLog } from '../audit/log.js';
 import { createAccountAccess } from './access.js';
-import { presentAccount } from './presenters.js';
+import { presentAccount, presentAccountSummary } from './presenters.js';
+import { LIVE, liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
+import { createMembers, type BillingHolder } from './members.js';
+import { createInvitations } from './invitations.js';
+import { createWorkspaces } from './workspaces.js';
+import { createOwnership } from './ownership.js';
+import { createApiKeys } from './api-keys.js';
+import { createDeletion } from './deletion.js';
+import { createSeatWebhook } from './seat-webhook.js';
+import type { BillingAdapter } from './billing.js';
+import { createAccountBody, updateAccountBody, validate } from './schemas.js';
+import * as store from './store.js';
 
 export interface NewAccount {
   slug: string;
@@ -18,26 +31,65 @@ export interface NewAccount {
   avatarUrl?: string | null;
 }
 
+export interface AccountChanges extends Partial<NewAccount> {
+  status?: string;
+}
+
 export const ENTITLEMENT_TOPIC = 'accounts.entitlement';
 
+/** PATCH fields and their columns, in the order account.updated entries are written. */
+const FIELDS: Array<[keyof NewAccount, 'slug' | 'legal_name' | 'display_name' | 'website' | 'industry' | 'billing_email' | 'default_timezone' | 'avatar_url']> = [
+  ['slug', 'slug'],
+  ['legalName', 'legal_name'],
+  ['displayName', 'display_name'],
+  ['website', 'website'],
+  ['industry', 'industry'],
+  ['billingEmail', 'billing_email'],
+  ['defaultTimezone', 'default_timezone'],
+  ['avatarUrl', 'avatar_url'],
+];
+
 /** Accounts: the tenancy boundary. Owns accounts, members, workspaces, entitlements, audit. */
-export function createAccountsService(kernel: Kernel, deps: { identity: IdentityService }) {
+export function createAccountsService(kernel: Kernel, services: { identity: IdentityService; notifications: NotificationsService }) {
   const { db, clock, changes } = kernel;
+  const deps: AccountsDeps = { kernel, identity: services.identity, notifications: services.notifications };
   const access = createAccountAccess(db);
+  const audit = makeAudit(deps);
+  const billing: BillingHolder = { adapter: null };
 
   async function actor(executor: Executor, userId: string) {
     return actorName(await deps.identity.getUser(userId, executor));
   }
 
+  async function assertSlugFree(executor: Executor, slug: string, exceptId?: string) {
+    const taken = await store.findAccountBySlug(executor, slug);
+    if (taken && taken.id !== exceptId) throw conflict(`The slug "${slug}" is taken`);
+  }
+
+  const apiKeys = createApiKeys(deps);
+
   return {
     access,
+    members: createMembers(deps, billing),
+    invitations: createInvitations(deps),
+    workspaces: createWorkspaces(deps),
+    ownership: createOwnership(deps),
+    apiKeys,
+    apiKeyVerifier: apiKeys.verifier,
+    deletion: createDeletion(deps),
+    billingWebhook: createSeatWebhook(deps),
+
+    /** The billing provider seat releases go to; none by default (status billing_not_configured). */
+    useBillingAdapter(adapter: BillingAdapter | null) {
+      billing.adapter = adapter;
+    },
 
     /** Creates an active account with its default workspace; the creator becomes its owner. */
-    async create(ownerId: string, input: NewAccount) {
+    async create(ownerId: string, raw: NewAccount) {
+      const input = validate<NewAccount>(createAccountBody, raw);
       return inTransaction(db, async (trx) => {
-        if (await trx.selectFrom('accounts').select('id').where('slug', '=', input.slug).executeTakeFirst()) {
-          throw conflict(`The slug "${input.slug}" is taken`);
-        }
+        if (!(await deps.identity.findUserById(ownerId, trx))) throw notFound('User');
+        await assertSlugFree(trx, input.slug);
         const now = clock.now().toISOString();
         const id = newId();
         const row = {
@@ -57,37 +109,94 @@ export function createAccountsService(kernel: Kernel, deps: { identity: Identity
           updated_at: now,
           deleted_at: null,
           purge_after: null,
+          status_before_close: null,
+          deleted_by: null,
+          hard_deleted_at: null,
         };
         await trx.insertInto('accounts').values(row).execute();
         await trx.insertInto('account_members').values({ account_id: id, user_id: ownerId, role: 'owner', status: 'active', invited_by: null, joined_at: now, created_at: now }).execute();
         const workspaceId = newId();
         await trx.insertInto('workspaces').values({ id: workspaceId, account_id: id, name: 'Default', is_default: 1, created_at: now, updated_at: now }).execute();
         await trx.insertInto('workspace_members').values({ workspace_id: workspaceId, user_id: ownerId, role: 'owner', created_at: now }).execute();
-        await recordAudit(trx, { accountId: id, action: 'account.created', actorId: ownerId, actorUsername: await actor(trx, ownerId), targetId: id, metadata: { slug: input.slug }, at: clock.now() });
+        await recordAudit(trx, { accountId: id, action: 'account.created', actorId: ownerId, actorUsername: await actor(trx, ownerId), targetId: id, metadata: { slug: input.slug, legalName: input.legalName }, at: clock.now() });
         return { ...presentAccount(row), accountType: row.account_type, defaultWorkspaceId: workspaceId, ownerChainerId: ownerId };
       });
     },
 
+    /** The Account resource of a live account. */
+    async get(accountId: string) {
+      return presentAccount(await liveAccount(db, accountId));
+    },
+
+    /** The operator's view: any status, with counts (CLI `account show`). */
+    async show(accountId: string) {
+      const row = await store.findAccount(db, accountId);
+      if (!row) throw notFound('Account');
+      const [members, workspaces] = await Promise.all([store.countMembers(db, accountId), db.selectFrom('workspaces').select('id').where('account_id', '=', accountId).execute()]);
+      return { ...presentAccount(row), accountType: row.account_type, deletedAt: row.deleted_at, purgeAfter: row.purge_after, hardDeletedAt: row.hard_deleted_at, memberCount: members, workspaceCount: workspaces.length };
+    },
+
+    async summary(accountId: string, role: string) {
+      return presentAccountSummary(await liveAccount(db, accountId), role);
+    },
+
+    async list(options: { status?: string; limit?: number; offset?: number } = {}) {
+      const rows = await store.listAccounts(db, { status: options.status, limit: options.limit ?? 500, offset: options.offset ?? 0 });
+      return rows.map(presentAccount);
+    },
+
+    /**
+     * PATCH /accounts/:id (and CLI suspend/activate). Status moves only active <-> suspended here;
+     * closed, deletion_approved and hard_deleted belong to the deletion flow. One account.updated
+     * entry per changed field (field, oldValue, newValue); status changes are account.suspended /
+     * account.activated with the same metadata.
+     */
+    async update(accountId: string, by: Actor, raw: AccountChanges) {
+      const changesIn = validate<AccountChanges>(updateAccountBody, raw);
+      if (changesIn.status !== undefined && changesIn.status !== 'active' && changesIn.status !== 'suspended') {
+        throw badRequest(`status can only be set to active or suspended; ${changesIn.status} belongs to the account deletion flow (DELETE /accounts/:id)`, [
+          { field: 'status', message: 'only active or suspended', type: 'any.only' },
+        ]);
+      }
+      const row = await inTransaction(db, async (trx) => {
+        const current = await liveAccount(trx, accountId);
+        if (changesIn.slug !== undefined && changesIn.slug !== current.slug) await assertSlugFree(trx, changesIn.slug, accountId);
+        const now = clock.now().toISOString();
+        const set: Record<string, unknown> = {};
+        for (const [field, column] of FIELDS) {
+          const value = changesIn[field];
+          if (value === undefined || value === current[column]) continue;
+          set[column] = value;
+          await audit(trx, by, { accountId, action: 'account.updated', targetId: accountId, metadata: { field, oldValue: current[column], newValue: value } });
+        }
+        if (changesIn.status !== undefined && changesIn.status !== current.status) {
+          set.status = changesIn.status;
+          await audit(trx, by, { accountId, action: changesIn.status === 'suspended' ? 'account.suspended' : 'account.activated', targetId: accountId, metadata: { field: 'status', oldValue: current.status, newValue: changesIn.status } });
+        }
+        if (Object.keys(set).length === 0) return current;
+        set.updated_at = now;
+        await trx.updateTable('accounts').set(set).where('id', '=', accountId).execute();
+        await changes.publish(trx, ACCOUNT_TOPIC, accountId);
+        return { ...current, ...set } as typeof current;
+      });
+      return presentAccount(row);
+    },
+
+    /** The audit log, newest first, keyset-paged on seq. */
+    logs: (accountId: string, page: { limit: number; cursor?: string }) => readAuditLog(kernel, accountId, page),
+
     /** Grants or revokes a feature entitlement (e.g. ai); visible to running servers at once. */
     async setEntitlement(accountId: string, feature: string, granted: boolean, actorId: string | null = null) {
       await inTransaction(db, async (trx) => {
-        const account = await trx.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
-        if (!account) throw notFound('Account');
+        const account = await trx.selectFrom('accounts').select(['id', 'status']).where('id', '=', accountId).executeTakeFirst();
+        if (!account || !LIVE.includes(account.status)) throw notFound('Account');
         const at = clock.now();
         if (granted) {
           await trx.insertInto('account_entitlements').values({ account_id: accountId, feature, granted_at: at.toISOString(), granted_by: actorId }).onConflict((oc) => oc.doNothing()).execute();
         } else {
           await trx.deleteFrom('account_entitlements').where('account_id', '=', accountId).where('feature', '=', feature).execute();
         }
-        await recordAudit(trx, {
-          accountId,
-          action: granted ? 'account.entitlement_granted' : 'account.entitlement_revoked',
-          actorId: actorId ?? 'system',
-          actorUsername: actorId ? await actor(trx, actorId) : 'system',
-          targetId: accountId,
-          metadata: { feature },
-          at,
-        });
+        await audit(trx, actorId ? { userId: actorId } : null, { accountId, action: granted ? 'account.entitlement_granted' : 'account.entitlement_revoked', targetId: accountId, metadata: { feature } });
         await changes.publish(trx, ENTITLEMENT_TOPIC, accountId);
       });
       return { accountId, feature, granted };
@@ -99,5 +208,8 @@ export function createAccountsService(kernel: Kernel, deps: { identity: Identity
     },
   };
 }
+
+/** Topic on the change feed when an account's fields or status change; key = account id. */
+export const ACCOUNT_TOPIC = 'accounts.changed';
 
 export type AccountsService = ReturnType<typeof createAccountsService>;

@@ -17,6 +17,10 @@ export interface AccountsTable {
   updated_at: string;
   deleted_at: string | null;
   purge_after: string | null;
+  /** 0005: the status before a soft delete (restore returns to it), who closed it, when purged. */
+  status_before_close: string | null;
+  deleted_by: string | null;
+  hard_deleted_at: string | null;
 }
 
 export interface AccountMembersTable {
@@ -64,7 +68,74 @@ export interface AccountAuditLogTable {
   created_at: string;
 }
 
+export interface AccountInvitationsTable {
+  id: string;
+  account_id: string;
+  email: string; // lower-cased
+  role: string;
+  status: string; // pending, accepted, revoked (expired is derived from expires_at)
+  invited_by: string;
+  token_id: string; // the one-time token currently valid for it; a resend replaces it
+  sent_count: Generated<number>;
+  created_at: string;
+  expires_at: string;
+  accepted_at: string | null;
+  accepted_by: string | null;
+  revoked_at: string | null;
+}
+
+export interface AccountOwnershipTransfersTable {
+  id: string;
+  account_id: string;
+  from_user_id: string;
+  to_user_id: string;
+  status: string; // pending, accepted, cancelled
+  created_at: string;
+  decided_at: string | null;
+}
+
+export interface AccountApiKeysTable {
+  id: string;
+  account_id: string;
+  user_id: string; // the member who owns it; it acts with that member's role
+  name: string;
+  key_prefix: string;
+  last_four: string;
+  key_hash: string; // SHA-256 hex of the whole key
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  revoke_reason: string | null;
+}
+
+export interface AccountSeatReleasesTable {
+  id: string;
+  account_id: string;
+  user_id: string;
+  status: string; // requested, confirmed, or why it did not happen (billing_not_configured...)
+  requested_by: string | null;
+  created_at: string;
+  confirmed_at: string | null;
+}
+
+export interface BillingWebhookEventsTable {
+  id: string;
+  type: string;
+  received_at: string;
+}
+
+export interface AccountAuditCountsTable {
+  account_id: string;
+  total: number;
+}
+
 export interface AccountsTables {
+  account_invitations: AccountInvitationsTable;
+  account_ownership_transfers: AccountOwnershipTransfersTable;
+  account_api_keys: AccountApiKeysTable;
+  account_seat_releases: AccountSeatReleasesTable;
+  billing_webhook_events: BillingWebhookEventsTable;
+  account_audit_counts: AccountAuditCountsTable;
   accounts: AccountsTable;
   account_members: AccountMembersTable;
   workspaces: WorkspacesTable;

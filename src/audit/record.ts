@@ -10,6 +10,7 @@ export const AuditActions = [
   'account.deleted',
   'account.restored',
   'account.hard_deleted',
+  'account.deletion_approved',
   'account.entitlement_granted',
   'account.entitlement_revoked',
   'member.added',
@@ -19,6 +20,7 @@ export const AuditActions = [
   'member.joined',
   'invitation.revoked',
   'invitation.resent',
+  'invitation.accepted',
   'ownership.transfer_proposed',
   'ownership.transfer_accepted',
   'ownership.transfer_cancelled',
@@ -70,6 +72,12 @@ export async function recordAudit(executor: Executor, entry: AuditEntry): Promis
       metadata: JSON.stringify(entry.metadata ?? {}),
       created_at: entry.at.toISOString(),
     })
+    .execute();
+  // The per-account count keeps the log's meta.total O(1) on every page.
+  await executor
+    .insertInto('account_audit_counts')
+    .values({ account_id: entry.accountId, total: 1 })
+    .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ total: eb('account_audit_counts.total', '+', 1) })))
     .execute();
 }
 

@@ -1,0 +1,99 @@
+import type { BearerVerifier, Principal } from '../http/auth.js';
+import { forbidden, notFound } from '../http/errors.js';
+import { inTransaction } from '../db/tx.js';
+import { newId } from '../lib/ids.js';
+import { randomToken, sha256Hex } from '../lib/crypto.js';
+import { LIVE, liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
+import { presentApiKey } from './presenters.js';
+import * as store from './store.js';
+
+/** Every enterprise key starts with this, so the verifier recognises its own tokens. */
+export const API_KEY_PREFIX = 'gak_';
+/** last_used_at is written at most this often per key (a write per request would cost more than the request). */
+const TOUCH_INTERVAL_MS = 60_000;
+
+/**
+ * Enterprise API keys: owned by a member, shown once at creation, stored as SHA-256 only.
+ * Used as a bearer token on account endpoints, a key acts as its owner with the owner's
+ * current role; it stops working when revoked, when its owner leaves the account, or when
+ * the account is deleted.
+ */
+export function createApiKeys(deps: AccountsDeps) {
+  const { db, clock } = deps.kernel;
+  const audit = makeAudit(deps);
+
+  const verifier: BearerVerifier = {
+    name: 'account-api-key',
+    async verify(token) {
+      if (!token.startsWith(API_KEY_PREFIX)) return undefined;
+      const row = await db
+        .selectFrom('account_api_keys')
+        .innerJoin('accounts', 'accounts.id', 'account_api_keys.account_id')
+        .innerJoin('account_members', (join) => join.onRef('account_members.account_id', '=', 'account_api_keys.account_id').onRef('account_members.user_id', '=', 'account_api_keys.user_id'))
+        .select(['account_api_keys.id', 'account_api_keys.user_id', 'account_api_keys.account_id', 'account_api_keys.revoked_at', 'account_api_keys.last_used_at', 'accounts.status as account_status', 'account_members.status as member_status'])
+        .where('account_api_keys.key_hash', '=', sha256Hex(token))
+        .executeTakeFirst();
+      if (!row || row.revoked_at !== null || !LIVE.includes(row.account_status) || row.member_status !== 'active') return null;
+      const now = clock.now();
+      if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() > TOUCH_INTERVAL_MS) {
+        await db.updateTable('account_api_keys').set({ last_used_at: now.toISOString() }).where('id', '=', row.id).execute();
+      }
+      const principal: Principal = { userId: row.user_id, kind: 'api_key', scopes: null, clientId: null, sessionId: null, accountId: row.account_id, tokenId: row.id };
+      return principal;
+    },
+  };
+
+  return {
+    verifier,
+
+    /** A new key for the acting member; the only time the whole key is ever returned. */
+    async create(accountId: string, ownerId: string, name: string) {
+      return inTransaction(db, async (trx) => {
+        await liveAccount(trx, accountId);
+        const member = await store.findMember(trx, accountId, ownerId);
+        if (!member || member.status !== 'active') throw forbidden('Only active members can own API keys');
+        const key = `${API_KEY_PREFIX}${randomToken(30)}`;
+        const row = {
+          id: newId(),
+          account_id: accountId,
+          user_id: ownerId,
+          name,
+          key_prefix: key.slice(0, API_KEY_PREFIX.length + 8),
+          last_four: key.slice(-4),
+          key_hash: sha256Hex(key),
+          created_at: clock.now().toISOString(),
+          last_used_at: null,
+          revoked_at: null,
+          revoke_reason: null,
+        };
+        await trx.insertInto('account_api_keys').values(row).execute();
+        await audit(trx, { userId: ownerId }, { accountId, action: 'api_key.created', targetId: row.id, metadata: { name, keyPrefix: row.key_prefix, lastFour: row.last_four } });
+        return { ...presentApiKey(row), key };
+      });
+    },
+
+    /** Owners and admins see every key of the account; other members their own. */
+    async list(accountId: string, viewer: { userId: string; role: string }) {
+      let q = db.selectFrom('account_api_keys').selectAll().where('account_id', '=', accountId);
+      if (viewer.role !== 'owner' && viewer.role !== 'admin') q = q.where('user_id', '=', viewer.userId);
+      const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+      return rows.map(presentApiKey);
+    },
+
+    /** The key's owner, or an owner/admin of the account (null viewer: the operator). */
+    async revoke(accountId: string, actor: Actor, viewerRole: string | null, keyId: string) {
+      return inTransaction(db, async (trx) => {
+        await liveAccount(trx, accountId);
+        const row = await trx.selectFrom('account_api_keys').selectAll().where('id', '=', keyId).where('account_id', '=', accountId).executeTakeFirst();
+        if (!row) throw notFound('API key');
+        const mayRevoke = !actor || row.user_id === actor.userId || viewerRole === 'owner' || viewerRole === 'admin';
+        if (!mayRevoke) throw notFound('API key');
+        if (row.revoked_at) return presentApiKey(row);
+        const now = clock.now().toISOString();
+        await trx.updateTable('account_api_keys').set({ revoked_at: now, revoke_reason: 'revoked' }).where('id', '=', row.id).execute();
+        await audit(trx, actor, { accountId, action: 'api_key.revoked', targetId: row.id, metadata: { name: row.name, keyPrefix: row.key_prefix, ownerChainerId: row.user_id } });
+        return presentApiKey({ ...row, revoked_at: now });
+      });
+    },
+  };
+}

@@ -1,0 +1,133 @@
+import { conflict, notFound } from '../http/errors.js';
+import { inTransaction } from '../db/tx.js';
+import { makeAudit, type AccountsDeps, type Actor } from './context.js';
+import * as store from './store.js';
+
+const DAY_MS = 24 * 3_600_000;
+
+/**
+ * Account deletion and retention. Status moves (docs/accounts.md):
+ *   active | suspended --DELETE /accounts/:id (owner)--> closed (deletedAt set, purgeAfter = +retention)
+ *   closed --`gantry account restore`, before purgeAfter--> the status it had before
+ *   closed --`gantry account approve-deletion` (operator)--> deletion_approved (no restore, purged on the next run)
+ *   closed past purgeAfter, or deletion_approved --retention job--> hard_deleted
+ * A hard-deleted account keeps its row (id, status, dates) and its audit trail; members,
+ * workspaces, invitations, keys, transfers and entitlements are purged, personal fields cleared
+ * and the slug freed.
+ */
+export function createDeletion(deps: AccountsDeps) {
+  const { db, clock, config } = deps.kernel;
+  const audit = makeAudit(deps);
+
+  async function purge(accountId: string, now: Date): Promise<boolean> {
+    return inTransaction(db, async (trx) => {
+      const account = await store.findAccount(trx, accountId);
+      if (!account) return false;
+      const due = account.status === 'deletion_approved' || (account.status === 'closed' && account.purge_after !== null && account.purge_after <= now.toISOString());
+      if (!due) return false;
+      const workspaceIds = (await store.workspaceIdsOf(trx, accountId).execute()).map((w) => w.id);
+      if (workspaceIds.length > 0) await trx.deleteFrom('workspace_members').where('workspace_id', 'in', workspaceIds).execute();
+      const workspaces = await trx.deleteFrom('workspaces').where('account_id', '=', accountId).executeTakeFirst();
+      const members = await trx.deleteFrom('account_members').where('account_id', '=', accountId).executeTakeFirst();
+      await trx.deleteFrom('account_invitations').where('account_id', '=', accountId).execute();
+      await trx.deleteFrom('account_api_keys').where('account_id', '=', accountId).execute();
+      await trx.deleteFrom('account_ownership_transfers').where('account_id', '=', accountId).execute();
+      await trx.deleteFrom('account_entitlements').where('account_id', '=', accountId).execute();
+      const nowIso = now.toISOString();
+      await trx
+        .updateTable('accounts')
+        .set({
+          status: 'hard_deleted',
+          hard_deleted_at: nowIso,
+          updated_at: nowIso,
+          slug: `hard-deleted-${accountId}`,
+          legal_name: 'Deleted account',
+          display_name: null,
+          website: null,
+          industry: null,
+          billing_email: null,
+          default_timezone: null,
+          avatar_url: null,
+          purge_after: null,
+        })
+        .where('id', '=', accountId)
+        .execute();
+      await audit(trx, null, {
+        accountId,
+        action: 'account.hard_deleted',
+        targetId: accountId,
+        metadata: { previousStatus: account.status, deletedAt: account.deleted_at, purgedMembers: Number(members.numDeletedRows), purgedWorkspaces: Number(workspaces.numDeletedRows) },
+      });
+      return true;
+    });
+  }
+
+  return {
+    retentionDays: config.accountRetentionDays,
+
+    /** Soft delete by the owner: closed, restorable until purgeAfter. */
+    async softDelete(accountId: string, by: Actor) {
+      return inTransaction(db, async (trx) => {
+        const account = await store.findAccount(trx, accountId);
+        if (!account || (account.status !== 'active' && account.status !== 'suspended')) throw notFound('Account');
+        const now = clock.now();
+        const deletedAt = now.toISOString();
+        const purgeAfter = new Date(now.getTime() + config.accountRetentionDays * DAY_MS).toISOString();
+        await trx
+          .updateTable('accounts')
+          .set({ status: 'closed', status_before_close: account.status, deleted_at: deletedAt, purge_after: purgeAfter, deleted_by: by?.userId ?? 'system', updated_at: deletedAt })
+          .where('id', '=', accountId)
+          .execute();
+        await trx.updateTable('account_ownership_transfers').set({ status: 'cancelled', decided_at: deletedAt }).where('account_id', '=', accountId).where('status', '=', 'pending').execute();
+        await audit(trx, by, { accountId, action: 'account.deleted', targetId: accountId, metadata: { previousStatus: account.status, deletedAt, purgeAfter, retentionDays: config.accountRetentionDays } });
+        return { id: accountId, deletedAt, purgeAfter };
+      });
+    },
+
+    /** Within the retention period only; the account returns to the status it had. */
+    async restore(accountId: string, by: Actor = null) {
+      return inTransaction(db, async (trx) => {
+        const account = await store.findAccount(trx, accountId);
+        if (!account) throw notFound('Account');
+        if (account.status === 'deletion_approved' || account.status === 'hard_deleted') throw conflict(`The account is ${account.status}; it can no longer be restored`);
+        if (account.status !== 'closed') throw conflict(`The account is ${account.status}, not deleted; there is nothing to restore`);
+        const nowIso = clock.now().toISOString();
+        if (account.purge_after !== null && account.purge_after <= nowIso) throw conflict('The retention period has ended; the account is awaiting its purge and can no longer be restored');
+        const status = account.status_before_close ?? 'active';
+        await trx.updateTable('accounts').set({ status, status_before_close: null, deleted_at: null, purge_after: null, deleted_by: null, updated_at: nowIso }).where('id', '=', accountId).execute();
+        await audit(trx, by, { accountId, action: 'account.restored', targetId: accountId, metadata: { status, deletedAt: account.deleted_at } });
+        const row = await store.findAccount(trx, accountId);
+        return row!;
+      });
+    },
+
+    /** The operator confirms a closed account's deletion: no restore, purged on the next job run. */
+    async approve(accountId: string, by: Actor = null) {
+      return inTransaction(db, async (trx) => {
+        const account = await store.findAccount(trx, accountId);
+        if (!account) throw notFound('Account');
+        if (account.status !== 'closed') throw conflict(`Only a closed (deleted) account can have its deletion approved; this one is ${account.status}`);
+        const nowIso = clock.now().toISOString();
+        await trx.updateTable('accounts').set({ status: 'deletion_approved', updated_at: nowIso }).where('id', '=', accountId).execute();
+        await audit(trx, by, { accountId, action: 'account.deletion_approved', targetId: accountId, metadata: { deletedAt: account.deleted_at } });
+        return { id: accountId, status: 'deletion_approved' };
+      });
+    },
+
+    purge,
+
+    /** The retention job's body: every account due is hard-deleted, one transaction each. */
+    async purgeDue(now: Date): Promise<string[]> {
+      const due = await db
+        .selectFrom('accounts')
+        .select('id')
+        .where((eb) => eb.or([eb('status', '=', 'deletion_approved'), eb.and([eb('status', '=', 'closed'), eb('purge_after', '<=', now.toISOString())])]))
+        .orderBy('purge_after')
+        .limit(500)
+        .execute();
+      const purged: string[] = [];
+      for (const { id } of due) if (await purge(id, now)) purged.push(id);
+      return purged;
+    },
+  };
+}

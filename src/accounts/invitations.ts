@@ -1,0 +1,186 @@
+import { conflict, DomainError, forbidden, notFound } from '../http/errors.js';
+import { inTransaction, type Executor } from '../db/tx.js';
+import { newId } from '../lib/ids.js';
+import { normalizeEmail } from '../identity/service.js';
+import { liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
+import { presentInvitation, presentMember } from './presenters.js';
+import type { AssignableRole } from './roles.js';
+import * as store from './store.js';
+
+export const INVITATION_PURPOSE = 'account_invitation';
+/** An invitation link is valid for 7 days; a resend issues a new link and restarts the period. */
+export const INVITATION_TTL_SEC = 7 * 24 * 3600;
+
+const gone = () => new DomainError(410, 'GONE', 'This invitation link is invalid, was already used, was replaced by a newer one, or has expired');
+
+/**
+ * Email invitations. Member status moves: inviting a user who already exists creates their
+ * membership as `invited` (seat held, no access); accepting moves it to `active`. Inviting an
+ * email with no user yet creates no membership until the accept. Revoking an invitation
+ * removes the `invited` membership; an `active` member is never touched by invitations.
+ */
+export function createInvitations(deps: AccountsDeps) {
+  const { db, clock, config, mailer } = deps.kernel;
+  const audit = makeAudit(deps);
+
+  const link = (secret: string) => `${config.publicUrl}/invitations/accept?token=${encodeURIComponent(secret)}`;
+
+  async function find(executor: Executor, accountId: string, invitationId: string) {
+    const row = await executor.selectFrom('account_invitations').selectAll().where('id', '=', invitationId).where('account_id', '=', accountId).executeTakeFirst();
+    if (!row) throw notFound('Invitation');
+    return row;
+  }
+
+  /** Issues a link, mails it and (for a known user) notifies in-app; all in the caller's transaction. */
+  async function send(trx: Executor, input: { invitationId: string; accountName: string; email: string; role: string; userId: string | null; inviterName: string }) {
+    const issued = await deps.identity.oneTimeTokens.issue(trx, { userId: input.userId, purpose: INVITATION_PURPOSE, ttlSec: INVITATION_TTL_SEC, payload: { invitationId: input.invitationId } });
+    const url = link(issued.secret);
+    await mailer.enqueue(trx, {
+      to: input.email,
+      subject: `You are invited to join ${input.accountName} on Gantry`,
+      text: `${input.inviterName} invited you to join ${input.accountName} as ${input.role}.\n\nAccept the invitation (sign in as ${input.email}): ${url}\n\nThe link can be used once and expires in 7 days.`,
+      kind: 'invitation',
+    });
+    if (input.userId) {
+      await deps.notifications.notify(trx, {
+        userId: input.userId,
+        title: `Invitation to ${input.accountName}`,
+        body: `${input.inviterName} invited you to join ${input.accountName} as ${input.role}.`,
+        category: 'account',
+        priority: 'normal',
+        actionUrl: url,
+      });
+    }
+    return issued;
+  }
+
+  const actorLabel = async (trx: Executor, actor: Actor) => {
+    if (!actor) return 'An administrator';
+    const user = await deps.identity.getUser(actor.userId, trx);
+    return user.full_name ?? user.username ?? user.email;
+  };
+
+  return {
+    async create(accountId: string, actor: Actor, input: { email: string; role: AssignableRole }) {
+      const email = normalizeEmail(input.email);
+      const row = await inTransaction(db, async (trx) => {
+        const account = await liveAccount(trx, accountId);
+        const nowIso = clock.now().toISOString();
+        const user = await deps.identity.findUserByEmail(email, trx);
+        const existing = user ? await store.findMember(trx, accountId, user.id) : undefined;
+        if (existing?.status === 'active') throw conflict('This person is already a member of the account');
+        const pending = await trx.selectFrom('account_invitations').select('id').where('account_id', '=', accountId).where('email', '=', email).where('status', '=', 'pending').where('expires_at', '>', nowIso).executeTakeFirst();
+        if (pending) throw conflict('This email already has a pending invitation; resend it instead');
+        const id = newId();
+        const accountName = account.display_name ?? account.legal_name;
+        const issued = await send(trx, { invitationId: id, accountName, email, role: input.role, userId: user?.id ?? null, inviterName: await actorLabel(trx, actor) });
+        const inviter = actor?.userId ?? 'system';
+        const invitation = {
+          id,
+          account_id: accountId,
+          email,
+          role: input.role,
+          status: 'pending',
+          invited_by: inviter,
+          token_id: issued.id,
+          sent_count: 1,
+          created_at: nowIso,
+          expires_at: new Date(clock.now().getTime() + INVITATION_TTL_SEC * 1000).toISOString(),
+          accepted_at: null,
+          accepted_by: null,
+          revoked_at: null,
+        };
+        await trx.insertInto('account_invitations').values(invitation).execute();
+        if (user) {
+          if (existing) {
+            await trx.updateTable('account_members').set({ role: input.role, invited_by: actor?.userId ?? null }).where('account_id', '=', accountId).where('user_id', '=', user.id).execute();
+          } else {
+            await trx.insertInto('account_members').values({ account_id: accountId, user_id: user.id, role: input.role, status: 'invited', invited_by: actor?.userId ?? null, joined_at: null, created_at: nowIso }).execute();
+          }
+        }
+        await audit(trx, actor, { accountId, action: 'member.invited', targetId: email, metadata: { invitationId: id, email, role: input.role, existingUser: !!user } });
+        return invitation;
+      });
+      void mailer.deliverPending();
+      return presentInvitation(row, clock.now());
+    },
+
+    async list(accountId: string, limit: number, offset: number) {
+      const [rows, count] = await Promise.all([
+        db.selectFrom('account_invitations').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+        db.selectFrom('account_invitations').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow(),
+      ]);
+      const now = clock.now();
+      return { items: rows.map((r) => presentInvitation(r, now)), total: Number(count.n) };
+    },
+
+    /** Pending invitations only; the invited membership (if any) goes with it. */
+    async revoke(accountId: string, actor: Actor, invitationId: string) {
+      const row = await inTransaction(db, async (trx) => {
+        await liveAccount(trx, accountId);
+        const invitation = await find(trx, accountId, invitationId);
+        if (invitation.status !== 'pending') throw conflict(`The invitation is ${invitation.status}; only pending invitations can be revoked`);
+        const nowIso = clock.now().toISOString();
+        await trx.updateTable('account_invitations').set({ status: 'revoked', revoked_at: nowIso }).where('id', '=', invitation.id).execute();
+        const user = await deps.identity.findUserByEmail(invitation.email, trx);
+        if (user) await trx.deleteFrom('account_members').where('account_id', '=', accountId).where('user_id', '=', user.id).where('status', '=', 'invited').execute();
+        await audit(trx, actor, { accountId, action: 'invitation.revoked', targetId: invitation.id, metadata: { email: invitation.email, role: invitation.role } });
+        return { ...invitation, status: 'revoked', revoked_at: nowIso };
+      });
+      return presentInvitation(row, clock.now());
+    },
+
+    /** A new link (the previous one stops working) and a fresh 7-day period; expired ones may be resent. */
+    async resend(accountId: string, actor: Actor, invitationId: string) {
+      const row = await inTransaction(db, async (trx) => {
+        const account = await liveAccount(trx, accountId);
+        const invitation = await find(trx, accountId, invitationId);
+        if (invitation.status !== 'pending') throw conflict(`The invitation is ${invitation.status}; only pending invitations can be resent`);
+        const user = await deps.identity.findUserByEmail(invitation.email, trx);
+        const issued = await send(trx, { invitationId: invitation.id, accountName: account.display_name ?? account.legal_name, email: invitation.email, role: invitation.role, userId: user?.id ?? null, inviterName: await actorLabel(trx, actor) });
+        const expiresAt = new Date(clock.now().getTime() + INVITATION_TTL_SEC * 1000).toISOString();
+        await trx.updateTable('account_invitations').set({ token_id: issued.id, expires_at: expiresAt, sent_count: invitation.sent_count + 1 }).where('id', '=', invitation.id).execute();
+        await audit(trx, actor, { accountId, action: 'invitation.resent', targetId: invitation.id, metadata: { email: invitation.email, role: invitation.role, sentCount: invitation.sent_count + 1 } });
+        return { ...invitation, token_id: issued.id, expires_at: expiresAt, sent_count: invitation.sent_count + 1 };
+      });
+      void mailer.deliverPending();
+      return presentInvitation(row, clock.now());
+    },
+
+    /**
+     * The signed-in invitee accepts: the link is consumed, the membership becomes (or is
+     * created) active in the default workspace. Any refusal rolls back, link included, so
+     * signing in as the wrong person does not burn the invitation.
+     */
+    async accept(userId: string, secret: string) {
+      const member = await inTransaction(db, async (trx) => {
+        const consumed = await deps.identity.oneTimeTokens.consume(trx, INVITATION_PURPOSE, secret);
+        if (!consumed) throw gone();
+        const invitation = await trx.selectFrom('account_invitations').selectAll().where('id', '=', String(consumed.payload.invitationId ?? '')).executeTakeFirst();
+        const nowIso = clock.now().toISOString();
+        if (!invitation || invitation.status !== 'pending' || invitation.token_id !== consumed.id || invitation.expires_at <= nowIso) throw gone();
+        const user = await deps.identity.getUser(userId, trx);
+        if (user.email !== invitation.email) throw forbidden(`This invitation was sent to another email address; sign in as ${invitation.email} to accept it`);
+        const accountId = invitation.account_id;
+        await liveAccount(trx, accountId);
+        const existing = await store.findMember(trx, accountId, userId);
+        if (existing?.status === 'active') throw conflict('You are already a member of this account');
+        const invitedBy = invitation.invited_by === 'system' ? null : invitation.invited_by;
+        if (existing) {
+          await trx.updateTable('account_members').set({ status: 'active', role: invitation.role, joined_at: nowIso }).where('account_id', '=', accountId).where('user_id', '=', userId).execute();
+        } else {
+          await trx.insertInto('account_members').values({ account_id: accountId, user_id: userId, role: invitation.role, status: 'active', invited_by: invitedBy, joined_at: nowIso, created_at: nowIso }).execute();
+        }
+        const ws = await store.defaultWorkspace(trx, accountId);
+        if (ws) await trx.insertInto('workspace_members').values({ workspace_id: ws.id, user_id: userId, role: 'member', created_at: nowIso }).onConflict((oc) => oc.doNothing()).execute();
+        await trx.updateTable('account_invitations').set({ status: 'accepted', accepted_at: nowIso, accepted_by: userId }).where('id', '=', invitation.id).execute();
+        await audit(trx, { userId }, { accountId, action: 'invitation.accepted', targetId: invitation.id, metadata: { email: invitation.email, role: invitation.role } });
+        await audit(trx, { userId }, { accountId, action: 'member.joined', targetId: userId, metadata: { role: invitation.role, invitationId: invitation.id } });
+        return store.findMember(trx, accountId, userId);
+      });
+      return presentMember(member!);
+    },
+  };
+}
+
+export type Invitations = ReturnType<typeof createInvitations>;

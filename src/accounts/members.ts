@@ -1,0 +1,152 @@
+import { conflict, notFound } from '../http/errors.js';
+import { inTransaction, type Executor } from '../db/tx.js';
+import { newId } from '../lib/ids.js';
+import { liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
+import { presentApiKey, presentMember } from './presenters.js';
+import { SEAT_RELEASE, type BillingAdapter } from './billing.js';
+import type { AssignableRole } from './roles.js';
+import * as store from './store.js';
+
+export interface BillingHolder {
+  adapter: BillingAdapter | null;
+}
+
+/** Members of an account: list, add an existing user, change role, remove (with side effects). */
+export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
+  const { db, clock } = deps.kernel;
+  const audit = makeAudit(deps);
+
+  async function requireMember(executor: Executor, accountId: string, userId: string) {
+    const member = await store.findMember(executor, accountId, userId);
+    if (!member) throw notFound('Member');
+    return member;
+  }
+
+  return {
+    async list(accountId: string, limit: number, offset: number) {
+      const [rows, total] = await Promise.all([store.listMembers(db, accountId, limit, offset), store.countMembers(db, accountId)]);
+      return { items: rows.map(presentMember), total };
+    },
+
+    async get(accountId: string, userId: string) {
+      return presentMember(await requireMember(db, accountId, userId));
+    },
+
+    /** Attaches an existing user directly (not an invitation): active at once, in the default workspace. */
+    async add(accountId: string, actor: Actor, input: { chainerId: string; role: AssignableRole }) {
+      const member = await inTransaction(db, async (trx) => {
+        const account = await liveAccount(trx, accountId);
+        const user = await deps.identity.findUserById(input.chainerId, trx);
+        if (!user) throw notFound('User');
+        if (await store.findMember(trx, accountId, user.id)) throw conflict('This user is already a member of the account (or invited to it)');
+        const now = clock.now().toISOString();
+        await trx.insertInto('account_members').values({ account_id: accountId, user_id: user.id, role: input.role, status: 'active', invited_by: actor?.userId ?? null, joined_at: now, created_at: now }).execute();
+        const ws = await store.defaultWorkspace(trx, accountId);
+        if (ws) await trx.insertInto('workspace_members').values({ workspace_id: ws.id, user_id: user.id, role: 'member', created_at: now }).onConflict((oc) => oc.doNothing()).execute();
+        await audit(trx, actor, { accountId, action: 'member.added', targetId: user.id, metadata: { role: input.role, email: user.email } });
+        await deps.notifications.notify(trx, {
+          userId: user.id,
+          title: `You were added to ${account.display_name ?? account.legal_name}`,
+          body: `You are now a member of ${account.display_name ?? account.legal_name} with the ${input.role} role.`,
+          category: 'account',
+        });
+        return requireMember(trx, accountId, user.id);
+      });
+      return presentMember(member);
+    },
+
+    /** Assignable roles only (owner moves through ownership transfer); the last owner keeps the role. */
+    async changeRole(accountId: string, actor: Actor, userId: string, role: AssignableRole) {
+      const member = await inTransaction(db, async (trx) => {
+        await liveAccount(trx, accountId);
+        const current = await requireMember(trx, accountId, userId);
+        if (current.role === role) return current;
+        if (current.role === 'owner' && (await store.countOwners(trx, accountId)) <= 1) {
+          throw conflict('The last owner cannot be demoted; transfer the ownership first');
+        }
+        await trx.updateTable('account_members').set({ role }).where('account_id', '=', accountId).where('user_id', '=', userId).execute();
+        await audit(trx, actor, { accountId, action: 'member.role_changed', targetId: userId, metadata: { oldRole: current.role, newRole: role } });
+        return { ...current, role };
+      });
+      return presentMember(member);
+    },
+
+    /**
+     * Removes a member: revokes the enterprise API keys they own here, removes their workspace
+     * memberships in this account, ends their sessions, cancels their pending invitation and
+     * ownership transfer, and when asked (the literal true) releases their billing seat.
+     */
+    async remove(accountId: string, actor: Actor, userId: string, options: { releaseSeat: boolean }) {
+      const outcome = await inTransaction(db, async (trx) => {
+        await liveAccount(trx, accountId);
+        const member = await requireMember(trx, accountId, userId);
+        if (member.role === 'owner' && (await store.countOwners(trx, accountId)) <= 1) {
+          throw conflict('The last owner cannot be removed; transfer the ownership first');
+        }
+        const now = clock.now().toISOString();
+        const keys = await trx.selectFrom('account_api_keys').selectAll().where('account_id', '=', accountId).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+        if (keys.length > 0) {
+          await trx.updateTable('account_api_keys').set({ revoked_at: now, revoke_reason: 'member_removed' }).where('id', 'in', keys.map((k) => k.id)).execute();
+        }
+        const removedWorkspaceMemberships = await store.removeWorkspaceMemberships(trx, accountId, userId);
+        await trx.deleteFrom('account_members').where('account_id', '=', accountId).where('user_id', '=', userId).execute();
+        await trx.updateTable('account_invitations').set({ status: 'revoked', revoked_at: now }).where('account_id', '=', accountId).where('email', '=', member.email).where('status', '=', 'pending').execute();
+        await trx
+          .updateTable('account_ownership_transfers')
+          .set({ status: 'cancelled', decided_at: now })
+          .where('account_id', '=', accountId)
+          .where('status', '=', 'pending')
+          .where((eb) => eb.or([eb('to_user_id', '=', userId), eb('from_user_id', '=', userId)]))
+          .execute();
+        const revokedSessions = await deps.identity.sessions.revokeAllOfUser(trx, userId, 'member_removed');
+        let release: { id: string; status: string } | null = null;
+        if (options.releaseSeat) {
+          release = { id: newId(), status: billing.adapter ? SEAT_RELEASE.pending : SEAT_RELEASE.notConfigured };
+          await trx.insertInto('account_seat_releases').values({ id: release.id, account_id: accountId, user_id: userId, status: release.status, requested_by: actor?.userId ?? null, created_at: now, confirmed_at: null }).execute();
+        }
+        await audit(trx, actor, {
+          accountId,
+          action: 'member.removed',
+          targetId: userId,
+          metadata: { role: member.role, email: member.email, revokedApiKeys: keys.map((k) => k.id), removedWorkspaceMemberships, revokedSessions, releaseSeat: options.releaseSeat, seatReleaseId: release?.id ?? null },
+        });
+        return { member, keys, removedWorkspaceMemberships, revokedSessions, release };
+      });
+
+      let seatStatus: string = SEAT_RELEASE.notRequested;
+      if (outcome.release) {
+        seatStatus = outcome.release.status;
+        if (billing.adapter) seatStatus = await requestRelease(billing.adapter, accountId, actor, userId, outcome.release.id);
+      }
+      return {
+        ...presentMember(outcome.member),
+        revokedApiKeys: outcome.keys.map((k) => {
+          const { id, name, keyPrefix, lastFour } = presentApiKey(k);
+          return { id, name, keyPrefix, lastFour };
+        }),
+        removedWorkspaceMemberships: outcome.removedWorkspaceMemberships,
+        revokedSessions: outcome.revokedSessions,
+        seatRelease: { status: seatStatus },
+      };
+    },
+  };
+
+  /** Asks the provider after the removal committed (network I/O outside the transaction). */
+  async function requestRelease(adapter: BillingAdapter, accountId: string, actor: Actor, userId: string, releaseId: string): Promise<string> {
+    let status: string;
+    try {
+      const answer = await adapter.releaseSeat({ releaseId, accountId, userId });
+      status = answer.accepted ? SEAT_RELEASE.requested : answer.reason;
+    } catch (err) {
+      deps.kernel.logger.warn('seat release request failed', { accountId, releaseId, provider: adapter.name, error: (err as Error).message });
+      status = SEAT_RELEASE.providerError;
+    }
+    await inTransaction(db, async (trx) => {
+      await trx.updateTable('account_seat_releases').set({ status }).where('id', '=', releaseId).execute();
+      await audit(trx, actor, { accountId, action: 'seat.release_requested', targetId: userId, metadata: { releaseId, provider: adapter.name, status } });
+    });
+    return status;
+  }
+}
+
+export type Members = ReturnType<typeof createMembers>;

@@ -1,0 +1,75 @@
+import Joi from 'joi';
+import type { ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import type { AppContext } from '../app.js';
+import { DomainError } from '../http/errors.js';
+
+const escape = (text: string) => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+function page(h: ResponseToolkit, title: string, body: string, status = 200) {
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escape(title)} - Gantry</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}label{display:block;margin:.75rem 0 .25rem}input{width:100%;padding:.4rem;box-sizing:border-box}button{margin-top:1rem;padding:.5rem 1rem}</style>
+</head><body><h1>${escape(title)}</h1>${body}</body></html>`;
+  return h
+    .response(html)
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .header('Cache-Control', 'no-store')
+    .header('X-Frame-Options', 'DENY')
+    .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
+}
+
+/**
+ * The page an invitation mail links to. It does not reveal the invitation (the link is a
+ * secret until used); it asks the invitee to sign in, and signing in on it accepts. The API
+ * form is POST {base_url}/invitations/accept {token} with the invitee's bearer token.
+ */
+export function invitationPageRoutes(app: AppContext): ServerRoute[] {
+  const { identity, accounts } = app.services;
+  const pageConfig = { gantry: { envelope: false, rateLimit: { limit: 15, windowSec: 300 } } };
+  return [
+    {
+      method: 'GET',
+      path: '/invitations/accept',
+      options: { id: 'invitations.page', auth: false, plugins: pageConfig, validate: { query: Joi.object({ token: Joi.string().max(512).allow('') }), failAction: (_r, h) => page(h, 'Invitation', '<p>This invitation link is malformed.</p>', 400).takeover() } },
+      handler: (request, h) => {
+        const token = (request.query as { token?: string }).token ?? '';
+        if (!token) return page(h, 'Invitation', '<p>This invitation link is incomplete. Open the link from your invitation email.</p>', 400);
+        return page(
+          h,
+          'Accept your invitation',
+          `<p>You have been invited to join an account on Gantry. Sign in with the email address the invitation was sent to, and the invitation is accepted.</p>
+<form method="post" action="/invitations/accept"><input type="hidden" name="token" value="${escape(token)}">
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in and accept</button></form>
+<p>No password yet? Register with that email first, then open this link again.</p>`,
+        );
+      },
+    },
+    {
+      method: 'POST',
+      path: '/invitations/accept',
+      options: {
+        id: 'invitations.page.accept',
+        auth: false,
+        plugins: pageConfig,
+        validate: {
+          payload: Joi.object({ token: Joi.string().min(10).max(512).required(), email: Joi.string().max(254).required(), password: Joi.string().max(1024).required() }),
+          failAction: (_r, h) => page(h, 'Invitation', '<p>Fill in your email and password.</p>', 400).takeover(),
+        },
+      },
+      handler: async (request, h) => {
+        const { token, email, password } = request.payload as { token: string; email: string; password: string };
+        try {
+          const user = await identity.authenticate(email, password);
+          const member = await accounts.invitations.accept(user.id, token);
+          const account = await accounts.get(member.accountId);
+          return page(h, 'Invitation accepted', `<p>You are now a member of <strong>${escape(account.displayName ?? account.legalName)}</strong> as ${escape(member.role)}.</p>`);
+        } catch (err) {
+          if (!(err instanceof DomainError)) throw err;
+          return page(h, 'Invitation not accepted', `<p>${escape(err.message)}</p>`, err.status);
+        }
+      },
+    },
+  ];
+}
