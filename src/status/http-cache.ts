@@ -69,8 +69,8 @@ export function isNotModified(headers: Request['headers'], rep: Representation, 
  */
 export function sendRepresentation(request: Request, h: ResponseToolkit, rep: Representation, nowMs: number): ResponseObject {
   const notModified = isNotModified(request.headers, rep, nowMs);
-  delete request.headers['if-none-match'];
-  delete request.headers['if-modified-since'];
+  if (request.headers['if-none-match'] !== undefined) delete request.headers['if-none-match'];
+  if (request.headers['if-modified-since'] !== undefined) delete request.headers['if-modified-since'];
   (request.info as { acceptEncoding: string | null }).acceptEncoding = 'identity';
   const response = notModified ? h.response().code(304) : h.response(rep.bytes).type(rep.contentType);
   return response.header('Cache-Control', STATUS_CACHE_CONTROL).header('ETag', rep.etag).header('Last-Modified', rep.lastModified);

@@ -94,6 +94,12 @@ export class StatusProjection {
     this.bodies.clear();
   }
 
+  /** The prepared representation under `key` when the projection is current and has it: no await on the hot path. */
+  prepared(key: string): Representation | null | undefined {
+    if (this.builtGeneration !== this.generation) return undefined;
+    return this.bodies.get(key)?.rep;
+  }
+
   /** The representation under `key` for the current version; null when the builder found nothing. */
   async representation(key: string, build: BodyBuilder): Promise<Representation | null> {
     const model = await this.current();

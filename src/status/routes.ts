@@ -29,7 +29,9 @@ export function statusRoutes(app: AppContext): ServerRoute[] {
   status.projection.activate();
 
   const serve = (key: (request: Request) => string, build: (request: Request) => BodyBuilder, what: string) => async (request: Request, h: ResponseToolkit) => {
-    const rep = await status.projection.representation(key(request), build(request));
+    const name = key(request);
+    const ready = status.projection.prepared(name);
+    const rep = ready !== undefined ? ready : await status.projection.representation(name, build(request));
     if (!rep) throw notFound(what);
     return sendRepresentation(request, h, rep, clock.now().getTime());
   };
