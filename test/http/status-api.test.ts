@@ -313,3 +313,50 @@ describe('public status service: incident paging', () => {
     }
   });
 });
+
+describe('the status page and the Atom feed', () => {
+  let t: TestApp;
+  const clock = new ManualClock('2026-06-01T00:00:00.000Z');
+  let incidentId: string;
+  before(async () => {
+    t = await createTestApp({ clock });
+    const s = t.app.services.status;
+    await s.createService({ slug: 'mail', name: 'Mail <relay>' });
+    await s.createComponent({ serviceSlug: 'mail', slug: 'mail-smtp', name: 'SMTP' });
+    clock.advance(H);
+    const inc = await s.createIncident({ title: 'Mail <script>alert(1)</script> delayed', impact: 'minor', message: 'Queue & backlog', serviceSlugs: ['mail'] });
+    incidentId = inc.id;
+    clock.advance(H);
+    await s.updateIncident(inc.id, { status: 'resolved', message: 'Drained "all" queues' });
+    await s.createIncident({ title: 'Second', impact: 'major', message: 'Down' });
+  });
+  after(() => t.close());
+
+  it('GET /status is HTML for phones, escaped, with the feed linked', async () => {
+    const res = await t.inject('/status');
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    assert.match(res.payload, /<meta name="viewport" content="width=device-width, initial-scale=1">/);
+    assert.match(res.payload, /Major System Outage/);
+    assert.match(res.payload, /Mail &lt;relay&gt;/);
+    assert.doesNotMatch(res.payload, /<script>/);
+    assert.match(res.payload, /href="http:\/\/127\.0\.0\.1:8080\/status\/feed\.atom"/);
+    assert.equal((res.payload.match(/<span class="(none|minor|major|critical|nodata)" title=/g) ?? []).length, 90);
+  });
+
+  it('GET /status/feed.atom lists incidents newest first with their timelines, escaped', async () => {
+    const res = await t.inject('/status/feed.atom');
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['content-type'], 'application/atom+xml; charset=utf-8');
+    assert.match(res.payload, /^<\?xml version="1.0" encoding="utf-8"\?>\n<feed xmlns="http:\/\/www.w3.org\/2005\/Atom">/);
+    const entries = res.payload.split('<entry>').slice(1);
+    assert.equal(entries.length, 2);
+    assert.match(entries[0], /<title>\[investigating\] Second<\/title>/);
+    assert.match(entries[1], new RegExp(`<id>urn:uuid:${incidentId}</id>`));
+    assert.match(entries[1], /<title>\[resolved\] Mail &lt;script&gt;alert\(1\)&lt;\/script&gt; delayed<\/title>/);
+    assert.match(entries[1], /<updated>2026-06-01T02:00:00.000Z<\/updated>/);
+    assert.match(entries[1], /Drained &amp;quot;all&amp;quot; queues/);
+    assert.match(entries[1], /Queue &amp;amp; backlog/);
+    assert.match(res.payload, /<link rel="self" type="application\/atom\+xml" href="http:\/\/127.0.0.1:8080\/status\/feed.atom"\/>/);
+  });
+});
