@@ -160,7 +160,11 @@ export class StatusService {
       if (row.current_status === value) return row;
       const now = this.now();
       await store.updateComponent(trx, row.id, { current_status: value, updated_at: now });
-      await store.insertHistory(trx, { id: newId(), component_id: row.id, status: value, changed_at: now });
+      // Two changes within the same millisecond: the earlier one held for no time, so the later
+      // replaces it and (component, changed_at) stays unique, keeping the history's order exact.
+      const latest = await store.latestHistory(trx, row.id);
+      if (latest?.changed_at === now) await store.setHistoryStatus(trx, latest.id, value);
+      else await store.insertHistory(trx, { id: newId(), component_id: row.id, status: value, changed_at: now });
       return { ...row, current_status: value, updated_at: now };
     });
   }

@@ -27,6 +27,9 @@ export const allComponents = (db: Executor) => db.selectFrom('status_components'
 
 export const insertHistory = (db: Executor, row: { id: string; component_id: string; status: string; changed_at: string }) =>
   db.insertInto('status_component_history').values(row).execute();
+export const latestHistory = (db: Executor, componentId: string) =>
+  db.selectFrom('status_component_history').select(['id', 'changed_at']).where('component_id', '=', componentId).orderBy('changed_at', 'desc').limit(1).executeTakeFirst();
+export const setHistoryStatus = (db: Executor, id: string, status: string) => db.updateTable('status_component_history').set({ status }).where('id', '=', id).execute();
 export const allHistory = (db: Executor, since: string) =>
   db.selectFrom('status_component_history').select(['component_id', 'status', 'changed_at']).where('changed_at', '>=', since).orderBy('component_id').orderBy('changed_at').orderBy('id').execute();
 /** The last change of each component before `before` (what held when the window opened). */

@@ -126,3 +126,29 @@ describe('status jobs', () => {
     assert.equal(JSON.parse(after_.payload).data[0].current_status, 'partial_outage');
   });
 });
+
+describe('component history', () => {
+  it('two changes in the same millisecond keep one row with the later status', async () => {
+    const clock = new ManualClock('2026-08-01T00:00:00.000Z');
+    const t = await createTestApp({ clock });
+    try {
+      const s = t.app.services.status;
+      await s.createService({ slug: 'h', name: 'H' });
+      const c = await s.createComponent({ serviceSlug: 'h', slug: 'h1', name: 'H1' });
+      await s.setComponentStatus('h1', 'major_outage'); // same instant as creation
+      clock.advance(H);
+      await s.setComponentStatus('h1', 'partial_outage');
+      await s.setComponentStatus('h1', 'partial_outage'); // no change, no row
+      clock.advance(H);
+      const rows = await t.app.kernel.db.selectFrom('status_component_history').select(['status', 'changed_at']).where('component_id', '=', c.id).orderBy('changed_at').execute();
+      assert.deepEqual(rows, [
+        { status: 'major_outage', changed_at: '2026-08-01T00:00:00.000Z' },
+        { status: 'partial_outage', changed_at: '2026-08-01T01:00:00.000Z' },
+      ]);
+      const up = JSON.parse((await t.inject('/api/v1/status/uptime/24h')).payload);
+      assert.equal(up.data.services[0].components[0].downtime_minutes, 60 + 18);
+    } finally {
+      await t.close();
+    }
+  });
+});
