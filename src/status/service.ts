@@ -1,52 +1,22 @@
 import type { Kernel } from '../kernel.js';
-import { inTransaction, type Executor } from '../db/tx.js';
+import type { Executor } from '../db/tx.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { newId, isUuid } from '../lib/ids.js';
 import * as store from './store.js';
 import type { ComponentRow, IncidentRow, MaintenanceRow, ServiceRow, UpdateRow } from './store.js';
-import { buildModel, loadRows } from './model.js';
-import { presentUptime, snapshotPayload } from './presenters.js';
-import { StatusProjection, STATUS_TOPIC } from './projection.js';
-import {
-  COMPONENT_STATUSES,
-  INCIDENT_IMPACTS,
-  INCIDENT_STATUSES,
-  MAINTENANCE_STATUSES,
-  UPTIME_WINDOWS,
-  incidentMoveAllowed,
-  maintenanceMoveAllowed,
-  maintenanceStatusAt,
-  type ComponentStatus,
-  type IncidentImpact,
-  type IncidentStatus,
-  type MaintenanceStatus,
-} from './rules.js';
+import { StatusProjection } from './projection.js';
+import { oneOf, slugify, statusContext, type StatusContext } from './context.js';
+import * as maintenance from './maintenance.js';
+import type { MaintenanceChange, MaintenanceInput } from './maintenance.js';
+import * as snapshots from './snapshots.js';
+import { COMPONENT_STATUSES, INCIDENT_IMPACTS, INCIDENT_STATUSES, incidentMoveAllowed, type ComponentStatus, type IncidentImpact, type IncidentStatus } from './rules.js';
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}[a-z0-9]$|^[a-z0-9]$/;
-
-function oneOf<T extends string>(what: string, value: string, allowed: readonly T[]): T {
-  if (!(allowed as readonly string[]).includes(value)) throw badRequest(`${what} must be one of ${allowed.join(', ')} (got "${value}")`);
-  return value as T;
-}
 
 function slugOk(slug: string): string {
   if (!SLUG.test(slug)) throw badRequest(`slug must be lowercase letters, digits and dashes, 1-64 characters (got "${slug}")`);
   return slug;
 }
-
-function isoOf(what: string, value: string): string {
-  const ms = Date.parse(value);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(ms)) throw badRequest(`${what} must be an ISO 8601 date-time (got "${value}")`);
-  return new Date(ms).toISOString();
-}
-
-const slugify = (title: string): string =>
-  title
-    .toLowerCase()
-    .normalize('NFKD')
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 48) || 'item';
 
 export interface IncidentDetail extends IncidentRow {
   updates: UpdateRow[];
@@ -61,9 +31,11 @@ export interface IncidentDetail extends IncidentRow {
  */
 export class StatusService {
   readonly projection: StatusProjection;
+  private readonly ctx: StatusContext;
 
   constructor(private readonly kernel: Kernel) {
     this.projection = new StatusProjection(kernel);
+    this.ctx = statusContext(kernel);
   }
 
   private now(): string {
@@ -71,11 +43,7 @@ export class StatusService {
   }
 
   private write<T>(key: string, fn: (trx: Executor) => Promise<T>): Promise<T> {
-    return inTransaction(this.kernel.db, async (trx) => {
-      const result = await fn(trx);
-      await this.kernel.changes.publish(trx, STATUS_TOPIC, key);
-      return result;
-    });
+    return this.ctx.write(key, fn);
   }
 
   private async serviceOf(db: Executor, slug: string): Promise<ServiceRow> {
@@ -250,92 +218,26 @@ export class StatusService {
     return store.allIncidents(this.kernel.db);
   }
 
-  private async maintenanceOf(db: Executor, idOrSlug: string): Promise<MaintenanceRow> {
-    const row = isUuid(idOrSlug) ? await store.maintenanceById(db, idOrSlug) : await store.maintenanceBySlug(db, idOrSlug);
-    if (!row) throw notFound(`Maintenance ${idOrSlug}`);
-    return row;
+  createMaintenance(input: MaintenanceInput): Promise<MaintenanceRow> {
+    return maintenance.createMaintenance(this.ctx, input);
   }
 
-  async createMaintenance(input: { title: string; serviceSlug: string; startsAt: string; endsAt: string; description?: string | null }): Promise<MaintenanceRow> {
-    if (!input.title.trim()) throw badRequest('title must not be empty');
-    const startsAt = isoOf('starts', input.startsAt);
-    const endsAt = isoOf('ends', input.endsAt);
-    if (endsAt <= startsAt) throw badRequest('ends must be after starts');
-    const id = newId();
-    return this.write(`maintenance:${id}`, async (trx) => {
-      const service = await this.serviceOf(trx, input.serviceSlug);
-      const now = this.kernel.clock.now();
-      const row: MaintenanceRow = {
-        id,
-        slug: `${slugify(input.title)}-${id.slice(0, 8)}`,
-        title: input.title.trim(),
-        description: input.description ?? null,
-        status: maintenanceStatusAt('scheduled', startsAt, endsAt, now),
-        starts_at: startsAt,
-        ends_at: endsAt,
-        service_id: service.id,
-        created_at: now.toISOString(),
-        updated_at: now.toISOString(),
-      };
-      await store.insertMaintenance(trx, row);
-      return row;
-    });
-  }
-
-  async updateMaintenance(idOrSlug: string, input: { status?: string; startsAt?: string; endsAt?: string }): Promise<MaintenanceRow> {
-    const status = input.status === undefined ? undefined : oneOf<MaintenanceStatus>('status', input.status, MAINTENANCE_STATUSES);
-    return this.write(`maintenance:${idOrSlug}`, async (trx) => {
-      const row = await this.maintenanceOf(trx, idOrSlug);
-      const patch: Partial<MaintenanceRow> = { updated_at: this.now() };
-      if (input.startsAt !== undefined) patch.starts_at = isoOf('starts', input.startsAt);
-      if (input.endsAt !== undefined) patch.ends_at = isoOf('ends', input.endsAt);
-      if ((patch.ends_at ?? row.ends_at) <= (patch.starts_at ?? row.starts_at)) throw badRequest('ends must be after starts');
-      if (status !== undefined && status !== row.status) {
-        if (!maintenanceMoveAllowed(row.status as MaintenanceStatus, status)) throw conflict(`Maintenance cannot move from ${row.status} to ${status}`);
-        patch.status = status;
-      }
-      await store.updateMaintenance(trx, row.id, patch);
-      return { ...row, ...patch };
-    });
+  updateMaintenance(idOrSlug: string, input: MaintenanceChange): Promise<MaintenanceRow> {
+    return maintenance.updateMaintenance(this.ctx, idOrSlug, input);
   }
 
   listMaintenance(): Promise<MaintenanceRow[]> {
     return store.allMaintenance(this.kernel.db);
   }
 
-  /**
-   * The timed moves: scheduled -> in_progress when the window starts, -> completed when it
-   * ends (a window missed entirely goes straight to completed). Returns what moved.
-   */
-  async advanceMaintenance(now: Date): Promise<Array<{ id: string; from: string; to: string }>> {
-    const open = await store.openMaintenance(this.kernel.db);
-    const moves = open
-      .map((m) => ({ id: m.id, from: m.status, to: maintenanceStatusAt(m.status as MaintenanceStatus, m.starts_at, m.ends_at, now) }))
-      .filter((m) => m.to !== m.from);
-    if (moves.length === 0) return moves;
-    await this.write('maintenance', async (trx) => {
-      for (const move of moves) {
-        await trx.updateTable('status_maintenance').set({ status: move.to, updated_at: now.toISOString() }).where('id', '=', move.id).where('status', '=', move.from).execute();
-      }
-    });
-    return moves;
+  /** The timed moves of maintenance windows (the job's body). */
+  advanceMaintenance(now: Date): Promise<maintenance.MaintenanceMove[]> {
+    return maintenance.advanceMaintenance(this.ctx, now);
   }
 
-  /**
-   * The daily snapshot (run at midnight UTC): the day that just ended, as the platform stood
-   * at its end, with each service's uptime over that day; and the uptime summaries of every
-   * window. Running it again for the same day replaces the row.
-   */
-  async writeDailySnapshot(now: Date): Promise<store.SnapshotRow> {
-    const snapshotDate = new Date(now.getTime() - 1).toISOString().slice(0, 10);
-    const model = buildModel(await loadRows(this.kernel.db, now), now);
-    const computedAt = now.toISOString();
-    const row: store.SnapshotRow = { snapshot_date: snapshotDate, scope_type: 'platform', scope_key: 'all', payload: JSON.stringify(snapshotPayload(model)), computed_at: computedAt };
-    await this.write(`snapshot:${snapshotDate}`, async (trx) => {
-      await store.upsertSnapshot(trx, row);
-      for (const window of UPTIME_WINDOWS) await store.upsertUptimeSummary(trx, window, JSON.stringify(presentUptime(model, window)), computedAt);
-    });
-    return row;
+  /** The daily snapshot and uptime summaries (the midnight job's body). */
+  writeDailySnapshot(now: Date): Promise<store.SnapshotRow> {
+    return snapshots.writeDailySnapshot(this.ctx, now);
   }
 
   snapshot(date: string): Promise<store.SnapshotRow | undefined> {
