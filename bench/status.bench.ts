@@ -12,10 +12,10 @@ import autocannon from 'autocannon';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = path.join(ROOT, 'bin/gantry');
 const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 2);
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 3);
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 2);
 // Targets are measured in interleaved rounds and the median round is kept: the machine is
 // shared and noisy, and interleaving exposes every target to the same noise.
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = 20;
 const hasTaskset = spawnSync('sh', ['-c', 'command -v taskset'], { encoding: 'utf8' }).stdout.trim() !== '';
 const nginxPath = spawnSync('sh', ['-c', 'command -v nginx || ls /usr/sbin/nginx 2>/dev/null'], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
