@@ -8,6 +8,8 @@ import { createAccountsService } from './accounts/service.js';
 import { accountsJobs } from './accounts/jobs.js';
 import { createWalletService } from './wallet/service.js';
 import { createNotificationsService } from './notifications/service.js';
+import { createStatusService } from './status/service.js';
+import { statusJobs } from './status/jobs.js';
 
 /** Every domain service, built over the kernel. Domains reach each other only through these. */
 export function createServices(kernel: Kernel) {
@@ -15,7 +17,8 @@ export function createServices(kernel: Kernel) {
   const notifications = createNotificationsService(kernel);
   const accounts = createAccountsService(kernel, { identity, notifications });
   const wallet = createWalletService(kernel);
-  return { identity, accounts, wallet, notifications };
+  const status = createStatusService(kernel);
+  return { identity, accounts, wallet, notifications, status };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -39,6 +42,7 @@ export function collectJobs(app: AppContext): JobSpec[] {
     { name: 'kernel.mail-delivery', pattern: '*/30 * * * * *', run: () => app.kernel.mailer.deliverPending() },
     ...identityJobs(app),
     ...accountsJobs(app),
+    ...statusJobs(app),
   ];
 }
 

@@ -7,6 +7,7 @@ import { registerResponses, validationFailAction } from './responses.js';
 import { identityRoutes } from '../identity/routes.js';
 import { walletRoutes } from '../wallet/routes.js';
 import { accountsRoutes } from '../accounts/routes.js';
+import { statusRoutes } from '../status/routes.js';
 
 /** Every versioned JSON endpoint lives under this prefix; discovery and pages live at the root. */
 export const API = '/api/v1';
@@ -41,7 +42,14 @@ export async function createServer(app: AppContext, options: ServerOptions = {})
   registerRateLimits(server, kernel.limiter, kernel.clock);
   registerHealth(server, kernel.db, () => app.draining);
 
-  const routes: ServerRoute[] = options.statusOnly ? [] : [...identityRoutes(app), ...walletRoutes(app), ...accountsRoutes(app)];
+  const routes: ServerRoute[] = options.statusOnly
+    ? [...statusRoutes(app)]
+    : [
+        ...identityRoutes(app),
+        ...walletRoutes(app),
+        ...accountsRoutes(app),
+        ...statusRoutes(app),
+      ];
   server.route(routes);
   return server;
 }

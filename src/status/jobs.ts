@@ -1,0 +1,18 @@
+import type { AppContext } from '../app.js';
+import type { JobSpec } from '../jobs/scheduler.js';
+
+/**
+ * The status service's timed work. Each takes `now` from the scheduler (the injected clock),
+ * so tests call the bodies directly.
+ */
+export function statusJobs(app: AppContext): JobSpec[] {
+  const { status } = app.services;
+  return [
+    // Maintenance windows start and end by themselves, within ten seconds of their times.
+    { name: 'status.maintenance-transitions', pattern: '*/10 * * * * *', run: (now) => status.advanceMaintenance(now) },
+    // Rolling uptime windows move without writes: recompute the projection every minute.
+    { name: 'status.projection-refresh', pattern: '5 * * * * *', run: () => status.projection.refresh() },
+    // The daily snapshot of the day that just ended, and the uptime summaries.
+    { name: 'status.daily-snapshot', pattern: '0 0 0 * * *', run: (now) => status.writeDailySnapshot(now) },
+  ];
+}

@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { Kernel } from '../kernel.js';
+import { buildModel, loadRows, type StatusModel } from './model.js';
+
+/** One prepared answer: exact bytes, their strong ETag and the time they first appeared. */
+export interface Representation {
+  bytes: Buffer;
+  /** `"<sha1 hex of bytes>"` (a strong entity tag, RFC 9110 8.8.3). */
+  etag: string;
+  /** Whole seconds (HTTP dates have no finer resolution). */
+  lastModifiedMs: number;
+  lastModified: string;
+  contentType: string;
+}
+
+export interface BuiltBody {
+  body: string;
+  contentType: string;
+}
+
+/** What a builder answers: the body, or null when the thing does not exist (a 404). */
+export type BodyBuilder = (model: StatusModel) => BuiltBody | null | Promise<BuiltBody | null>;
+
+export const STATUS_TOPIC = 'status';
+
+/**
+ * The public answers of the status service, computed when status data changes (a change on
+ * the `status` topic, from this process or another), when a maintenance window moves, and on
+ * the refresh job's tick (rolling uptime windows move without writes). Requests never compute:
+ * each answer's bytes and SHA-1 are built once per projection version and then served as is.
+ *
+ * Last-Modified is when those exact bytes first appeared: a rebuild that yields identical bytes
+ * keeps the old ETag and date, and changed bytes always get a later second than the previous
+ * ones, so If-Modified-Since can never confirm a stale copy.
+ */
+export class StatusProjection {
+  private generation = 1;
+  private builtGeneration = 0;
+  private model: StatusModel | null = null;
+  private building: Promise<void> | null = null;
+  private eager = false;
+  private readonly bodies = new LRUCache<string, { rep: Representation | null }>({ max: 5_000, ttl: 3_600_000 });
+  private readonly previous = new LRUCache<string, { etag: string; lastModifiedMs: number }>({ max: 10_000, ttl: 7 * 86_400_000 });
+
+  constructor(private readonly kernel: Kernel) {
+    kernel.changes.subscribe(STATUS_TOPIC, () => this.invalidate());
+  }
+
+  /** Servers call this: from then on every change is rebuilt at once, without waiting for a reader. */
+  activate(): void {
+    this.eager = true;
+  }
+
+  deactivate(): void {
+    this.eager = false;
+  }
+
+  /** Marks the projection stale (the next reader, or the eager rebuild, computes it). */
+  invalidate(): void {
+    this.generation++;
+    if (this.eager) {
+      setImmediate(() => {
+        if (this.eager) this.current().catch((err) => this.kernel.logger.error('status projection rebuild failed', { err }));
+      });
+    }
+  }
+
+  /** The timer's rebuild: rolling windows moved. */
+  async refresh(): Promise<StatusModel> {
+    this.invalidate();
+    return this.current();
+  }
+
+  /** The current model, rebuilt first if anything changed since it was built. */
+  async current(): Promise<StatusModel> {
+    while (this.builtGeneration !== this.generation || this.model === null) {
+      if (!this.building) {
+        const generation = this.generation;
+        this.building = this.rebuild(generation).finally(() => {
+          this.building = null;
+        });
+      }
+      await this.building;
+    }
+    return this.model;
+  }
+
+  private async rebuild(generation: number): Promise<void> {
+    const now = this.kernel.clock.now();
+    const rows = await loadRows(this.kernel.db, now);
+    this.model = buildModel(rows, now);
+    this.builtGeneration = generation;
+    this.bodies.clear();
+  }
+
+  /** The prepared representation under `key` when the projection is current and has it: no await on the hot path. */
+  prepared(key: string): Representation | null | undefined {
+    if (this.builtGeneration !== this.generation) return undefined;
+    return this.bodies.get(key)?.rep;
+  }
+
+  /** The representation under `key` for the current version; null when the builder found nothing. */
+  async representation(key: string, build: BodyBuilder): Promise<Representation | null> {
+    const model = await this.current();
+    const cached = this.bodies.get(key);
+    if (cached) return cached.rep;
+    const built = await build(model);
+    const rep = built === null ? null : this.seal(key, built, model.at.getTime());
+    // A rebuild may have happened meanwhile: only the version the body was built from keeps it.
+    if (this.model === model) this.bodies.set(key, { rep });
+    return rep;
+  }
+
+  private seal(key: string, built: BuiltBody, atMs: number): Representation {
+    const bytes = Buffer.from(built.body, 'utf8');
+    const etag = `"${createHash('sha1').update(bytes).digest('hex')}"`;
+    const before = this.previous.get(key);
+    let lastModifiedMs = Math.floor(atMs / 1000) * 1000;
+    if (before?.etag === etag) lastModifiedMs = before.lastModifiedMs;
+    else if (before && lastModifiedMs <= before.lastModifiedMs) lastModifiedMs = before.lastModifiedMs + 1000;
+    this.previous.set(key, { etag, lastModifiedMs });
+    return { bytes, etag, lastModifiedMs, lastModified: new Date(lastModifiedMs).toUTCString(), contentType: built.contentType };
+  }
+}

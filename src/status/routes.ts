@@ -1,0 +1,149 @@
+import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import type { AppContext } from '../app.js';
+import { API } from '../http/server.js';
+import { notFound } from '../http/errors.js';
+import { sendRepresentation } from './http-cache.js';
+import type { BodyBuilder } from './projection.js';
+import type { UptimeWindow } from './rules.js';
+import { presentComponent, presentIncident, presentMaintenance, presentService, presentServiceDetail, presentSummary, presentUptime } from './presenters.js';
+import { renderStatusPage } from './page.js';
+import { renderIncidentFeed } from './feed.js';
+import { componentsQuery, dateParams, idParams, incidentsQuery, slugParams, windowParams } from './schemas.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The status envelope: data, meta (pagination or null) and error null, with no per-request
+ * fields, so one projection's bytes are the same for everyone (CONTRACT.md, Errors).
+ */
+const envelopeBody = (data: unknown, meta: Record<string, unknown> | null = null) => ({ body: JSON.stringify({ data, meta, error: null }), contentType: JSON_TYPE });
+
+/**
+ * The public status service (spec: Public status service) and its page and feed. Anonymous;
+ * no rate limit: every answer is a prepared buffer costing less to send than to count, and a
+ * per-IP limit would throttle the CDN or proxy that the cache headers invite in front.
+ */
+export function statusRoutes(app: AppContext): ServerRoute[] {
+  const { status } = app.services;
+  const { clock, config } = app.kernel;
+  status.projection.activate();
+
+  const serve = (key: (request: Request) => string, build: (request: Request) => BodyBuilder, what: string) => async (request: Request, h: ResponseToolkit) => {
+    const name = key(request);
+    const ready = status.projection.prepared(name);
+    const rep = ready !== undefined ? ready : await status.projection.representation(name, build(request));
+    if (!rep) throw notFound(what);
+    return sendRepresentation(request, h, rep, clock.now().getTime());
+  };
+  const options = (id: string, extra: Record<string, unknown> = {}) => ({ id, auth: false as const, plugins: { gantry: { rateLimit: false as const, invalidParamsStatus: 400 as const } }, ...extra });
+  const pageUrl = `${config.publicUrl}/status`;
+
+  return [
+    {
+      method: 'GET',
+      path: `${API}/status`,
+      options: options('status.summary'),
+      handler: serve(() => 'summary', () => (model) => envelopeBody(presentSummary(model)), 'Status'),
+    },
+    {
+      method: 'GET',
+      path: `${API}/status/services`,
+      options: options('status.services'),
+      handler: serve(() => 'services', () => (model) => envelopeBody(model.services.map(presentService)), 'Services'),
+    },
+    {
+      method: 'GET',
+      path: `${API}/status/services/{slug}`,
+      options: options('status.service', { validate: { params: slugParams } }),
+      handler: serve(
+        (r) => `service:${r.params.slug}`,
+        (r) => (model) => {
+          const service = model.servicesBySlug.get(String(r.params.slug));
+          return service ? envelopeBody(presentServiceDetail(service, model)) : null;
+        },
+        'Service',
+      ),
+    },
+    {
+      method: 'GET',
+      path: `${API}/status/components`,
+      options: options('status.components', { validate: { query: componentsQuery } }),
+      handler: serve(
+        (r) => (r.query.serviceSlug ? `components:${r.query.serviceSlug}` : 'components'),
+        (r) => (model) => {
+          const slug = r.query.serviceSlug as string | undefined;
+          if (slug === undefined) return envelopeBody(model.services.flatMap((s) => s.components.map(presentComponent)));
+          const service = model.servicesBySlug.get(slug);
+          return service ? envelopeBody(service.components.map(presentComponent)) : null;
+        },
+        'Service',
+      ),
+    },
+    {
+      method: 'GET',
+      path: `${API}/status/incidents`,
+      options: options('status.incidents', { validate: { query: incidentsQuery } }),
+      handler: serve(
+        (r) => `incidents:${r.query.page}:${r.query.limit}`,
+        (r) => (model) => {
+          const page = r.query.page as number;
+          const limit = r.query.limit as number;
+          const items = model.incidents.slice((page - 1) * limit, page * limit).map(presentIncident);
+          return envelopeBody(items, { page, limit, total: model.incidents.length });
+        },
+        'Incidents',
+      ),
+    },
+    {
+      method: 'GET',
+      path: `${API}/status/incidents/{id}`,
+      // A malformed id is the spec's 422; a malformed date or window is a 400.
+      options: options('status.incident', { validate: { params: idParams }, plugins: { gantry: { rateLimit: false, invalidParamsStatus: 422 } } }),
+      handler: serve(
+        (r) => `incident:${String(r.params.id).toLowerCase()}`,
+        (r) => (model) => {
+          const incident = model.incidentsById.get(String(r.params.id).toLowerCase());
+          return incident ? envelopeBody(presentIncident(incident)) : null;
+        },
+        'Incident',
+      ),
+    },
+    {
+      method: 'GET',
+      path: `${API}/status/maintenance`,
+      options: options('status.maintenance'),
+      handler: serve(() => 'maintenance', () => (model) => envelopeBody(model.maintenance.map(presentMaintenance)), 'Maintenance'),
+    },
+    {
+      method: 'GET',
+      path: `${API}/status/snapshots/{date}`,
+      options: options('status.snapshot', { validate: { params: dateParams } }),
+      handler: serve(
+        (r) => `snapshot:${r.params.date}`,
+        (r) => async () => {
+          const row = await status.snapshot(String(r.params.date));
+          return row ? envelopeBody({ snapshot_date: row.snapshot_date, scope_type: row.scope_type, scope_key: row.scope_key, payload: JSON.parse(row.payload), computed_at: row.computed_at }) : null;
+        },
+        'Snapshot',
+      ),
+    },
+    {
+      method: 'GET',
+      path: `${API}/status/uptime/{window}`,
+      options: options('status.uptime', { validate: { params: windowParams } }),
+      handler: serve((r) => `uptime:${r.params.window}`, (r) => (model) => envelopeBody(presentUptime(model, r.params.window as UptimeWindow)), 'Uptime'),
+    },
+    {
+      method: 'GET',
+      path: '/status',
+      options: options('status.page', { plugins: { gantry: { rateLimit: false, envelope: false } } }),
+      handler: serve(() => 'page', () => (model) => ({ body: renderStatusPage(model, `${pageUrl}/feed.atom`, `${config.publicUrl}${API}/status`), contentType: 'text/html; charset=utf-8' }), 'Page'),
+    },
+    {
+      method: 'GET',
+      path: '/status/feed.atom',
+      options: options('status.feed', { plugins: { gantry: { rateLimit: false, envelope: false } } }),
+      handler: serve(() => 'feed', () => (model) => ({ body: renderIncidentFeed(model, pageUrl, `${pageUrl}/feed.atom`), contentType: 'application/atom+xml; charset=utf-8' }), 'Feed'),
+    },
+  ];
+}

@@ -1,0 +1,230 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { ManualClock } from '../../src/lib/clock.js';
+
+const CACHE = 'public, max-age=30, stale-while-revalidate=300';
+const URL_ = '/api/v1/status';
+
+const asctime = (ms: number): string => {
+  const d = new Date(ms);
+  const days = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${days[d.getUTCDay()]} ${months[d.getUTCMonth()]} ${String(d.getUTCDate()).padStart(2, ' ')} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} ${d.getUTCFullYear()}`;
+};
+const rfc850 = (ms: number): string => {
+  const d = new Date(ms);
+  const days = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+  const [, day, mon, year, time] = d.toUTCString().split(' ');
+  return `${days[d.getUTCDay()]}, ${day}-${mon}-${year.slice(2)} ${time} GMT`;
+};
+
+describe('status caching: ETag, Last-Modified, conditional requests', () => {
+  let t: TestApp;
+  const clock = new ManualClock('2026-02-10T08:00:00.500Z');
+  before(async () => {
+    t = await createTestApp({ clock });
+    await t.app.services.status.createService({ slug: 'core', name: 'Core' });
+    await t.app.services.status.createComponent({ serviceSlug: 'core', slug: 'core-db', name: 'Database' });
+  });
+  after(() => t.close());
+
+  it('200 carries exactly the cache headers and a strong SHA-1 ETag of the exact bytes', async () => {
+    const res = await t.inject(URL_);
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers['cache-control'], CACHE);
+    assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+    assert.equal(res.headers.etag, `"${createHash('sha1').update(res.rawPayload).digest('hex')}"`);
+    assert.equal(res.headers['last-modified'], 'Tue, 10 Feb 2026 08:00:00 GMT');
+    assert.ok(res.headers['x-request-id']);
+    assert.equal(res.headers['x-ratelimit-limit'], undefined);
+    // The same bytes for everyone: a second request (another request id) gets identical bytes.
+    const again = await t.inject({ url: URL_, headers: { 'x-request-id': 'someone-else-123' } });
+    assert.equal(again.payload, res.payload);
+    assert.equal(again.headers.etag, res.headers.etag);
+  });
+
+  it('200 then 304 on the same ETag, with ETag, Last-Modified, Cache-Control and no body', async () => {
+    const first = await t.inject(URL_);
+    const second = await t.inject({ url: URL_, headers: { 'if-none-match': first.headers.etag as string } });
+    assert.equal(second.statusCode, 304);
+    assert.equal(second.payload, '');
+    assert.equal(second.headers.etag, first.headers.etag);
+    assert.equal(second.headers['last-modified'], first.headers['last-modified']);
+    assert.equal(second.headers['cache-control'], CACHE);
+    assert.equal(second.headers['content-length'], undefined);
+    assert.ok(second.headers['x-request-id']);
+  });
+
+  it('If-None-Match: *, lists, and weak comparison', async () => {
+    const { etag } = (await t.inject(URL_)).headers as { etag: string };
+    for (const inm of ['*', `W/${etag}`, `"nope", ${etag}`, `"a", W/${etag}, "b"`]) {
+      const res = await t.inject({ url: URL_, headers: { 'if-none-match': inm } });
+      assert.equal(res.statusCode, 304, inm);
+      assert.equal(res.headers.etag, etag, 'our strong tag, never the weak one sent');
+      assert.equal(res.headers['cache-control'], CACHE);
+    }
+    const miss = await t.inject({ url: URL_, headers: { 'if-none-match': '"0000"' } });
+    assert.equal(miss.statusCode, 200);
+  });
+
+  it('If-Modified-Since: 304 at or after Last-Modified, 200 before; every HTTP-date form', async () => {
+    const lm = Date.parse((await t.inject(URL_)).headers['last-modified'] as string);
+    const cases: Array<[string, number]> = [
+      [new Date(lm).toUTCString(), 304],
+      [new Date(lm + 60_000).toUTCString(), 304],
+      [new Date(lm - 1000).toUTCString(), 200],
+      [rfc850(lm), 304],
+      [rfc850(lm - 1000), 200],
+      [asctime(lm), 304],
+      [asctime(lm - 1000), 200],
+      ['not a date', 200],
+    ];
+    for (const [ims, status] of cases) {
+      const res = await t.inject({ url: URL_, headers: { 'if-modified-since': ims } });
+      assert.equal(res.statusCode, status, ims);
+      assert.equal(res.headers['cache-control'], CACHE, ims);
+      if (status === 304) assert.equal(res.payload, '');
+    }
+  });
+
+  it('asctime dates are UTC whatever the local time zone (hapi reads them as local time)', async () => {
+    const lm = Date.parse((await t.inject(URL_)).headers['last-modified'] as string);
+    const saved = process.env.TZ;
+    try {
+      // West of UTC, local parsing would push an older date past Last-Modified: must stay 200.
+      process.env.TZ = 'America/New_York';
+      assert.equal((await t.inject({ url: URL_, headers: { 'if-modified-since': asctime(lm - 3_600_000) } })).statusCode, 200);
+      // East of UTC, local parsing would pull the exact date before Last-Modified: must be 304.
+      process.env.TZ = 'Asia/Tokyo';
+      const exact = await t.inject({ url: URL_, headers: { 'if-modified-since': asctime(lm) } });
+      assert.equal(exact.statusCode, 304);
+      assert.equal(exact.headers['cache-control'], CACHE);
+    } finally {
+      if (saved === undefined) delete process.env.TZ;
+      else process.env.TZ = saved;
+    }
+  });
+
+  it('If-None-Match wins over If-Modified-Since', async () => {
+    const first = await t.inject(URL_);
+    const future = new Date(Date.parse(first.headers['last-modified'] as string) + 86_400_000).toUTCString();
+    const stale = await t.inject({ url: URL_, headers: { 'if-none-match': '"other"', 'if-modified-since': future } });
+    assert.equal(stale.statusCode, 200, 'a non-matching If-None-Match ignores a satisfied If-Modified-Since');
+    assert.equal(stale.payload, first.payload);
+    const fresh = await t.inject({ url: URL_, headers: { 'if-none-match': first.headers.etag as string, 'if-modified-since': 'Thu, 01 Jan 1970 00:00:00 GMT' } });
+    assert.equal(fresh.statusCode, 304, 'a matching If-None-Match ignores a failed If-Modified-Since');
+  });
+
+  it('a status change gives a new ETag at once and a later Last-Modified, even within the same second', async () => {
+    const before_ = await t.inject(URL_);
+    await t.app.services.status.setComponentStatus('core-db', 'degraded_performance');
+    const after_ = await t.inject(URL_);
+    assert.notEqual(after_.headers.etag, before_.headers.etag);
+    assert.equal(JSON.parse(after_.payload).data.status, 'degraded_performance');
+    assert.ok(Date.parse(after_.headers['last-modified'] as string) > Date.parse(before_.headers['last-modified'] as string));
+    const old = await t.inject({ url: URL_, headers: { 'if-none-match': before_.headers.etag as string } });
+    assert.equal(old.statusCode, 200);
+    const oldDate = await t.inject({ url: URL_, headers: { 'if-modified-since': before_.headers['last-modified'] as string } });
+    assert.equal(oldDate.statusCode, 200);
+    await t.app.services.status.setComponentStatus('core-db', 'operational');
+  });
+
+  it('a rebuild with identical bytes keeps the ETag and Last-Modified', async () => {
+    const first = await t.inject('/api/v1/status/services');
+    clock.advance(120_000);
+    await t.app.services.status.projection.refresh();
+    const second = await t.inject('/api/v1/status/services');
+    assert.equal(second.headers.etag, first.headers.etag);
+    assert.equal(second.headers['last-modified'], first.headers['last-modified']);
+  });
+
+  it('HEAD: headers and length of GET, no body; conditional HEAD gives 304', async () => {
+    const get = await t.inject(URL_);
+    const head = await t.inject({ method: 'HEAD', url: URL_ });
+    assert.equal(head.statusCode, 200);
+    assert.equal(head.payload, '');
+    assert.equal(head.headers.etag, get.headers.etag);
+    assert.equal(head.headers['cache-control'], CACHE);
+    assert.equal(Number(head.headers['content-length']), get.rawPayload.length);
+    const cond = await t.inject({ method: 'HEAD', url: URL_, headers: { 'if-none-match': get.headers.etag as string } });
+    assert.equal(cond.statusCode, 304);
+  });
+
+  it('errors are never 304 and never carry the cache headers', async () => {
+    for (const headers of [{ 'if-none-match': '*' }, { 'if-modified-since': 'Fri, 01 Jan 2100 00:00:00 GMT' }]) {
+      const res = await t.inject({ url: '/api/v1/status/services/missing', headers });
+      assert.equal(res.statusCode, 404);
+      assert.equal(JSON.parse(res.payload).error.code, 'NOT_FOUND');
+      assert.equal(res.headers.etag, undefined);
+      assert.notEqual(res.headers['cache-control'], CACHE);
+      const bad = await t.inject({ url: '/api/v1/status/uptime/2w', headers });
+      assert.equal(bad.statusCode, 400);
+    }
+  });
+
+  it('never compressed: the ETag names the bytes on the wire', async () => {
+    for (let i = 0; i < 30; i++) await t.app.services.status.createComponent({ serviceSlug: 'core', slug: `core-part-${i}`, name: `Part ${i} with a long enough name` });
+    const res = await t.inject({ url: '/api/v1/status/components', headers: { 'accept-encoding': 'gzip, deflate' } });
+    assert.ok(res.rawPayload.length > 1024);
+    assert.equal(res.headers['content-encoding'], undefined);
+    assert.equal(res.headers.etag, `"${createHash('sha1').update(res.rawPayload).digest('hex')}"`);
+  });
+
+  it('every endpoint, the page and the feed carry the same caching contract', async () => {
+    const inc = await t.app.services.status.createIncident({ title: 'Cache check', impact: 'minor', message: 'm' });
+    await t.app.services.status.writeDailySnapshot(new Date('2026-02-10T00:00:00Z'));
+    for (const url of [
+      '/api/v1/status/services',
+      '/api/v1/status/services/core',
+      '/api/v1/status/components?serviceSlug=core',
+      '/api/v1/status/incidents?page=1&limit=5',
+      `/api/v1/status/incidents/${inc.id}`,
+      '/api/v1/status/maintenance',
+      '/api/v1/status/snapshots/2026-02-09',
+      '/api/v1/status/uptime/7d',
+      '/status',
+      '/status/feed.atom',
+    ]) {
+      const res = await t.inject(url);
+      assert.equal(res.statusCode, 200, url);
+      assert.equal(res.headers['cache-control'], CACHE, url);
+      assert.equal(res.headers.etag, `"${createHash('sha1').update(res.rawPayload).digest('hex')}"`, url);
+      assert.ok(res.headers['last-modified'], url);
+      const cond = await t.inject({ url, headers: { 'if-none-match': res.headers.etag as string } });
+      assert.equal(cond.statusCode, 304, url);
+    }
+  });
+});
+
+describe('the status-only listener', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await createTestApp({ statusOnly: true });
+    await t.app.services.status.createService({ slug: 'solo', name: 'Solo' });
+  });
+  after(() => t.close());
+
+  it('serves the status API, the page and the feed anonymously', async () => {
+    const res = await t.inject('/api/v1/status/services');
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(JSON.parse(res.payload).data.map((s: { slug: string }) => s.slug), ['solo']);
+    assert.equal((await t.inject('/status')).statusCode, 200);
+    assert.equal((await t.inject('/status/feed.atom')).statusCode, 200);
+  });
+
+  it('serves nothing else', async () => {
+    for (const [method, url] of [
+      ['POST', '/api/v1/auth/login'],
+      ['GET', '/api/v1/auth/me'],
+      ['GET', '/api/v1/wallet/me'],
+      ['GET', '/api/v1/accounts'],
+    ]) {
+      const res = await t.inject({ method, url, payload: method === 'POST' ? {} : undefined });
+      assert.equal(res.statusCode, 404, url);
+      assert.equal(JSON.parse(res.payload).error.code, 'NOT_FOUND');
+    }
+  });
+});
