@@ -20,8 +20,10 @@ export const migration: Migration = {
       .addColumn('expires_at', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())
       .execute();
-    // Listing newest-first per user (optionally by status) and the unread count.
+    // Default listing (unread and read together) walks (user_id, seq) newest first.
     await db.schema.createIndex('notifications_user_seq').on('notifications').columns(['user_id', 'seq']).execute();
-    await db.schema.createIndex('notifications_user_status_seq').on('notifications').columns(['user_id', 'status', 'seq']).execute();
+    // Listing by status in seq order; expires_at at the end makes the unread count and the
+    // offset total index-only scans (no table lookups for the expiry test).
+    await db.schema.createIndex('notifications_user_status_seq').on('notifications').columns(['user_id', 'status', 'seq', 'expires_at']).execute();
   },
 };

@@ -7,6 +7,7 @@ import { identityJobs } from './identity/jobs.js';
 import { createAccountsService } from './accounts/service.js';
 import { createWalletService } from './wallet/service.js';
 import { createNotificationsService } from './notifications/service.js';
+import { notificationsJobs } from './notifications/jobs.js';
 
 /** Every domain service, built over the kernel. Domains reach each other only through these. */
 export function createServices(kernel: Kernel) {
@@ -37,6 +38,7 @@ export function collectJobs(app: AppContext): JobSpec[] {
     { name: 'kernel.change-feed-prune', pattern: '17 * * * *', run: () => app.kernel.changes.prune() },
     { name: 'kernel.mail-delivery', pattern: '*/30 * * * * *', run: () => app.kernel.mailer.deliverPending() },
     ...identityJobs(app),
+    ...notificationsJobs(app),
   ];
 }
 
