@@ -4,6 +4,7 @@ import { newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
 import * as store from './store.js';
 import { presentNotification } from './presenters.js';
+import { NotificationCounts } from './counts.js';
 
 export const NOTIFICATION_PRIORITIES = ['low', 'normal', 'high'] as const;
 export type NotificationPriority = (typeof NOTIFICATION_PRIORITIES)[number];
@@ -76,6 +77,14 @@ function checkInput(input: Omit<NewNotification, 'userId'>): void {
 export function createNotificationsService(kernel: Kernel) {
   const { db, clock, changes, cursors } = kernel;
   const nowIso = () => clock.now().toISOString();
+  const counts = new NotificationCounts(clock);
+  changes.subscribe(NOTIFICATIONS_TOPIC, (userId) => counts.invalidate(userId));
+
+  /** Visible rows under a filter; cached unless a category narrows it (unbounded key space). */
+  function countOf(filter: store.ListFilter): Promise<number> {
+    if (filter.category) return store.countVisible(db, filter).then((c) => c.count);
+    return counts.get(filter.userId, filter.status ?? 'live', () => store.countVisible(db, filter));
+  }
 
   async function insertOne(executor: Executor, input: NewNotification): Promise<string> {
     const user = await executor.selectFrom('users').select('id').where('id', '=', input.userId).executeTakeFirst();
@@ -155,7 +164,7 @@ export function createNotificationsService(kernel: Kernel) {
       }
       const limit = query.limit ?? OFFSET_DEFAULT_LIMIT;
       const offset = query.offset ?? 0;
-      const [rows, total] = [await store.listPage(db, filter, { limit: limit + 1, offset }), await store.countVisible(db, filter)];
+      const [rows, total] = [await store.listPage(db, filter, { limit: limit + 1, offset }), await countOf(filter)];
       const page = cursors.page(scope, rows, limit, (row) => ({ s: row.seq }));
       return {
         items: page.items.map(presentNotification),
@@ -163,7 +172,7 @@ export function createNotificationsService(kernel: Kernel) {
       };
     },
 
-    unreadCount: (userId: string) => store.countUnread(db, userId, nowIso()),
+    unreadCount: (userId: string) => countOf({ userId, status: 'unread', now: nowIso() }),
 
     /** unread -> read with readAt = now; a read one keeps its first readAt (spec: no-op). */
     async markRead(userId: string, id: string): Promise<{ status: 'read' }> {
@@ -209,7 +218,12 @@ export function createNotificationsService(kernel: Kernel) {
     /** Retention: removes archived and expired notifications older than the retention period. */
     async purge(now: Date): Promise<number> {
       const cutoff = new Date(now.getTime() - kernel.config.notificationRetentionDays * 86_400_000).toISOString();
-      return store.purge(db, cutoff);
+      return inTransaction(db, async (trx) => {
+        const purged = await store.purge(trx, cutoff);
+        // Archived totals moved for some users: every process drops its cached counts.
+        if (purged > 0) await changes.publish(trx, NOTIFICATIONS_TOPIC, null);
+        return purged;
+      });
     },
   };
 }

@@ -13,6 +13,14 @@ export interface ListFilter {
   now: string;
 }
 
+/**
+ * "Not archived", spelled exactly as the partial index notifications_user_live_seq says it,
+ * with a literal (a bound parameter would not prove the index applies): the default listing
+ * walks that index newest first and stops after one page, where the status index would read
+ * both statuses in full and sort them.
+ */
+const LIVE = sql<boolean>`status <> 'archived'`;
+
 export const insertNotification = (db: Executor, row: Insertable<NotificationsTable>) => db.insertInto('notifications').values(row).execute();
 
 /** Filtered rows of one user, newest first. Expired rows never show. */
@@ -24,9 +32,7 @@ function visible(db: Executor, filter: ListFilter) {
   if (filter.status) {
     query = query.where('status', '=', filter.status);
   } else {
-    // Unary + keeps the planner on (user_id, seq): walking it newest first stops after one
-    // page, where the status index would read both statuses in full and sort them.
-    query = query.where(sql<string>`+status`, '!=', 'archived');
+    query = query.where(LIVE);
   }
   if (filter.category) query = query.where('category', '=', filter.category);
   return query;
@@ -41,34 +47,28 @@ export function listPage(db: Executor, filter: ListFilter, page: { limit: number
   return query.execute();
 }
 
-/** How many rows the filter shows (the offset listing's total). */
-export async function countVisible(db: Executor, filter: ListFilter): Promise<number> {
-  if (!filter.status && !filter.category) {
-    // Two index-only range scans over (user_id, status, seq, expires_at) instead of a table walk.
-    const row = await db
-      .selectFrom('notifications')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('user_id', '=', filter.userId)
-      .where('status', 'in', ['unread', 'read'])
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', filter.now)]))
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  }
-  const row = await visible(db, filter)
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+/** A count, and the soonest expiry among the rows counted: when the count next drops by itself. */
+export interface Counted {
+  count: number;
+  nextExpiry: string | null;
 }
 
-export async function countUnread(db: Executor, userId: string, now: string): Promise<number> {
-  const row = await db
-    .selectFrom('notifications')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('user_id', '=', userId)
-    .where('status', '=', 'unread')
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+/**
+ * How many rows a filter shows (the offset total, the unread count). Without a category it is
+ * an index-only scan of (user_id, status, seq, expires_at): one or two ranges, no table rows.
+ */
+export async function countVisible(db: Executor, filter: ListFilter): Promise<Counted> {
+  const base = filter.category
+    ? visible(db, filter)
+    : db
+        .selectFrom('notifications')
+        .where('user_id', '=', filter.userId)
+        .where('status', 'in', filter.status ? [filter.status] : ['unread', 'read'])
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', filter.now)]));
+  const row = await base
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min<string | null>('expires_at').as('next')])
     .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return { count: Number(row.n), nextExpiry: row.next ?? null };
 }
 
 export const findById = (db: Executor, id: string) => db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirst();
@@ -91,9 +91,9 @@ export async function markAllRead(db: Executor, userId: string, at: string): Pro
   return Number(result.numUpdatedRows);
 }
 
-/** The newest seq of a user's notifications (0 when none): where a fresh live stream starts. */
+/** The newest seq of a user's live notifications (0 when none): where a fresh stream starts. */
 export async function latestSeq(db: Executor, userId: string): Promise<number> {
-  const row = await db.selectFrom('notifications').select((eb) => eb.fn.max('seq').as('seq')).where('user_id', '=', userId).executeTakeFirst();
+  const row = await db.selectFrom('notifications').select((eb) => eb.fn.max('seq').as('seq')).where('user_id', '=', userId).where(LIVE).executeTakeFirst();
   return Number(row?.seq ?? 0);
 }
 
@@ -104,7 +104,7 @@ export function listAfter(db: Executor, userId: string, afterSeq: number, now: s
     .selectAll()
     .where('user_id', '=', userId)
     .where('seq', '>', afterSeq)
-    .where('status', '!=', 'archived')
+    .where(LIVE)
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
     .orderBy('seq', 'asc')
     .limit(limit)
