@@ -76,6 +76,13 @@ export function notificationsRoutes(app: AppContext): ServerRoute[] {
           request.server.ext('onPreStop', () => streams.closeAll());
         }
         const token = bearerOf(request);
+        // The client may leave while the stream is being set up: end it then too.
+        let gone = false;
+        let opened: { destroy(): void } | null = null;
+        request.raw.res.once('close', () => {
+          gone = true;
+          opened?.destroy();
+        });
         const lastEventId = request.headers['last-event-id'] ?? (request.query as { lastEventId?: string }).lastEventId ?? null;
         const stream = await streams.open({
           userId,
@@ -83,7 +90,8 @@ export function notificationsRoutes(app: AppContext): ServerRoute[] {
           // Re-checked at every heartbeat: an expired or revoked session ends its stream.
           stillValid: async () => !!(await identity.sessionVerifier.verify(token)),
         });
-        request.raw.res.once('close', () => stream.destroy());
+        opened = stream;
+        if (gone) stream.destroy();
         return h
           .response(stream)
           .type('text/event-stream; charset=utf-8')

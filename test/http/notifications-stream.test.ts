@@ -7,6 +7,7 @@ import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';
 import { signedInUser } from '../helpers/factories.js';
 import { openSse, type SseClient } from '../helpers/sse.js';
 import { MAX_STREAMS_PER_USER } from '../../src/notifications/live.js';
+import { ManualClock } from '../../src/lib/clock.js';
 
 const HEARTBEAT_ENV = { GANTRY_NOTIFICATION_HEARTBEAT_MS: '100' };
 
@@ -81,6 +82,11 @@ describe('notifications live stream (SSE over a listening server)', () => {
     const resumed = await stream({ ...u.headers, 'last-event-id': seen.id! });
     await count(resumed, 3);
     assert.deepEqual(resumed.events.filter((e) => e.event === 'notification').map((e) => JSON.parse(e.data).id), missed);
+    // The same through the query (clients that cannot set headers).
+    const viaQuery = await openSse(`${base}/api/v1/notifications/stream?lastEventId=${encodeURIComponent(seen.id!)}`, u.headers);
+    open.push(viaQuery);
+    await count(viaQuery, 3);
+    assert.deepEqual(viaQuery.events.filter((e) => e.event === 'notification').map((e) => JSON.parse(e.data).id), missed);
     // A forged Last-Event-ID starts fresh instead of replaying anything.
     const forged = await stream({ ...u.headers, 'last-event-id': 'eyJzIjowfQ.AAAAAAAAAAAAAAAAAAAAAA' });
     await count(forged, 3);
@@ -138,6 +144,26 @@ describe('notifications live stream (SSE over a listening server)', () => {
       await count(s, 1);
     } finally {
       await other.kernel.close();
+    }
+  });
+});
+
+describe('notification stream and token expiry', () => {
+  it('ends the stream at the first heartbeat after the access token expires', async () => {
+    const clock = new ManualClock(new Date());
+    const t = await createTestApp({ env: HEARTBEAT_ENV, clock });
+    await t.server.start();
+    try {
+      const u = await signedInUser(t.app);
+      const s = await openSse(`${t.server.info.uri}/api/v1/notifications/stream`, u.headers);
+      await s.comment(/^heartbeat$/);
+      assert.equal(s.ended, false);
+      clock.advance(3601_000);
+      const closed = await s.next((e) => e.event === 'close');
+      assert.deepEqual(JSON.parse(closed.data), { reason: 'credentials_expired' });
+      await s.end();
+    } finally {
+      await t.close();
     }
   });
 });
