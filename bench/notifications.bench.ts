@@ -151,6 +151,16 @@ async function main(): Promise<void> {
     ['list offset, deep page (offset 94,960)', () => notifications.list(user.id, { limit: 20, offset: TOTAL - 5_000 - 40 })],
   ];
   for (const [name, run] of perCall) console.log(`  ${name.padEnd(46)} ${(await timeIt(run, 50)).toFixed(0)}`);
+  // First vs deep cursor page interleaved, so the machine's noise hits both alike.
+  const first = () => notifications.list(user.id, { limit: 20, paging: 'cursor' });
+  const deep = () => notifications.list(user.id, { limit: 20, cursor: deepCursor });
+  let firstUs = 0;
+  let deepUs = 0;
+  for (let round = 0; round < 20; round++) {
+    firstUs += await timeIt(first, 25);
+    deepUs += await timeIt(deep, 25);
+  }
+  console.log(`  cursor first vs deep page, interleaved: ${(firstUs / 20).toFixed(0)} vs ${(deepUs / 20).toFixed(0)} µs (deep/first ${(deepUs / firstUs).toFixed(2)})`);
   await spy.destroy().catch(() => undefined);
   await app.kernel.close();
 
