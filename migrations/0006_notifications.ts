@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Migration } from './types.js';
 
 export const migration: Migration = {
@@ -20,8 +21,17 @@ export const migration: Migration = {
       .addColumn('expires_at', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())
       .execute();
-    // Listing newest-first per user (optionally by status) and the unread count.
-    await db.schema.createIndex('notifications_user_seq').on('notifications').columns(['user_id', 'seq']).execute();
-    await db.schema.createIndex('notifications_user_status_seq').on('notifications').columns(['user_id', 'status', 'seq']).execute();
+    // Default listing (unread and read together) walks this newest first. Partial: archived
+    // rows are not in it, so a user with many archived ones pays nothing for them, and the
+    // last cursor page costs what the first does. The store repeats the predicate literally.
+    await db.schema
+      .createIndex('notifications_user_live_seq')
+      .on('notifications')
+      .columns(['user_id', 'seq'])
+      .where(sql.ref('status'), '<>', sql.lit('archived'))
+      .execute();
+    // Listing by status in seq order; expires_at at the end makes the unread count and the
+    // offset total index-only scans (no table lookups for the expiry test).
+    await db.schema.createIndex('notifications_user_status_seq').on('notifications').columns(['user_id', 'status', 'seq', 'expires_at']).execute();
   },
 };

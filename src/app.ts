@@ -10,6 +10,7 @@ import { createWalletService } from './wallet/service.js';
 import { createNotificationsService } from './notifications/service.js';
 import { createStatusService } from './status/service.js';
 import { statusJobs } from './status/jobs.js';
+import { notificationsJobs } from './notifications/jobs.js';
 
 /** Every domain service, built over the kernel. Domains reach each other only through these. */
 export function createServices(kernel: Kernel) {
@@ -43,6 +44,7 @@ export function collectJobs(app: AppContext): JobSpec[] {
     ...identityJobs(app),
     ...accountsJobs(app),
     ...statusJobs(app),
+    ...notificationsJobs(app),
   ];
 }
 

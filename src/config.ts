@@ -24,6 +24,8 @@ export interface Config {
   readonly billingWebhookSecret: string | null;
   /** Days archived or expired notifications are kept before the purge job removes them. */
   readonly notificationRetentionDays: number;
+  /** Milliseconds between heartbeat comments on notification streams (and credential checks). */
+  readonly notificationHeartbeatMs: number;
   /** Cron pattern of the connector OAuth refresh job (spec: every 5 minutes). */
   readonly connectorRefreshCron: string;
   /** scrypt cost parameter N; tests lower it, production keeps the default. */
@@ -114,6 +116,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     accountRetentionDays: parsePositive('GANTRY_ACCOUNT_RETENTION_DAYS', env.GANTRY_ACCOUNT_RETENTION_DAYS || 30),
     billingWebhookSecret: env.GANTRY_BILLING_WEBHOOK_SECRET || null,
     notificationRetentionDays: parsePositive('GANTRY_NOTIFICATION_RETENTION_DAYS', env.GANTRY_NOTIFICATION_RETENTION_DAYS || 90),
+    notificationHeartbeatMs: parsePositive('GANTRY_NOTIFICATION_HEARTBEAT_MS', env.GANTRY_NOTIFICATION_HEARTBEAT_MS || 15_000),
     connectorRefreshCron: env.GANTRY_CONNECTOR_REFRESH_CRON || '*/5 * * * *',
     scryptCost: parsePositive('GANTRY_SCRYPT_COST', env.GANTRY_SCRYPT_COST || 16384),
   });

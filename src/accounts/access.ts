@@ -103,6 +103,14 @@ export function createAccountAccess(db: Executor) {
       if (context.accountStatus === 'suspended') throw new DomainError(403, 'ACCOUNT_SUSPENDED', 'The account is suspended; its workspaces are read-only');
     },
 
+    /** Users with an active membership of a live account; null when the account is unknown or gone. */
+    async activeMemberIds(accountId: string): Promise<string[] | null> {
+      const account = await db.selectFrom('accounts').select('status').where('id', '=', accountId).executeTakeFirst();
+      if (!account || !LIVE_STATUSES.includes(account.status)) return null;
+      const rows = await db.selectFrom('account_members').select('user_id').where('account_id', '=', accountId).where('status', '=', 'active').orderBy('created_at').execute();
+      return rows.map((r) => r.user_id);
+    },
+
     async hasEntitlement(accountId: string, feature: string): Promise<boolean> {
       const row = await db.selectFrom('account_entitlements').select('feature').where('account_id', '=', accountId).where('feature', '=', feature).executeTakeFirst();
       return !!row;

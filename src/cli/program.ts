@@ -10,6 +10,7 @@ import { makeMailCommands } from './mail.js';
 import { makeWalletCommands } from './wallet.js';
 import { makeAccountCommands } from './account.js';
 import { makeStatusCommands } from './status.js';
+import { makeNotifyCommands } from './notify.js';
 
 /** The whole command tree; each group is a factory over the same services as the routes. */
 export function buildProgram(io: CliIo): Command {
@@ -26,6 +27,7 @@ export function buildProgram(io: CliIo): Command {
   makeWalletCommands(program, io);
   makeAccountCommands(program, io);
   makeStatusCommands(program, io);
+  makeNotifyCommands(program, io);
   for (const command of program.commands) {
     command.exitOverride();
     command.configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });

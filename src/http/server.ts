@@ -8,6 +8,7 @@ import { identityRoutes } from '../identity/routes.js';
 import { walletRoutes } from '../wallet/routes.js';
 import { accountsRoutes } from '../accounts/routes.js';
 import { statusRoutes } from '../status/routes.js';
+import { notificationsRoutes } from '../notifications/routes.js';
 
 /** Every versioned JSON endpoint lives under this prefix; discovery and pages live at the root. */
 export const API = '/api/v1';
@@ -49,6 +50,7 @@ export async function createServer(app: AppContext, options: ServerOptions = {})
         ...walletRoutes(app),
         ...accountsRoutes(app),
         ...statusRoutes(app),
+        ...notificationsRoutes(app),
       ];
   server.route(routes);
   return server;

@@ -1,0 +1,103 @@
+import type { Request, ServerRoute } from '@hapi/hapi';
+import type { AppContext } from '../app.js';
+import { API } from '../http/server.js';
+import { reply } from '../http/envelope.js';
+import { principalOf } from '../http/auth.js';
+import type { ListQuery } from './service.js';
+import { NotificationStreams } from './live.js';
+import { idParams, listQuery } from './schemas.js';
+
+const perMinute = (limit: number) => ({ rateLimit: { limit, windowSec: 60 } });
+
+function bearerOf(request: Request): string {
+  return String(request.headers.authorization ?? '').replace(/^Bearer\s+/i, '').trim();
+}
+
+/** Spec, Notifications: identity-scoped through the JWT only; no account or workspace. */
+export function notificationsRoutes(app: AppContext): ServerRoute[] {
+  const { notifications, identity } = app.services;
+  const { kernel } = app;
+  const streams = new NotificationStreams({
+    notifications,
+    changes: kernel.changes,
+    cursors: kernel.cursors,
+    logger: kernel.logger,
+    heartbeatMs: kernel.config.notificationHeartbeatMs,
+  });
+  // Streams never end by themselves: end them before hapi waits for in-flight responses.
+  const stopping = new WeakSet<object>();
+
+  return [
+    {
+      method: 'GET',
+      path: `${API}/notifications`,
+      options: { id: 'notifications.list', plugins: { gantry: perMinute(60) }, validate: { query: listQuery } },
+      handler: async (request, h) => {
+        const page = await notifications.list(principalOf(request).userId, request.query as ListQuery);
+        return reply(request, h, page.items, { meta: page.meta });
+      },
+    },
+    {
+      method: 'GET',
+      path: `${API}/notifications/unread-count`,
+      options: { id: 'notifications.unread-count', plugins: { gantry: perMinute(60) } },
+      handler: async (request, h) => reply(request, h, { count: await notifications.unreadCount(principalOf(request).userId) }),
+    },
+    {
+      method: 'PATCH',
+      path: `${API}/notifications/{id}/read`,
+      options: { id: 'notifications.read', plugins: { gantry: perMinute(30) }, validate: { params: idParams } },
+      handler: async (request, h) => reply(request, h, await notifications.markRead(principalOf(request).userId, String(request.params.id))),
+    },
+    {
+      method: 'PATCH',
+      path: `${API}/notifications/{id}/archive`,
+      options: { id: 'notifications.archive', plugins: { gantry: perMinute(30) }, validate: { params: idParams } },
+      handler: async (request, h) => reply(request, h, await notifications.archive(principalOf(request).userId, String(request.params.id))),
+    },
+    {
+      method: 'POST',
+      path: `${API}/notifications/mark-all-read`,
+      options: { id: 'notifications.mark-all-read', plugins: { gantry: perMinute(10) } },
+      handler: async (request, h) => {
+        const { status } = await notifications.markAllRead(principalOf(request).userId);
+        return reply(request, h, { status });
+      },
+    },
+    {
+      method: 'GET',
+      path: `${API}/notifications/stream`,
+      // Server-Sent Events, not the envelope; errors before the stream opens still are.
+      options: { id: 'notifications.stream', plugins: { gantry: { envelope: false } } },
+      handler: async (request, h) => {
+        const { userId } = principalOf(request);
+        if (!stopping.has(request.server)) {
+          stopping.add(request.server);
+          request.server.ext('onPreStop', () => streams.closeAll());
+        }
+        const token = bearerOf(request);
+        // The client may leave while the stream is being set up: end it then too.
+        let gone = false;
+        let opened: { destroy(): void } | null = null;
+        request.raw.res.once('close', () => {
+          gone = true;
+          opened?.destroy();
+        });
+        const lastEventId = request.headers['last-event-id'] ?? (request.query as { lastEventId?: string }).lastEventId ?? null;
+        const stream = await streams.open({
+          userId,
+          lastEventId: typeof lastEventId === 'string' ? lastEventId : null,
+          // Re-checked at every heartbeat: an expired or revoked session ends its stream.
+          stillValid: async () => !!(await identity.sessionVerifier.verify(token)),
+        });
+        opened = stream;
+        if (gone) stream.destroy();
+        return h
+          .response(stream)
+          .type('text/event-stream; charset=utf-8')
+          .header('cache-control', 'no-cache, no-transform')
+          .header('x-accel-buffering', 'no');
+      },
+    },
+  ];
+}
