@@ -2,7 +2,8 @@ import type { Migration } from './types.js';
 import { migration as m0001 } from './0001_kernel.js';
 import { migration as m0002 } from './0002_accounts.js';
 import { migration as m0003 } from './0003_wallet.js';
+import { migration as m0004 } from './0004_oauth.js';
 import { migration as m0006 } from './0006_notifications.js';
 
 /** Every migration, in order. Static imports: the bundle cannot scan a folder. */
-export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0006];
+export const migrations: readonly Migration[] = [m0001, m0002, m0003, m0004, m0006];
