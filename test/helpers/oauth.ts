@@ -23,8 +23,8 @@ export async function makeClient(t: TestApp, overrides: { type?: 'confidential' 
 export function authorizeQuery(clientId: string, challenge: string, extra: Record<string, string | undefined> = {}) {
   const params: Record<string, string> = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, scope: 'email:read profile:read', code_challenge: challenge, code_challenge_method: 'S256' };
   for (const [k, v] of Object.entries(extra)) {
-    delete params[k];
-    if (v !== undefined && k !== 'state') params[k] = v;
+    if (v === undefined || k === 'state') delete params[k];
+    else params[k] = v;
   }
   if ('state' in extra && extra.state !== undefined) params.state = extra.state;
   else if (!('state' in extra)) params.state = 'st-123';
