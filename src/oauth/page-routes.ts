@@ -22,14 +22,18 @@ function cookie(request: Request, name: string): string | null {
   return null;
 }
 
-/** Login and consent pages may not be framed (clickjacking, RFC 9700 4.7) nor cached. */
+/**
+ * Login and consent pages may not be framed (clickjacking, RFC 9700 4.7) nor cached. No
+ * form-action directive: browsers apply it to the redirect that follows the consent POST,
+ * which goes to the client's origin.
+ */
 function page(h: ResponseToolkit, html: string, status = 200): ResponseObject {
   return h
     .response(html)
     .code(status)
     .type('text/html; charset=utf-8')
     .header('X-Frame-Options', 'DENY')
-    .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+    .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
     .header('Cache-Control', 'no-store')
     .header('Pragma', 'no-cache');
 }
