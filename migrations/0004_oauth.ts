@@ -45,15 +45,14 @@ export const migration: Migration = {
 
     await db.schema
       .createTable('oauth_refresh_tokens')
-      .addColumn('id', 'text', (c) => c.primaryKey())
+      // Keyed by the hash itself: every b-tree is a write per rotation (PERFORMANCE.md).
+      .addColumn('token_hash', 'text', (c) => c.primaryKey())
       .addColumn('grant_id', 'text', (c) => c.notNull().references('oauth_grants.id').onDelete('cascade'))
-      .addColumn('token_hash', 'text', (c) => c.notNull().unique())
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('expires_at', 'text', (c) => c.notNull())
       .addColumn('consumed_at', 'text')
       .execute();
     await db.schema.createIndex('oauth_refresh_tokens_grant').on('oauth_refresh_tokens').columns(['grant_id']).execute();
-    await db.schema.createIndex('oauth_refresh_tokens_expires').on('oauth_refresh_tokens').columns(['expires_at']).execute();
 
     await db.schema
       .createTable('oauth_revoked_access_tokens')

@@ -51,13 +51,13 @@ export const findRefreshToken = (db: Executor, tokenHash: string) =>
   db
     .selectFrom('oauth_refresh_tokens as r')
     .innerJoin('oauth_grants as g', 'g.id', 'r.grant_id')
-    .select(['r.id', 'r.grant_id', 'r.expires_at', 'r.consumed_at', 'g.client_id', 'g.user_id', 'g.scopes', 'g.revoked_at'])
+    .select(['r.token_hash as id', 'r.grant_id', 'r.expires_at', 'r.consumed_at', 'g.client_id', 'g.user_id', 'g.scopes', 'g.revoked_at'])
     .where('r.token_hash', '=', tokenHash)
     .executeTakeFirst();
 
 /** Marks a refresh token used; false when it already was (reuse). */
-export async function consumeRefreshToken(db: Executor, id: string, at: string): Promise<boolean> {
-  const result = await db.updateTable('oauth_refresh_tokens').set({ consumed_at: at }).where('id', '=', id).where('consumed_at', 'is', null).executeTakeFirst();
+export async function consumeRefreshToken(db: Executor, tokenHash: string, at: string): Promise<boolean> {
+  const result = await db.updateTable('oauth_refresh_tokens').set({ consumed_at: at }).where('token_hash', '=', tokenHash).where('consumed_at', 'is', null).executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 

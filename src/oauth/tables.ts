@@ -38,9 +38,8 @@ export interface OAuthCodesTable {
 }
 
 export interface OAuthRefreshTokensTable {
-  id: string;
+  token_hash: string; // SHA-256 hex; the key
   grant_id: string;
-  token_hash: string; // SHA-256 hex
   created_at: string;
   expires_at: string;
   consumed_at: string | null;

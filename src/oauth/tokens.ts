@@ -6,6 +6,8 @@ import { newId } from '../lib/ids.js';
 import { JwtCodec } from '../lib/jwt.js';
 import type { Kernel } from '../kernel.js';
 import * as store from './store.js';
+import { AccessTokenSigner } from './access-token-signer.js';
+import { createHotStore } from './hot-store.js';
 
 /** RFC 9068 access tokens: `typ: at+jwt`, HS256, one hour (spec, Authentication 6). */
 export const ACCESS_TOKEN_TYP = 'at+jwt';
@@ -37,7 +39,9 @@ export interface AccessTokenClaims {
  * that revocation clears here at once and in other processes through the change feed.
  */
 export function createTokens(kernel: Kernel) {
-  const { db, clock, jwt, changes, config } = kernel;
+  const { db, clock, jwt, changes, config, secrets } = kernel;
+  const signer = new AccessTokenSigner(secrets.jwtSigningKey);
+  const hot = createHotStore(kernel.sqlite);
   const audience = `${config.publicUrl}/api/v1`;
   const grantActive = new LRUCache<string, boolean>({ max: 50_000, ttl: 30_000 });
   const jtiRevoked = new LRUCache<string, boolean>({ max: 100_000, ttl: 30_000 });
@@ -105,23 +109,42 @@ export function createTokens(kernel: Kernel) {
     verifyAccessToken,
     isGrantActive,
 
-    /** A new access token and refresh token in a grant (family); call inside the grant's transaction. */
-    async issue(executor: Executor, grant: { id: string; clientId: string; userId: string }, scopes: string): Promise<TokenResponse> {
+    hot,
+
+    /**
+     * A new access token and refresh token in a grant (family). Synchronous apart from the
+     * insert, so the refresh hot path can run it inside a better-sqlite3 transaction.
+     */
+    mint(grant: { id: string; clientId: string; userId: string }, scopes: string, insert: (row: { grant_id: string; token_hash: string; created_at: string; expires_at: string }) => void): TokenResponse {
       const now = clock.now();
       const refreshToken = randomToken(32);
-      await store.insertRefreshToken(executor, {
-        id: newId(),
+      insert({
         grant_id: grant.id,
         token_hash: sha256Hex(refreshToken),
         created_at: now.toISOString(),
         expires_at: new Date(now.getTime() + REFRESH_TOKEN_TTL_SEC * 1000).toISOString(),
-        consumed_at: null,
       });
-      const accessToken = await jwt.sign(
-        { sub: grant.userId, client_id: grant.clientId, scope: scopes, jti: newId(), gid: grant.id },
-        { typ: ACCESS_TOKEN_TYP, expiresInSec: ACCESS_TOKEN_TTL_SEC, audience },
-      );
+      const iat = Math.floor(now.getTime() / 1000);
+      const accessToken = signer.sign({
+        iss: config.publicUrl,
+        sub: grant.userId,
+        aud: audience,
+        client_id: grant.clientId,
+        scope: scopes,
+        jti: newId(),
+        gid: grant.id,
+        iat,
+        exp: iat + ACCESS_TOKEN_TTL_SEC,
+      });
       return { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SEC, refresh_token: refreshToken, scope: scopes };
+    },
+
+    /** The same, inside a kysely transaction. */
+    async issue(executor: Executor, grant: { id: string; clientId: string; userId: string }, scopes: string): Promise<TokenResponse> {
+      const rows: Array<Parameters<typeof store.insertRefreshToken>[1]> = [];
+      const response = this.mint(grant, scopes, (row) => rows.push({ ...row, consumed_at: null }));
+      for (const row of rows) await store.insertRefreshToken(executor, row);
+      return response;
     },
 
     /** Ends a grant: its refresh tokens and every access token issued from it. */
