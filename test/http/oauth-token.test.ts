@@ -335,3 +335,29 @@ describe('refresh_token grant', () => {
     assert.equal(res.json().error, 'invalid_request');
   });
 });
+
+describe('refresh while another transaction holds the connection', () => {
+  test('the refresh waits and takes the ordinary path, with the same rules', async () => {
+    const { client, body } = await confidentialTokens();
+    const auth = basic(client.clientId, client.clientSecret!);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let entered!: () => void;
+    const inside = new Promise<void>((r) => (entered = r));
+    const blocker = t.app.kernel.db.transaction().execute(async (trx) => {
+      await trx.selectFrom('oauth_clients').select('id').limit(1).execute();
+      entered();
+      await held;
+    });
+    await inside;
+    const first = token({ grant_type: 'refresh_token', refresh_token: body.refresh_token }, auth);
+    const second = token({ grant_type: 'refresh_token', refresh_token: body.refresh_token }, auth);
+    for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
+    release();
+    await blocker;
+    const results = await Promise.all([first, second]);
+    assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 400]);
+    const winner = results.find((r) => r.statusCode === 200)!.json();
+    assert.equal((await token({ grant_type: 'refresh_token', refresh_token: winner.refresh_token }, auth)).json().error, 'invalid_grant', 'reuse revoked the family');
+  });
+});

@@ -3,7 +3,7 @@ import { sha256Hex } from '../../lib/crypto.js';
 import type { Kernel } from '../../kernel.js';
 import type { Client } from '../clients.js';
 import { invalidGrant, invalidRequest, invalidScope } from '../errors.js';
-import type { HotRefreshRow } from '../hot-store.js';
+import { BUSY, type HotRefreshRow } from '../hot-store.js';
 import { formatScope, isSubset, parseScope } from '../scopes.js';
 import type { OAuthTokens, TokenResponse } from '../tokens.js';
 import * as store from '../store.js';
@@ -27,8 +27,8 @@ function precheck(row: HotRefreshRow | undefined, client: Client, requested: str
  * the token; a consumed one shown again revokes the whole family, access tokens included.
  * No grace window (CONTRACT.md). The consume is conditional and runs in a transaction that
  * nothing interleaves with, so of N simultaneous uses exactly one wins and the others are
- * reuse. The usual case runs as one synchronous better-sqlite3 transaction over prepared
- * statements (hot-store.ts); while a kysely transaction holds the connection it takes the
+ * reuse. The usual case runs synchronously over prepared statements in a group-committed
+ * transaction (hot-store.ts); while a kysely transaction holds the connection it takes the
  * ordinary path instead.
  */
 export async function refreshTokenGrant(kernel: Kernel, tokens: OAuthTokens, client: Client, params: Record<string, string | undefined>): Promise<TokenResponse> {
@@ -49,18 +49,16 @@ export async function refreshTokenGrant(kernel: Kernel, tokens: OAuthTokens, cli
     return { tokens: tokens.mint({ id: row.grant_id, clientId: client.id, userId: row.user_id }, scope, insert) };
   };
 
-  let outcome: Outcome;
-  if (!tokens.hot.busy()) {
-    const { hot } = tokens;
-    outcome = hot.transaction(() => {
-      const row = hot.findRefreshToken(tokenHash);
-      const early = precheck(row, client, requested);
-      if (early) return early;
-      const now = clock.now().toISOString();
-      if (!hot.consumeRefreshToken(row!.id, now)) return { reuse: row! };
-      return finish(row!, now, hot.insertRefreshToken);
-    });
-  } else {
+  const { hot } = tokens;
+  let outcome: Outcome | typeof BUSY = await hot.run((): Outcome => {
+    const row = hot.findRefreshToken(tokenHash);
+    const early = precheck(row, client, requested);
+    if (early) return early;
+    const now = clock.now().toISOString();
+    if (!hot.consumeRefreshToken(row!.id, now)) return { reuse: row! };
+    return finish(row!, now, hot.insertRefreshToken);
+  });
+  if (outcome === BUSY) {
     outcome = await inTransaction<Outcome>(db, async (trx) => {
       const row = await store.findRefreshToken(trx, tokenHash);
       const early = precheck(row, client, requested);
