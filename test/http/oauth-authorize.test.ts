@@ -253,3 +253,36 @@ describe('sign-in and consent pages', () => {
     assert.match(res.payload, /invalid, used or expired/);
   });
 });
+
+describe('open redirects and https deployments', () => {
+  test('/auth/magic never continues to anything but our own authorize endpoint', async () => {
+    for (const returnTo of ['https://evil.example/steal', '//evil.example/x', '/api/v1/oauth/authorizeX', '/\\evil.example']) {
+      const user = await makeUser(t.app);
+      await t.app.services.identity.magicLinks.request(user.email, { returnTo });
+      const mail = await t.app.kernel.db.selectFrom('mail_outbox').selectAll().where('to_address', '=', user.email).executeTakeFirstOrThrow();
+      const res = await t.inject(/(\/auth\/magic\?token=[^\s]+)/.exec(mail.body_text)![1]);
+      assert.equal(res.statusCode, 200, returnTo);
+      assert.equal(res.headers.location, undefined, returnTo);
+      assert.match(res.payload, /You are signed in/);
+      assert.match(String(res.headers['set-cookie']), /gantry_session=/);
+    }
+  });
+});
+
+describe('https public URL', () => {
+  test('the browser session cookie is Secure and iss is the https issuer', async () => {
+    const secure = await createTestApp({ env: { GANTRY_PUBLIC_URL: 'https://gantry.example', GANTRY_RATE_LIMIT_MULTIPLIER: '100' } });
+    try {
+      const client = await makeClient(secure);
+      const user = await makeUser(secure.app);
+      const { res } = await signIn(secure, authorizeQuery(client.clientId, pkcePair().challenge), user.email, user.password);
+      assert.match(String(res.headers['set-cookie']), /gantry_session=[^;]+;.*HttpOnly.*SameSite=Lax.*Secure/);
+      const { location } = await authorizeAndAllow(secure, authorizeQuery(client.clientId, pkcePair().challenge), user.email, user.password);
+      assert.equal(location.searchParams.get('iss'), 'https://gantry.example');
+      const doc = JSON.parse((await secure.inject('/.well-known/oauth-authorization-server')).payload);
+      assert.equal(doc.token_endpoint, 'https://gantry.example/api/v1/oauth/token');
+    } finally {
+      await secure.close();
+    }
+  });
+});
