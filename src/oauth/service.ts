@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { inTransaction } from '../db/tx.js';
 import { notFound } from '../http/errors.js';
 import { sha256Hex } from '../lib/crypto.js';
@@ -29,6 +30,9 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
   const clients = createClients(kernel, tokens);
   const authorize = createAuthorize(kernel, clients);
   const browserSessions = createBrowserSessions(kernel);
+  // The profile behind userinfo, kept one second: the same window CONTRACT.md gives any change
+  // to reach a running server, and a hot client polling userinfo then costs no query.
+  const profiles = new LRUCache<string, Awaited<ReturnType<IdentityService['getUser']>>>({ max: 10_000, ttl: 1_000 });
 
   function params(body: Record<string, unknown>): Record<string, string | undefined> {
     const out: Record<string, string | undefined> = {};
@@ -79,7 +83,11 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
 
     /** Claims by scope (spec, UserInfo response); nothing else about the user, ever. */
     async userInfo(userId: string, scopes: readonly string[]): Promise<UserInfo> {
-      const user = await deps.identity.getUser(userId);
+      let user = profiles.get(userId);
+      if (!user) {
+        user = await deps.identity.getUser(userId);
+        profiles.set(userId, user);
+      }
       const info: UserInfo = { sub: user.id };
       if (scopes.includes('email:read')) {
         info.email = user.email;
