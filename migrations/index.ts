@@ -2,6 +2,7 @@ import type { Migration } from './types.js';
 import { migration as m0001 } from './0001_kernel.js';
 import { migration as m0002 } from './0002_accounts.js';
 import { migration as m0003 } from './0003_wallet.js';
+import { migration as m0004 } from './0004_oauth.js';
 import { migration as m0005 } from './0005_accounts_extras.js';
 import { migration as m0006 } from './0006_notifications.js';
 import { migration as m0007 } from './0007_status.js';
@@ -11,6 +12,7 @@ export const migrations: readonly Migration[] = [
   m0001,
   m0002,
   m0003,
+  m0004,
   m0005,
   m0006,
   m0007,

@@ -11,6 +11,8 @@ import { createNotificationsService } from './notifications/service.js';
 import { createStatusService } from './status/service.js';
 import { statusJobs } from './status/jobs.js';
 import { notificationsJobs } from './notifications/jobs.js';
+import { createOAuthService } from './oauth/service.js';
+import { oauthJobs } from './oauth/jobs.js';
 
 /** Every domain service, built over the kernel. Domains reach each other only through these. */
 export function createServices(kernel: Kernel) {
@@ -19,7 +21,8 @@ export function createServices(kernel: Kernel) {
   const accounts = createAccountsService(kernel, { identity, notifications });
   const wallet = createWalletService(kernel);
   const status = createStatusService(kernel);
-  return { identity, accounts, wallet, notifications, status };
+  const oauth = createOAuthService(kernel, { identity });
+  return { identity, accounts, wallet, notifications, status, oauth };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -45,6 +48,7 @@ export function collectJobs(app: AppContext): JobSpec[] {
     ...accountsJobs(app),
     ...statusJobs(app),
     ...notificationsJobs(app),
+    ...oauthJobs(app),
   ];
 }
 

@@ -11,6 +11,7 @@ import { makeWalletCommands } from './wallet.js';
 import { makeAccountCommands } from './account.js';
 import { makeStatusCommands } from './status.js';
 import { makeNotifyCommands } from './notify.js';
+import { makeClientCommands } from './client.js';
 
 /** The whole command tree; each group is a factory over the same services as the routes. */
 export function buildProgram(io: CliIo): Command {
@@ -28,6 +29,7 @@ export function buildProgram(io: CliIo): Command {
   makeAccountCommands(program, io);
   makeStatusCommands(program, io);
   makeNotifyCommands(program, io);
+  makeClientCommands(program, io);
   for (const command of program.commands) {
     command.exitOverride();
     command.configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });

@@ -4,6 +4,7 @@ import type { AccountsTables } from '../accounts/tables.js';
 import type { WalletTables } from '../wallet/tables.js';
 import type { NotificationsTables } from '../notifications/tables.js';
 import type { StatusTables } from '../status/tables.js';
+import type { OAuthTables } from '../oauth/tables.js';
 
 /** Every table of every domain, for kysely's typing. One line per domain. */
 export interface DB
@@ -12,4 +13,5 @@ export interface DB
     AccountsTables,
     WalletTables,
     NotificationsTables,
-    StatusTables {}
+    StatusTables,
+    OAuthTables {}

@@ -9,6 +9,7 @@ import { walletRoutes } from '../wallet/routes.js';
 import { accountsRoutes } from '../accounts/routes.js';
 import { statusRoutes } from '../status/routes.js';
 import { notificationsRoutes } from '../notifications/routes.js';
+import { oauthRoutes } from '../oauth/routes.js';
 
 /** Every versioned JSON endpoint lives under this prefix; discovery and pages live at the root. */
 export const API = '/api/v1';
@@ -39,7 +40,7 @@ export async function createServer(app: AppContext, options: ServerOptions = {})
     debug: false,
   });
   registerResponses(server, kernel.logger, kernel.clock);
-  registerBearerAuth(server, [services.identity.sessionVerifier, services.accounts.apiKeyVerifier]);
+  registerBearerAuth(server, [services.identity.sessionVerifier, services.oauth.accessTokenVerifier, services.accounts.apiKeyVerifier]);
   registerRateLimits(server, kernel.limiter, kernel.clock);
   registerHealth(server, kernel.db, () => app.draining);
 
@@ -51,6 +52,7 @@ export async function createServer(app: AppContext, options: ServerOptions = {})
         ...accountsRoutes(app),
         ...statusRoutes(app),
         ...notificationsRoutes(app),
+        ...oauthRoutes(app),
       ];
   server.route(routes);
   return server;

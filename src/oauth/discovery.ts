@@ -1,0 +1,27 @@
+import { SCOPE_NAMES } from './scopes.js';
+
+/**
+ * RFC 8414 metadata, served identically at both well-known paths (spec, OAuth authorization
+ * server). No jwks_uri or ID-token fields: tokens are signed with a symmetric key and no ID
+ * tokens are issued.
+ */
+export function discoveryDocument(publicUrl: string) {
+  const base = `${publicUrl}/api/v1/oauth`;
+  return Object.freeze({
+    issuer: publicUrl,
+    authorization_endpoint: `${base}/authorize`,
+    token_endpoint: `${base}/token`,
+    userinfo_endpoint: `${base}/userinfo`,
+    revocation_endpoint: `${base}/revoke`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'none'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'none'],
+    code_challenge_methods_supported: ['S256'],
+    scopes_supported: SCOPE_NAMES,
+    subject_types_supported: ['public'],
+    claims_supported: ['sub', 'email', 'email_verified', 'name', 'preferred_username'],
+    authorization_response_iss_parameter_supported: true,
+  });
+}

@@ -1,0 +1,84 @@
+import { inTransaction } from '../../db/tx.js';
+import { sha256Hex } from '../../lib/crypto.js';
+import type { Kernel } from '../../kernel.js';
+import type { Client } from '../clients.js';
+import { invalidGrant, invalidRequest, invalidScope } from '../errors.js';
+import { BUSY, type HotRefreshRow } from '../hot-store.js';
+import { formatScope, isSubset, parseScope } from '../scopes.js';
+import type { OAuthTokens, TokenResponse } from '../tokens.js';
+import * as store from '../store.js';
+
+type Outcome = { tokens: TokenResponse } | { error: string } | { scopeError: string } | { reuse: HotRefreshRow };
+
+/** The rules before the token is consumed; null means "go on and consume it". */
+function precheck(row: HotRefreshRow | undefined, client: Client, requested: string[] | null): Outcome | null {
+  if (!row) return { error: 'The refresh token is invalid' };
+  // Another client's token: refused, and its family left alone (CONTRACT.md).
+  if (row.client_id !== client.id) return { error: 'The refresh token was issued to another client' };
+  if (row.revoked_at !== null) return { error: 'The refresh token was revoked' };
+  if (row.consumed_at !== null) return { reuse: row };
+  // Checked before the token is consumed, so a refused narrowing does not cost the client its token.
+  if (requested && !isSubset(requested, row.scopes.split(' '))) return { scopeError: 'The requested scope exceeds the one granted' };
+  return null;
+}
+
+/**
+ * grant_type=refresh_token (RFC 6749 6) with rotation (RFC 9700 4.14.2): every use consumes
+ * the token; a consumed one shown again revokes the whole family, access tokens included.
+ * No grace window (CONTRACT.md). The consume is conditional and runs in a transaction that
+ * nothing interleaves with, so of N simultaneous uses exactly one wins and the others are
+ * reuse. The usual case runs synchronously over prepared statements in a group-committed
+ * transaction (hot-store.ts); while a kysely transaction holds the connection it takes the
+ * ordinary path instead.
+ */
+export async function refreshTokenGrant(kernel: Kernel, tokens: OAuthTokens, client: Client, params: Record<string, string | undefined>): Promise<TokenResponse> {
+  const { refresh_token: refreshToken } = params;
+  if (!refreshToken) throw invalidRequest('refresh_token is required');
+  let requested: string[] | null = null;
+  if (params.scope !== undefined) {
+    requested = parseScope(params.scope);
+    if (!requested) throw invalidScope('scope is malformed');
+  }
+
+  const { db, clock, logger } = kernel;
+  const tokenHash = sha256Hex(refreshToken);
+  const finish = (row: HotRefreshRow, now: string, insert: Parameters<OAuthTokens['mint']>[2]): Outcome => {
+    if (row.expires_at <= now) return { error: 'The refresh token has expired' };
+    // The new refresh token keeps the whole grant; only this access token is narrowed (RFC 6749 6).
+    const scope = requested ? formatScope(requested) : row.scopes;
+    return { tokens: tokens.mint({ id: row.grant_id, clientId: client.id, userId: row.user_id }, scope, insert) };
+  };
+
+  const { hot } = tokens;
+  let outcome: Outcome | typeof BUSY = await hot.run((): Outcome => {
+    const row = hot.findRefreshToken(tokenHash);
+    const early = precheck(row, client, requested);
+    if (early) return early;
+    const now = clock.now().toISOString();
+    if (!hot.consumeRefreshToken(row!.id, now)) return { reuse: row! };
+    return finish(row!, now, hot.insertRefreshToken);
+  });
+  if (outcome === BUSY) {
+    outcome = await inTransaction<Outcome>(db, async (trx) => {
+      const row = await store.findRefreshToken(trx, tokenHash);
+      const early = precheck(row, client, requested);
+      if (early) return early;
+      const now = clock.now().toISOString();
+      if (!(await store.consumeRefreshToken(trx, row!.id, now))) return { reuse: row! };
+      const rows: Array<Parameters<typeof store.insertRefreshToken>[1]> = [];
+      const result = finish(row!, now, (r) => rows.push({ ...r, consumed_at: null }));
+      for (const r of rows) await store.insertRefreshToken(trx, r);
+      return result;
+    });
+  }
+
+  if ('reuse' in outcome) {
+    const row = outcome.reuse;
+    await inTransaction(db, (trx) => tokens.revokeGrant(trx, row.grant_id, 'refresh_token_reuse'));
+    logger.warn('oauth refresh token reuse detected; family revoked', { clientId: client.id, grantId: row.grant_id, userId: row.user_id });
+    throw invalidGrant('The refresh token was already used; the authorization is revoked');
+  }
+  if ('scopeError' in outcome) throw invalidScope(outcome.scopeError);
+  if ('error' in outcome) throw invalidGrant(outcome.error);
+  return outcome.tokens;
+}

@@ -1,0 +1,21 @@
+import type { AppContext } from '../app.js';
+import type { JobSpec } from '../jobs/scheduler.js';
+import * as store from './store.js';
+
+/** Housekeeping: codes, refresh tokens, revoked-jti rows and page sessions past their expiry. */
+export function oauthJobs(app: AppContext): JobSpec[] {
+  const { db } = app.kernel;
+  return [
+    {
+      name: 'oauth.purge-expired',
+      pattern: '23 * * * *',
+      async run(now) {
+        const cutoff = new Date(now.getTime() - 24 * 3_600_000).toISOString();
+        await store.deleteExpiredCodes(db, cutoff);
+        await store.deleteExpiredRefreshTokens(db, cutoff);
+        await store.deleteExpiredRevokedJtis(db, now.toISOString());
+        await store.deleteExpiredBrowserSessions(db, cutoff);
+      },
+    },
+  ];
+}

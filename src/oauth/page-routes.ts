@@ -1,0 +1,174 @@
+import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import type { AppContext } from '../app.js';
+import { DomainError } from '../http/errors.js';
+import { randomToken } from '../lib/crypto.js';
+import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from './browser-sessions.js';
+import type { AuthorizeRequest } from './authorize.js';
+import { consentPage, messagePage, signInPage } from './pages/views.js';
+
+export const AUTHORIZE_PATH = '/api/v1/oauth/authorize';
+const PRE_SESSION_TTL_SEC = 30 * 60;
+
+function cookie(request: Request, name: string): string | null {
+  const header = request.headers.cookie as string | undefined;
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      const value = part.slice(eq + 1).trim();
+      return /^[A-Za-z0-9_-]{20,100}$/.test(value) ? value : null;
+    }
+  }
+  return null;
+}
+
+/**
+ * Login and consent pages may not be framed (clickjacking, RFC 9700 4.7) nor cached. No
+ * form-action directive: browsers apply it to the redirect that follows the consent POST,
+ * which goes to the client's origin.
+ */
+function page(h: ResponseToolkit, html: string, status = 200): ResponseObject {
+  return h
+    .response(html)
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .header('X-Frame-Options', 'DENY')
+    .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
+    .header('Cache-Control', 'no-store')
+    .header('Pragma', 'no-cache');
+}
+
+function redirect(h: ResponseToolkit, location: string, status = 302): ResponseObject {
+  return h.response().code(status).header('Location', location).header('Cache-Control', 'no-store');
+}
+
+/**
+ * The browser side of the authorization server: GET/POST /oauth/authorize (sign-in, consent)
+ * and the /auth/magic landing page of sign-in links. HTML, no JavaScript, outside the envelope.
+ */
+export function oauthPageRoutes(app: AppContext): ServerRoute[] {
+  const { oauth, identity } = app.services;
+  const { authorize, browserSessions, clients } = oauth;
+  const secure = app.kernel.config.publicUrl.startsWith('https:');
+  const attrs = (maxAge: number) => `Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? '; Secure' : ''}`;
+  const pageConfig = { auth: false as const, plugins: { gantry: { envelope: false } } };
+
+  /** The pre-session cookie the sign-in CSRF value is bound to (set when missing). */
+  function preSession(request: Request): { value: string; setCookie: string | null } {
+    const existing = cookie(request, PRE_SESSION_COOKIE);
+    if (existing) return { value: existing, setCookie: null };
+    const value = randomToken(24);
+    return { value, setCookie: `${PRE_SESSION_COOKIE}=${value}; ${attrs(PRE_SESSION_TTL_SEC)}` };
+  }
+
+  async function showSignIn(request: Request, h: ResponseToolkit, req: AuthorizeRequest, clientName: string, extra: { status?: number; error?: string; notice?: string; email?: string } = {}) {
+    const pre = preSession(request);
+    const res = page(
+      h,
+      signInPage({ action: AUTHORIZE_PATH, clientName, requestState: authorize.sealRequest(req), csrf: authorize.csrfFor(pre.value, 'signin'), ...extra }),
+      extra.status ?? 200,
+    );
+    if (pre.setCookie) res.header('Set-Cookie', pre.setCookie, { append: true });
+    return res;
+  }
+
+  async function showConsentOrApprove(h: ResponseToolkit, sessionValue: string, userId: string, req: AuthorizeRequest, clientName: string, forceConsent: boolean) {
+    if (!forceConsent && (await authorize.hasConsent(userId, req))) return redirect(h, await authorize.approve(userId, req));
+    const user = await identity.getUser(userId);
+    return page(h, consentPage({ action: AUTHORIZE_PATH, clientName, userEmail: user.email, scopes: req.scopes, requestState: authorize.sealRequest(req), csrf: authorize.csrfFor(sessionValue, 'consent') }));
+  }
+
+  return [
+    {
+      method: 'GET',
+      path: AUTHORIZE_PATH,
+      options: { id: 'oauth.authorize', ...pageConfig },
+      handler: async (request, h) => {
+        const result = await authorize.validate(request.query as Record<string, unknown>);
+        if (result.kind === 'page') return page(h, messagePage('This sign-in request cannot be completed', result.message), 400);
+        if (result.kind === 'redirect') return redirect(h, result.url);
+        const sessionValue = cookie(request, BROWSER_SESSION_COOKIE);
+        const userId = await browserSessions.userOf(sessionValue);
+        const forceConsent = typeof request.query.prompt === 'string' && request.query.prompt.split(' ').includes('consent');
+        if (userId && sessionValue) return showConsentOrApprove(h, sessionValue, userId, result.request, result.client.name, forceConsent);
+        return showSignIn(request, h, result.request, result.client.name);
+      },
+    },
+    {
+      method: 'POST',
+      path: AUTHORIZE_PATH,
+      options: {
+        id: 'oauth.authorize-submit',
+        ...pageConfig,
+        plugins: { gantry: { envelope: false, rateLimit: { limit: 20, windowSec: 60 } } },
+        payload: { allow: ['application/x-www-form-urlencoded'], maxBytes: 16 * 1024 },
+      },
+      handler: async (request, h) => {
+        const body = (request.payload ?? {}) as Record<string, unknown>;
+        const str = (name: string) => (typeof body[name] === 'string' ? (body[name] as string) : undefined);
+        const req = authorize.openRequest(str('request_state') ?? '');
+        if (!req) return page(h, messagePage('This page has expired', 'Go back to the application and start signing in again.'), 400);
+        const client = await clients.find(req.clientId);
+        if (!client || !client.redirectUris.includes(req.redirectUri) || !req.scopes.every((s) => client.scopes.includes(s))) {
+          return page(h, messagePage('This sign-in request cannot be completed', 'The application or its redirect address is no longer registered.'), 400);
+        }
+
+        const decision = str('decision');
+        if (decision !== undefined) {
+          const sessionValue = cookie(request, BROWSER_SESSION_COOKIE);
+          const userId = await browserSessions.userOf(sessionValue);
+          if (!userId || !sessionValue) return showSignIn(request, h, req, client.name, { status: 401, error: 'Your session has ended. Sign in again.' });
+          if (!authorize.csrfMatches(sessionValue, 'consent', body.csrf)) {
+            return page(h, messagePage('This form cannot be accepted', 'It has expired or was not sent from this page. Go back and try again.'), 403);
+          }
+          if (decision === 'allow') return redirect(h, await authorize.approve(userId, req), 303);
+          if (decision === 'deny') return redirect(h, authorize.deny(req), 303);
+          return page(h, messagePage('Unknown choice', 'Choose Allow or Deny.'), 400);
+        }
+
+        if (!authorize.csrfMatches(cookie(request, PRE_SESSION_COOKIE), 'signin', body.csrf)) {
+          return page(h, messagePage('This form cannot be accepted', 'It has expired or was not sent from this page. Go back and try again.'), 403);
+        }
+        const email = (str('email') ?? '').trim();
+        if (str('action') === 'magic_link') {
+          if (!email) return showSignIn(request, h, req, client.name, { status: 400, error: 'Enter your email to receive a sign-in link.' });
+          await identity.magicLinks.request(email, { returnTo: authorize.requestUrl(req) });
+          return showSignIn(request, h, req, client.name, { email, notice: 'If an account exists for this email, a sign-in link is on its way. Open it in this browser.' });
+        }
+        const password = str('password') ?? '';
+        if (!email || !password) return showSignIn(request, h, req, client.name, { status: 400, email, error: 'Enter your email and password.' });
+        let userId: string;
+        try {
+          userId = (await identity.authenticate(email, password)).id;
+        } catch (err) {
+          if (err instanceof DomainError && err.status === 401) return showSignIn(request, h, req, client.name, { status: 401, email, error: 'Wrong email or password.' });
+          throw err;
+        }
+        const sessionValue = await browserSessions.start(userId);
+        return redirect(h, authorize.requestUrl(req), 303).header('Set-Cookie', `${BROWSER_SESSION_COOKIE}=${sessionValue}; ${attrs(BROWSER_SESSION_TTL_SEC)}`);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/auth/magic',
+      options: { id: 'oauth.magic-link-page', ...pageConfig, plugins: { gantry: { envelope: false, rateLimit: { limit: 20, windowSec: 60 } } } },
+      handler: async (request, h) => {
+        const token = typeof request.query.token === 'string' ? request.query.token : '';
+        if (!token) return page(h, messagePage('Sign-in link', 'This link is incomplete. Ask for a new one.'), 400);
+        let consumed: Awaited<ReturnType<typeof identity.magicLinks.consume>>;
+        try {
+          consumed = await identity.magicLinks.consume(token);
+        } catch (err) {
+          if (err instanceof DomainError && err.status === 401) return page(h, messagePage('Sign-in link', 'This sign-in link is invalid, used or expired. Ask for a new one.'), 400);
+          throw err;
+        }
+        const sessionValue = await browserSessions.start(consumed.user.id);
+        const setCookie = `${BROWSER_SESSION_COOKIE}=${sessionValue}; ${attrs(BROWSER_SESSION_TTL_SEC)}`;
+        // Only our own authorize endpoint is a place to continue to: never an open redirect.
+        const returnTo = consumed.returnTo;
+        if (returnTo && returnTo.startsWith(`${AUTHORIZE_PATH}?`) && !returnTo.includes('\\')) return redirect(h, returnTo, 303).header('Set-Cookie', setCookie);
+        return page(h, messagePage('You are signed in', 'You can close this page and return to the application.')).header('Set-Cookie', setCookie);
+      },
+    },
+  ];
+}

@@ -1,0 +1,69 @@
+import { SCOPES, type Scope } from '../scopes.js';
+import { escapeHtml, layout } from './html.js';
+
+const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
+
+export interface SignInView {
+  action: string;
+  clientName: string;
+  requestState: string;
+  csrf: string;
+  email?: string;
+  error?: string;
+  notice?: string;
+}
+
+/** The sign-in form (CONTRACT.md: inputs email and password; hidden CSRF and request state). */
+export function signInPage(view: SignInView): string {
+  return layout(
+    'Sign in',
+    `<h1>Sign in to continue to ${escapeHtml(view.clientName)}</h1>
+${view.error ? `<p class="error" role="alert">${escapeHtml(view.error)}</p>` : ''}
+${view.notice ? `<p class="notice" role="status">${escapeHtml(view.notice)}</p>` : ''}
+<form method="post" action="${escapeHtml(view.action)}">
+${hidden('csrf', view.csrf)}
+${hidden('request_state', view.requestState)}
+<label for="email">Email</label>
+<input type="email" id="email" name="email" autocomplete="username" value="${escapeHtml(view.email ?? '')}">
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="current-password">
+<button type="submit" name="action" value="password">Sign in</button>
+<button type="submit" name="action" value="magic_link">Email me a sign-in link instead</button>
+</form>
+<p class="muted">The link signs you in and brings you back to this request.</p>`,
+  );
+}
+
+export interface ConsentView {
+  action: string;
+  clientName: string;
+  userEmail: string;
+  scopes: readonly string[];
+  requestState: string;
+  csrf: string;
+}
+
+/** The consent form: each scope in plain words, allow and deny buttons. */
+export function consentPage(view: ConsentView): string {
+  const items = view.scopes.map((s) => `<li><strong>${escapeHtml(SCOPES[s as Scope] ?? s)}</strong> <span class="muted">(${escapeHtml(s)})</span></li>`).join('\n');
+  return layout(
+    'Allow access',
+    `<h1>${escapeHtml(view.clientName)} wants to access your Gantry account</h1>
+<p class="muted">Signed in as ${escapeHtml(view.userEmail)}</p>
+<p>If you allow it, ${escapeHtml(view.clientName)} will be able to:</p>
+<ul class="scopes">
+${items}
+</ul>
+<form method="post" action="${escapeHtml(view.action)}">
+${hidden('csrf', view.csrf)}
+${hidden('request_state', view.requestState)}
+<button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="deny">Deny</button>
+</form>
+<p class="muted">You can take this back at any time from your account's connected apps.</p>`,
+  );
+}
+
+export function messagePage(title: string, message: string): string {
+  return layout(title, `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>`);
+}

@@ -1,0 +1,111 @@
+import Joi from 'joi';
+import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import type { AppContext } from '../app.js';
+import { API } from '../http/server.js';
+import { reply } from '../http/envelope.js';
+import { principalOf } from '../http/auth.js';
+import { OAuthError, invalidRequest } from './errors.js';
+import { oauthPageRoutes } from './page-routes.js';
+import { discoveryDocument } from './discovery.js';
+
+const FORM = 'application/x-www-form-urlencoded';
+
+/** Token and revoke responses are never cached (RFC 6749 5.1), errors included. */
+function oauthJson(h: ResponseToolkit, body: unknown, status = 200, headers: Record<string, string> = {}) {
+  const res = h.response(body as object).code(status).header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
+  for (const [name, value] of Object.entries(headers)) res.header(name, value);
+  return res;
+}
+
+function oauthFailure(h: ResponseToolkit, err: unknown) {
+  if (err instanceof OAuthError) return oauthJson(h, err.body(), err.status, err.headers);
+  throw err;
+}
+
+function credentials(request: Request) {
+  if (request.mime !== FORM) throw invalidRequest('The body must be application/x-www-form-urlencoded');
+  return { authorization: request.headers.authorization as string | undefined, body: (request.payload ?? {}) as Record<string, unknown> };
+}
+
+function bearerOf(request: Request): string | null {
+  const match = /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec((request.headers.authorization as string | undefined) ?? '');
+  return match ? match[1] : null;
+}
+
+export function oauthRoutes(app: AppContext): ServerRoute[] {
+  const { oauth } = app.services;
+  const { publicUrl } = app.kernel.config;
+  const discovery = discoveryDocument(publicUrl);
+  const protocol = { auth: false as const, plugins: { gantry: { envelope: false } } };
+
+  const discoveryRoute = (path: string, id: string): ServerRoute => ({
+    method: 'GET',
+    path,
+    options: { id, auth: false, plugins: { gantry: { envelope: false } } },
+    handler: (_request, h) =>
+      h.response(discovery).header('Cache-Control', 'public, max-age=3600').header('Access-Control-Allow-Origin', '*'),
+  });
+
+  return [
+    ...oauthPageRoutes(app),
+    {
+      method: 'POST',
+      path: `${API}/oauth/token`,
+      options: { id: 'oauth.token', ...protocol, payload: { maxBytes: 16 * 1024 } },
+      handler: async (request, h) => {
+        try {
+          return oauthJson(h, await oauth.token(credentials(request)));
+        } catch (err) {
+          return oauthFailure(h, err);
+        }
+      },
+    },
+    {
+      method: 'POST',
+      path: `${API}/oauth/revoke`,
+      options: { id: 'oauth.revoke', ...protocol, payload: { maxBytes: 16 * 1024 } },
+      handler: async (request, h) => {
+        try {
+          await oauth.revoke(credentials(request));
+          return oauthJson(h, {});
+        } catch (err) {
+          return oauthFailure(h, err);
+        }
+      },
+    },
+    {
+      method: 'GET',
+      path: `${API}/oauth/userinfo`,
+      // Verified here rather than by the kernel: every OAuth access token may call it whatever
+      // its scopes (the claims follow the scopes), and first-party session tokens may not
+      // (they are not OAuth tokens; /auth/me serves the first-party app). RFC 6750 3 errors.
+      options: { id: 'oauth.userinfo', ...protocol },
+      handler: async (request, h) => {
+        const token = bearerOf(request);
+        if (!token) return oauthJson(h, { error: 'invalid_request', error_description: 'A bearer access token is required' }, 401, { 'WWW-Authenticate': 'Bearer realm="gantry"' });
+        const claims = await oauth.tokens.verifyAccessToken(token);
+        if (!claims) {
+          return oauthJson(h, { error: 'invalid_token', error_description: 'The access token is invalid, expired or revoked' }, 401, {
+            'WWW-Authenticate': 'Bearer realm="gantry", error="invalid_token"',
+          });
+        }
+        return oauthJson(h, await oauth.userInfo(claims.sub, claims.scopes));
+      },
+    },
+    discoveryRoute('/.well-known/openid-configuration', 'oauth.discovery-openid'),
+    discoveryRoute('/.well-known/oauth-authorization-server', 'oauth.discovery'),
+    {
+      method: 'GET',
+      path: `${API}/oauth/grants`,
+      // No scope declared: only first-party session tokens reach it.
+      options: { id: 'oauth.grants' },
+      handler: async (request, h) => reply(request, h, await oauth.listGrants(principalOf(request).userId)),
+    },
+    {
+      method: 'DELETE',
+      path: `${API}/oauth/grants/{clientId}`,
+      options: { id: 'oauth.grants-revoke', validate: { params: Joi.object({ clientId: Joi.string().guid().required() }) } },
+      handler: async (request, h) => reply(request, h, await oauth.revokeClientGrant(principalOf(request).userId, (request.params as { clientId: string }).clientId)),
+    },
+  ];
+}

@@ -1,0 +1,177 @@
+import { LRUCache } from 'lru-cache';
+import type { BearerVerifier, Principal } from '../http/auth.js';
+import type { Executor } from '../db/tx.js';
+import { randomToken, sha256Hex } from '../lib/crypto.js';
+import { newId } from '../lib/ids.js';
+import { JwtCodec } from '../lib/jwt.js';
+import type { Kernel } from '../kernel.js';
+import * as store from './store.js';
+import { AccessTokenSigner } from './access-token-signer.js';
+import { createHotStore } from './hot-store.js';
+
+/** RFC 9068 access tokens: `typ: at+jwt`, HS256, one hour (spec, Authentication 6). */
+export const ACCESS_TOKEN_TYP = 'at+jwt';
+export const ACCESS_TOKEN_TTL_SEC = 3600;
+export const REFRESH_TOKEN_TTL_SEC = 30 * 24 * 3600;
+/** Key `grant:ID`, `jti:ID`, or null for "forget everything". */
+export const REVOKED_TOPIC = 'oauth.revoked';
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+export interface AccessTokenClaims {
+  sub: string;
+  clientId: string;
+  scopes: string[];
+  jti: string;
+  grantId: string;
+  exp: number;
+}
+
+/**
+ * Minting and checking OAuth access tokens. They are stateless JWTs, yet revocation is
+ * immediate (CONTRACT.md): each use checks the token's grant and jti through two small caches
+ * that revocation clears here at once and in other processes through the change feed.
+ */
+export function createTokens(kernel: Kernel) {
+  const { db, clock, jwt, changes, config, secrets } = kernel;
+  const signer = new AccessTokenSigner(secrets.jwtSigningKey);
+  const hot = createHotStore(kernel.sqlite);
+  const audience = `${config.publicUrl}/api/v1`;
+  const grantActive = new LRUCache<string, boolean>({ max: 50_000, ttl: 30_000 });
+  const jtiRevoked = new LRUCache<string, boolean>({ max: 100_000, ttl: 30_000 });
+
+  changes.subscribe(REVOKED_TOPIC, (key) => {
+    if (!key) {
+      grantActive.clear();
+      jtiRevoked.clear();
+    } else if (key.startsWith('grant:')) grantActive.delete(key.slice(6));
+    else if (key.startsWith('jti:')) jtiRevoked.delete(key.slice(4));
+  });
+
+  async function isGrantActive(grantId: string): Promise<boolean> {
+    const hit = grantActive.get(grantId);
+    if (hit !== undefined) return hit;
+    const grant = await store.findGrant(db, grantId);
+    const active = !!grant && grant.revoked_at === null;
+    grantActive.set(grantId, active);
+    return active;
+  }
+
+  async function isJtiRevoked(jti: string): Promise<boolean> {
+    const hit = jtiRevoked.get(jti);
+    if (hit !== undefined) return hit;
+    const revoked = !!(await store.findRevokedJti(db, jti));
+    jtiRevoked.set(jti, revoked);
+    return revoked;
+  }
+
+  /** Verifies an access token and its revocation state; null when it is not a live one. */
+  async function verifyAccessToken(token: string): Promise<AccessTokenClaims | null> {
+    const verified = await jwt.verify(token, ACCESS_TOKEN_TYP);
+    if (!verified) return null;
+    const p = verified.payload;
+    if (p.aud !== audience || typeof p.client_id !== 'string' || typeof p.jti !== 'string' || typeof p.gid !== 'string' || typeof p.scope !== 'string') return null;
+    if (!(await isGrantActive(p.gid)) || (await isJtiRevoked(p.jti))) return null;
+    return { sub: String(p.sub), clientId: p.client_id, scopes: p.scope.split(' '), jti: p.jti, grantId: p.gid, exp: Number(p.exp) };
+  }
+
+  const verifier: BearerVerifier = {
+    name: 'oauth',
+    async verify(token) {
+      const claims = await verifyAccessToken(token);
+      if (!claims) return JwtCodec.peekTyp(token) === ACCESS_TOKEN_TYP ? null : undefined;
+      const principal: Principal = {
+        userId: claims.sub,
+        kind: 'oauth',
+        scopes: claims.scopes,
+        clientId: claims.clientId,
+        sessionId: null,
+        accountId: null,
+        tokenId: claims.jti,
+      };
+      return principal;
+    },
+  };
+
+  async function forgetGrant(executor: Executor, grantId: string): Promise<void> {
+    grantActive.set(grantId, false);
+    await changes.publish(executor, REVOKED_TOPIC, `grant:${grantId}`);
+  }
+
+  return {
+    verifier,
+    verifyAccessToken,
+    isGrantActive,
+
+    hot,
+
+    /**
+     * A new access token and refresh token in a grant (family). Synchronous apart from the
+     * insert, so the refresh hot path can run it inside a better-sqlite3 transaction.
+     */
+    mint(grant: { id: string; clientId: string; userId: string }, scopes: string, insert: (row: { grant_id: string; token_hash: string; created_at: string; expires_at: string }) => void): TokenResponse {
+      const now = clock.now();
+      const refreshToken = randomToken(32);
+      insert({
+        grant_id: grant.id,
+        token_hash: sha256Hex(refreshToken),
+        created_at: now.toISOString(),
+        expires_at: new Date(now.getTime() + REFRESH_TOKEN_TTL_SEC * 1000).toISOString(),
+      });
+      const iat = Math.floor(now.getTime() / 1000);
+      const accessToken = signer.sign({
+        iss: config.publicUrl,
+        sub: grant.userId,
+        aud: audience,
+        client_id: grant.clientId,
+        scope: scopes,
+        jti: newId(),
+        gid: grant.id,
+        iat,
+        exp: iat + ACCESS_TOKEN_TTL_SEC,
+      });
+      return { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SEC, refresh_token: refreshToken, scope: scopes };
+    },
+
+    /** The same, inside a kysely transaction. */
+    async issue(executor: Executor, grant: { id: string; clientId: string; userId: string }, scopes: string): Promise<TokenResponse> {
+      const rows: Array<Parameters<typeof store.insertRefreshToken>[1]> = [];
+      const response = this.mint(grant, scopes, (row) => rows.push({ ...row, consumed_at: null }));
+      for (const row of rows) await store.insertRefreshToken(executor, row);
+      return response;
+    },
+
+    /** Ends a grant: its refresh tokens and every access token issued from it. */
+    async revokeGrant(executor: Executor, grantId: string, reason: string): Promise<boolean> {
+      const changed = await store.revokeGrant(executor, grantId, reason, clock.now().toISOString());
+      await forgetGrant(executor, grantId);
+      return changed;
+    },
+
+    async revokeGrants(executor: Executor, filter: { clientId: string; userId?: string }, reason: string): Promise<string[]> {
+      const ids = await store.revokeGrantsOf(executor, filter, reason, clock.now().toISOString());
+      for (const id of ids) await forgetGrant(executor, id);
+      return ids;
+    },
+
+    /** Ends one access token (RFC 7009), leaving its grant alone. */
+    async revokeAccessToken(executor: Executor, claims: AccessTokenClaims): Promise<void> {
+      await store.insertRevokedJti(executor, {
+        jti: claims.jti,
+        grant_id: claims.grantId,
+        expires_at: new Date(claims.exp * 1000).toISOString(),
+        created_at: clock.now().toISOString(),
+      });
+      jtiRevoked.set(claims.jti, true);
+      await changes.publish(executor, REVOKED_TOPIC, `jti:${claims.jti}`);
+    },
+  };
+}
+
+export type OAuthTokens = ReturnType<typeof createTokens>;
