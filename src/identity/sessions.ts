@@ -129,9 +129,9 @@ export function createSessions(kernel: Kernel) {
 
     revoke,
 
-    /** Ends every session of a user (password reset, member removal); returns how many. */
-    async revokeAllOfUser(executor: Parameters<typeof store.revokeSession>[0], userId: string, reason: string): Promise<number> {
-      const ids = await store.revokeUserSessions(executor, userId, reason, clock.now().toISOString());
+    /** Ends every session of a user (password reset, member removal), but `exceptSessionId`; returns how many. */
+    async revokeAllOfUser(executor: Parameters<typeof store.revokeSession>[0], userId: string, reason: string, exceptSessionId: string | null = null): Promise<number> {
+      const ids = await store.revokeUserSessions(executor, userId, reason, clock.now().toISOString(), exceptSessionId);
       for (const id of ids) {
         activeCache.delete(id);
         await changes.publish(executor, SESSION_REVOKED_TOPIC, id);
