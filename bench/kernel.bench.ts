@@ -1,0 +1,37 @@
+// The kernel's figures (PERFORMANCE.md): POST /auth/login, an authenticated GET /auth/me and
+// a bare Hapi route in the same run, plus start-up to listening and idle RSS.
+//   node build.mjs && node --import tsx bench/kernel.bench.ts
+import { measure, pinLoadGenerator, report, requireBuilt, rssMb, startBareHapi, startGantry } from './lib.js';
+
+pinLoadGenerator(import.meta.url);
+requireBuilt();
+
+const EMAIL = 'bench@example.test';
+const PASSWORD = 'bench password 1';
+
+// Start-up: a first start on an empty data dir (secrets, migrations) and a restart.
+const fresh = await startGantry();
+const firstStartMs = fresh.startMs;
+await fresh.stop();
+const gantry = await startGantry({ dataDir: fresh.dataDir });
+await new Promise((resolve) => setTimeout(resolve, 1000));
+const idleRss = rssMb(gantry.proc.pid!);
+
+gantry.cli(['user', 'create', '--email', EMAIL, '--password', PASSWORD, '--name', 'Bench User', '--verified']);
+const loginBody = JSON.stringify({ email: EMAIL, password: PASSWORD });
+const login = await fetch(`${gantry.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: loginBody });
+if (login.status !== 200) throw new Error(`login failed: ${login.status} ${await login.text()}`);
+const { data } = (await login.json()) as { data: { accessToken: string } };
+
+const bare = await startBareHapi();
+const reference = await measure({ name: 'bare Hapi route (reference)', url: `${bare.url}/bare` });
+await bare.stop();
+const me = await measure({ name: 'GET /api/v1/auth/me (session JWT)', url: `${gantry.url}/api/v1/auth/me`, headers: { authorization: `Bearer ${data.accessToken}` } });
+const signIn = await measure({ name: 'POST /api/v1/auth/login (scrypt N=16384)', url: `${gantry.url}/api/v1/auth/login`, method: 'POST', headers: { 'content-type': 'application/json' }, body: loginBody });
+const loadedRss = rssMb(gantry.proc.pid!);
+await gantry.stop();
+
+report('kernel', [reference, me, signIn], reference);
+console.log(`start-up to listening: first start ${Math.round(firstStartMs)} ms (migrations), restart ${Math.round(gantry.startMs)} ms (goal < 1000 ms, includes node start)`);
+console.log(`RSS: idle ${idleRss ?? '?'} MB (goal < 100 MB), after load ${loadedRss ?? '?'} MB`);
+console.log(`authenticated GET vs bare route: ${Math.round((me.rps / reference.rps) * 100)}% (goal >= 80%)`);
