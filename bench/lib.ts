@@ -77,6 +77,18 @@ export function rssMb(pid: number): number | null {
   }
 }
 
+/** CPU time (user + system) a process has used so far, in ms (Linux /proc; null elsewhere). */
+export function cpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of proc(5) (utime, stime), counted here from field 3 onwards.
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}
+
 export interface Gantry {
   url: string;
   dataDir: string;
@@ -170,11 +182,18 @@ export interface Figures {
   p99: number;
   non2xx: number;
   errors: number;
+  /**
+   * Server CPU per successful response, in µs: steadier than throughput on a shared, noisy
+   * machine (other processes steal wall time, not the server's own CPU time).
+   */
+  cpuUsPerReq: number | null;
 }
 
 export interface Target {
   name: string;
   url: string;
+  /** The server process, to measure its CPU time. */
+  pid?: number;
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
@@ -187,20 +206,28 @@ function run(target: Target, seconds: number): Promise<autocannon.Result> {
 /** Warm-up (discarded), then the measured run. */
 export async function measure(target: Target): Promise<Figures> {
   if (WARMUP_S > 0) await run(target, WARMUP_S);
+  const cpuBefore = target.pid ? cpuMs(target.pid) : null;
   const result = await run(target, DURATION_S);
+  const cpuAfter = target.pid ? cpuMs(target.pid) : null;
   const ok = result['2xx'];
-  return { name: target.name, rps: Math.round(ok / DURATION_S), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors };
+  const cpuUsPerReq = cpuBefore !== null && cpuAfter !== null && ok > 0 ? Math.round(((cpuAfter - cpuBefore) * 1000) / ok) : null;
+  return { name: target.name, rps: Math.round(ok / DURATION_S), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors, cpuUsPerReq };
 }
 
 /** Prints the figures, each with its ratio to the reference (same run, same machine). */
 export function report(title: string, rows: Figures[], reference: Figures): void {
   const lines = [
     `\n${title} (${CONNECTIONS} connections, ${WARMUP_S} s warm-up, ${DURATION_S} s measured${HAS_TASKSET ? ', client CPU 0 / server CPU 1' : ', not pinned: taskset missing'})`,
-    `${'target'.padEnd(44)} ${'2xx/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'non-2xx'.padStart(8)} ${'vs ref'.padStart(7)}`,
+    `${'target'.padEnd(44)} ${'2xx/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'non-2xx'.padStart(8)} ${'vs ref'.padStart(7)} ${'cpu µs/req'.padStart(11)} ${'cpu vs ref'.padStart(11)}`,
   ];
   for (const row of rows) {
     const ratio = reference.rps > 0 ? `${Math.round((row.rps / reference.rps) * 100)}%` : '-';
-    lines.push(`${row.name.padEnd(44)} ${String(row.rps).padStart(8)} ${String(row.p50).padStart(7)} ${String(row.p99).padStart(7)} ${String(row.non2xx + row.errors).padStart(8)} ${ratio.padStart(7)}`);
+    const cpu = row.cpuUsPerReq === null ? '-' : String(row.cpuUsPerReq);
+    // Requests per CPU-second relative to the reference: the throughput ratio on a quiet core.
+    const cpuRatio = row.cpuUsPerReq && reference.cpuUsPerReq ? `${Math.round((reference.cpuUsPerReq / row.cpuUsPerReq) * 100)}%` : '-';
+    lines.push(
+      `${row.name.padEnd(44)} ${String(row.rps).padStart(8)} ${String(row.p50).padStart(7)} ${String(row.p99).padStart(7)} ${String(row.non2xx + row.errors).padStart(8)} ${ratio.padStart(7)} ${cpu.padStart(11)} ${cpuRatio.padStart(11)}`,
+    );
   }
   console.log(lines.join('\n'));
 }

@@ -1,4 +1,4 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Clock } from './clock.js';
 import { newId } from './ids.js';
 import type { Logger } from './logger.js';
@@ -31,24 +31,32 @@ export interface OutboxEntry {
  * sends what is pending after the transaction commits, and the retry job picks up failures.
  */
 export class Mailer {
-  private readonly transport: Transporter | null;
+  private transportPromise: Promise<Transporter> | null = null;
 
   constructor(
     private readonly db: Database,
-    smtpUrl: string | null,
+    private readonly smtpUrl: string | null,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly from = 'Gantry <no-reply@gantry.local>',
   ) {
-    // Short timeouts: delivery runs in the background and a dead relay must not pile up sockets.
-    this.transport = smtpUrl ? nodemailer.createTransport(smtpUrl, { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 } as object) : null;
+  }
+
+  /** nodemailer is loaded only when SMTP is configured and there is mail to send. */
+  private transport(): Promise<Transporter> {
+    this.transportPromise ??= import('nodemailer').then((mod) => {
+      const nodemailer = mod.default;
+      // Short timeouts: delivery runs in the background and a dead relay must not pile up sockets.
+      return nodemailer.createTransport(this.smtpUrl!, { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 } as object);
+    });
+    return this.transportPromise;
   }
 
   private delivering: Promise<number> | null = null;
   private again = false;
 
   get smtpEnabled(): boolean {
-    return this.transport !== null;
+    return this.smtpUrl !== null;
   }
 
   async enqueue(executor: Executor, message: MailMessage): Promise<string> {
@@ -66,7 +74,7 @@ export class Mailer {
    * call during a run asks for one more pass after it.
    */
   async deliverPending(maxAttempts = 8): Promise<number> {
-    if (!this.transport) return 0;
+    if (!this.smtpUrl) return 0;
     if (this.delivering) {
       this.again = true;
       return this.delivering;
@@ -88,8 +96,9 @@ export class Mailer {
   }
 
   private async deliverBatch(maxAttempts: number): Promise<number> {
-    const transport = this.transport!;
     const pending = await this.db.selectFrom('mail_outbox').selectAll().where('sent_at', 'is', null).where('attempts', '<', maxAttempts).orderBy('created_at').limit(50).execute();
+    if (pending.length === 0) return 0;
+    const transport = await this.transport();
     let sent = 0;
     for (const row of pending) {
       // Claim the row first (attempts moves only if no other process moved it): of a server
@@ -119,7 +128,7 @@ export class Mailer {
   /** Waits for a delivery run in progress and closes the SMTP transport. */
   async close(): Promise<void> {
     await this.delivering;
-    this.transport?.close();
+    if (this.transportPromise) (await this.transportPromise).close();
   }
 
   async list(limit = 20): Promise<OutboxEntry[]> {
