@@ -31,6 +31,12 @@ interface MappedError {
 
 function mapError(err: Boom | DomainError): MappedError {
   if (err instanceof DomainError) return { status: err.status, code: err.code, message: err.message, details: err.details, headers: err.headers };
+  // A uniqueness race the service's own check could not see (two inserts at once) is a
+  // conflict, not a failure of the server.
+  const sqliteCode = (err as { code?: unknown }).code;
+  if (sqliteCode === 'SQLITE_CONSTRAINT_UNIQUE' || sqliteCode === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+    return { status: 409, code: 'CONFLICT', message: 'The change conflicts with existing data; reload and try again', headers: {} };
+  }
   const status = err.output.statusCode;
   const headers = { ...(err.output.headers as Record<string, string>) };
   if (status >= 500) return { status: 500, code: 'INTERNAL', message: 'Internal server error', headers: {} };
@@ -63,6 +69,8 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock):
       const mapped = mapError(err);
       if (mapped.status >= 500) {
         logger.error('request failed', { requestId, route: routeName(request), method: request.method, path: request.path, err: err as Error });
+      } else if (mapped.status === 409 && !(err instanceof DomainError)) {
+        logger.warn('constraint conflict', { requestId, route: routeName(request), reason: (err as Error).message });
       }
       const body = {
         data: null,

@@ -56,6 +56,18 @@ describe('HTTP kernel', () => {
         },
       },
       {
+        method: 'POST',
+        path: '/api/v1/kernel-test/duplicate',
+        options: { auth: false },
+        handler: async (request, h) => {
+          // Two inserts of the same email: what a race past a service's own check looks like.
+          const row = { id: crypto.randomUUID(), email: 'dup@example.test', email_verified_at: null, password_hash: null, full_name: null, username: null, avatar_url: null, created_at: '', updated_at: '' };
+          await t.app.kernel.db.insertInto('users').values(row).onConflict((oc) => oc.doNothing()).execute();
+          await t.app.kernel.db.insertInto('users').values({ ...row, id: crypto.randomUUID() }).execute();
+          return reply(request, h, {});
+        },
+      },
+      {
         method: 'GET',
         path: '/api/v1/kernel-test/offset',
         options: { auth: false, validate: { query: Joi.object(offsetQuery()) } },
@@ -157,6 +169,11 @@ describe('HTTP kernel', () => {
       const logged = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.level === 'error' && l.requestId === body.meta.requestId);
       assert.ok(logged, 'the failure is logged with its request id');
       assert.match(JSON.stringify(logged), /hunter2/);
+    });
+
+    it('a uniqueness race past the service is 409 CONFLICT, not 500', async () => {
+      const body = assertErrorEnvelope(await t.inject({ method: 'POST', url: '/api/v1/kernel-test/duplicate' }), 409, 'CONFLICT');
+      assert.doesNotMatch(body.error!.message, /UNIQUE|users\.email/);
     });
 
     it('the request log line carries the path without the query string', async () => {
