@@ -214,6 +214,27 @@ export async function measure(target: Target): Promise<Figures> {
   return { name: target.name, rps: Math.round(ok / DURATION_S), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors, cpuUsPerReq };
 }
 
+/**
+ * The best of several rounds of one target (highest 2xx/s, lowest CPU per request and p50/p99):
+ * on a shared machine interference only ever makes a figure worse, so the best round is the
+ * closest to the code's own cost. Rounds of the target and its reference are interleaved.
+ */
+export function best(rounds: Figures[]): Figures {
+  const pick = (f: (r: Figures) => number | null, better: (a: number, b: number) => number) => {
+    const values = rounds.map(f).filter((v): v is number => v !== null);
+    return values.length > 0 ? values.reduce((a, b) => better(a, b)) : null;
+  };
+  return {
+    name: rounds[0].name,
+    rps: pick((r) => r.rps, Math.max)!,
+    p50: pick((r) => r.p50, Math.min)!,
+    p99: pick((r) => r.p99, Math.min)!,
+    non2xx: rounds.reduce((n, r) => n + r.non2xx, 0),
+    errors: rounds.reduce((n, r) => n + r.errors, 0),
+    cpuUsPerReq: pick((r) => r.cpuUsPerReq, Math.min),
+  };
+}
+
 /** Prints the figures, each with its ratio to the reference (same run, same machine). */
 export function report(title: string, rows: Figures[], reference: Figures): void {
   const lines = [

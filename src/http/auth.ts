@@ -23,7 +23,8 @@ export interface Principal {
  */
 export interface BearerVerifier {
   name: string;
-  verify(token: string): Promise<Principal | null | undefined>;
+  /** May answer synchronously (a cache hit) to spare the hot path a promise. */
+  verify(token: string): Principal | null | undefined | Promise<Principal | null | undefined>;
 }
 
 export function principalOf(request: Request): Principal {
@@ -55,7 +56,8 @@ export function registerBearerAuth(server: Server, verifiers: readonly BearerVer
       if (token === null) throw Object.assign(unauthorized('Missing bearer token'), { isMissing: true });
       if (token === '') throw unauthorized('Malformed Authorization header; expected "Bearer <token>"');
       for (const verifier of verifiers) {
-        const principal = await verifier.verify(token);
+        const answer = verifier.verify(token);
+        const principal = answer instanceof Promise ? await answer : answer;
         if (principal === undefined) continue;
         if (principal === null) break;
         checkRouteAccess(request, principal);

@@ -67,6 +67,7 @@ export class RateLimiter {
   }
 }
 
+/** The header values of a decision; Retry-After only on a refusal. */
 export function rateLimitHeaders(decision: RateDecision, nowMs: number): Record<string, string> {
   const headers: Record<string, string> = {
     'X-RateLimit-Limit': String(decision.limit),

@@ -7,8 +7,6 @@ import { durationOf, requestIdOf } from './envelope.js';
 import { rateLimitHeaders, type RateDecision } from './rate-limit.js';
 import { routeConfig, routeName } from './route-config.js';
 
-const INBOUND_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
-
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: ErrorCodes.VALIDATION_FAILED,
   401: ErrorCodes.UNAUTHORIZED,
@@ -52,17 +50,10 @@ function mapError(err: Boom | DomainError): MappedError {
  * can carry secrets).
  */
 export function registerResponses(server: Server, logger: Logger, clock: Clock): void {
-  server.ext('onRequest', (request, h) => {
-    const inbound = request.headers['x-request-id'];
-    (request.app as { requestId?: string }).requestId = typeof inbound === 'string' && INBOUND_REQUEST_ID.test(inbound) ? inbound : crypto.randomUUID();
-    return h.continue;
-  });
-
   server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
     const response = request.response;
     const requestId = requestIdOf(request);
     const decision = (request.app as { rateLimit?: RateDecision }).rateLimit;
-    const limitHeaders = decision ? rateLimitHeaders(decision, clock.now().getTime()) : {};
 
     if (response instanceof DomainError || (response as Boom).isBoom) {
       const err = response as Boom | DomainError;
@@ -78,6 +69,7 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock):
         meta: { requestId, durationMs: durationOf(request) },
       };
       const res = h.response(body).code(mapped.status);
+      const limitHeaders = decision ? rateLimitHeaders(decision, clock.now().getTime()) : {};
       for (const [name, value] of Object.entries({ ...limitHeaders, ...mapped.headers })) res.header(name, value);
       res.header('X-Request-Id', requestId);
       return res;
@@ -88,9 +80,9 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock):
     const headers = (response as ResponseObject).headers as Record<string, string>;
     headers['x-request-id'] = requestId;
     if (decision) {
-      headers['x-ratelimit-limit'] = limitHeaders['X-RateLimit-Limit'];
-      headers['x-ratelimit-remaining'] = limitHeaders['X-RateLimit-Remaining'];
-      headers['x-ratelimit-reset'] = limitHeaders['X-RateLimit-Reset'];
+      headers['x-ratelimit-limit'] = String(decision.limit);
+      headers['x-ratelimit-remaining'] = String(decision.remaining);
+      headers['x-ratelimit-reset'] = String(Math.ceil(decision.resetAt.getTime() / 1000));
     }
     return h.continue;
   });

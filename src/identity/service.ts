@@ -86,13 +86,16 @@ export function createIdentityService(kernel: Kernel) {
     },
 
     /** getUser through the short-lived cache; only for reads that show the user back. */
-    async getUserCached(id: string) {
-      const hit = userCache.get(id);
-      if (hit) return hit;
-      const user = await store.findUserById(db, id);
-      if (!user) throw notFound('User');
-      userCache.set(id, user);
-      return user;
+    getUserCached(id: string): store.UserRow | Promise<store.UserRow> {
+      // A hit answers synchronously: this is the hot path of GET /auth/me.
+      return (
+        userCache.get(id) ??
+        store.findUserById(db, id).then((user) => {
+          if (!user) throw notFound('User');
+          userCache.set(id, user);
+          return user;
+        })
+      );
     },
 
     findUserById: (id: string, executor: Executor = db) => store.findUserById(executor, id),

@@ -70,34 +70,45 @@ export function createSessions(kernel: Kernel) {
 
   const verifier: BearerVerifier = {
     name: 'session',
-    async verify(token) {
-      let entry = principals.get(token);
-      if (entry === undefined) {
-        const verified = await jwt.verify(token, SESSION_TOKEN_TYP);
-        if (!verified) {
-          // Not a session token at all: let the next verifier look at it.
-          return JwtCodec.peekTyp(token) === SESSION_TOKEN_TYP ? null : undefined;
-        }
-        const sessionId = String(verified.payload.sid ?? '');
-        if (!sessionId) return null;
-        const principal: Principal = Object.freeze({
-          userId: String(verified.payload.sub),
-          kind: 'session',
-          scopes: null,
-          clientId: null,
-          sessionId,
-          accountId: null,
-          tokenId: String(verified.payload.jti ?? ''),
-        });
-        entry = { principal, expMs: Number(verified.payload.exp) * 1000 };
-        principals.set(token, entry, { ttl: Math.max(1, entry.expMs - clock.now().getTime()) });
+    verify(token) {
+      const entry = principals.get(token);
+      if (entry !== undefined) {
+        if (entry.expMs <= clock.now().getTime()) return null;
+        const active = activeCache.get(entry.principal.sessionId!);
+        if (active !== undefined) return active ? entry.principal : null;
       }
-      if (entry.expMs <= clock.now().getTime()) return null;
-      const sessionId = entry.principal.sessionId!;
-      const active = activeCache.get(sessionId) ?? (await isActive(sessionId));
-      return active ? entry.principal : null;
+      return verifySlowly(token, entry);
     },
   };
+
+  /** The first sight of a token, or of its session since the cache forgot it. */
+  async function verifySlowly(token: string, cached: { principal: Principal; expMs: number } | undefined): Promise<Principal | null | undefined> {
+    let entry = cached;
+    if (entry === undefined) {
+      const verified = await jwt.verify(token, SESSION_TOKEN_TYP);
+      if (!verified) {
+        // Not a session token at all: let the next verifier look at it.
+        return JwtCodec.peekTyp(token) === SESSION_TOKEN_TYP ? null : undefined;
+      }
+      const sessionId = String(verified.payload.sid ?? '');
+      if (!sessionId) return null;
+      const principal: Principal = Object.freeze({
+        userId: String(verified.payload.sub),
+        kind: 'session',
+        scopes: null,
+        clientId: null,
+        sessionId,
+        accountId: null,
+        tokenId: String(verified.payload.jti ?? ''),
+      });
+      entry = { principal, expMs: Number(verified.payload.exp) * 1000 };
+      principals.set(token, entry, { ttl: Math.max(1, entry.expMs - clock.now().getTime()) });
+    }
+    if (entry.expMs <= clock.now().getTime()) return null;
+    const sessionId = entry.principal.sessionId!;
+    const active = activeCache.get(sessionId) ?? (await isActive(sessionId));
+    return active ? entry.principal : null;
+  }
 
   return {
     verifier,
