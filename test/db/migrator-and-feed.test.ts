@@ -125,3 +125,4 @@ describe('change feed across processes', () => {
     assert.equal((await b.services.identity.getUserCached(user.id)).username, 'cached_name');
   });
 });
+

@@ -34,6 +34,26 @@ describe('the built binary: operations', () => {
     }
   });
 
+  it('two processes migrating one fresh data dir at once both succeed, each migration applied once', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'gantry-e2e-race-'));
+    try {
+      const env = { ...TEST_ENV, GANTRY_DATA_DIR: dir };
+      const [a, b] = await Promise.all([runBin(['migrate', '--json'], env), runBin(['migrate', '--json'], env)]);
+      assert.equal(a.code, 0, a.stderr);
+      assert.equal(b.code, 0, b.stderr);
+      const applied = [...(JSON.parse(a.stdout) as { applied: string[] }).applied, ...(JSON.parse(b.stdout) as { applied: string[] }).applied];
+      const db = new SqliteDatabase(path.join(dir, 'gantry.db'), { readonly: true });
+      try {
+        const recorded = (db.prepare('select id from schema_migrations order by id').all() as Array<{ id: string }>).map((r) => r.id);
+        assert.deepEqual([...applied].sort(), recorded);
+      } finally {
+        db.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('starts quickly, backs up while serving, and on SIGTERM finishes the in-flight request, then exits 0', async () => {
     const started = Date.now();
     const g = await spawnGantry();

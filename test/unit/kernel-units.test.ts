@@ -144,3 +144,24 @@ describe('crypto', () => {
     assert.match(randomDigits(6), /^\d{6}$/);
   });
 });
+
+describe('secrets', () => {
+  it('first start writes secrets.json 0600 once; later loads (and racing ones) read the same keys; env overrides', async () => {
+    const { mkdtempSync, rmSync, statSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const path = await import('node:path');
+    const { loadSecrets } = await import('../../src/lib/secrets.js');
+    const dir = mkdtempSync(path.join(tmpdir(), 'gantry-secrets-'));
+    try {
+      const first = loadSecrets(dir, {});
+      assert.equal(statSync(path.join(dir, 'secrets.json')).mode & 0o777, 0o600);
+      assert.equal(first.jwtSigningKey.length, 32);
+      assert.deepEqual(loadSecrets(dir, {}).jwtSigningKey, first.jwtSigningKey);
+      const override = Buffer.alloc(32, 9).toString('base64');
+      assert.deepEqual(loadSecrets(dir, { GANTRY_SECRET_JWT_KEY: override }).jwtSigningKey, Buffer.alloc(32, 9));
+      assert.throws(() => loadSecrets(dir, { GANTRY_SECRET_JWT_KEY: 'c2hvcnQ=' }), ConfigError);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
