@@ -52,6 +52,7 @@ export function createAccountFlows(deps: FlowDeps) {
   return {
     /** A new user with a password; their email stays unconfirmed until the mailed link is used. */
     async register(input: { email: string; password: string; fullName?: string | null; username?: string | null }): Promise<UserRow> {
+      if (input.username && RESERVED_USERNAMES.has(input.username)) throw conflict('This username is reserved');
       // scrypt runs before the transaction: it must never hold the one connection.
       const passwordHash = await hashPassword(input.password, config.scryptCost);
       const user = await inTransaction(db, async (trx) => {

@@ -73,6 +73,23 @@ describe('kernel CLI', () => {
     assert.ok(Array.isArray(res.json()));
   });
 
+  it('a database migrated by a newer gantry: one line, exit 1, nothing changed', async () => {
+    const newer = mkdtempSync(path.join(tmpdir(), 'gantry-cli-newer-'));
+    try {
+      assert.equal((await cli(['migrate'], { dataDir: newer })).code, 0);
+      const db = new SqliteDatabase(path.join(newer, 'gantry.db'));
+      db.prepare('insert into schema_migrations (id, applied_at) values (?, ?)').run('9999_future', new Date().toISOString());
+      db.close();
+      const res = await cli(['migrate', '--json'], { dataDir: newer });
+      assert.equal(res.code, 1);
+      assert.equal(res.stdout, '');
+      assert.match(res.stderr, /^gantry: the database was migrated by a newer gantry .*9999_future/);
+      assert.equal(res.stderr.trim().split('\n').length, 1);
+    } finally {
+      rmSync(newer, { recursive: true, force: true });
+    }
+  });
+
   it('configuration errors: one line, exit 1, no stack', async () => {
     const badPort = await cli(['serve', '--port', '99999'], { dataDir: dir });
     assert.equal(badPort.code, 1);

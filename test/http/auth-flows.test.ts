@@ -63,6 +63,10 @@ describe('sign-in API flows', () => {
       const taken = await post('/auth/register', { email: user.email, password: 'another password' });
       assert.equal(taken.statusCode, 409);
       assert.equal(body(taken).error!.code, 'CONFLICT');
+      const reservedEmail = email('reserved');
+      const reserved = await post('/auth/register', { email: reservedEmail, password: 'another password', username: 'admin' });
+      assert.equal(reserved.statusCode, 409);
+      assert.equal(await t.app.services.identity.findUserByEmail(reservedEmail), undefined);
       const bad = await post('/auth/register', { email: 'not-an-email', password: 'short' });
       assert.equal(bad.statusCode, 400);
       const fields = body(bad).error!.details!.map((d) => d.field).sort();
