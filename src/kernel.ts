@@ -45,6 +45,7 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
   try {
     const migration = await migrate(handle.db, migrations, () => clock.now());
     const changes = new ChangeFeed(handle.db, handle.sqlite, clock, logger);
+    const mailer = new Mailer(handle.db, config.smtpUrl, clock, logger);
     return {
       config,
       secrets,
@@ -53,13 +54,14 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
       db: handle.db,
       sqlite: handle.sqlite,
       changes,
-      mailer: new Mailer(handle.db, config.smtpUrl, clock, logger),
+      mailer,
       jwt: new JwtCodec(secrets.jwtSigningKey, config.publicUrl, clock),
       cursors: new CursorCodec(secrets.cursorSigningKey),
       limiter: new RateLimiter(config.rateLimitMultiplier, clock),
       migration,
       async close() {
         changes.stop();
+        await mailer.close();
         await handle.close();
       },
     };

@@ -1,4 +1,3 @@
-import { input, password, select } from '@inquirer/prompts';
 import type { Command } from 'commander';
 
 /** Where a command writes and what it may ask: injected, so tests capture both. */
@@ -41,6 +40,8 @@ export interface AskSpec {
 export async function required(io: CliIo, value: string | undefined, spec: AskSpec): Promise<string> {
   if (value !== undefined && value !== '') return value;
   if (!io.interactive) throw new UsageError(`missing required option --${spec.flag}`);
+  // Loaded on first use: `serve` never prompts and should not carry the prompt library.
+  const { input, password, select } = await import('@inquirer/prompts');
   if (spec.kind === 'password') return password({ message: spec.message, mask: '*' });
   if (spec.kind === 'select' && spec.choices) return select({ message: spec.message, choices: spec.choices.map((c) => ({ value: c, name: c })) });
   return input({ message: spec.message, required: true });

@@ -71,8 +71,15 @@ export class ChangeFeed {
     return this.sqlite.pragma('data_version', { simple: true }) as number;
   }
 
-  /** One poll: cheap when nothing changed (a pragma read). Exposed for tests. */
-  async poll(): Promise<void> {
+  private polling: Promise<void> | null = null;
+
+  /** One poll: cheap when nothing changed (a pragma read). Exposed for tests. Never overlaps itself. */
+  poll(): Promise<void> {
+    this.polling ??= this.pollOnce().finally(() => (this.polling = null));
+    return this.polling;
+  }
+
+  private async pollOnce(): Promise<void> {
     try {
       const version = this.dataVersion();
       if (version === this.lastDataVersion) return;

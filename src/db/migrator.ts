@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Migration } from '../../migrations/types.js';
 import type { DB } from './schema.js';
 
@@ -20,7 +20,8 @@ async function ensureTable(db: Kysely<DB>): Promise<void> {
 
 /**
  * Applies pending migrations in order, each in its own transaction together with the row
- * that records it (kysely's Migrator does not wrap SQLite migrations). Refuses a database
+ * that records it (kysely's Migrator does not wrap SQLite migrations). Runs before anything
+ * else uses the connection (start-up), which the explicit BEGIN/COMMIT relies on. Refuses a database
  * that already holds migrations this binary does not know: it was written by a newer one.
  */
 export async function migrate(db: Kysely<DB>, migrations: readonly Migration[], now: () => Date = () => new Date()): Promise<MigrationResult> {
@@ -34,14 +35,21 @@ export async function migrate(db: Kysely<DB>, migrations: readonly Migration[], 
   const applied: string[] = [];
   for (const migration of migrations) {
     if (done.has(migration.id)) continue;
-    await db.transaction().execute(async (trx) => {
-      // Another process may have applied it since we looked: the primary key makes that a no-op.
-      const again = await trx.selectFrom('schema_migrations').select('id').where('id', '=', migration.id).executeTakeFirst();
-      if (again) return;
-      await migration.up(trx);
-      await trx.insertInto('schema_migrations').values({ id: migration.id, applied_at: now().toISOString() }).execute();
-      applied.push(migration.id);
-    });
+    // BEGIN IMMEDIATE takes the write lock first: a second process starting on the same
+    // fresh database waits (busy_timeout) instead of failing half-way, then finds it applied.
+    await sql`begin immediate`.execute(db);
+    try {
+      const again = await db.selectFrom('schema_migrations').select('id').where('id', '=', migration.id).executeTakeFirst();
+      if (!again) {
+        await migration.up(db);
+        await db.insertInto('schema_migrations').values({ id: migration.id, applied_at: now().toISOString() }).execute();
+        applied.push(migration.id);
+      }
+      await sql`commit`.execute(db);
+    } catch (err) {
+      await sql`rollback`.execute(db);
+      throw err;
+    }
   }
   return { applied, current: migrations.at(-1)?.id ?? null };
 }

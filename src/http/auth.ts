@@ -23,7 +23,8 @@ export interface Principal {
  */
 export interface BearerVerifier {
   name: string;
-  verify(token: string): Promise<Principal | null | undefined>;
+  /** May answer synchronously (a cache hit) to spare the hot path a promise. */
+  verify(token: string): Principal | null | undefined | Promise<Principal | null | undefined>;
 }
 
 export function principalOf(request: Request): Principal {
@@ -46,7 +47,7 @@ function bearerToken(request: Request): string | null {
 /**
  * The `bearer` strategy, default for every route: session JWTs, OAuth access tokens and API
  * keys, each checked by the verifier of the domain that issued it. Scope and key rules per
- * route run right after (onCredentials), from the route's `plugins.gantry`.
+ * route are checked right after, from the route's `plugins.gantry`.
  */
 export function registerBearerAuth(server: Server, verifiers: readonly BearerVerifier[]): void {
   server.auth.scheme('gantry-bearer', () => ({
@@ -55,9 +56,11 @@ export function registerBearerAuth(server: Server, verifiers: readonly BearerVer
       if (token === null) throw Object.assign(unauthorized('Missing bearer token'), { isMissing: true });
       if (token === '') throw unauthorized('Malformed Authorization header; expected "Bearer <token>"');
       for (const verifier of verifiers) {
-        const principal = await verifier.verify(token);
+        const answer = verifier.verify(token);
+        const principal = answer instanceof Promise ? await answer : answer;
         if (principal === undefined) continue;
         if (principal === null) break;
+        checkRouteAccess(request, principal);
         return h.authenticated({ credentials: principal as unknown as Record<string, unknown> });
       }
       throw new DomainError(401, 'UNAUTHORIZED', 'Invalid, expired or revoked token', undefined, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
@@ -65,20 +68,23 @@ export function registerBearerAuth(server: Server, verifiers: readonly BearerVer
   }));
   server.auth.strategy('bearer', 'gantry-bearer');
   server.auth.default('bearer');
+}
 
-  server.ext('onCredentials', (request, h) => {
-    const principal = request.auth.credentials as unknown as Principal | undefined;
-    if (!principal) return h.continue;
-    const config = routeConfig(request);
-    if (principal.kind === 'oauth') {
-      if (!config.scope || !principal.scopes?.includes(config.scope)) {
-        throw new DomainError(403, 'INSUFFICIENT_SCOPE', config.scope ? `This endpoint needs the ${config.scope} scope` : 'Third-party access tokens cannot call this endpoint', undefined, {
-          'WWW-Authenticate': `Bearer error="insufficient_scope"${config.scope ? `, scope="${config.scope}"` : ''}`,
-        });
-      }
-    } else if (principal.kind === 'api_key' && !config.apiKeys) {
-      throw new DomainError(403, 'FORBIDDEN', 'API keys cannot call this endpoint');
+/**
+ * The route's rules for the credential kind: third-party OAuth tokens need the route's scope,
+ * API keys need a route that accepts them; first-party sessions pass. Checked inside the
+ * scheme (not in a separate lifecycle step: this is every authenticated request's hot path).
+ */
+function checkRouteAccess(request: Request, principal: Principal): void {
+  if (principal.kind === 'session') return;
+  const config = routeConfig(request);
+  if (principal.kind === 'oauth') {
+    if (!config.scope || !principal.scopes?.includes(config.scope)) {
+      throw new DomainError(403, 'INSUFFICIENT_SCOPE', config.scope ? `This endpoint needs the ${config.scope} scope` : 'Third-party access tokens cannot call this endpoint', undefined, {
+        'WWW-Authenticate': `Bearer error="insufficient_scope"${config.scope ? `, scope="${config.scope}"` : ''}`,
+      });
     }
-    return h.continue;
-  });
+  } else if (principal.kind === 'api_key' && !config.apiKeys) {
+    throw new DomainError(403, 'FORBIDDEN', 'API keys cannot call this endpoint');
+  }
 }

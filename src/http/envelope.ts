@@ -12,8 +12,21 @@ export interface Envelope<T> {
   error: null;
 }
 
+// An inbound X-Request-Id (from a proxy) is kept when it is plainly safe to echo and log.
+const INBOUND_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+/**
+ * The request's id: the inbound X-Request-Id when well-formed, else a UUID. Decided on first
+ * use and kept on the request, so the body, the header and the log line agree (no lifecycle
+ * step of its own: every request pays for those).
+ */
 export function requestIdOf(request: Request): string {
-  return (request.app as { requestId?: string }).requestId ?? request.info.id;
+  const app = request.app as { requestId?: string };
+  if (app.requestId === undefined) {
+    const inbound = request.headers['x-request-id'];
+    app.requestId = typeof inbound === 'string' && INBOUND_REQUEST_ID.test(inbound) ? inbound : crypto.randomUUID();
+  }
+  return app.requestId;
 }
 
 export function durationOf(request: Request): number {

@@ -10,12 +10,13 @@ export function offsetQuery(options: { max?: number; defaultLimit?: number } = {
   };
 }
 
-export interface OffsetMeta {
+// A type alias, not an interface: it must fit reply()'s `meta: Record<string, unknown>`.
+export type OffsetMeta = {
   total: number;
   limit: number;
   offset: number;
   hasNextPage: boolean;
-}
+};
 
 export function offsetMeta(total: number, limit: number, offset: number): OffsetMeta {
   return { total, limit, offset, hasNextPage: offset + limit < total };

@@ -24,10 +24,11 @@ interface Window {
 /**
  * Fixed-window counters in a bounded LRU: memory stays flat whatever the number of callers
  * (the oldest idle buckets are dropped first, which can only forgive, never over-count).
+ * lru-cache preallocates its index for `max` entries: 50k buckets cost about 2.5 MB.
  * Every limit is multiplied by GANTRY_RATE_LIMIT_MULTIPLIER.
  */
 export class RateLimiter {
-  private readonly windows = new LRUCache<string, Window>({ max: 200_000, ttl: 24 * 3_600_000 });
+  private readonly windows = new LRUCache<string, Window>({ max: 50_000, ttl: 24 * 3_600_000 });
 
   constructor(
     private readonly multiplier: number,
@@ -66,6 +67,7 @@ export class RateLimiter {
   }
 }
 
+/** The header values of a decision; Retry-After only on a refusal. */
 export function rateLimitHeaders(decision: RateDecision, nowMs: number): Record<string, string> {
   const headers: Record<string, string> = {
     'X-RateLimit-Limit': String(decision.limit),

@@ -7,8 +7,6 @@ import { durationOf, requestIdOf } from './envelope.js';
 import { rateLimitHeaders, type RateDecision } from './rate-limit.js';
 import { routeConfig, routeName } from './route-config.js';
 
-const INBOUND_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
-
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: ErrorCodes.VALIDATION_FAILED,
   401: ErrorCodes.UNAUTHORIZED,
@@ -31,6 +29,12 @@ interface MappedError {
 
 function mapError(err: Boom | DomainError): MappedError {
   if (err instanceof DomainError) return { status: err.status, code: err.code, message: err.message, details: err.details, headers: err.headers };
+  // A uniqueness race the service's own check could not see (two inserts at once) is a
+  // conflict, not a failure of the server.
+  const sqliteCode = (err as { code?: unknown }).code;
+  if (sqliteCode === 'SQLITE_CONSTRAINT_UNIQUE' || sqliteCode === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+    return { status: 409, code: 'CONFLICT', message: 'The change conflicts with existing data; reload and try again', headers: {} };
+  }
   const status = err.output.statusCode;
   const headers = { ...(err.output.headers as Record<string, string>) };
   if (status >= 500) return { status: 500, code: 'INTERNAL', message: 'Internal server error', headers: {} };
@@ -46,23 +50,18 @@ function mapError(err: Boom | DomainError): MappedError {
  * can carry secrets).
  */
 export function registerResponses(server: Server, logger: Logger, clock: Clock): void {
-  server.ext('onRequest', (request, h) => {
-    const inbound = request.headers['x-request-id'];
-    (request.app as { requestId?: string }).requestId = typeof inbound === 'string' && INBOUND_REQUEST_ID.test(inbound) ? inbound : crypto.randomUUID();
-    return h.continue;
-  });
-
   server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
     const response = request.response;
     const requestId = requestIdOf(request);
     const decision = (request.app as { rateLimit?: RateDecision }).rateLimit;
-    const limitHeaders = decision ? rateLimitHeaders(decision, clock.now().getTime()) : {};
 
     if (response instanceof DomainError || (response as Boom).isBoom) {
       const err = response as Boom | DomainError;
       const mapped = mapError(err);
       if (mapped.status >= 500) {
         logger.error('request failed', { requestId, route: routeName(request), method: request.method, path: request.path, err: err as Error });
+      } else if (mapped.status === 409 && !(err instanceof DomainError)) {
+        logger.warn('constraint conflict', { requestId, route: routeName(request), reason: (err as Error).message });
       }
       const body = {
         data: null,
@@ -70,17 +69,26 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock):
         meta: { requestId, durationMs: durationOf(request) },
       };
       const res = h.response(body).code(mapped.status);
+      const limitHeaders = decision ? rateLimitHeaders(decision, clock.now().getTime()) : {};
       for (const [name, value] of Object.entries({ ...limitHeaders, ...mapped.headers })) res.header(name, value);
       res.header('X-Request-Id', requestId);
       return res;
     }
 
-    const ok = response as ResponseObject;
-    ok.header('X-Request-Id', requestId);
-    for (const [name, value] of Object.entries(limitHeaders)) ok.header(name, value);
+    // Plain, known-valid names and values: written straight into the headers object, which
+    // is what response.header() ends up doing after work these do not need (hot path).
+    const headers = (response as ResponseObject).headers as Record<string, string>;
+    headers['x-request-id'] = requestId;
+    if (decision) {
+      headers['x-ratelimit-limit'] = String(decision.limit);
+      headers['x-ratelimit-remaining'] = String(decision.remaining);
+      headers['x-ratelimit-reset'] = String(Math.ceil(decision.resetAt.getTime() / 1000));
+    }
     return h.continue;
   });
 
+  // One line per request at info level; below it, not even the listener (hot path).
+  if (logger.enabled?.('info') === false) return;
   server.events.on('response', (request) => {
     const status = (request.response as { statusCode?: number } | null)?.statusCode;
     logger.info('request', {

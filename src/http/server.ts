@@ -34,8 +34,10 @@ export async function createServer(app: AppContext, options: ServerOptions = {})
     routes: {
       validate: { failAction: validationFailAction, options: { abortEarly: false } },
       payload: { maxBytes: 1024 * 1024, failAction: 'error' },
-      response: { emptyStatusCode: 204 },
-      security: { noSniff: true, referrer: 'no-referrer', hsts: false, xframe: 'deny' },
+      // No range requests on an API (no Accept-Ranges header); the legacy X-XSS-Protection and
+      // X-Download-Options headers are left out: every byte of headers is paid on every response.
+      response: { emptyStatusCode: 204, ranges: false },
+      security: { noSniff: true, referrer: 'no-referrer', hsts: false, xframe: 'deny', xss: false, noOpen: false },
     },
     debug: false,
   });

@@ -47,6 +47,7 @@ export function createMagicLinks(kernel: Kernel, tokens: OneTimeTokens) {
           // Opening the link proves the mailbox is theirs.
           const now = clock.now().toISOString();
           await store.updateUser(trx, user.id, { email_verified_at: now, updated_at: now });
+          await kernel.changes.publish(trx, 'identity.user-changed', user.id);
           user.email_verified_at = now;
         }
         return { user, returnTo: typeof used.payload.returnTo === 'string' ? used.payload.returnTo : null };

@@ -1,6 +1,6 @@
 import type { Executor } from '../db/tx.js';
 import type { Clock } from '../lib/clock.js';
-import { randomToken, sha256Hex } from '../lib/crypto.js';
+import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 
 export type OneTimePurpose = 'magic_link' | 'email_confirmation' | 'password_recovery_code' | 'password_reset' | 'email_change' | (string & {});
@@ -69,6 +69,48 @@ export function createOneTimeTokens(clock: Clock) {
       const result = await executor.updateTable('one_time_tokens').set({ consumed_at: nowIso }).where('id', '=', row.id).where('consumed_at', 'is', null).executeTakeFirst();
       if (Number(result.numUpdatedRows) !== 1) return null;
       return { id: row.id, userId: row.user_id, payload: row.payload ? (JSON.parse(row.payload) as Record<string, unknown>) : {} };
+    },
+
+    /**
+     * Checks a short code a person types (a recovery code) against the user's one live secret
+     * of that purpose. Every wrong guess counts; at `maxAttempts` the secret is burnt, so a
+     * 6-digit code gives an attacker at most maxAttempts chances in 10^6 per mail.
+     */
+    async consumeCode(executor: Executor, userId: string, purpose: OneTimePurpose, code: string, maxAttempts: number): Promise<ConsumedSecret | null> {
+      const nowIso = clock.now().toISOString();
+      const row = await executor
+        .selectFrom('one_time_tokens')
+        .select(['id', 'user_id', 'payload', 'token_hash', 'attempts'])
+        .where('user_id', '=', userId)
+        .where('purpose', '=', purpose)
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', nowIso)
+        .orderBy('created_at', 'desc')
+        .executeTakeFirst();
+      if (!row) return null;
+      if (!safeEqual(row.token_hash, sha256Hex(`${purpose}:${userId}:${code}`))) {
+        const attempts = row.attempts + 1;
+        await executor
+          .updateTable('one_time_tokens')
+          .set({ attempts, consumed_at: attempts >= maxAttempts ? nowIso : null })
+          .where('id', '=', row.id)
+          .execute();
+        return null;
+      }
+      const result = await executor.updateTable('one_time_tokens').set({ consumed_at: nowIso }).where('id', '=', row.id).where('consumed_at', 'is', null).executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) return null;
+      return { id: row.id, userId: row.user_id, payload: row.payload ? (JSON.parse(row.payload) as Record<string, unknown>) : {} };
+    },
+
+    /** Issues a short code for a user; stored hashed with the user id, so equal codes never collide. */
+    async issueCode(executor: Executor, input: { userId: string; purpose: OneTimePurpose; ttlSec: number; code: string }): Promise<IssuedSecret> {
+      const issued = await this.issue(executor, { userId: input.userId, purpose: input.purpose, ttlSec: input.ttlSec, secret: `${input.userId}:${input.code}`, replacePrevious: true });
+      return { id: issued.id, secret: input.code };
+    },
+
+    /** Retires every unused secret of a purpose for a user (after a reset, say). */
+    async retireAll(executor: Executor, userId: string, purpose: OneTimePurpose): Promise<void> {
+      await executor.updateTable('one_time_tokens').set({ consumed_at: clock.now().toISOString() }).where('user_id', '=', userId).where('purpose', '=', purpose).where('consumed_at', 'is', null).execute();
     },
   };
 }

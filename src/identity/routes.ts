@@ -4,7 +4,36 @@ import { API } from '../http/server.js';
 import { reply } from '../http/envelope.js';
 import { principalOf } from '../http/auth.js';
 import { presentUser } from './presenters.js';
-import { loginBody, magicLinkBody, refreshBody, tokenBody } from './schemas.js';
+import {
+  changeEmailBody,
+  changePasswordBody,
+  checkUsernameQuery,
+  claimUsernameBody,
+  emailBody,
+  exchangeRecoveryBody,
+  loginBody,
+  magicLinkBody,
+  refreshBody,
+  registerBody,
+  resetPasswordBody,
+  tokenBody,
+} from './schemas.js';
+import { identityPages } from './pages.js';
+
+/** The spec's Limits table, row by row (per user, per client IP when anonymous). */
+const limits = {
+  register: { limit: 10, windowSec: 300 },
+  login: { limit: 8, windowSec: 60 },
+  resendConfirmation: { limit: 5, windowSec: 300 },
+  confirmEmail: { limit: 5, windowSec: 300 },
+  forgotPassword: { limit: 3, windowSec: 300 },
+  resetPassword: { limit: 5, windowSec: 300 },
+  exchangeRecoveryCode: { limit: 15, windowSec: 300 },
+  checkUsername: { limit: 20, windowSec: 60 },
+  claimUsername: { limit: 5, windowSec: 60 },
+  changeEmail: { limit: 10, windowSec: 60 },
+  changePassword: { limit: 10, windowSec: 60 },
+} as const;
 
 /** Login and refresh answer the same body (CONTRACT.md, Sign-in API). */
 export function sessionBody(result: { accessToken: string; refreshToken: string; tokenType: 'Bearer'; expiresIn: number; user: Parameters<typeof presentUser>[0] }) {
@@ -27,7 +56,7 @@ export function identityRoutes(app: AppContext): ServerRoute[] {
       options: {
         id: 'auth.login',
         auth: false,
-        plugins: { gantry: { rateLimit: { limit: 8, windowSec: 60 } } },
+        plugins: { gantry: { rateLimit: limits.login } },
         validate: { payload: loginBody },
       },
       handler: async (request, h) => {
@@ -73,7 +102,101 @@ export function identityRoutes(app: AppContext): ServerRoute[] {
       method: 'GET',
       path: `${API}/auth/me`,
       options: { id: 'auth.me' },
-      handler: async (request, h) => reply(request, h, presentUser(await identity.getUser(principalOf(request).userId))),
+      handler: async (request, h) => reply(request, h, presentUser(await identity.getUserCached(principalOf(request).userId))),
     },
+    {
+      method: 'POST',
+      path: `${API}/auth/register`,
+      options: { id: 'auth.register', auth: false, plugins: { gantry: { rateLimit: limits.register } }, validate: { payload: registerBody } },
+      handler: async (request, h) => {
+        const body = request.payload as { email: string; password: string; fullName?: string | null; username?: string | null };
+        return reply(request, h, { user: presentUser(await identity.flows.register(body)) }, { status: 201 });
+      },
+    },
+    {
+      method: 'POST',
+      path: `${API}/auth/confirm-email`,
+      options: { id: 'auth.confirm-email', auth: false, plugins: { gantry: { rateLimit: limits.confirmEmail } }, validate: { payload: tokenBody } },
+      handler: async (request, h) => reply(request, h, { user: presentUser(await identity.flows.confirmEmail((request.payload as { token: string }).token)) }),
+    },
+    {
+      method: 'POST',
+      path: `${API}/auth/resend-confirmation`,
+      options: { id: 'auth.resend-confirmation', auth: false, plugins: { gantry: { rateLimit: limits.resendConfirmation } }, validate: { payload: emailBody } },
+      handler: async (request, h) => {
+        await identity.flows.resendConfirmation((request.payload as { email: string }).email);
+        return reply(request, h, { status: 'sent_if_unconfirmed' }, { status: 202 });
+      },
+    },
+    {
+      method: 'POST',
+      path: `${API}/auth/forgot-password`,
+      options: { id: 'auth.forgot-password', auth: false, plugins: { gantry: { rateLimit: limits.forgotPassword } }, validate: { payload: emailBody } },
+      handler: async (request, h) => {
+        await identity.flows.forgotPassword((request.payload as { email: string }).email);
+        return reply(request, h, { status: 'sent_if_known' }, { status: 202 });
+      },
+    },
+    {
+      method: 'POST',
+      path: `${API}/auth/exchange-recovery-code`,
+      options: { id: 'auth.exchange-recovery-code', auth: false, plugins: { gantry: { rateLimit: limits.exchangeRecoveryCode } }, validate: { payload: exchangeRecoveryBody } },
+      handler: async (request, h) => {
+        const { email, code } = request.payload as { email: string; code: string };
+        return reply(request, h, await identity.flows.exchangeRecoveryCode(email, code));
+      },
+    },
+    {
+      method: 'POST',
+      path: `${API}/auth/reset-password`,
+      options: { id: 'auth.reset-password', auth: false, plugins: { gantry: { rateLimit: limits.resetPassword } }, validate: { payload: resetPasswordBody } },
+      handler: async (request, h) => {
+        const { resetToken, password } = request.payload as { resetToken: string; password: string };
+        await identity.flows.resetPassword(resetToken, password);
+        return reply(request, h, { status: 'password_reset' });
+      },
+    },
+    {
+      method: 'GET',
+      path: `${API}/auth/check-username`,
+      options: { id: 'auth.check-username', auth: { mode: 'optional' }, plugins: { gantry: { rateLimit: limits.checkUsername } }, validate: { query: checkUsernameQuery } },
+      handler: async (request, h) => {
+        const { username } = request.query as { username: string };
+        const caller = request.auth.credentials as { userId?: string } | null;
+        return reply(request, h, { username, available: await identity.flows.usernameAvailable(username, caller?.userId ?? null) });
+      },
+    },
+    {
+      method: 'POST',
+      path: `${API}/auth/claim-username`,
+      options: { id: 'auth.claim-username', plugins: { gantry: { rateLimit: limits.claimUsername } }, validate: { payload: claimUsernameBody } },
+      handler: async (request, h) => {
+        const { username } = request.payload as { username: string };
+        return reply(request, h, { user: presentUser(await identity.flows.claimUsername(principalOf(request).userId, username)) });
+      },
+    },
+    {
+      method: 'POST',
+      path: `${API}/auth/change-email`,
+      options: { id: 'auth.change-email', plugins: { gantry: { rateLimit: limits.changeEmail } }, validate: { payload: changeEmailBody } },
+      handler: async (request, h) => {
+        const { newEmail, password } = request.payload as { newEmail: string; password: string };
+        await identity.flows.requestEmailChange(principalOf(request).userId, newEmail, password);
+        return reply(request, h, { status: 'confirmation_sent', newEmail }, { status: 202 });
+      },
+    },
+    {
+      method: 'POST',
+      path: `${API}/auth/change-password`,
+      options: { id: 'auth.change-password', plugins: { gantry: { rateLimit: limits.changePassword } }, validate: { payload: changePasswordBody } },
+      handler: async (request, h) => {
+        const { currentPassword, newPassword } = request.payload as { currentPassword: string; newPassword: string };
+        const principal = principalOf(request);
+        const result = await identity.flows.changePassword(principal.userId, principal.sessionId, currentPassword, newPassword);
+        return reply(request, h, { status: 'password_changed', endedSessions: result.endedSessions });
+      },
+    },
+    ...identityPages(app),
   ];
+
 }

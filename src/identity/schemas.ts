@@ -9,3 +9,22 @@ export const loginBody = Joi.object({ email: email.required(), password: Joi.str
 export const refreshBody = Joi.object({ refreshToken: opaqueToken.required() });
 export const magicLinkBody = Joi.object({ email: email.required() });
 export const tokenBody = Joi.object({ token: opaqueToken.required() });
+
+/** Usernames: 3..32 of a-z, 0-9, ".", "_" and "-", starting and ending with a letter or digit; stored lower-cased. */
+export const username = Joi.string()
+  .trim()
+  .lowercase()
+  .min(3)
+  .max(32)
+  .pattern(/^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?$/, 'letters, digits, ".", "_" or "-"');
+/** The emailed recovery code: six digits. */
+export const recoveryCode = Joi.string().trim().pattern(/^\d{6}$/, '6 digits');
+
+export const registerBody = Joi.object({ email: email.required(), password: password.required(), fullName: Joi.string().trim().min(1).max(180).allow(null), username: username.allow(null) });
+export const emailBody = Joi.object({ email: email.required() });
+export const exchangeRecoveryBody = Joi.object({ email: email.required(), code: recoveryCode.required() });
+export const resetPasswordBody = Joi.object({ resetToken: opaqueToken.required(), password: password.required() });
+export const checkUsernameQuery = Joi.object({ username: username.required() });
+export const claimUsernameBody = Joi.object({ username: username.required() });
+export const changeEmailBody = Joi.object({ newEmail: email.required(), password: Joi.string().max(128).required() });
+export const changePasswordBody = Joi.object({ currentPassword: Joi.string().max(128).required(), newPassword: password.required() });

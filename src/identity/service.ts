@@ -7,11 +7,15 @@ import { presentUser } from './presenters.js';
 import { createSessions } from './sessions.js';
 import { createOneTimeTokens } from './one-time-tokens.js';
 import { createMagicLinks } from './magic-links.js';
+import { createAccountFlows, USER_CHANGED_TOPIC } from './flows.js';
+import { LRUCache } from 'lru-cache';
 import * as store from './store.js';
 
 export interface NewUser {
   email: string;
   password?: string | null;
+  /** An already computed hash (callers that hash before opening a transaction). */
+  passwordHash?: string | null;
   fullName?: string | null;
   username?: string | null;
   verified?: boolean;
@@ -31,16 +35,19 @@ export function createIdentityService(kernel: Kernel) {
 
   async function createUser(input: NewUser, executor: Executor = db) {
     const email = normalizeEmail(input.email);
+    const username = input.username ? input.username.trim().toLowerCase() : null;
+    // Hash first: scrypt must not run while a transaction holds the connection.
+    const passwordHash = input.passwordHash ?? (input.password ? await hashPassword(input.password, config.scryptCost) : null);
     if (await store.findUserByEmail(executor, email)) throw conflict('A user with this email already exists');
-    if (input.username && (await store.findUserByUsername(executor, input.username))) throw conflict('This username is taken');
+    if (username && (await store.findUserByUsername(executor, username))) throw conflict('This username is taken');
     const now = clock.now().toISOString();
     const row = {
       id: newId(),
       email,
       email_verified_at: input.verified ? now : null,
-      password_hash: input.password ? await hashPassword(input.password, config.scryptCost) : null,
+      password_hash: passwordHash,
       full_name: input.fullName ?? null,
-      username: input.username ?? null,
+      username,
       avatar_url: null,
       created_at: now,
       updated_at: now,
@@ -49,8 +56,22 @@ export function createIdentityService(kernel: Kernel) {
     return row;
   }
 
+  const flows = createAccountFlows({
+    kernel,
+    tokens: oneTimeTokens,
+    sessions,
+    decoyHash: decoy,
+    createUserRow: (input, executor) => createUser(input, executor),
+  });
+
+  // The signed-in user's row for hot reads (GET /auth/me): a few seconds at most, and dropped
+  // at once when any process changes the user (change feed).
+  const userCache = new LRUCache<string, store.UserRow>({ max: 10_000, ttl: 5_000 });
+  kernel.changes.subscribe(USER_CHANGED_TOPIC, (userId) => (userId ? userCache.delete(userId) : userCache.clear()));
+
   return {
     sessions,
+    flows,
     sessionVerifier: sessions.verifier,
     oneTimeTokens,
     magicLinks,
@@ -62,6 +83,19 @@ export function createIdentityService(kernel: Kernel) {
       const user = await store.findUserById(executor, id);
       if (!user) throw notFound('User');
       return user;
+    },
+
+    /** getUser through the short-lived cache; only for reads that show the user back. */
+    getUserCached(id: string): store.UserRow | Promise<store.UserRow> {
+      // A hit answers synchronously: this is the hot path of GET /auth/me.
+      return (
+        userCache.get(id) ??
+        store.findUserById(db, id).then((user) => {
+          if (!user) throw notFound('User');
+          userCache.set(id, user);
+          return user;
+        })
+      );
     },
 
     findUserById: (id: string, executor: Executor = db) => store.findUserById(executor, id),

@@ -32,7 +32,7 @@ const invalidRefresh = () => new DomainError(401, 'UNAUTHORIZED', 'The refresh t
 export function createSessions(kernel: Kernel) {
   const { db, clock, jwt, changes } = kernel;
   // sessionId -> still active? Cleared on revocation (here at once, elsewhere via the change feed).
-  const activeCache = new LRUCache<string, boolean>({ max: 50_000, ttl: 10_000 });
+  const activeCache = new LRUCache<string, boolean>({ max: 20_000, ttl: 10_000 });
   changes.subscribe(SESSION_REVOKED_TOPIC, (sessionId) => (sessionId ? activeCache.delete(sessionId) : activeCache.clear()));
 
   async function mint(sessionId: string, userId: string, executor = db): Promise<SessionTokens> {
@@ -64,17 +64,35 @@ export function createSessions(kernel: Kernel) {
     return active;
   }
 
+  // token -> its (frozen) principal and expiry: a hot token costs two map lookups, no
+  // signature check and no allocation. Revocation is still checked on every use (activeCache).
+  const principals = new LRUCache<string, { principal: Principal; expMs: number }>({ max: 20_000, ttl: SESSION_ACCESS_TTL_SEC * 1000 });
+
   const verifier: BearerVerifier = {
     name: 'session',
-    async verify(token) {
+    verify(token) {
+      const entry = principals.get(token);
+      if (entry !== undefined) {
+        if (entry.expMs <= clock.now().getTime()) return null;
+        const active = activeCache.get(entry.principal.sessionId!);
+        if (active !== undefined) return active ? entry.principal : null;
+      }
+      return verifySlowly(token, entry);
+    },
+  };
+
+  /** The first sight of a token, or of its session since the cache forgot it. */
+  async function verifySlowly(token: string, cached: { principal: Principal; expMs: number } | undefined): Promise<Principal | null | undefined> {
+    let entry = cached;
+    if (entry === undefined) {
       const verified = await jwt.verify(token, SESSION_TOKEN_TYP);
       if (!verified) {
         // Not a session token at all: let the next verifier look at it.
         return JwtCodec.peekTyp(token) === SESSION_TOKEN_TYP ? null : undefined;
       }
       const sessionId = String(verified.payload.sid ?? '');
-      if (!sessionId || !(await isActive(sessionId))) return null;
-      const principal: Principal = {
+      if (!sessionId) return null;
+      const principal: Principal = Object.freeze({
         userId: String(verified.payload.sub),
         kind: 'session',
         scopes: null,
@@ -82,10 +100,15 @@ export function createSessions(kernel: Kernel) {
         sessionId,
         accountId: null,
         tokenId: String(verified.payload.jti ?? ''),
-      };
-      return principal;
-    },
-  };
+      });
+      entry = { principal, expMs: Number(verified.payload.exp) * 1000 };
+      principals.set(token, entry, { ttl: Math.max(1, entry.expMs - clock.now().getTime()) });
+    }
+    if (entry.expMs <= clock.now().getTime()) return null;
+    const sessionId = entry.principal.sessionId!;
+    const active = activeCache.get(sessionId) ?? (await isActive(sessionId));
+    return active ? entry.principal : null;
+  }
 
   return {
     verifier,
@@ -129,9 +152,9 @@ export function createSessions(kernel: Kernel) {
 
     revoke,
 
-    /** Ends every session of a user (password reset, member removal); returns how many. */
-    async revokeAllOfUser(executor: Parameters<typeof store.revokeSession>[0], userId: string, reason: string): Promise<number> {
-      const ids = await store.revokeUserSessions(executor, userId, reason, clock.now().toISOString());
+    /** Ends every session of a user (password reset, member removal), but `exceptSessionId`; returns how many. */
+    async revokeAllOfUser(executor: Parameters<typeof store.revokeSession>[0], userId: string, reason: string, exceptSessionId: string | null = null): Promise<number> {
+      const ids = await store.revokeUserSessions(executor, userId, reason, clock.now().toISOString(), exceptSessionId);
       for (const id of ids) {
         activeCache.delete(id);
         await changes.publish(executor, SESSION_REVOKED_TOPIC, id);

@@ -10,7 +10,7 @@ export const findUserByEmail = (db: Executor, email: string) =>
   db.selectFrom('users').selectAll().where('email', '=', email.trim().toLowerCase()).executeTakeFirst();
 
 export const findUserByUsername = (db: Executor, username: string) =>
-  db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+  db.selectFrom('users').selectAll().where('username', '=', username.trim().toLowerCase()).executeTakeFirst();
 
 export const insertUser = (db: Executor, row: Insertable<UsersTable>) => db.insertInto('users').values(row).execute();
 
@@ -26,10 +26,17 @@ export const revokeSession = (db: Executor, id: string, reason: string, at: stri
   db.updateTable('auth_sessions').set({ revoked_at: at, revoke_reason: reason }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
 
 /** Revokes every live session of a user; returns their ids. */
-export async function revokeUserSessions(db: Executor, userId: string, reason: string, at: string): Promise<string[]> {
-  const live = await db.selectFrom('auth_sessions').select('id').where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+export async function revokeUserSessions(db: Executor, userId: string, reason: string, at: string, exceptSessionId: string | null = null): Promise<string[]> {
+  let query = db.selectFrom('auth_sessions').select('id').where('user_id', '=', userId).where('revoked_at', 'is', null);
+  if (exceptSessionId) query = query.where('id', '!=', exceptSessionId);
+  const live = await query.execute();
   if (live.length > 0) {
-    await db.updateTable('auth_sessions').set({ revoked_at: at, revoke_reason: reason }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+    await db
+      .updateTable('auth_sessions')
+      .set({ revoked_at: at, revoke_reason: reason })
+      .where('id', 'in', live.map((s) => s.id))
+      .where('revoked_at', 'is', null)
+      .execute();
   }
   return live.map((s) => s.id);
 }

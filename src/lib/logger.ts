@@ -7,6 +7,8 @@ export interface Logger {
   info(msg: string, fields?: LogFields): void;
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
+  /** Whether a line of this level would be written (to skip building fields on hot paths). */
+  enabled?(level: LogLevel): boolean;
 }
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
@@ -34,5 +36,6 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
     info: (msg, fields) => emit('info', msg, fields),
     warn: (msg, fields) => emit('warn', msg, fields),
     error: (msg, fields) => emit('error', msg, fields),
+    enabled: (lvl) => RANK[lvl] >= min,
   };
 }

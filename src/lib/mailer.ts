@@ -1,4 +1,4 @@
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Clock } from './clock.js';
 import { newId } from './ids.js';
 import type { Logger } from './logger.js';
@@ -31,20 +31,32 @@ export interface OutboxEntry {
  * sends what is pending after the transaction commits, and the retry job picks up failures.
  */
 export class Mailer {
-  private readonly transport: Transporter | null;
+  private transportPromise: Promise<Transporter> | null = null;
 
   constructor(
     private readonly db: Database,
-    smtpUrl: string | null,
+    private readonly smtpUrl: string | null,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly from = 'Gantry <no-reply@gantry.local>',
   ) {
-    this.transport = smtpUrl ? nodemailer.createTransport(smtpUrl) : null;
   }
 
+  /** nodemailer is loaded only when SMTP is configured and there is mail to send. */
+  private transport(): Promise<Transporter> {
+    this.transportPromise ??= import('nodemailer').then((mod) => {
+      const nodemailer = mod.default;
+      // Short timeouts: delivery runs in the background and a dead relay must not pile up sockets.
+      return nodemailer.createTransport(this.smtpUrl!, { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 } as object);
+    });
+    return this.transportPromise;
+  }
+
+  private delivering: Promise<number> | null = null;
+  private again = false;
+
   get smtpEnabled(): boolean {
-    return this.transport !== null;
+    return this.smtpUrl !== null;
   }
 
   async enqueue(executor: Executor, message: MailMessage): Promise<string> {
@@ -56,22 +68,67 @@ export class Mailer {
     return id;
   }
 
-  /** Sends pending mail over SMTP (no-op without SMTP). Never throws: failures stay queued. */
+  /**
+   * Sends pending mail over SMTP (no-op without SMTP). Never throws: failures stay queued
+   * for the retry job. One run at a time, so a message is never sent twice by two runs; a
+   * call during a run asks for one more pass after it.
+   */
   async deliverPending(maxAttempts = 8): Promise<number> {
-    if (!this.transport) return 0;
+    if (!this.smtpUrl) return 0;
+    if (this.delivering) {
+      this.again = true;
+      return this.delivering;
+    }
+    this.delivering = (async () => {
+      let sent = 0;
+      do {
+        this.again = false;
+        try {
+          sent += await this.deliverBatch(maxAttempts);
+        } catch (err) {
+          this.logger.error('mail delivery run failed', { err });
+          break;
+        }
+      } while (this.again);
+      return sent;
+    })().finally(() => (this.delivering = null));
+    return this.delivering;
+  }
+
+  private async deliverBatch(maxAttempts: number): Promise<number> {
     const pending = await this.db.selectFrom('mail_outbox').selectAll().where('sent_at', 'is', null).where('attempts', '<', maxAttempts).orderBy('created_at').limit(50).execute();
+    if (pending.length === 0) return 0;
+    const transport = await this.transport();
     let sent = 0;
     for (const row of pending) {
+      // Claim the row first (attempts moves only if no other process moved it): of a server
+      // and a CLI process delivering at once, one sends.
+      const claim = await this.db
+        .updateTable('mail_outbox')
+        .set({ attempts: row.attempts + 1 })
+        .where('id', '=', row.id)
+        .where('attempts', '=', row.attempts)
+        .where('sent_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(claim.numUpdatedRows) !== 1) continue;
       try {
-        await this.transport.sendMail({ from: this.from, to: row.to_address, subject: row.subject, text: row.body_text });
-        await this.db.updateTable('mail_outbox').set({ sent_at: this.clock.now().toISOString(), attempts: row.attempts + 1, last_error: null }).where('id', '=', row.id).execute();
+        await transport.sendMail({ from: this.from, to: row.to_address, subject: row.subject, text: row.body_text });
+        await this.db.updateTable('mail_outbox').set({ sent_at: this.clock.now().toISOString(), last_error: null }).where('id', '=', row.id).execute();
         sent++;
       } catch (err) {
-        this.logger.warn('mail delivery failed', { mailId: row.id, kind: row.kind, error: (err as Error).message });
-        await this.db.updateTable('mail_outbox').set({ attempts: row.attempts + 1, last_error: (err as Error).message.slice(0, 500) }).where('id', '=', row.id).execute();
+        // The SMTP reply may echo the message; log only its first line, never the body.
+        const reason = String((err as Error).message).split('\n')[0].slice(0, 300);
+        this.logger.warn('mail delivery failed', { mailId: row.id, kind: row.kind, attempt: row.attempts + 1, reason });
+        await this.db.updateTable('mail_outbox').set({ last_error: reason }).where('id', '=', row.id).execute();
       }
     }
     return sent;
+  }
+
+  /** Waits for a delivery run in progress and closes the SMTP transport. */
+  async close(): Promise<void> {
+    await this.delivering;
+    if (this.transportPromise) (await this.transportPromise).close();
   }
 
   async list(limit = 20): Promise<OutboxEntry[]> {

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { ConfigError } from '../config.js';
@@ -45,6 +45,27 @@ export function writeSecretsFile(dataDir: string, file: SecretsFile): void {
   renameSync(temp, target);
 }
 
+/**
+ * First start: a fresh secrets.json, created exclusively (link() fails when the file exists),
+ * so of two processes starting at once one writes it and both use the same keys.
+ */
+function createSecretsFile(dataDir: string): SecretsFile {
+  const fresh: SecretsFile = { jwtSigningKey: key32(), cursorSigningKey: key32(), credentialKeys: [{ id: 'k1', key: key32() }], activeCredentialKeyId: 'k1' };
+  const target = secretsPath(dataDir);
+  const temp = `${target}.${process.pid}.new`;
+  writeFileSync(temp, `${JSON.stringify(fresh, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(temp, 0o600);
+  try {
+    linkSync(temp, target);
+    return fresh;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return readSecretsFile(dataDir)!;
+  } finally {
+    unlinkSync(temp);
+  }
+}
+
 export function readSecretsFile(dataDir: string): SecretsFile | null {
   const file = secretsPath(dataDir);
   if (!existsSync(file)) return null;
@@ -61,10 +82,7 @@ export function readSecretsFile(dataDir: string): SecretsFile | null {
  */
 export function loadSecrets(dataDir: string, env: NodeJS.ProcessEnv = process.env): Secrets {
   let file = readSecretsFile(dataDir);
-  if (!file) {
-    file = { jwtSigningKey: key32(), cursorSigningKey: key32(), credentialKeys: [{ id: 'k1', key: key32() }], activeCredentialKeyId: 'k1' };
-    writeSecretsFile(dataDir, file);
-  }
+  if (!file) file = createSecretsFile(dataDir);
   const credentialKeys = new Map(file.credentialKeys.map((k) => [k.id, decodeKey(`credential key ${k.id}`, k.key)]));
   let activeCredentialKeyId = file.activeCredentialKeyId;
   if (env.GANTRY_SECRET_CREDENTIAL_KEY) {

@@ -74,11 +74,12 @@ export async function spawnGantry(options: { env?: NodeJS.ProcessEnv; args?: str
     cli: (args) => runBin([...args, '--data-dir', dataDir], env),
     stop() {
       exited ??= new Promise((resolve) => {
-        if (proc.exitCode !== null) return resolve(proc.exitCode);
-        proc.once('exit', (code) => {
+        const done = (code: number | null) => {
           if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
           resolve(code);
-        });
+        };
+        if (proc.exitCode !== null || proc.signalCode !== null) return done(proc.exitCode);
+        proc.once('exit', done);
         proc.kill('SIGTERM');
       });
       return exited;

@@ -1,0 +1,254 @@
+// Shared machinery of the benchmarks (PERFORMANCE.md, How to measure): the built binary with
+// the rate limiter raised out of the way, a bare Hapi reference in the same run, autocannon
+// with 20 connections, client and server pinned to different cores where taskset exists.
+// Loopback only; every run is bounded in time.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const BIN = path.join(ROOT, 'bin/gantry');
+export const CONNECTIONS = 20;
+export const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 3);
+export const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
+export const HAS_TASKSET = spawnSync('sh', ['-c', 'command -v taskset'], { encoding: 'utf8' }).stdout.trim() !== '';
+
+const children = new Set<ChildProcess>();
+const dirs = new Set<string>();
+function cleanup(): void {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+}
+process.on('exit', cleanup);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
+
+/** Re-runs the calling script on CPU 0 (the load generator's core); servers go to CPU 1. */
+export function pinLoadGenerator(scriptUrl: string): void {
+  if (!HAS_TASKSET || process.env.BENCH_PINNED) return;
+  const child = spawnSync('taskset', ['-c', '0', process.execPath, ...process.execArgv, fileURLToPath(scriptUrl), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+    env: { ...process.env, BENCH_PINNED: '1' },
+  });
+  process.exit(child.status ?? 1);
+}
+
+export function requireBuilt(): void {
+  if (!existsSync(path.join(ROOT, 'dist/gantry.cjs'))) {
+    console.error('dist/gantry.cjs is missing: run `node build.mjs` (npm run bench does) first');
+    process.exit(1);
+  }
+}
+
+function onServerCore(args: string[]): { cmd: string; args: string[] } {
+  return HAS_TASKSET ? { cmd: 'taskset', args: ['-c', '1', process.execPath, ...args] } : { cmd: process.execPath, args };
+}
+
+function waitForLine(child: ChildProcess, pattern: RegExp, what: string, timeoutMs = 15_000): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`${what} did not start: ${err}`)), timeoutMs);
+    child.stderr?.on('data', (d) => (err += d));
+    child.stdout!.on('data', (chunk) => {
+      out += chunk;
+      const match = pattern.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with ${code}: ${err}`));
+    });
+  });
+}
+
+/** Resident memory of a process, in MB (Linux /proc; null elsewhere). */
+export function rssMb(pid: number): number | null {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Math.round(Number(match[1]) / 102.4) / 10 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time (user + system) a process has used so far, in ms (Linux /proc; null elsewhere). */
+export function cpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of proc(5) (utime, stime), counted here from field 3 onwards.
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}
+
+export interface Gantry {
+  url: string;
+  dataDir: string;
+  proc: ChildProcess;
+  /** Spawn to "gantry listening on" line, in ms. */
+  startMs: number;
+  env: NodeJS.ProcessEnv;
+  cli(args: string[]): string;
+  stop(): Promise<void>;
+}
+
+/** Starts the built binary on CPU 1 with a fresh data dir (or the one given). */
+export async function startGantry(options: { env?: NodeJS.ProcessEnv; dataDir?: string } = {}): Promise<Gantry> {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gantry-bench-'));
+  dirs.add(dataDir);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    GANTRY_DATA_DIR: dataDir,
+    GANTRY_PORT: '0',
+    GANTRY_HOST: '127.0.0.1',
+    GANTRY_PUBLIC_URL: '',
+    GANTRY_LOG_LEVEL: 'warn',
+    GANTRY_RATE_LIMIT_MULTIPLIER: '100000',
+    ...options.env,
+  };
+  const { cmd, args } = onServerCore([BIN, 'serve']);
+  const started = performance.now();
+  const proc = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(proc);
+  const match = await waitForLine(proc, /gantry listening on (\S+)/, 'gantry');
+  const startMs = performance.now() - started;
+  return {
+    url: match[1],
+    dataDir,
+    proc,
+    startMs,
+    env,
+    cli(cliArgs) {
+      const res = spawnSync(process.execPath, [BIN, ...cliArgs], { env, encoding: 'utf8', timeout: 30_000 });
+      if (res.status !== 0) throw new Error(`gantry ${cliArgs.join(' ')} failed: ${res.stderr}`);
+      return res.stdout;
+    },
+    stop: () => stopChild(proc),
+  };
+}
+
+function stopChild(proc: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+    proc.once('exit', () => {
+      clearTimeout(timer);
+      children.delete(proc);
+      resolve();
+    });
+    proc.kill('SIGTERM');
+  });
+}
+
+/**
+ * The framework ceiling: a bare Hapi 21 route on CPU 1 answering the same envelope shape
+ * (data, meta with requestId and durationMs, error null) as an authenticated kernel GET.
+ */
+export async function startBareHapi(): Promise<{ url: string; proc: ChildProcess; stop(): Promise<void> }> {
+  const script = `
+    const Hapi = require(${JSON.stringify(path.join(ROOT, 'node_modules/@hapi/hapi'))});
+    const { randomUUID } = require('node:crypto');
+    (async () => {
+      const server = Hapi.server({ port: 0, host: '127.0.0.1' });
+      server.route({ method: 'GET', path: '/bare', handler: (request, h) => h.response({
+        data: { id: '0b6f3a52-9a0e-4d3b-8d8f-2f0a4f1d9c11', email: 'bench@example.test', fullName: 'Bench User', username: null, avatarUrl: null, emailVerified: true, createdAt: '2026-01-01T00:00:00.000Z' },
+        meta: { requestId: randomUUID(), durationMs: Math.round((Date.now() - request.info.received) * 100) / 100 },
+        error: null,
+      }).header('X-Request-Id', randomUUID()) });
+      await server.start();
+      process.stdout.write('bare listening on ' + server.info.uri + '\\n');
+      process.on('SIGTERM', () => server.stop().then(() => process.exit(0)));
+    })();`;
+  const { cmd, args } = onServerCore(['-e', script]);
+  const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(proc);
+  const match = await waitForLine(proc, /bare listening on (\S+)/, 'bare hapi');
+  return { url: match[1], proc, stop: () => stopChild(proc) };
+}
+
+export interface Figures {
+  name: string;
+  /** Successful (2xx) responses per second: only these count as throughput. */
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  /**
+   * Server CPU per successful response, in µs: steadier than throughput on a shared, noisy
+   * machine (other processes steal wall time, not the server's own CPU time).
+   */
+  cpuUsPerReq: number | null;
+}
+
+export interface Target {
+  name: string;
+  url: string;
+  /** The server process, to measure its CPU time. */
+  pid?: number;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+function run(target: Target, seconds: number): Promise<autocannon.Result> {
+  return autocannon({ url: target.url, method: target.method ?? 'GET', headers: target.headers, body: target.body, connections: CONNECTIONS, duration: seconds });
+}
+
+/** Warm-up (discarded), then the measured run. */
+export async function measure(target: Target): Promise<Figures> {
+  if (WARMUP_S > 0) await run(target, WARMUP_S);
+  const cpuBefore = target.pid ? cpuMs(target.pid) : null;
+  const result = await run(target, DURATION_S);
+  const cpuAfter = target.pid ? cpuMs(target.pid) : null;
+  const ok = result['2xx'];
+  const cpuUsPerReq = cpuBefore !== null && cpuAfter !== null && ok > 0 ? Math.round(((cpuAfter - cpuBefore) * 1000) / ok) : null;
+  return { name: target.name, rps: Math.round(ok / DURATION_S), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors, cpuUsPerReq };
+}
+
+/**
+ * The best of several rounds of one target (highest 2xx/s, lowest CPU per request and p50/p99):
+ * on a shared machine interference only ever makes a figure worse, so the best round is the
+ * closest to the code's own cost. Rounds of the target and its reference are interleaved.
+ */
+export function best(rounds: Figures[]): Figures {
+  const pick = (f: (r: Figures) => number | null, better: (a: number, b: number) => number) => {
+    const values = rounds.map(f).filter((v): v is number => v !== null);
+    return values.length > 0 ? values.reduce((a, b) => better(a, b)) : null;
+  };
+  return {
+    name: rounds[0].name,
+    rps: pick((r) => r.rps, Math.max)!,
+    p50: pick((r) => r.p50, Math.min)!,
+    p99: pick((r) => r.p99, Math.min)!,
+    non2xx: rounds.reduce((n, r) => n + r.non2xx, 0),
+    errors: rounds.reduce((n, r) => n + r.errors, 0),
+    cpuUsPerReq: pick((r) => r.cpuUsPerReq, Math.min),
+  };
+}
+
+/** Prints the figures, each with its ratio to the reference (same run, same machine). */
+export function report(title: string, rows: Figures[], reference: Figures): void {
+  const lines = [
+    `\n${title} (${CONNECTIONS} connections, ${WARMUP_S} s warm-up, ${DURATION_S} s measured${HAS_TASKSET ? ', client CPU 0 / server CPU 1' : ', not pinned: taskset missing'})`,
+    `${'target'.padEnd(44)} ${'2xx/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'non-2xx'.padStart(8)} ${'vs ref'.padStart(7)} ${'cpu µs/req'.padStart(11)} ${'cpu vs ref'.padStart(11)}`,
+  ];
+  for (const row of rows) {
+    const ratio = reference.rps > 0 ? `${Math.round((row.rps / reference.rps) * 100)}%` : '-';
+    const cpu = row.cpuUsPerReq === null ? '-' : String(row.cpuUsPerReq);
+    // Requests per CPU-second relative to the reference: the throughput ratio on a quiet core.
+    const cpuRatio = row.cpuUsPerReq && reference.cpuUsPerReq ? `${Math.round((reference.cpuUsPerReq / row.cpuUsPerReq) * 100)}%` : '-';
+    lines.push(
+      `${row.name.padEnd(44)} ${String(row.rps).padStart(8)} ${String(row.p50).padStart(7)} ${String(row.p99).padStart(7)} ${String(row.non2xx + row.errors).padStart(8)} ${ratio.padStart(7)} ${cpu.padStart(11)} ${cpuRatio.padStart(11)}`,
+    );
+  }
+  console.log(lines.join('\n'));
+}

@@ -1,0 +1,218 @@
+import { conflict, DomainError, forbidden } from '../http/errors.js';
+import { inTransaction, type Executor } from '../db/tx.js';
+import { hashPassword, randomDigits, verifyPassword } from '../lib/crypto.js';
+import type { Kernel } from '../kernel.js';
+import type { OneTimeTokens } from './one-time-tokens.js';
+import type { Sessions } from './sessions.js';
+import { confirmationMail, emailChangeMail, emailChangeNoticeMail, passwordChangedMail, recoveryMail } from './mails.js';
+import * as store from './store.js';
+import type { UserRow } from './store.js';
+
+export const CONFIRMATION_TTL_SEC = 24 * 3600;
+export const RECOVERY_CODE_TTL_SEC = 15 * 60;
+export const RESET_TOKEN_TTL_SEC = 15 * 60;
+/** Wrong guesses a recovery code survives; the route's rate limit bounds guesses per caller too. */
+export const RECOVERY_CODE_MAX_ATTEMPTS = 5;
+export const USER_CHANGED_TOPIC = 'identity.user-changed';
+
+/** Names a username may not take: they read as the system speaking. */
+const RESERVED_USERNAMES = new Set(['admin', 'administrator', 'root', 'system', 'gantry', 'support', 'security', 'api', 'oauth', 'status', 'help', 'me', 'null', 'undefined']);
+
+/** The one answer for a one-time secret that is unknown, used or expired (nothing tells them apart). */
+export const invalidSecret = (what: string) => new DomainError(410, 'GONE', `This ${what} is invalid, already used or expired; ask for a new one`);
+
+export interface FlowDeps {
+  kernel: Kernel;
+  tokens: OneTimeTokens;
+  sessions: Sessions;
+  /** A password hash to verify against when the email is unknown (keeps timings alike). */
+  decoyHash(): Promise<string>;
+  createUserRow(input: { email: string; passwordHash: string | null; fullName?: string | null; username?: string | null; verified?: boolean }, executor: Executor): Promise<UserRow>;
+}
+
+/**
+ * The self-service flows of the sign-in API (CONTRACT.md): registration and email
+ * confirmation, password recovery by an emailed code, and the signed-in user's changes.
+ * Mail is queued in the same transaction as the secret it carries, then delivered after commit.
+ */
+export function createAccountFlows(deps: FlowDeps) {
+  const { kernel, tokens, sessions } = deps;
+  const { db, clock, mailer, config, changes } = kernel;
+  const deliver = () => void mailer.deliverPending();
+
+  async function issueConfirmation(trx: Executor, user: UserRow): Promise<void> {
+    const { secret } = await tokens.issue(trx, { userId: user.id, purpose: 'email_confirmation', ttlSec: CONFIRMATION_TTL_SEC, replacePrevious: true });
+    await mailer.enqueue(trx, confirmationMail(config, user.email, secret));
+  }
+
+  async function userChanged(trx: Executor, userId: string): Promise<void> {
+    await changes.publish(trx, USER_CHANGED_TOPIC, userId);
+  }
+
+  return {
+    /** A new user with a password; their email stays unconfirmed until the mailed link is used. */
+    async register(input: { email: string; password: string; fullName?: string | null; username?: string | null }): Promise<UserRow> {
+      if (input.username && RESERVED_USERNAMES.has(input.username)) throw conflict('This username is reserved');
+      // scrypt runs before the transaction: it must never hold the one connection.
+      const passwordHash = await hashPassword(input.password, config.scryptCost);
+      const user = await inTransaction(db, async (trx) => {
+        const row = await deps.createUserRow({ email: input.email, passwordHash, fullName: input.fullName, username: input.username }, trx);
+        await issueConfirmation(trx, row);
+        return row;
+      });
+      deliver();
+      return user;
+    },
+
+    /**
+     * Confirms an address: either a new user's own (email_confirmation) or the new address
+     * of an email change (email_change), which takes effect only now.
+     */
+    async confirmEmail(secret: string): Promise<UserRow> {
+      return inTransaction(db, async (trx) => {
+        const nowIso = clock.now().toISOString();
+        const confirmation = await tokens.consume(trx, 'email_confirmation', secret);
+        if (confirmation?.userId) {
+          const user = await store.findUserById(trx, confirmation.userId);
+          if (!user) throw invalidSecret('confirmation link');
+          if (!user.email_verified_at) await store.updateUser(trx, user.id, { email_verified_at: nowIso, updated_at: nowIso });
+          await userChanged(trx, user.id);
+          return { ...user, email_verified_at: user.email_verified_at ?? nowIso };
+        }
+        const change = await tokens.consume(trx, 'email_change', secret);
+        const newEmail = typeof change?.payload.newEmail === 'string' ? change.payload.newEmail : null;
+        if (!change?.userId || !newEmail) throw invalidSecret('confirmation link');
+        const user = await store.findUserById(trx, change.userId);
+        if (!user) throw invalidSecret('confirmation link');
+        const holder = await store.findUserByEmail(trx, newEmail);
+        if (holder && holder.id !== user.id) throw conflict('This email address is now used by another account');
+        await store.updateUser(trx, user.id, { email: newEmail, email_verified_at: nowIso, updated_at: nowIso });
+        await tokens.retireAll(trx, user.id, 'password_recovery_code');
+        await tokens.retireAll(trx, user.id, 'password_reset');
+        await userChanged(trx, user.id);
+        return { ...user, email: newEmail, email_verified_at: nowIso, updated_at: nowIso };
+      });
+    },
+
+    /** Mails a new confirmation link to an unconfirmed user; silent for anything else. */
+    async resendConfirmation(email: string): Promise<void> {
+      await inTransaction(db, async (trx) => {
+        const user = await store.findUserByEmail(trx, email);
+        if (!user || user.email_verified_at) return;
+        await issueConfirmation(trx, user);
+      });
+      deliver();
+    },
+
+    /** Mails a one-time numeric code (and a reset page link); silent when the email is unknown. */
+    async forgotPassword(email: string): Promise<void> {
+      await inTransaction(db, async (trx) => {
+        const user = await store.findUserByEmail(trx, email);
+        if (!user) return;
+        const { secret: code } = await tokens.issueCode(trx, { userId: user.id, purpose: 'password_recovery_code', ttlSec: RECOVERY_CODE_TTL_SEC, code: randomDigits(6) });
+        await mailer.enqueue(trx, recoveryMail(config, user.email, code));
+      });
+      deliver();
+    },
+
+    /** Trades the emailed code for a short-lived reset token. Wrong guesses burn the code. */
+    async exchangeRecoveryCode(email: string, code: string): Promise<{ resetToken: string; expiresIn: number }> {
+      const outcome = await inTransaction(db, async (trx) => {
+        const user = await store.findUserByEmail(trx, email);
+        if (!user) return null;
+        const used = await tokens.consumeCode(trx, user.id, 'password_recovery_code', code, RECOVERY_CODE_MAX_ATTEMPTS);
+        if (!used) return null;
+        const { secret } = await tokens.issue(trx, { userId: user.id, purpose: 'password_reset', ttlSec: RESET_TOKEN_TTL_SEC, replacePrevious: true });
+        return secret;
+      });
+      if (!outcome) throw invalidSecret('code');
+      return { resetToken: outcome, expiresIn: RESET_TOKEN_TTL_SEC };
+    },
+
+    /** Sets a new password with a reset token; every session of the user ends. */
+    async resetPassword(resetToken: string, password: string): Promise<UserRow> {
+      const passwordHash = await hashPassword(password, config.scryptCost);
+      const user = await inTransaction(db, async (trx) => {
+        const used = await tokens.consume(trx, 'password_reset', resetToken);
+        if (!used?.userId) throw invalidSecret('reset token');
+        const row = await store.findUserById(trx, used.userId);
+        if (!row) throw invalidSecret('reset token');
+        const nowIso = clock.now().toISOString();
+        // The code reached the mailbox: that confirms the address as well.
+        const patch = { password_hash: passwordHash, email_verified_at: row.email_verified_at ?? nowIso, updated_at: nowIso };
+        await store.updateUser(trx, row.id, patch);
+        await tokens.retireAll(trx, row.id, 'password_recovery_code');
+        await sessions.revokeAllOfUser(trx, row.id, 'password_reset');
+        await mailer.enqueue(trx, passwordChangedMail(row.email));
+        await userChanged(trx, row.id);
+        return { ...row, ...patch };
+      });
+      deliver();
+      return user;
+    },
+
+    /**
+     * Changes the password of a signed-in user who knows the current one. Every other session
+     * ends (a change is what one does after a suspected leak); the caller's own stays.
+     */
+    async changePassword(userId: string, currentSessionId: string | null, currentPassword: string, newPassword: string): Promise<{ endedSessions: number }> {
+      const user = await store.findUserById(db, userId);
+      if (!user) throw forbidden();
+      const ok = await verifyPassword(currentPassword, user.password_hash ?? (await deps.decoyHash()));
+      if (!user.password_hash || !ok) throw new DomainError(403, 'FORBIDDEN', 'The current password is wrong', [{ field: 'currentPassword', message: 'wrong password' }]);
+      const passwordHash = await hashPassword(newPassword, config.scryptCost);
+      const ended = await inTransaction(db, async (trx) => {
+        const nowIso = clock.now().toISOString();
+        await store.updateUser(trx, userId, { password_hash: passwordHash, updated_at: nowIso });
+        await tokens.retireAll(trx, userId, 'password_recovery_code');
+        await tokens.retireAll(trx, userId, 'password_reset');
+        const count = await sessions.revokeAllOfUser(trx, userId, 'password_changed', currentSessionId);
+        await mailer.enqueue(trx, passwordChangedMail(user.email));
+        await userChanged(trx, userId);
+        return count;
+      });
+      deliver();
+      return { endedSessions: ended };
+    },
+
+    /** Starts an email change: the password proves it is the owner, the new address confirms. */
+    async requestEmailChange(userId: string, newEmail: string, password: string): Promise<void> {
+      const user = await store.findUserById(db, userId);
+      if (!user) throw forbidden();
+      const ok = await verifyPassword(password, user.password_hash ?? (await deps.decoyHash()));
+      if (!user.password_hash || !ok) throw new DomainError(403, 'FORBIDDEN', 'The password is wrong', [{ field: 'password', message: 'wrong password' }]);
+      if (newEmail === user.email) throw conflict('This is already your email address');
+      await inTransaction(db, async (trx) => {
+        if (await store.findUserByEmail(trx, newEmail)) throw conflict('This email address is used by another account');
+        const { secret } = await tokens.issue(trx, { userId, purpose: 'email_change', ttlSec: CONFIRMATION_TTL_SEC, payload: { newEmail }, replacePrevious: true });
+        await mailer.enqueue(trx, emailChangeMail(config, newEmail, secret));
+        await mailer.enqueue(trx, emailChangeNoticeMail(user.email, newEmail));
+      });
+      deliver();
+    },
+
+    /** Whether a username can be claimed (well-formed, not reserved, not taken). */
+    async usernameAvailable(username: string, forUserId: string | null = null): Promise<boolean> {
+      if (RESERVED_USERNAMES.has(username)) return false;
+      const holder = await store.findUserByUsername(db, username);
+      return !holder || holder.id === forUserId;
+    },
+
+    /** Sets (or changes) the caller's username. */
+    async claimUsername(userId: string, username: string): Promise<UserRow> {
+      if (RESERVED_USERNAMES.has(username)) throw conflict('This username is reserved');
+      return inTransaction(db, async (trx) => {
+        const holder = await store.findUserByUsername(trx, username);
+        if (holder && holder.id !== userId) throw conflict('This username is taken');
+        const user = await store.findUserById(trx, userId);
+        if (!user) throw forbidden();
+        const nowIso = clock.now().toISOString();
+        await store.updateUser(trx, userId, { username, updated_at: nowIso });
+        await userChanged(trx, userId);
+        return { ...user, username, updated_at: nowIso };
+      });
+    },
+  };
+}
+
+export type AccountFlows = ReturnType<typeof createAccountFlows>;

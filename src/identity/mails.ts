@@ -1,0 +1,51 @@
+import type { Config } from '../config.js';
+import type { MailMessage } from '../lib/mailer.js';
+
+/** The mails of the sign-in flows. Every link points at Gantry's own pages (CONTRACT.md). */
+export function confirmationMail(config: Config, to: string, token: string): MailMessage {
+  const link = `${config.publicUrl}/auth/confirm-email?token=${encodeURIComponent(token)}`;
+  return {
+    to,
+    kind: 'email_confirmation',
+    subject: 'Confirm your email for Gantry',
+    text: `Open this link to confirm your email address. It works once and expires in 24 hours.\n\n${link}\n\nIf you did not sign up for Gantry, ignore this mail.`,
+  };
+}
+
+export function emailChangeMail(config: Config, to: string, token: string): MailMessage {
+  const link = `${config.publicUrl}/auth/confirm-email?token=${encodeURIComponent(token)}`;
+  return {
+    to,
+    kind: 'email_change',
+    subject: 'Confirm your new email for Gantry',
+    text: `Someone asked to use this address for their Gantry account. Open this link to confirm; it works once and expires in 24 hours.\n\n${link}\n\nUntil you do, nothing changes. If it was not you, ignore this mail.`,
+  };
+}
+
+export function emailChangeNoticeMail(to: string, newEmail: string): MailMessage {
+  return {
+    to,
+    kind: 'email_change_notice',
+    subject: 'Your Gantry email is about to change',
+    text: `A change of your Gantry sign-in email to ${newEmail} was requested. It takes effect only once the new address confirms it.\n\nIf it was not you, change your password now.`,
+  };
+}
+
+export function recoveryMail(config: Config, to: string, code: string): MailMessage {
+  const link = `${config.publicUrl}/auth/reset-password?email=${encodeURIComponent(to)}&code=${encodeURIComponent(code)}`;
+  return {
+    to,
+    kind: 'password_recovery',
+    subject: 'Your Gantry password reset code',
+    text: `Your password reset code is ${code}. It works once and expires in 15 minutes.\n\nEnter it in the app, or open this page to choose a new password:\n${link}\n\nIf you did not ask for it, ignore this mail: your password stays as it is.`,
+  };
+}
+
+export function passwordChangedMail(to: string): MailMessage {
+  return {
+    to,
+    kind: 'password_changed',
+    subject: 'Your Gantry password was changed',
+    text: 'The password of your Gantry account was just changed, and your other sessions were signed out.\n\nIf it was not you, reset your password now.',
+  };
+}

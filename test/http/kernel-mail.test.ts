@@ -1,0 +1,162 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server, type Socket } from 'node:net';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { makeUser } from '../helpers/factories.js';
+import { collectJobs } from '../../src/app.js';
+
+interface Received {
+  from: string;
+  to: string[];
+  data: string;
+}
+
+/** A tiny SMTP server (RFC 5321 happy path) that can be told to refuse recipients. */
+function fakeSmtp() {
+  const received: Received[] = [];
+  const state = { refuse: false };
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.setEncoding('utf8');
+    let buffer = '';
+    let inData = false;
+    let current: Received = { from: '', to: [], data: '' };
+    const say = (line: string) => socket.write(`${line}\r\n`);
+    say('220 fake.smtp ESMTP ready');
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      for (;;) {
+        if (inData) {
+          const end = buffer.indexOf('\r\n.\r\n');
+          if (end === -1) return;
+          current.data = buffer.slice(0, end);
+          buffer = buffer.slice(end + 5);
+          inData = false;
+          received.push(current);
+          current = { from: '', to: [], data: '' };
+          say('250 2.0.0 queued');
+          continue;
+        }
+        const eol = buffer.indexOf('\r\n');
+        if (eol === -1) return;
+        const line = buffer.slice(0, eol);
+        buffer = buffer.slice(eol + 2);
+        const verb = line.slice(0, 4).toUpperCase();
+        if (verb === 'EHLO' || verb === 'HELO') say('250 fake.smtp');
+        else if (verb === 'MAIL') {
+          current.from = line;
+          say('250 2.1.0 ok');
+        } else if (verb === 'RCPT') {
+          if (state.refuse) say('451 4.3.0 try again later');
+          else {
+            current.to.push(line);
+            say('250 2.1.5 ok');
+          }
+        } else if (verb === 'DATA') {
+          inData = true;
+          say('354 go ahead');
+        } else if (verb === 'RSET' || verb === 'NOOP') say('250 ok');
+        else if (verb === 'QUIT') {
+          say('221 bye');
+          socket.end();
+        } else say('502 not implemented');
+      }
+    });
+  });
+  return {
+    received,
+    state,
+    listen: () => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port))),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('mailer over SMTP', () => {
+  const smtp = fakeSmtp();
+  let t: TestApp;
+  before(async () => {
+    const port = await smtp.listen();
+    t = await createTestApp({ env: { GANTRY_SMTP_URL: `smtp://127.0.0.1:${port}` } });
+  });
+  after(async () => {
+    await t.close();
+    await smtp.close();
+  });
+
+  const outbox = (to: string) => t.app.kernel.db.selectFrom('mail_outbox').selectAll().where('to_address', '=', to).execute();
+
+  it('delivers a queued mail over SMTP and marks it sent (the outbox keeps it)', async () => {
+    const user = await makeUser(t.app);
+    const res = await t.inject({ method: 'POST', url: '/api/v1/auth/forgot-password', payload: { email: user.email } });
+    assert.equal(res.statusCode, 202);
+    await t.app.kernel.mailer.deliverPending();
+    const [row] = await outbox(user.email);
+    assert.notEqual(row.sent_at, null);
+    assert.equal(row.attempts, 1);
+    const mail = smtp.received.find((m) => m.to.some((r) => r.includes(user.email)));
+    assert.ok(mail, 'the fake server got the message');
+    const code = /code is (\d{6})/.exec(row.body_text)![1];
+    assert.match(mail.data, new RegExp(code));
+    assert.match(mail.data, /Subject: Your Gantry password reset code/);
+  });
+
+  it('a refused delivery stays queued with the reason; the retry job sends it later; nothing is sent twice', async () => {
+    smtp.state.refuse = true;
+    const user = await makeUser(t.app);
+    await t.inject({ method: 'POST', url: '/api/v1/auth/magic-link', payload: { email: user.email } });
+    await t.app.kernel.mailer.deliverPending();
+    let [row] = await outbox(user.email);
+    assert.equal(row.sent_at, null);
+    // The route started a delivery in the background too; each pass is one counted attempt.
+    const failedAttempts = row.attempts;
+    assert.ok(failedAttempts >= 1);
+    assert.match(String(row.last_error), /451/);
+    const warned = t.logs.find((l) => l.includes('mail delivery failed'));
+    assert.ok(warned);
+    assert.doesNotMatch(warned, /token=/);
+
+    smtp.state.refuse = false;
+    const job = collectJobs(t.app).find((j) => j.name === 'kernel.mail-delivery')!;
+    await job.run(new Date());
+    [row] = await outbox(user.email);
+    assert.notEqual(row.sent_at, null);
+    assert.equal(row.attempts, failedAttempts + 1);
+    const before = smtp.received.length;
+    await Promise.all([t.app.kernel.mailer.deliverPending(), t.app.kernel.mailer.deliverPending(), job.run(new Date())]);
+    assert.equal(smtp.received.length, before);
+  });
+
+  it('gives up after the maximum attempts', async () => {
+    smtp.state.refuse = true;
+    const user = await makeUser(t.app);
+    await t.inject({ method: 'POST', url: '/api/v1/auth/magic-link', payload: { email: user.email } });
+    for (let i = 0; i < 4; i++) await t.app.kernel.mailer.deliverPending(3);
+    const [row] = await outbox(user.email);
+    assert.equal(row.attempts, 3);
+    assert.equal(row.sent_at, null);
+    smtp.state.refuse = false;
+  });
+});
+
+describe('mailer without SMTP', () => {
+  let t: TestApp;
+  before(async () => (t = await createTestApp()));
+  after(() => t.close());
+
+  it('keeps mail in the outbox only, listed newest first', async () => {
+    assert.equal(t.app.kernel.mailer.smtpEnabled, false);
+    const a = await makeUser(t.app);
+    await t.inject({ method: 'POST', url: '/api/v1/auth/magic-link', payload: { email: a.email } });
+    assert.equal(await t.app.kernel.mailer.deliverPending(), 0);
+    const [latest] = await t.app.kernel.mailer.list(1);
+    assert.equal(latest.to, a.email);
+    assert.equal(latest.kind, 'magic_link');
+    assert.equal(latest.sentAt, null);
+  });
+});
