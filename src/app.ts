@@ -7,6 +7,8 @@ import { identityJobs } from './identity/jobs.js';
 import { createAccountsService } from './accounts/service.js';
 import { createWalletService } from './wallet/service.js';
 import { createNotificationsService } from './notifications/service.js';
+import { createConnectorsService } from './connectors/service.js';
+import { connectorsJobs } from './connectors/jobs.js';
 
 /** Every domain service, built over the kernel. Domains reach each other only through these. */
 export function createServices(kernel: Kernel) {
@@ -14,7 +16,8 @@ export function createServices(kernel: Kernel) {
   const accounts = createAccountsService(kernel, { identity });
   const wallet = createWalletService(kernel);
   const notifications = createNotificationsService(kernel);
-  return { identity, accounts, wallet, notifications };
+  const connectors = createConnectorsService(kernel, { access: accounts.access, identity, notifications });
+  return { identity, accounts, wallet, notifications, connectors };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -37,6 +40,7 @@ export function collectJobs(app: AppContext): JobSpec[] {
     { name: 'kernel.change-feed-prune', pattern: '17 * * * *', run: () => app.kernel.changes.prune() },
     { name: 'kernel.mail-delivery', pattern: '*/30 * * * * *', run: () => app.kernel.mailer.deliverPending() },
     ...identityJobs(app),
+    ...connectorsJobs(app),
   ];
 }
 

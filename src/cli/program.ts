@@ -9,6 +9,8 @@ import { makeUserCommands } from './user.js';
 import { makeMailCommands } from './mail.js';
 import { makeWalletCommands } from './wallet.js';
 import { makeAccountCommands } from './account.js';
+import { makeConnectorCommands } from './connector.js';
+import { makeSecretsCommands } from './secrets.js';
 
 /** The whole command tree; each group is a factory over the same services as the routes. */
 export function buildProgram(io: CliIo): Command {
@@ -24,6 +26,8 @@ export function buildProgram(io: CliIo): Command {
   makeMailCommands(program, io);
   makeWalletCommands(program, io);
   makeAccountCommands(program, io);
+  makeConnectorCommands(program, io);
+  makeSecretsCommands(program, io);
   for (const command of program.commands) {
     command.exitOverride();
     command.configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });

@@ -3,6 +3,7 @@ import type { IdentityTables } from '../identity/tables.js';
 import type { AccountsTables } from '../accounts/tables.js';
 import type { WalletTables } from '../wallet/tables.js';
 import type { NotificationsTables } from '../notifications/tables.js';
+import type { ConnectorsTables } from '../connectors/tables.js';
 
 /** Every table of every domain, for kysely's typing. One line per domain. */
-export interface DB extends KernelTables, IdentityTables, AccountsTables, WalletTables, NotificationsTables {}
+export interface DB extends KernelTables, IdentityTables, AccountsTables, WalletTables, NotificationsTables, ConnectorsTables {}
