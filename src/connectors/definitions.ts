@@ -188,10 +188,10 @@ export function createDefinitions(kernel: Kernel) {
     return [...builtinDefinitions(kernel), ...rows.map(fromRow)];
   }
 
-  async function assertKeyFree(key: string): Promise<void> {
+  async function assertKeyFree(executor: Executor, key: string): Promise<void> {
     if (!KEY_PATTERN.test(key)) throw badRequest('key must be 2-63 lowercase letters, digits, - or _', [{ field: 'key', message: 'invalid key', type: 'string.pattern' }]);
     if (builtinDefinitions(kernel).some((d) => d.key === key)) throw conflict(`${key} is a built-in connector`);
-    const row = await db.selectFrom('connector_definitions').select('id').where('key', '=', key).executeTakeFirst();
+    const row = await executor.selectFrom('connector_definitions').select('id').where('key', '=', key).executeTakeFirst();
     if (row) throw conflict(`A connector definition with key ${key} already exists`);
   }
 
@@ -209,7 +209,7 @@ export function createDefinitions(kernel: Kernel) {
 
     /** `gantry connector define`: a system OAuth definition for an external provider. */
     async defineSystem(executor: Executor, input: SystemDefinitionInput): Promise<Definition> {
-      await assertKeyFree(input.key);
+      await assertKeyFree(executor, input.key);
       const schema = input.configSchema ?? EMPTY_CONFIG_SCHEMA;
       assertJsonSchema(schema, 'configSchema');
       for (const [field, url] of [['authorizeUrl', input.authorizeUrl], ['tokenUrl', input.tokenUrl], ['checkUrl', input.checkUrl]] as const) {
@@ -243,7 +243,7 @@ export function createDefinitions(kernel: Kernel) {
 
     /** POST /connectors/definitions: a custom definition of one workspace (manual tools). */
     async createCustom(executor: Executor, workspaceId: string, input: CustomDefinitionInput): Promise<Definition> {
-      await assertKeyFree(input.key);
+      await assertKeyFree(executor, input.key);
       const schema = input.configSchema ?? EMPTY_CONFIG_SCHEMA;
       assertJsonSchema(schema, 'configSchema');
       const now = clock.now().toISOString();
