@@ -92,9 +92,12 @@ describe('OAuth linking and the refresh job', () => {
     const got = (await t.inject({ method: 'GET', url: `${C}/instances/${inst.id}`, headers: h })).json().data;
     assert.equal(got.status, 'pending_auth');
     assert.equal((await t.inject({ method: 'GET', url: `${C}/instances/${inst.id}/credentials/status`, headers: h })).json().data.configured, false);
-    // A viewer cannot start a link; a malformed connector key is a 400, never a redirect elsewhere.
+    // A viewer cannot start a link; another workspace cannot see the instance; a malformed
+    // connector key is a 400, never a redirect elsewhere.
     const { members } = await linkable();
-    assert.equal((await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/oauth/initiate`, headers: members.viewer.headers })).statusCode, 404);
+    assert.equal((await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/oauth/initiate`, headers: members.viewer.headers })).statusCode, 403);
+    const stranger = await linkable();
+    assert.equal((await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/oauth/initiate`, headers: stranger.h })).statusCode, 404);
     const evil = await t.inject({ method: 'GET', url: `${C}/oauth/${encodeURIComponent('//evil.example')}/callback?state=x` });
     assert.notEqual(evil.statusCode, 302);
   });
@@ -110,6 +113,8 @@ describe('OAuth linking and the refresh job', () => {
 
   it('refreshes due tokens once, stores rotated refresh tokens, and on failure errors the instance and notifies its creator', async () => {
     clock.set('2026-05-01T00:00:00Z');
+    // Only this test's credentials (earlier tests linked others).
+    await t.app.kernel.db.deleteFrom('connector_credentials').execute();
     const linked: Array<{ inst: { id: string }; h: Record<string, string>; userId: string }> = [];
     for (let i = 0; i < 3; i++) {
       const { h, inst, owner } = await linkable();
