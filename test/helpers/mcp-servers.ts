@@ -109,7 +109,7 @@ export async function startModernMcpServer(options: McpFakeOptions): Promise<Mcp
       });
       return mcp;
     },
-    { legacy: 'reject', responseMode: 'json' },
+    { legacy: 'reject' },
   );
   const server = http.createServer(async (req, res) => {
     const body = req.method === 'POST' ? await readBody(req) : undefined;
