@@ -69,6 +69,10 @@ describe('connector instances and credentials', () => {
     const off = await t.inject({ method: 'PATCH', url: `${C}/instances/${inst.id}`, headers: h, payload: { enabled: false, displayName: 'Renamed' } });
     assert.equal(off.json().data.status, 'inactive');
     assert.equal(off.json().data.displayName, 'Renamed');
+    // A test while disabled reports health but the instance stays inactive.
+    const whileOff = await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/test`, headers: h });
+    assert.equal(whileOff.json().data.healthy, true);
+    assert.equal((await t.inject({ method: 'GET', url: `${C}/instances/${inst.id}`, headers: h })).json().data.status, 'inactive');
     // enabling again moves nothing; the next test does: healthy -> active
     const on = await t.inject({ method: 'PATCH', url: `${C}/instances/${inst.id}`, headers: h, payload: { enabled: true } });
     assert.equal(on.json().data.status, 'inactive');
