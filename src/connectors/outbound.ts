@@ -1,5 +1,9 @@
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { lookup as lookupCallback, type LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { Readable } from 'node:stream';
 import { DomainError } from '../http/errors.js';
 
 /** Every outbound call of the connectors domain: bounded in time and in size. */
@@ -120,16 +124,67 @@ export interface GuardedFetchOptions {
 }
 
 /**
- * fetch with the SSRF guard, a timeout and a size limit, and no redirects followed (a
- * redirect could lead to an internal address). The MCP transport and the OAuth calls use it.
+ * The DNS lookup every outbound socket uses: the addresses are checked when the connection is
+ * made, so a name cannot resolve to a public address for the check and to an internal one
+ * for the connection (DNS rebinding).
+ */
+export function guardedLookup(allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    lookupCallback(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+      if (err) return (callback as (e: Error) => void)(err);
+      if (!allowPrivate && (addresses.length === 0 || addresses.some((a) => isInternalAddress(a.address)))) {
+        return (callback as (e: Error) => void)(Object.assign(new Error(`${hostname} resolves to an internal address`), { code: 'EBLOCKED' }));
+      }
+      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      return callback(null, addresses[0].address, addresses[0].family);
+    });
+  };
+}
+
+async function bodyBytes(body: RequestInit['body']): Promise<Buffer | undefined> {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string') return Buffer.from(body);
+  if (body instanceof URLSearchParams) return Buffer.from(body.toString());
+  if (body instanceof Uint8Array) return Buffer.from(body);
+  if (body instanceof ArrayBuffer) return Buffer.from(body);
+  return Buffer.from(await new Response(body as ConstructorParameters<typeof Response>[0]).arrayBuffer());
+}
+
+/**
+ * fetch over node:http(s) with the SSRF guard (URL check, and the address check on the socket
+ * itself), a timeout and a size limit, and no redirects followed (a redirect could lead to an
+ * internal address). The MCP transport and the OAuth calls use it.
  */
 export function guardedFetch(options: GuardedFetchOptions) {
-  return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const target = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    await assertPublicUrl(target, options.allowPrivate);
+  const lookupFn = guardedLookup(options.allowPrivate);
+  return async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    const request = input instanceof Request ? input : null;
+    const target = await assertPublicUrl(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url, options.allowPrivate);
     const timeout = AbortSignal.timeout(options.timeoutMs ?? OUTBOUND_TIMEOUT_MS);
-    const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
-    const response = await fetch(input, { ...init, signal, redirect: 'manual' });
-    return limitBody(response, options.maxBytes ?? OUTBOUND_MAX_BYTES);
+    const signals = [timeout, init.signal, request?.signal].filter((s): s is AbortSignal => !!s);
+    const signal = AbortSignal.any(signals);
+    const headers = new Headers(request?.headers);
+    new Headers(init.headers).forEach((value, name) => headers.set(name, value));
+    const body = await bodyBytes(init.body ?? (request && request.body ? await request.arrayBuffer() : undefined));
+    if (body && !headers.has('content-length')) headers.set('content-length', String(body.length));
+    const method = (init.method ?? request?.method ?? 'GET').toUpperCase();
+    const transport = target.protocol === 'https:' ? https : http;
+    return new Promise<Response>((resolve, reject) => {
+      const req = transport.request(target, { method, headers: Object.fromEntries(headers.entries()), lookup: lookupFn, signal }, (res) => {
+        const responseHeaders = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (Array.isArray(value)) for (const v of value) responseHeaders.append(name, v);
+          else if (value !== undefined) responseHeaders.set(name, value);
+        }
+        const status = res.statusCode ?? 502;
+        const noBody = method === 'HEAD' || status === 204 || status === 304;
+        const stream = noBody ? null : (Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>);
+        if (noBody) res.resume();
+        resolve(limitBody(new Response(stream, { status, statusText: res.statusMessage, headers: responseHeaders }), options.maxBytes ?? OUTBOUND_MAX_BYTES));
+      });
+      req.on('error', (err) => reject(signal.aborted ? Object.assign(new Error(`request aborted: ${String((signal.reason as Error)?.message ?? 'timeout')}`), { name: 'AbortError', cause: err }) : err));
+      if (body) req.end(body);
+      else req.end();
+    });
   };
 }

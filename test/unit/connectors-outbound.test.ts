@@ -41,3 +41,20 @@ describe('outbound safety', () => {
     }
   });
 });
+
+describe('connect-time address check', () => {
+  it('checks the addresses the socket will use, not only the URL', async () => {
+    const { guardedLookup } = await import('../../src/connectors/outbound.js');
+    const run = (allow: boolean, all: boolean) =>
+      new Promise<{ err: (Error & { code?: string }) | null; value: unknown }>((resolve) =>
+        guardedLookup(allow)('localhost', { all } as never, ((err: Error | null, value: unknown) => resolve({ err: err as never, value })) as never),
+      );
+    const blocked = await run(false, true);
+    assert.equal(blocked.err?.code, 'EBLOCKED');
+    const allowed = await run(true, true);
+    assert.equal(allowed.err, null);
+    assert.ok(Array.isArray(allowed.value) && (allowed.value as Array<{ address: string }>).some((a) => a.address === '127.0.0.1' || a.address === '::1'));
+    const single = await run(true, false);
+    assert.equal(typeof single.value, 'string');
+  });
+});
