@@ -1,6 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp } from '../helpers/app.js';
+import { createTestApp, TEST_ENV } from '../helpers/app.js';
+import { createAppContext } from '../../src/app.js';
+import { resolveConfig } from '../../src/config.js';
+import { createLogger } from '../../src/lib/logger.js';
 import { withJson } from '../helpers/json-inject.js';
 import { makeTeam } from '../helpers/factories.js';
 import { startFakeProvider, providerEnv, type FakeProvider } from '../helpers/oauth-provider.js';
@@ -131,9 +134,12 @@ describe('OAuth linking and the refresh job', () => {
     // The third's refresh token is revoked at the provider.
     provider.revoked.add(openCredentials(t.app.kernel.secrets, linked[2].inst.id, 'oauth2', (await sealedOf(linked[2].inst.id)).sealed_value).refresh_token);
     clock.advance(55 * 60_000);
-    // Two processes run the job at once: each credential is refreshed exactly once.
+    // Two processes (two connections on one database file) run the job at once: each
+    // credential is refreshed exactly once.
+    const env = { ...TEST_ENV, ...providerEnv(provider.base) };
+    const second = await createAppContext(resolveConfig({ dataDir: t.dataDir }, env), { clock, logger: createLogger('silent'), env });
     const before = provider.tokenRequests.filter((r) => r.grant_type === 'refresh_token').length;
-    const [a, b] = await Promise.all([t.app.services.connectors.oauth.refreshDue(clock.now(), horizon), t.app.services.connectors.oauth.refreshDue(clock.now(), horizon)]);
+    const [a, b] = await Promise.all([t.app.services.connectors.oauth.refreshDue(clock.now(), horizon), second.services.connectors.oauth.refreshDue(clock.now(), horizon)]).finally(() => second.kernel.close());
     assert.equal(a.claimed + b.claimed, 3);
     assert.equal(a.refreshed + b.refreshed, 2);
     assert.equal(a.failed + b.failed, 1);
