@@ -14,6 +14,7 @@ export function connectorsJobs(app: AppContext): JobSpec[] {
       pattern,
       run: (now) => app.services.connectors.oauth.refreshDue(now, refreshHorizonMs(pattern, now)),
     },
+    { name: 'connectors.oauth-state-prune', pattern: '41 * * * *', run: (now) => app.services.connectors.oauth.pruneStates(now) },
   ];
 }
 

@@ -88,6 +88,13 @@ export function createOauthService(kernel: Kernel, deps: OauthDeps) {
   }
 
   return {
+    /** Drops linking states that expired more than a day ago (used ones are kept that long too, for replay answers). */
+    async pruneStates(now: Date): Promise<number> {
+      const cutoff = new Date(now.getTime() - 24 * 3_600_000).toISOString();
+      const res = await db.deleteFrom('connector_oauth_states').where('expires_at', '<', cutoff).executeTakeFirst();
+      return Number(res.numDeletedRows);
+    },
+
     /** Returns the provider's authorization URL and a state (single-use, 10 min, bound to user and instance). */
     async initiate(actor: Actor, instanceId: string) {
       deps.assertWriter(actor.ws);

@@ -94,6 +94,12 @@ describe('OAuth linking and the refresh job', () => {
     await t.app.kernel.db.updateTable('account_members').set({ role: 'owner' }).where('account_id', '=', account.id).where('user_id', '=', owner.user.id).execute();
     const got = (await t.inject({ method: 'GET', url: `${C}/instances/${inst.id}`, headers: h })).json().data;
     assert.equal(got.status, 'pending_auth');
+    // Expired states are pruned a day after they expire.
+    const countStates = async () => (await t.app.kernel.db.selectFrom('connector_oauth_states').select('state_hash').where('instance_id', '=', inst.id).execute()).length;
+    const beforePrune = await countStates();
+    assert.equal(await t.app.services.connectors.oauth.pruneStates(clock.now()), 0);
+    assert.equal(await t.app.services.connectors.oauth.pruneStates(new Date(clock.now().getTime() + 25 * 3_600_000)) >= beforePrune, true);
+    assert.equal(await countStates(), 0);
     assert.equal((await t.inject({ method: 'GET', url: `${C}/instances/${inst.id}/credentials/status`, headers: h })).json().data.configured, false);
     // A viewer cannot start a link; another workspace cannot see the instance; a malformed
     // connector key is a 400, never a redirect elsewhere.
