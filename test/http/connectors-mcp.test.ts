@@ -146,6 +146,9 @@ describe('manual tools, locale and approvals', () => {
     const de = (await t.inject({ method: 'GET', url: `${C}/instances/${inst.id}/tools?locale=de`, headers: h })).json().data[0];
     assert.equal(de.displayName, 'Lookup');
     assert.equal(de.description, 'Finds things');
+    // Custom connectors have no adapter: their tools cannot be run by Gantry.
+    const noAdapter = await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/tools/${created.json().data.id}/invoke`, headers: h, payload: { input: { q: 'x' } } });
+    assert.equal(noAdapter.statusCode, 409);
     // System connectors refuse manual tools.
     const mcp = (await t.inject({ method: 'POST', url: `${C}/instances`, headers: h, payload: { connectorKey: 'mcp-generic', displayName: 'M', config: { url: 'http://127.0.0.1:9/mcp' } } })).json().data;
     assert.equal((await t.inject({ method: 'POST', url: `${C}/instances/${mcp.id}/tools`, headers: h, payload: base })).statusCode, 409);

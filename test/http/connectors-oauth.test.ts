@@ -83,6 +83,9 @@ describe('OAuth linking and the refresh job', () => {
     const unknown = await callback({ code: 'x', state: 'forged-state' });
     assert.equal(location(unknown).searchParams.get('reason'), 'invalid_state');
     assert.equal(location(unknown).origin, 'https://app.example.test');
+    const denied = await initiate(h, inst.id);
+    const deniedRes = await callback({ state: denied.state, error: 'access_denied' });
+    assert.equal(location(deniedRes).searchParams.get('reason'), 'provider_denied');
     const other = await initiate(h, inst.id);
     const foreign = await callback({ code: 'x', state: other.state }, 'google');
     assert.equal(location(foreign).searchParams.get('reason'), 'invalid_state');
