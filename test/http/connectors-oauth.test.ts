@@ -72,6 +72,12 @@ describe('OAuth linking and the refresh job', () => {
     assert.equal(provider.tokenRequests.length, before);
     const after1 = await t.app.kernel.db.selectFrom('connector_credentials').select('sealed_value').where('instance_id', '=', inst.id).executeTakeFirstOrThrow();
     assert.equal(after1.sealed_value, row.sealed_value);
+    // The provider stops accepting the token: the check URL fails, the test reports it, status error.
+    provider.validAccess.delete(values.access_token);
+    const failing = (await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/test`, headers: h })).json().data;
+    assert.equal(failing.healthy, false);
+    assert.match(failing.message, /401/);
+    assert.equal((await t.inject({ method: 'GET', url: `${C}/instances/${inst.id}`, headers: h })).json().data.status, 'error');
   });
 
   it('refuses expired, unknown, foreign-connector and wrong-user states without changing anything', async () => {
