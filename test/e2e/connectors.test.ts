@@ -56,7 +56,7 @@ describe('the built binary with connectors', () => {
     const headers = { ...owner.headers, 'content-type': 'application/json' };
     const { data: inst } = (await (await fetch(`${g.url}/api/v1/connectors/instances`, { method: 'POST', headers, body: JSON.stringify({ connectorKey: 'mcp-generic', displayName: 'rot', config: { url: legacy.url } }) })).json()) as { data: { id: string } };
     await fetch(`${g.url}/api/v1/connectors/instances/${inst.id}/credentials`, { method: 'POST', headers, body: JSON.stringify({ credType: 'bearer_token', credentials: { token: 'e2e-bearer-before' } }) });
-    const rotated = await g.cli(['secrets', 'rotate', '--json']);
+    const rotated = await g.cli(['secrets', 'rotate', '--settle-ms', '600', '--json']);
     assert.equal(rotated.code, 0, rotated.stderr);
     const { activeKeyId } = JSON.parse(rotated.stdout) as { activeKeyId: string };
     const row = await side.kernel.db.selectFrom('connector_credentials').select('sealed_value').where('instance_id', '=', inst.id).executeTakeFirstOrThrow();
