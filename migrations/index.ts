@@ -6,6 +6,7 @@ import { migration as m0004 } from './0004_oauth.js';
 import { migration as m0005 } from './0005_accounts_extras.js';
 import { migration as m0006 } from './0006_notifications.js';
 import { migration as m0007 } from './0007_status.js';
+import { migration as m0008 } from './0008_connectors.js';
 
 /** Every migration, in order. Static imports: the bundle cannot scan a folder. */
 export const migrations: readonly Migration[] = [
@@ -16,4 +17,5 @@ export const migrations: readonly Migration[] = [
   m0005,
   m0006,
   m0007,
+  m0008,
 ];

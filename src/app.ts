@@ -13,6 +13,8 @@ import { statusJobs } from './status/jobs.js';
 import { notificationsJobs } from './notifications/jobs.js';
 import { createOAuthService } from './oauth/service.js';
 import { oauthJobs } from './oauth/jobs.js';
+import { createConnectorsService } from './connectors/service.js';
+import { connectorsJobs } from './connectors/jobs.js';
 
 /** Every domain service, built over the kernel. Domains reach each other only through these. */
 export function createServices(kernel: Kernel) {
@@ -22,7 +24,8 @@ export function createServices(kernel: Kernel) {
   const wallet = createWalletService(kernel);
   const status = createStatusService(kernel);
   const oauth = createOAuthService(kernel, { identity });
-  return { identity, accounts, wallet, notifications, status, oauth };
+  const connectors = createConnectorsService(kernel, { access: accounts.access, identity, notifications });
+  return { identity, accounts, wallet, notifications, status, oauth, connectors };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -49,6 +52,7 @@ export function collectJobs(app: AppContext): JobSpec[] {
     ...statusJobs(app),
     ...notificationsJobs(app),
     ...oauthJobs(app),
+    ...connectorsJobs(app),
   ];
 }
 

@@ -30,6 +30,32 @@ export interface Config {
   readonly connectorRefreshCron: string;
   /** scrypt cost parameter N; tests lower it, production keeps the default. */
   readonly scryptCost: number;
+  /**
+   * Endpoints and client of the built-in OAuth connectors (github, google, slack), from
+   * GANTRY_CONNECTOR_<KEY>_{CLIENT_ID,CLIENT_SECRET,AUTHORIZE_URL,TOKEN_URL,CHECK_URL}.
+   */
+  readonly connectorProviders: Readonly<Record<string, ConnectorProviderConfig>>;
+}
+
+export interface ConnectorProviderConfig {
+  clientId?: string;
+  clientSecret?: string;
+  authorizeUrl?: string;
+  tokenUrl?: string;
+  checkUrl?: string;
+}
+
+function connectorProviders(env: NodeJS.ProcessEnv): Record<string, ConnectorProviderConfig> {
+  const out: Record<string, ConnectorProviderConfig> = {};
+  const fields: Record<string, keyof ConnectorProviderConfig> = { CLIENT_ID: 'clientId', CLIENT_SECRET: 'clientSecret', AUTHORIZE_URL: 'authorizeUrl', TOKEN_URL: 'tokenUrl', CHECK_URL: 'checkUrl' };
+  for (const [name, value] of Object.entries(env)) {
+    const match = /^GANTRY_CONNECTOR_([A-Z0-9_]+?)_(CLIENT_ID|CLIENT_SECRET|AUTHORIZE_URL|TOKEN_URL|CHECK_URL)$/.exec(name);
+    if (!match || !value) continue;
+    const key = match[1].toLowerCase().replace(/_/g, '-');
+    const field = fields[match[2]];
+    (out[key] ??= {})[field] = field.endsWith('Url') ? parseUrl(name, value) : value;
+  }
+  return out;
 }
 
 /** Flags as commander hands them over (camelCase names of the CONTRACT.md flags). */
@@ -119,6 +145,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     notificationHeartbeatMs: parsePositive('GANTRY_NOTIFICATION_HEARTBEAT_MS', env.GANTRY_NOTIFICATION_HEARTBEAT_MS || 15_000),
     connectorRefreshCron: env.GANTRY_CONNECTOR_REFRESH_CRON || '*/5 * * * *',
     scryptCost: parsePositive('GANTRY_SCRYPT_COST', env.GANTRY_SCRYPT_COST || 16384),
+    connectorProviders: Object.freeze(connectorProviders(env)),
   });
 }
 

@@ -12,6 +12,8 @@ import { makeAccountCommands } from './account.js';
 import { makeStatusCommands } from './status.js';
 import { makeNotifyCommands } from './notify.js';
 import { makeClientCommands } from './client.js';
+import { makeConnectorCommands } from './connector.js';
+import { makeSecretsCommands } from './secrets.js';
 
 /** The whole command tree; each group is a factory over the same services as the routes. */
 export function buildProgram(io: CliIo): Command {
@@ -30,6 +32,8 @@ export function buildProgram(io: CliIo): Command {
   makeStatusCommands(program, io);
   makeNotifyCommands(program, io);
   makeClientCommands(program, io);
+  makeConnectorCommands(program, io);
+  makeSecretsCommands(program, io);
   for (const command of program.commands) {
     command.exitOverride();
     command.configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });

@@ -5,6 +5,7 @@ import type { WalletTables } from '../wallet/tables.js';
 import type { NotificationsTables } from '../notifications/tables.js';
 import type { StatusTables } from '../status/tables.js';
 import type { OAuthTables } from '../oauth/tables.js';
+import type { ConnectorsTables } from '../connectors/tables.js';
 
 /** Every table of every domain, for kysely's typing. One line per domain. */
 export interface DB
@@ -14,4 +15,5 @@ export interface DB
     WalletTables,
     NotificationsTables,
     StatusTables,
-    OAuthTables {}
+    OAuthTables,
+    ConnectorsTables {}

@@ -10,6 +10,7 @@ import { accountsRoutes } from '../accounts/routes.js';
 import { statusRoutes } from '../status/routes.js';
 import { notificationsRoutes } from '../notifications/routes.js';
 import { oauthRoutes } from '../oauth/routes.js';
+import { connectorRoutes } from '../connectors/routes.js';
 
 /** Every versioned JSON endpoint lives under this prefix; discovery and pages live at the root. */
 export const API = '/api/v1';
@@ -55,6 +56,7 @@ export async function createServer(app: AppContext, options: ServerOptions = {})
         ...statusRoutes(app),
         ...notificationsRoutes(app),
         ...oauthRoutes(app),
+        ...connectorRoutes(app),
       ];
   server.route(routes);
   return server;

@@ -1,0 +1,277 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { LRUCache } from 'lru-cache';
+import type { Kernel } from '../kernel.js';
+import type { Executor } from '../db/tx.js';
+import { toBool } from '../db/tx.js';
+import { badRequest, conflict, notFound } from '../http/errors.js';
+import { newId } from '../lib/ids.js';
+import { open, seal } from '../lib/sealed.js';
+import type { ConnectorDefinitionsTable } from './tables.js';
+
+export const CRED_TYPES = ['oauth2', 'api_key', 'basic_auth', 'bearer_token', 'connection_string', 'custom'] as const;
+export type CredType = (typeof CRED_TYPES)[number];
+
+/** A connector definition as the service uses it (built-in, operator-defined or custom). */
+export interface Definition {
+  key: string;
+  name: string;
+  description: string | null;
+  /** oauth2: linked through the provider; credentials: a stored credType; none: no secret needed. */
+  authKind: 'oauth2' | 'credentials' | 'none';
+  credType: CredType | null;
+  /** mcp: tools come from (and calls go to) the MCP server at config.url; none: manual tools only. */
+  adapter: 'mcp' | 'none';
+  oauth: { authorizeUrl: string | null; tokenUrl: string | null; checkUrl: string | null; clientId: string | null; clientSecret: string | null; scopes: string[]; pkce: boolean } | null;
+  configSchema: Record<string, unknown>;
+  isSystem: boolean;
+  workspaceId: string | null;
+}
+
+const MCP_CONFIG_SCHEMA = {
+  type: 'object',
+  required: ['url'],
+  additionalProperties: false,
+  properties: {
+    url: { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2048 },
+    headers: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string', maxLength: 4096 } },
+  },
+};
+
+const EMPTY_CONFIG_SCHEMA = { type: 'object', additionalProperties: true, maxProperties: 64 };
+
+/** Built-in OAuth connectors; endpoints and client come from configuration (GANTRY_CONNECTOR_<KEY>_*). */
+const OAUTH_BUILTINS = [
+  { key: 'github', name: 'GitHub', authorizeUrl: 'https://github.com/login/oauth/authorize', tokenUrl: 'https://github.com/login/oauth/access_token', checkUrl: 'https://api.github.com/user', scopes: ['repo', 'read:user'], pkce: true },
+  { key: 'google', name: 'Google', authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth', tokenUrl: 'https://oauth2.googleapis.com/token', checkUrl: 'https://openidconnect.googleapis.com/v1/userinfo', scopes: ['openid', 'email'], pkce: true },
+  { key: 'slack', name: 'Slack', authorizeUrl: 'https://slack.com/oauth/v2/authorize', tokenUrl: 'https://slack.com/api/oauth.v2.access', checkUrl: 'https://slack.com/api/auth.test', scopes: ['channels:read', 'chat:write'], pkce: false },
+];
+
+export function builtinDefinitions(kernel: Kernel): Definition[] {
+  const providers = kernel.config.connectorProviders;
+  return [
+    {
+      key: 'mcp-generic',
+      name: 'Generic MCP server',
+      description: 'Any MCP tool server reachable over Streamable HTTP (protocol 2025-11-25 or 2026-07-28)',
+      authKind: 'none',
+      credType: null,
+      adapter: 'mcp',
+      oauth: null,
+      configSchema: MCP_CONFIG_SCHEMA,
+      isSystem: true,
+      workspaceId: null,
+    },
+    ...OAUTH_BUILTINS.map((b): Definition => {
+      const p = providers[b.key] ?? {};
+      return {
+        key: b.key,
+        name: b.name,
+        description: `${b.name} through OAuth 2.0`,
+        authKind: 'oauth2',
+        credType: 'oauth2',
+        adapter: 'none',
+        oauth: { authorizeUrl: p.authorizeUrl ?? b.authorizeUrl, tokenUrl: p.tokenUrl ?? b.tokenUrl, checkUrl: p.checkUrl ?? b.checkUrl, clientId: p.clientId ?? null, clientSecret: p.clientSecret ?? null, scopes: b.scopes, pkce: b.pkce },
+        configSchema: EMPTY_CONFIG_SCHEMA,
+        isSystem: true,
+        workspaceId: null,
+      };
+    }),
+  ];
+}
+
+export interface SystemDefinitionInput {
+  key: string;
+  name: string;
+  authorizeUrl: string;
+  tokenUrl: string;
+  clientId: string;
+  clientSecret: string;
+  scopes: string[];
+  pkce: boolean;
+  checkUrl?: string | null;
+  configSchema?: Record<string, unknown> | null;
+}
+
+export interface CustomDefinitionInput {
+  key: string;
+  name: string;
+  description?: string | null;
+  credType?: CredType | null;
+  configSchema?: Record<string, unknown> | null;
+}
+
+const KEY_PATTERN = /^[a-z0-9][a-z0-9_-]{1,62}$/;
+
+/** Paths of ajv errors as error.details entries. */
+export function ajvDetails(errors: ErrorObject[] | null | undefined, root: string): Array<{ field: string; message: string; type: string }> {
+  return (errors ?? []).map((e) => {
+    const extra = e.keyword === 'required' ? `/${(e.params as { missingProperty: string }).missingProperty}` : e.keyword === 'additionalProperties' ? `/${(e.params as { additionalProperty: string }).additionalProperty}` : '';
+    const pointer = `${e.instancePath}${extra}`;
+    return { field: `${root}${pointer.replace(/\//g, '.')}`.replace(/\.$/, ''), message: e.message ?? 'is invalid', type: `jsonschema.${e.keyword}` };
+  });
+}
+
+/** The catalog, JSON Schema validation of configs and tool schemas (ajv + ajv-formats). */
+export function createDefinitions(kernel: Kernel) {
+  const { db, clock } = kernel;
+  const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true });
+  (addFormatsModule as unknown as (a: Ajv) => void)(ajv);
+  const compiled = new LRUCache<string, ValidateFunction>({ max: 1000, ttl: 3_600_000 });
+
+  function validator(schema: Record<string, unknown>): ValidateFunction {
+    const text = JSON.stringify(schema);
+    let fn = compiled.get(text);
+    if (!fn) {
+      fn = ajv.compile(schema);
+      compiled.set(text, fn);
+    }
+    return fn;
+  }
+
+  /** Proves a value is itself a valid JSON Schema (meta-schema check, then a compile). */
+  function assertJsonSchema(schema: unknown, field: string): void {
+    if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw badRequest(`${field} must be a JSON Schema object`, [{ field, message: 'must be an object', type: 'jsonschema.schema' }]);
+    if (!ajv.validateSchema(schema)) throw badRequest(`${field} is not a valid JSON Schema`, ajvDetails(ajv.errors, field));
+    try {
+      validator(schema as Record<string, unknown>);
+    } catch (err) {
+      throw badRequest(`${field} is not a valid JSON Schema: ${(err as Error).message}`, [{ field, message: (err as Error).message, type: 'jsonschema.compile' }]);
+    }
+  }
+
+  /** Validates a value against a schema; failures list every failing path in error.details. */
+  function assertValid(schema: Record<string, unknown>, value: unknown, root: string, what: string): void {
+    const fn = validator(schema);
+    if (!fn(value)) throw badRequest(`${what} does not match its schema`, ajvDetails(fn.errors, root));
+  }
+
+  function fromRow(row: ConnectorDefinitionsTable): Definition {
+    const oauth = row.auth_kind === 'oauth2';
+    return {
+      key: row.key,
+      name: row.name,
+      description: row.description,
+      authKind: row.auth_kind as Definition['authKind'],
+      credType: row.cred_type as CredType | null,
+      adapter: row.adapter as Definition['adapter'],
+      oauth: oauth
+        ? {
+            authorizeUrl: row.authorize_url,
+            tokenUrl: row.token_url,
+            checkUrl: row.check_url,
+            clientId: row.client_id,
+            clientSecret: row.client_secret_sealed ? open(kernel.secrets, row.client_secret_sealed, `connector_definitions:${row.key}:client_secret`) : null,
+            scopes: JSON.parse(row.scopes) as string[],
+            pkce: toBool(row.pkce),
+          }
+        : null,
+      configSchema: JSON.parse(row.config_schema) as Record<string, unknown>,
+      isSystem: toBool(row.is_system),
+      workspaceId: row.workspace_id,
+    };
+  }
+
+  /** A definition visible from a workspace (system ones, and that workspace's custom ones). */
+  async function get(key: string, workspaceId: string | null): Promise<Definition | null> {
+    const builtin = builtinDefinitions(kernel).find((d) => d.key === key);
+    if (builtin) return builtin;
+    const row = await db.selectFrom('connector_definitions').selectAll().where('key', '=', key).executeTakeFirst();
+    if (!row || (!toBool(row.is_system) && row.workspace_id !== workspaceId)) return null;
+    return fromRow(row);
+  }
+
+  async function list(workspaceId: string | null): Promise<Definition[]> {
+    let query = db.selectFrom('connector_definitions').selectAll().orderBy('key');
+    query = workspaceId ? query.where((eb) => eb.or([eb('is_system', '=', 1), eb('workspace_id', '=', workspaceId)])) : query.where('is_system', '=', 1);
+    const rows = await query.execute();
+    return [...builtinDefinitions(kernel), ...rows.map(fromRow)];
+  }
+
+  async function assertKeyFree(executor: Executor, key: string): Promise<void> {
+    if (!KEY_PATTERN.test(key)) throw badRequest('key must be 2-63 lowercase letters, digits, - or _', [{ field: 'key', message: 'invalid key', type: 'string.pattern' }]);
+    if (builtinDefinitions(kernel).some((d) => d.key === key)) throw conflict(`${key} is a built-in connector`);
+    const row = await executor.selectFrom('connector_definitions').select('id').where('key', '=', key).executeTakeFirst();
+    if (row) throw conflict(`A connector definition with key ${key} already exists`);
+  }
+
+  return {
+    get,
+    list,
+    assertJsonSchema,
+    assertValid,
+
+    async require(key: string, workspaceId: string): Promise<Definition> {
+      const def = await get(key, workspaceId);
+      if (!def) throw notFound(`Connector definition ${key}`);
+      return def;
+    },
+
+    /** `gantry connector define`: a system OAuth definition for an external provider. */
+    async defineSystem(executor: Executor, input: SystemDefinitionInput): Promise<Definition> {
+      await assertKeyFree(executor, input.key);
+      const schema = input.configSchema ?? EMPTY_CONFIG_SCHEMA;
+      assertJsonSchema(schema, 'configSchema');
+      for (const [field, url] of [['authorizeUrl', input.authorizeUrl], ['tokenUrl', input.tokenUrl], ['checkUrl', input.checkUrl]] as const) {
+        if (url && !/^https?:\/\//.test(url)) throw badRequest(`${field} must be an http(s) URL`, [{ field, message: 'must be an http(s) URL', type: 'string.uri' }]);
+      }
+      const now = clock.now().toISOString();
+      const row: ConnectorDefinitionsTable = {
+          id: newId(),
+          key: input.key,
+          name: input.name,
+          description: null,
+          auth_kind: 'oauth2',
+          cred_type: 'oauth2',
+          adapter: 'none',
+          authorize_url: input.authorizeUrl,
+          token_url: input.tokenUrl,
+          check_url: input.checkUrl ?? null,
+          client_id: input.clientId,
+          client_secret_sealed: seal(kernel.secrets, input.clientSecret, `connector_definitions:${input.key}:client_secret`),
+          scopes: JSON.stringify(input.scopes),
+          pkce: input.pkce ? 1 : 0,
+          config_schema: JSON.stringify(schema),
+          is_system: 1,
+          workspace_id: null,
+          created_at: now,
+          updated_at: now,
+        };
+      await executor.insertInto('connector_definitions').values(row).execute();
+      return fromRow(row);
+    },
+
+    /** POST /connectors/definitions: a custom definition of one workspace (manual tools). */
+    async createCustom(executor: Executor, workspaceId: string, input: CustomDefinitionInput): Promise<Definition> {
+      await assertKeyFree(executor, input.key);
+      const schema = input.configSchema ?? EMPTY_CONFIG_SCHEMA;
+      assertJsonSchema(schema, 'configSchema');
+      const now = clock.now().toISOString();
+      const row: ConnectorDefinitionsTable = {
+          id: newId(),
+          key: input.key,
+          name: input.name,
+          description: input.description ?? null,
+          auth_kind: input.credType ? 'credentials' : 'none',
+          cred_type: input.credType ?? null,
+          adapter: 'none',
+          authorize_url: null,
+          token_url: null,
+          check_url: null,
+          client_id: null,
+          client_secret_sealed: null,
+          scopes: '[]',
+          pkce: 0,
+          config_schema: JSON.stringify(schema),
+          is_system: 0,
+          workspace_id: workspaceId,
+          created_at: now,
+          updated_at: now,
+        };
+      await executor.insertInto('connector_definitions').values(row).execute();
+      return fromRow(row);
+    },
+  };
+}
+
+export type Definitions = ReturnType<typeof createDefinitions>;

@@ -1,0 +1,25 @@
+import { Cron } from 'croner';
+import type { AppContext } from '../app.js';
+import type { JobSpec } from '../jobs/scheduler.js';
+
+/**
+ * The OAuth refresh job (spec: every 5 minutes; config.connectorRefreshCron). A token is
+ * refreshed when it expires before the next run (plus a minute of slack).
+ */
+export function connectorsJobs(app: AppContext): JobSpec[] {
+  const pattern = app.kernel.config.connectorRefreshCron;
+  return [
+    {
+      name: 'connectors.oauth-refresh',
+      pattern,
+      run: (now) => app.services.connectors.oauth.refreshDue(now, refreshHorizonMs(pattern, now)),
+    },
+    { name: 'connectors.oauth-state-prune', pattern: '41 * * * *', run: (now) => app.services.connectors.oauth.pruneStates(now) },
+  ];
+}
+
+export function refreshHorizonMs(pattern: string, now: Date): number {
+  const runs = new Cron(pattern, { timezone: 'UTC', paused: true }).nextRuns(2, now);
+  const interval = runs.length === 2 ? runs[1].getTime() - runs[0].getTime() : 5 * 60_000;
+  return interval + 60_000;
+}

@@ -1,0 +1,84 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { guardedFetch, OUTBOUND_TIMEOUT_MS } from './outbound.js';
+
+/** Stop following nextCursor after this many pages (a server could page forever). */
+export const MCP_PAGE_CAP = 50;
+
+export interface McpTarget {
+  url: string;
+  headers: Record<string, string>;
+  allowPrivate: boolean;
+}
+
+export interface McpToolDefinition {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}
+
+export interface McpSession {
+  /** The negotiated revision: 2026-07-28 (modern, stateless) or a 2025-era one. */
+  protocolVersion: string;
+  era: 'modern' | 'legacy';
+  client: Client;
+}
+
+/**
+ * Opens an MCP session over Streamable HTTP with the 2.x client in negotiation mode 'auto':
+ * it probes with server/discover (2026-07-28, stateless, Mcp-Method headers) and falls back
+ * to the 2025-11-25 initialize handshake (Mcp-Session-Id) when the server is of that era.
+ * (@modelcontextprotocol/sdk 1.x speaks only the 2025 revisions, so it is not used here.)
+ */
+export async function openMcp(target: McpTarget): Promise<McpSession> {
+  const client = new Client({ name: 'gantry', version: '0.1.0' }, { versionNegotiation: { mode: 'auto', probe: { timeoutMs: OUTBOUND_TIMEOUT_MS } } });
+  const transport = new StreamableHTTPClientTransport(new URL(target.url), {
+    fetch: guardedFetch({ allowPrivate: target.allowPrivate }),
+    requestInit: { headers: target.headers },
+    reconnectionOptions: { maxReconnectionDelay: 1000, initialReconnectionDelay: 100, reconnectionDelayGrowFactor: 1.5, maxRetries: 0 },
+  });
+  await client.connect(transport, { timeout: OUTBOUND_TIMEOUT_MS });
+  const protocolVersion = client.getNegotiatedProtocolVersion() ?? 'unknown';
+  return { client, protocolVersion, era: protocolVersion >= '2026-07-28' ? 'modern' : 'legacy' };
+}
+
+export async function closeMcp(session: McpSession): Promise<void> {
+  await session.client.close().catch(() => undefined);
+}
+
+/**
+ * Every tool of the server, walking nextCursor page by page ourselves: at most
+ * MCP_PAGE_CAP pages, and a cursor seen twice ends the walk (a server looping on itself).
+ */
+export async function listAllTools(session: McpSession): Promise<{ tools: McpToolDefinition[]; pages: number; truncated: boolean }> {
+  const tools: McpToolDefinition[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  let pages = 0;
+  for (;;) {
+    if (pages >= MCP_PAGE_CAP) return { tools, pages, truncated: true };
+    const page = (await session.client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, { timeout: OUTBOUND_TIMEOUT_MS })) as {
+      tools?: McpToolDefinition[];
+      nextCursor?: string;
+    };
+    pages++;
+    tools.push(...(page.tools ?? []));
+    const next = page.nextCursor;
+    if (!next) return { tools, pages, truncated: false };
+    if (seen.has(next)) return { tools, pages, truncated: true };
+    seen.add(next);
+    cursor = next;
+  }
+}
+
+export async function callMcpTool(session: McpSession, name: string, args: Record<string, unknown>): Promise<unknown> {
+  return session.client.request({ method: 'tools/call', params: { name, arguments: args } }, { timeout: OUTBOUND_TIMEOUT_MS });
+}
+
+/** A liveness round trip: ping on 2025-era sessions; modern sessions re-run server/discover. */
+export async function pingMcp(session: McpSession): Promise<void> {
+  if (session.era === 'legacy') await session.client.ping({ timeout: OUTBOUND_TIMEOUT_MS });
+  else await session.client.request({ method: 'server/discover', params: {} }, { timeout: OUTBOUND_TIMEOUT_MS });
+}

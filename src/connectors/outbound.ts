@@ -1,0 +1,190 @@
+import { lookup } from 'node:dns/promises';
+import { lookup as lookupCallback, type LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { Readable } from 'node:stream';
+import { DomainError } from '../http/errors.js';
+
+/** Every outbound call of the connectors domain: bounded in time and in size. */
+export const OUTBOUND_TIMEOUT_MS = 10_000;
+export const OUTBOUND_MAX_BYTES = 4 * 1024 * 1024;
+
+/** Raised when a URL points where Gantry must not go (SSRF guard). */
+export class BlockedAddressError extends DomainError {
+  constructor(message: string) {
+    super(400, 'VALIDATION_FAILED', message, [{ field: 'url', message }]);
+  }
+}
+
+function blockList(): BlockList {
+  const list = new BlockList();
+  // Loopback, RFC 1918 private, link-local (incl. 169.254.169.254 metadata), CGNAT,
+  // "this network", multicast and reserved ranges; IPv6 loopback, ULA, link-local.
+  list.addSubnet('0.0.0.0', 8, 'ipv4');
+  list.addSubnet('10.0.0.0', 8, 'ipv4');
+  list.addSubnet('100.64.0.0', 10, 'ipv4');
+  list.addSubnet('127.0.0.0', 8, 'ipv4');
+  list.addSubnet('169.254.0.0', 16, 'ipv4');
+  list.addSubnet('172.16.0.0', 12, 'ipv4');
+  list.addSubnet('192.0.0.0', 24, 'ipv4');
+  list.addSubnet('192.168.0.0', 16, 'ipv4');
+  list.addSubnet('198.18.0.0', 15, 'ipv4');
+  list.addSubnet('224.0.0.0', 3, 'ipv4');
+  list.addAddress('::', 'ipv6');
+  list.addAddress('::1', 'ipv6');
+  list.addSubnet('fc00::', 7, 'ipv6');
+  list.addSubnet('fe80::', 10, 'ipv6');
+  list.addSubnet('ff00::', 8, 'ipv6');
+  // Cloud metadata over IPv6 (AWS fd00:ec2::254 is inside fc00::/7 already).
+  return list;
+}
+
+/** True when the address is loopback, private, link-local, metadata or otherwise internal. */
+export function isInternalAddress(address: string): boolean {
+  const list = blockList();
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return list.check(mapped[1], 'ipv4');
+  const family = isIP(address);
+  if (family === 0) return true;
+  return list.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/**
+ * Refuses a URL that is not http(s) or whose host resolves to an internal address, unless
+ * GANTRY_ALLOW_PRIVATE_NETWORKS is set. Checked at save time and again before every call
+ * (a DNS answer can change between the two).
+ */
+export async function assertPublicUrl(raw: string, allowPrivate: boolean): Promise<URL> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new BlockedAddressError('The URL is not valid');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BlockedAddressError('Only http and https URLs are allowed');
+  if (url.username || url.password) throw new BlockedAddressError('URLs must not carry credentials');
+  if (allowPrivate) return url;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal')) throw new BlockedAddressError(`${url.hostname} is an internal address`);
+  let addresses: string[];
+  if (isIP(host)) addresses = [host];
+  else {
+    try {
+      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+    } catch {
+      throw new BlockedAddressError(`${url.hostname} does not resolve`);
+    }
+  }
+  if (addresses.length === 0 || addresses.some(isInternalAddress)) throw new BlockedAddressError(`${url.hostname} resolves to a loopback, private, link-local or metadata address`);
+  return url;
+}
+
+/** Reads a response body up to a limit; larger bodies fail instead of filling memory. */
+export async function readLimited(response: Response, maxBytes = OUTBOUND_MAX_BYTES): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? '0');
+  if (declared > maxBytes) throw new Error(`response larger than ${maxBytes} bytes`);
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel();
+      throw new Error(`response larger than ${maxBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A Response whose body stream errors past maxBytes (for streaming consumers like the MCP SDK). */
+function limitBody(response: Response, maxBytes: number): Response {
+  if (!response.body) return response;
+  let total = 0;
+  const limited = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        total += chunk.byteLength;
+        if (total > maxBytes) controller.error(new Error(`response larger than ${maxBytes} bytes`));
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
+  return new Response(limited, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+export interface GuardedFetchOptions {
+  allowPrivate: boolean;
+  timeoutMs?: number;
+  maxBytes?: number;
+}
+
+/**
+ * The DNS lookup every outbound socket uses: the addresses are checked when the connection is
+ * made, so a name cannot resolve to a public address for the check and to an internal one
+ * for the connection (DNS rebinding).
+ */
+export function guardedLookup(allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    lookupCallback(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+      if (err) return (callback as (e: Error) => void)(err);
+      if (!allowPrivate && (addresses.length === 0 || addresses.some((a) => isInternalAddress(a.address)))) {
+        return (callback as (e: Error) => void)(Object.assign(new Error(`${hostname} resolves to an internal address`), { code: 'EBLOCKED' }));
+      }
+      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      return callback(null, addresses[0].address, addresses[0].family);
+    });
+  };
+}
+
+async function bodyBytes(body: RequestInit['body']): Promise<Buffer | undefined> {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string') return Buffer.from(body);
+  if (body instanceof URLSearchParams) return Buffer.from(body.toString());
+  if (body instanceof Uint8Array) return Buffer.from(body);
+  if (body instanceof ArrayBuffer) return Buffer.from(body);
+  return Buffer.from(await new Response(body as ConstructorParameters<typeof Response>[0]).arrayBuffer());
+}
+
+/**
+ * fetch over node:http(s) with the SSRF guard (URL check, and the address check on the socket
+ * itself), a timeout and a size limit, and no redirects followed (a redirect could lead to an
+ * internal address). The MCP transport and the OAuth calls use it.
+ */
+export function guardedFetch(options: GuardedFetchOptions) {
+  const lookupFn = guardedLookup(options.allowPrivate);
+  return async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    const request = input instanceof Request ? input : null;
+    const target = await assertPublicUrl(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url, options.allowPrivate);
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? OUTBOUND_TIMEOUT_MS);
+    const signals = [timeout, init.signal, request?.signal].filter((s): s is AbortSignal => !!s);
+    const signal = AbortSignal.any(signals);
+    const headers = new Headers(request?.headers);
+    new Headers(init.headers).forEach((value, name) => headers.set(name, value));
+    const body = await bodyBytes(init.body ?? (request && request.body ? await request.arrayBuffer() : undefined));
+    if (body && !headers.has('content-length')) headers.set('content-length', String(body.length));
+    const method = (init.method ?? request?.method ?? 'GET').toUpperCase();
+    const transport = target.protocol === 'https:' ? https : http;
+    return new Promise<Response>((resolve, reject) => {
+      const req = transport.request(target, { method, headers: Object.fromEntries(headers.entries()), lookup: lookupFn, signal }, (res) => {
+        const responseHeaders = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (Array.isArray(value)) for (const v of value) responseHeaders.append(name, v);
+          else if (value !== undefined) responseHeaders.set(name, value);
+        }
+        const status = res.statusCode ?? 502;
+        const noBody = method === 'HEAD' || status === 204 || status === 304;
+        const stream = noBody ? null : (Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>);
+        if (noBody) res.resume();
+        resolve(limitBody(new Response(stream, { status, statusText: res.statusMessage, headers: responseHeaders }), options.maxBytes ?? OUTBOUND_MAX_BYTES));
+      });
+      req.on('error', (err) => reject(signal.aborted ? Object.assign(new Error(`request aborted: ${String((signal.reason as Error)?.message ?? 'timeout')}`), { name: 'AbortError', cause: err }) : err));
+      if (body) req.end(body);
+      else req.end();
+    });
+  };
+}

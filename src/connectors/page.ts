@@ -1,0 +1,23 @@
+const escape = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const REASONS: Record<string, string> = {
+  invalid_state: 'The link request was not recognised. Start the connection again.',
+  state_expired: 'The link request expired (they last 10 minutes). Start the connection again.',
+  state_already_used: 'This link request was already used.',
+  provider_denied: 'The provider did not grant access.',
+  access_revoked: 'You no longer have access to this connector.',
+  token_exchange_failed: 'The provider refused to issue a token.',
+  invalid_grant: 'The provider refused the authorization code.',
+  provider_unreachable: 'The provider could not be reached.',
+};
+
+/** GET /settings/connectors: states the outcome of an OAuth link (the default GANTRY_WEB_URL target). */
+export function settingsPage(query: Record<string, string>): string {
+  const ok = query.status === 'success';
+  const connector = escape(String(query.connector ?? 'connector').slice(0, 64));
+  const reason = String(query.reason ?? '');
+  const text = ok ? `${connector} is connected.` : query.status === 'error' ? `${connector} could not be connected. ${escape(REASONS[reason] ?? 'Something went wrong.')}` : 'Connector settings';
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Gantry connectors</title>
+<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem}</style></head>
+<body><h1>Connectors</h1><p id="outcome" data-status="${ok ? 'success' : escape(String(query.status ?? ''))}">${text}</p>${reason && !ok ? `<p><small>Reason: <code>${escape(reason.slice(0, 64))}</code></small></p>` : ''}</body></html>`;
+}

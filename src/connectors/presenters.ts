@@ -1,0 +1,85 @@
+import { toBool } from '../db/tx.js';
+import type { Definition } from './definitions.js';
+import type { ConnectorCredentialsTable, InstanceRow, ApprovalRow, ToolRow } from './tables.js';
+
+export function presentInstance(row: InstanceRow) {
+  return {
+    id: row.id,
+    connectorKey: row.connector_key,
+    displayName: row.display_name,
+    status: row.status,
+    enabled: toBool(row.enabled),
+    config: JSON.parse(row.config) as Record<string, unknown>,
+    lastHealthCheck: row.last_health_check,
+    healthMessage: row.health_message,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Translations are {locale: {displayName?, description?}}; "fr-CA" falls back to "fr", then the default. */
+export function presentTool(row: ToolRow, locale?: string) {
+  let displayName = row.display_name;
+  let description = row.description;
+  if (locale) {
+    const translations = JSON.parse(row.translations) as Record<string, { displayName?: string; description?: string }>;
+    const lower = Object.fromEntries(Object.entries(translations).map(([k, v]) => [k.toLowerCase(), v]));
+    const wanted = locale.toLowerCase();
+    const hit = lower[wanted] ?? lower[wanted.split('-')[0]];
+    if (hit?.displayName) displayName = hit.displayName;
+    if (hit?.description) description = hit.description;
+  }
+  return {
+    id: row.id,
+    connectorKey: row.connector_key,
+    toolKey: row.tool_key,
+    displayName,
+    description,
+    inputSchema: JSON.parse(row.input_schema) as Record<string, unknown>,
+    outputSchema: JSON.parse(row.output_schema) as Record<string, unknown>,
+    requiresApproval: toBool(row.requires_approval),
+    rateLimitRpm: row.rate_limit_rpm,
+    isActive: toBool(row.is_active),
+    source: row.source,
+  };
+}
+
+export function presentCredentialRecord(row: Pick<ConnectorCredentialsTable, 'id' | 'instance_id' | 'cred_type' | 'rotated_at'>) {
+  return { id: row.id, instanceId: row.instance_id, credType: row.cred_type, rotatedAt: row.rotated_at };
+}
+
+export function presentCredentialStatus(row: ConnectorCredentialsTable | undefined) {
+  if (!row) return { configured: false, credType: null, expiresAt: null, scopes: null };
+  return { configured: true, credType: row.cred_type, expiresAt: row.expires_at, scopes: row.cred_type === 'oauth2' && row.scopes ? (JSON.parse(row.scopes) as string[]) : null };
+}
+
+export function presentDefinition(def: Definition) {
+  return {
+    key: def.key,
+    name: def.name,
+    description: def.description,
+    authKind: def.authKind,
+    credType: def.credType,
+    adapter: def.adapter,
+    oauth: def.oauth
+      ? { authorizeUrl: def.oauth.authorizeUrl, tokenUrl: def.oauth.tokenUrl, checkUrl: def.oauth.checkUrl, scopes: def.oauth.scopes, pkce: def.oauth.pkce, configured: !!(def.oauth.clientId && def.oauth.authorizeUrl && def.oauth.tokenUrl) }
+      : null,
+    configSchema: def.configSchema,
+    isSystem: def.isSystem,
+    workspaceId: def.workspaceId,
+  };
+}
+
+export function presentApproval(row: ApprovalRow) {
+  return {
+    id: row.id,
+    instanceId: row.instance_id,
+    toolId: row.tool_id,
+    status: row.status,
+    requestedBy: row.requested_by,
+    decidedBy: row.decided_by,
+    decidedAt: row.decided_at,
+    result: row.result ? (JSON.parse(row.result) as unknown) : null,
+    createdAt: row.created_at,
+  };
+}

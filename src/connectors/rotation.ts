@@ -1,0 +1,22 @@
+import type { Kernel } from '../kernel.js';
+import { reloadCredentialKeys, type SealedColumn } from '../lib/sealed-rotation.js';
+import { credentialContext } from './credentials.js';
+
+/** Change-feed topic: the credential keyring changed on disk; every process reloads it. */
+export const KEYRING_TOPIC = 'secrets.keyring';
+
+/** The connectors domain's sealed columns (AI provider keys add theirs to the CLI's list). */
+export const CONNECTOR_SEALED_COLUMNS: readonly SealedColumn[] = [
+  { table: 'connector_credentials', keyColumn: 'id', column: 'sealed_value', contextColumns: ['instance_id', 'cred_type'], context: (r) => credentialContext(String(r.instance_id), String(r.cred_type)) },
+  { table: 'connector_definitions', keyColumn: 'id', column: 'client_secret_sealed', contextColumns: ['key'], context: (r) => `connector_definitions:${String(r.key)}:client_secret` },
+  { table: 'connector_oauth_states', keyColumn: 'state_hash', column: 'verifier_sealed', contextColumns: [], context: (r) => `connector_oauth_states:${String(r.state_hash)}:verifier` },
+  { table: 'connector_tool_approvals', keyColumn: 'id', column: 'input_sealed', contextColumns: [], context: (r) => `connector_tool_approvals:${String(r.id)}:input` },
+];
+
+export function reloadKeyring(kernel: Kernel): void {
+  try {
+    reloadCredentialKeys(kernel.config.dataDir, kernel.secrets);
+  } catch (err) {
+    kernel.logger.error('credential keyring reload failed', { err });
+  }
+}

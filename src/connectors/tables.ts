@@ -1,0 +1,110 @@
+import type { Generated, Selectable } from 'kysely';
+
+export interface ConnectorDefinitionsTable {
+  id: string;
+  key: string;
+  name: string;
+  description: string | null;
+  auth_kind: string; // oauth2, credentials, none
+  cred_type: string | null;
+  adapter: string; // mcp, none
+  authorize_url: string | null;
+  token_url: string | null;
+  check_url: string | null;
+  client_id: string | null;
+  client_secret_sealed: string | null;
+  scopes: string; // JSON array
+  pkce: number;
+  config_schema: string; // JSON Schema
+  is_system: number;
+  workspace_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ConnectorInstancesTable {
+  seq: Generated<number>;
+  id: string;
+  workspace_id: string;
+  connector_key: string;
+  display_name: string;
+  status: string; // pending_auth, active, error, inactive
+  enabled: number;
+  config: string; // JSON
+  last_health_check: string | null;
+  health_message: string | null;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ConnectorCredentialsTable {
+  id: string;
+  instance_id: string;
+  cred_type: string;
+  sealed_value: string;
+  scopes: string | null; // JSON array
+  expires_at: string | null;
+  refresh_claim: string | null;
+  refresh_claimed_until: string | null;
+  created_at: string;
+  rotated_at: string;
+}
+
+export interface ConnectorToolsTable {
+  seq: Generated<number>;
+  id: string;
+  instance_id: string;
+  connector_key: string;
+  tool_key: string;
+  display_name: string;
+  description: string | null;
+  input_schema: string;
+  output_schema: string;
+  requires_approval: number;
+  rate_limit_rpm: number | null;
+  is_active: number;
+  source: string; // auto_discovered, manual
+  translations: string; // JSON {locale: {displayName?, description?}}
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ConnectorOauthStatesTable {
+  state_hash: string;
+  instance_id: string;
+  user_id: string;
+  connector_key: string;
+  verifier_sealed: string | null;
+  expires_at: string;
+  used_at: string | null;
+  created_at: string;
+}
+
+export interface ConnectorToolApprovalsTable {
+  seq: Generated<number>;
+  id: string;
+  workspace_id: string;
+  instance_id: string;
+  tool_id: string;
+  input_sealed: string;
+  status: string; // pending, approved, rejected, failed
+  requested_by: string;
+  decided_by: string | null;
+  decided_at: string | null;
+  result: string | null; // JSON of the tool's answer once approved
+  created_at: string;
+}
+
+export interface ConnectorsTables {
+  connector_definitions: ConnectorDefinitionsTable;
+  connector_instances: ConnectorInstancesTable;
+  connector_credentials: ConnectorCredentialsTable;
+  connector_tools: ConnectorToolsTable;
+  connector_oauth_states: ConnectorOauthStatesTable;
+  connector_tool_approvals: ConnectorToolApprovalsTable;
+}
+
+export type InstanceRow = Selectable<ConnectorInstancesTable>;
+export type ToolRow = Selectable<ConnectorToolsTable>;
+export type ApprovalRow = Selectable<ConnectorToolApprovalsTable>;

@@ -1,0 +1,60 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { assertPublicUrl, guardedFetch, isInternalAddress, readLimited } from '../../src/connectors/outbound.js';
+
+describe('outbound safety', () => {
+  it('classifies internal addresses', () => {
+    for (const a of ['127.0.0.1', '10.0.0.1', '172.31.255.255', '192.168.0.10', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00:ec2::254', '::ffff:10.0.0.1']) assert.equal(isInternalAddress(a), true, a);
+    for (const a of ['93.184.216.34', '1.1.1.1', '2606:4700:4700::1111', '172.32.0.1']) assert.equal(isInternalAddress(a), false, a);
+  });
+
+  it('refuses internal and non-http URLs unless private networks are allowed', async () => {
+    await assert.rejects(assertPublicUrl('http://169.254.169.254/latest', false), /link-local|metadata/);
+    await assert.rejects(assertPublicUrl('http://user:pw@1.1.1.1/', false), /credentials/);
+    await assert.rejects(assertPublicUrl('gopher://1.1.1.1/', false), /http/);
+    assert.equal((await assertPublicUrl('http://127.0.0.1:1/', true)).port, '1');
+    assert.equal((await assertPublicUrl('https://1.1.1.1/x', false)).hostname, '1.1.1.1');
+  });
+
+  it('bounds responses in size and time and never follows redirects', async () => {
+    const server = http.createServer((req, res) => {
+      if (req.url === '/big') return res.end(Buffer.alloc(2048, 97));
+      if (req.url === '/slow') return void setTimeout(() => res.end('late'), 2000).unref();
+      if (req.url === '/redirect') return res.writeHead(302, { location: 'http://169.254.169.254/' }).end();
+      res.end('ok');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      await assert.rejects(guardedFetch({ allowPrivate: false })(`${base}/`), /loopback/);
+      const f = guardedFetch({ allowPrivate: true, timeoutMs: 200, maxBytes: 1024 });
+      await assert.rejects(async () => readLimited(await f(`${base}/big`), 1024), /larger than/);
+      await assert.rejects(async () => (await f(`${base}/big`)).text(), /larger than/);
+      await assert.rejects(f(`${base}/slow`), /abort|timeout/i);
+      assert.equal((await f(`${base}/redirect`)).status, 302);
+      assert.equal(await readLimited(await f(`${base}/`)), 'ok');
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
+
+describe('connect-time address check', () => {
+  it('checks the addresses the socket will use, not only the URL', async () => {
+    const { guardedLookup } = await import('../../src/connectors/outbound.js');
+    const run = (allow: boolean, all: boolean) =>
+      new Promise<{ err: (Error & { code?: string }) | null; value: unknown }>((resolve) =>
+        guardedLookup(allow)('localhost', { all } as never, ((err: Error | null, value: unknown) => resolve({ err: err as never, value })) as never),
+      );
+    const blocked = await run(false, true);
+    assert.equal(blocked.err?.code, 'EBLOCKED');
+    const allowed = await run(true, true);
+    assert.equal(allowed.err, null);
+    assert.ok(Array.isArray(allowed.value) && (allowed.value as Array<{ address: string }>).some((a) => a.address === '127.0.0.1' || a.address === '::1'));
+    const single = await run(true, false);
+    assert.equal(typeof single.value, 'string');
+  });
+});
