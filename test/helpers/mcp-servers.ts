@@ -121,7 +121,7 @@ export async function startModernMcpServer(options: McpFakeOptions): Promise<Mcp
     }
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
-    const request = new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body: body?.length ? body : undefined });
+    const request = new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body: body?.length ? new Uint8Array(body) : undefined });
     const response = await handler.fetch(request);
     res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
     res.end(Buffer.from(await response.arrayBuffer()));
