@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { DomainError, forbidden, notFound } from '../http/errors.js';
 import type { Principal } from '../http/auth.js';
 import type { Executor } from '../db/tx.js';
@@ -59,7 +60,8 @@ export function createAccountAccess(db: Executor) {
       .where('account_members.status', '=', 'active')
       .where('accounts.status', 'in', LIVE_STATUSES)
       .orderBy('account_members.created_at')
-      .orderBy('account_members.account_id')
+      // Memberships made in the same millisecond: insertion order decides, not a random id.
+      .orderBy(sql`account_members.rowid`)
       .executeTakeFirst();
     if (!oldest) throw notFound('Account (you are not a member of any account)');
     return { accountId: oldest.account_id, role: oldest.role as Role, accountStatus: oldest.status };
