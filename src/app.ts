@@ -6,13 +6,16 @@ import { createIdentityService } from './identity/service.js';
 import { identityJobs } from './identity/jobs.js';
 import { createAccountsService } from './accounts/service.js';
 import { createWalletService } from './wallet/service.js';
+import { createAiService } from './ai/service.js';
+import { aiJobs } from './ai/jobs.js';
 
 /** Every domain service, built over the kernel. Domains reach each other only through these. */
 export function createServices(kernel: Kernel) {
   const identity = createIdentityService(kernel);
   const accounts = createAccountsService(kernel, { identity });
   const wallet = createWalletService(kernel);
-  return { identity, accounts, wallet };
+  const ai = createAiService(kernel, { accounts, wallet });
+  return { identity, accounts, wallet, ai };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -35,6 +38,7 @@ export function collectJobs(app: AppContext): JobSpec[] {
     { name: 'kernel.change-feed-prune', pattern: '17 * * * *', run: () => app.kernel.changes.prune() },
     { name: 'kernel.mail-delivery', pattern: '*/30 * * * * *', run: () => app.kernel.mailer.deliverPending() },
     ...identityJobs(app),
+    ...aiJobs(app),
   ];
 }
 

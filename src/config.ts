@@ -26,6 +26,8 @@ export interface Config {
   readonly connectorRefreshCron: string;
   /** scrypt cost parameter N; tests lower it, production keeps the default. */
   readonly scryptCost: number;
+  /** AI providers: per-call timeout, output cap, breaker threshold and cool-down, probe cron. */
+  readonly ai: { timeoutMs: number; maxOutputTokens: number; breakerThreshold: number; breakerCooldownMs: number; healthCron: string };
 }
 
 /** Flags as commander hands them over (camelCase names of the CONTRACT.md flags). */
@@ -113,6 +115,13 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     notificationRetentionDays: parsePositive('GANTRY_NOTIFICATION_RETENTION_DAYS', env.GANTRY_NOTIFICATION_RETENTION_DAYS || 90),
     connectorRefreshCron: env.GANTRY_CONNECTOR_REFRESH_CRON || '*/5 * * * *',
     scryptCost: parsePositive('GANTRY_SCRYPT_COST', env.GANTRY_SCRYPT_COST || 16384),
+    ai: Object.freeze({
+      timeoutMs: parsePositive('GANTRY_AI_TIMEOUT_MS', env.GANTRY_AI_TIMEOUT_MS || 60_000),
+      maxOutputTokens: Math.floor(parsePositive('GANTRY_AI_MAX_OUTPUT_TOKENS', env.GANTRY_AI_MAX_OUTPUT_TOKENS || 1024)),
+      breakerThreshold: Math.floor(parsePositive('GANTRY_AI_BREAKER_THRESHOLD', env.GANTRY_AI_BREAKER_THRESHOLD || 3)),
+      breakerCooldownMs: parsePositive('GANTRY_AI_BREAKER_COOLDOWN_MS', env.GANTRY_AI_BREAKER_COOLDOWN_MS || 30_000),
+      healthCron: env.GANTRY_AI_HEALTH_CRON || '*/30 * * * * *',
+    }),
   });
 }
 

@@ -9,6 +9,7 @@ import { makeUserCommands } from './user.js';
 import { makeMailCommands } from './mail.js';
 import { makeWalletCommands } from './wallet.js';
 import { makeAccountCommands } from './account.js';
+import { makeProviderCommands } from './provider.js';
 
 /** The whole command tree; each group is a factory over the same services as the routes. */
 export function buildProgram(io: CliIo): Command {
@@ -24,6 +25,7 @@ export function buildProgram(io: CliIo): Command {
   makeMailCommands(program, io);
   makeWalletCommands(program, io);
   makeAccountCommands(program, io);
+  makeProviderCommands(program, io);
   for (const command of program.commands) {
     command.exitOverride();
     command.configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });

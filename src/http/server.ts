@@ -6,6 +6,7 @@ import { registerRateLimits } from './rate-limit.js';
 import { registerResponses, validationFailAction } from './responses.js';
 import { identityRoutes } from '../identity/routes.js';
 import { walletRoutes } from '../wallet/routes.js';
+import { aiRoutes } from '../ai/routes.js';
 
 /** Every versioned JSON endpoint lives under this prefix; discovery and pages live at the root. */
 export const API = '/api/v1';
@@ -40,7 +41,7 @@ export async function createServer(app: AppContext, options: ServerOptions = {})
   registerRateLimits(server, kernel.limiter, kernel.clock);
   registerHealth(server, kernel.db, () => app.draining);
 
-  const routes: ServerRoute[] = options.statusOnly ? [] : [...identityRoutes(app), ...walletRoutes(app)];
+  const routes: ServerRoute[] = options.statusOnly ? [] : [...identityRoutes(app), ...walletRoutes(app), ...aiRoutes(app)];
   server.route(routes);
   return server;
 }

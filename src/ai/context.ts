@@ -1,0 +1,127 @@
+import { LRUCache } from 'lru-cache';
+import type { Executor } from '../db/tx.js';
+import type { ChatMessage } from './providers/types.js';
+import { recentSessions, sessionTurns } from './store.js';
+
+/** The prompt-context layers of the spec's cache stats, in the order they enter a prompt. */
+export const LAYERS = ['persona', 'preferences', 'twin', 'memory', 'session'] as const;
+export type Layer = (typeof LAYERS)[number];
+
+/** Caps that keep every layer small. */
+const SESSION_TURNS = 10;
+const MEMORY_SESSIONS = 3;
+const MEMORY_SNIPPET = 160;
+
+interface Entry {
+  /** What the layer was computed from: a changed version makes it stale. */
+  version: string;
+  messages: ChatMessage[];
+}
+
+export interface Caller {
+  accountId: string;
+  userId: string;
+}
+
+/**
+ * Assembles the context Gantry adds to a chat, one cached layer at a time:
+ * - persona: who the assistant works for (the account's display or legal name, industry);
+ * - preferences: the account's default timezone;
+ * - twin: who the user is (full name, username);
+ * - memory: the opening message of the user's few most recent other sessions in the account;
+ * - session: the earlier turns of this session (each run's last user message and its reply),
+ *   added only when the request carries no assistant message (the client did not send history).
+ * Layers derived from account and user rows carry those rows' updated_at as version and are
+ * recomputed when it moves (whichever process changed them); session and memory layers are
+ * dropped when a run of the caller completes; an entitlement change drops the account's layers.
+ */
+export class PromptContext {
+  private readonly cache = new LRUCache<string, Entry>({ max: 10_000, ttl: 10 * 60_000 });
+
+  constructor(private readonly db: Executor) {}
+
+  private key(caller: Caller, layer: Layer, sessionId?: string): string {
+    return `${caller.accountId}|${caller.userId}|${layer}${layer === 'session' ? `|${sessionId}` : ''}`;
+  }
+
+  private async versions(caller: Caller) {
+    const account = await this.db.selectFrom('accounts').select(['updated_at', 'display_name', 'legal_name', 'industry', 'default_timezone']).where('id', '=', caller.accountId).executeTakeFirst();
+    const user = await this.db.selectFrom('users').select(['updated_at', 'full_name', 'username']).where('id', '=', caller.userId).executeTakeFirst();
+    return { account, user };
+  }
+
+  private async layer(key: string, version: string, compute: () => Promise<ChatMessage[]> | ChatMessage[]): Promise<ChatMessage[]> {
+    const hit = this.cache.get(key);
+    if (hit && hit.version === version) return hit.messages;
+    const messages = await compute();
+    this.cache.set(key, { version, messages });
+    return messages;
+  }
+
+  /** The context messages to put before the caller's own. */
+  async assemble(caller: Caller, sessionId: string, request: readonly ChatMessage[]): Promise<ChatMessage[]> {
+    const { account, user } = await this.versions(caller);
+    const system = (text: string | null): ChatMessage[] => (text ? [{ role: 'system', content: text }] : []);
+    const persona = await this.layer(this.key(caller, 'persona'), account?.updated_at ?? '', () => {
+      if (!account) return [];
+      const name = account.display_name ?? account.legal_name;
+      return system(`You are the assistant of ${name}${account.industry ? `, an organisation in ${account.industry}` : ''}.`);
+    });
+    const preferences = await this.layer(this.key(caller, 'preferences'), account?.updated_at ?? '', () =>
+      system(account?.default_timezone ? `Give dates and times in the ${account.default_timezone} timezone.` : null),
+    );
+    const twin = await this.layer(this.key(caller, 'twin'), user?.updated_at ?? '', () => {
+      if (!user || (!user.full_name && !user.username)) return [];
+      return system(`You are talking with ${[user.full_name, user.username ? `@${user.username}` : null].filter(Boolean).join(' ')}.`);
+    });
+    const memory = await this.layer(this.key(caller, 'memory'), '', async () => {
+      const sessions = await recentSessions(this.db, caller.accountId, caller.userId, null, MEMORY_SESSIONS + 1);
+      const topics = sessions
+        .filter((s) => s.id !== sessionId)
+        .slice(0, MEMORY_SESSIONS)
+        .map((s) => (JSON.parse(s.firstMessages) as ChatMessage[]).find((m) => m.role === 'user')?.content.slice(0, MEMORY_SNIPPET))
+        .filter((t): t is string => !!t);
+      return system(topics.length > 0 ? `Earlier conversations of this user began with: ${topics.map((t) => JSON.stringify(t)).join('; ')}.` : null);
+    });
+    const sendsHistory = request.some((m) => m.role === 'assistant');
+    const session = sendsHistory
+      ? []
+      : await this.layer(this.key(caller, 'session', sessionId), '', async () => {
+          const turns = await sessionTurns(this.db, caller.accountId, sessionId, SESSION_TURNS);
+          return turns.flatMap((t): ChatMessage[] => {
+            const asked = (JSON.parse(t.messages) as ChatMessage[]).filter((m) => m.role === 'user').at(-1);
+            return [...(asked ? [asked] : []), ...(t.reply !== null ? [{ role: 'assistant' as const, content: t.reply }] : [])];
+          });
+        });
+    const header = [...persona, ...preferences, ...twin, ...memory];
+    return header.length > 0 || session.length > 0 ? [...(header.length > 0 ? [{ role: 'system' as const, content: header.map((m) => m.content).join('\n') }] : []), ...session] : [];
+  }
+
+  /** A run of the caller completed: its session's turns and its memory changed. */
+  runCompleted(caller: Caller, sessionId: string): void {
+    this.cache.delete(this.key(caller, 'session', sessionId));
+    this.cache.delete(this.key(caller, 'memory'));
+  }
+
+  /** Drops every layer of an account (entitlement changed). */
+  forgetAccount(accountId: string): void {
+    for (const key of [...this.cache.keys()]) if (key.startsWith(`${accountId}|`)) this.cache.delete(key);
+  }
+
+  /** The layers held now for the caller (stale account/user layers are not counted). */
+  async cachedLayers(caller: Caller): Promise<Layer[]> {
+    const { account, user } = await this.versions(caller);
+    const fresh = (layer: Layer, version: string) => {
+      const hit = this.cache.get(this.key(caller, layer));
+      return !!hit && hit.version === version;
+    };
+    const held: Layer[] = [];
+    if (fresh('preferences', account?.updated_at ?? '')) held.push('preferences');
+    if (fresh('persona', account?.updated_at ?? '')) held.push('persona');
+    if (fresh('twin', user?.updated_at ?? '')) held.push('twin');
+    const sessionPrefix = `${caller.accountId}|${caller.userId}|session|`;
+    if ([...this.cache.keys()].some((k) => k.startsWith(sessionPrefix) && this.cache.has(k))) held.push('session');
+    if (fresh('memory', '')) held.push('memory');
+    return held;
+  }
+}
