@@ -16,6 +16,8 @@ interface Entry {
   /** What the layer was computed from: a changed version makes it stale. */
   version: string;
   messages: ChatMessage[];
+  /** Memory layer: the sessions it quotes. */
+  sessions?: string[];
 }
 
 export interface Caller {
@@ -28,12 +30,13 @@ export interface Caller {
  * - persona: who the assistant works for (the account's display or legal name, industry);
  * - preferences: the account's default timezone;
  * - twin: who the user is (full name, username);
- * - memory: the opening message of the user's few most recent other sessions in the account;
+ * - memory: the opening message of the user's few most recent sessions in the account;
  * - session: the earlier turns of this session (each run's last user message and its reply),
  *   added only when the request carries no assistant message (the client did not send history).
  * Layers derived from account and user rows carry those rows' updated_at as version and are
- * recomputed when it moves (whichever process changed them); session and memory layers are
- * dropped when a run of the caller completes; an entitlement change drops the account's layers.
+ * recomputed when it moves (whichever process changed them). Runs are written only here, so a
+ * completed run updates its session layer in place and drops the memory layer when the set of
+ * recent sessions changes. An entitlement change drops the account's layers.
  */
 export class PromptContext {
   private readonly cache = new LRUCache<string, Entry>({ max: 10_000, ttl: 10 * 60_000 });
@@ -50,12 +53,13 @@ export class PromptContext {
     return { account, user };
   }
 
-  private async layer(key: string, version: string, compute: () => Promise<ChatMessage[]> | ChatMessage[]): Promise<ChatMessage[]> {
+  private async layer(key: string, version: string, compute: () => Promise<ChatMessage[] | Entry> | ChatMessage[]): Promise<ChatMessage[]> {
     const hit = this.cache.get(key);
     if (hit && hit.version === version) return hit.messages;
-    const messages = await compute();
-    this.cache.set(key, { version, messages });
-    return messages;
+    const computed = await compute();
+    const entry = Array.isArray(computed) ? { version, messages: computed } : computed;
+    this.cache.set(key, entry);
+    return entry.messages;
   }
 
   /** The context messages to put before the caller's own. */
@@ -74,14 +78,13 @@ export class PromptContext {
       if (!user || (!user.full_name && !user.username)) return [];
       return system(`You are talking with ${[user.full_name, user.username ? `@${user.username}` : null].filter(Boolean).join(' ')}.`);
     });
-    const memory = await this.layer(this.key(caller, 'memory'), '', async () => {
-      const sessions = await recentSessions(this.db, caller.accountId, caller.userId, null, MEMORY_SESSIONS + 1);
+    const memory = await this.layer(this.key(caller, 'memory'), '', async (): Promise<Entry> => {
+      const sessions = await recentSessions(this.db, caller.accountId, caller.userId, MEMORY_SESSIONS);
       const topics = sessions
-        .filter((s) => s.id !== sessionId)
-        .slice(0, MEMORY_SESSIONS)
         .map((s) => (JSON.parse(s.firstMessages) as ChatMessage[]).find((m) => m.role === 'user')?.content.slice(0, MEMORY_SNIPPET))
         .filter((t): t is string => !!t);
-      return system(topics.length > 0 ? `Earlier conversations of this user began with: ${topics.map((t) => JSON.stringify(t)).join('; ')}.` : null);
+      const text = topics.length > 0 ? `Recent conversations of this user began with: ${topics.map((t) => JSON.stringify(t)).join('; ')}.` : null;
+      return { version: '', messages: system(text), sessions: sessions.map((s) => s.id) };
     });
     const sendsHistory = request.some((m) => m.role === 'assistant');
     const session = sendsHistory
@@ -97,10 +100,16 @@ export class PromptContext {
     return header.length > 0 || session.length > 0 ? [...(header.length > 0 ? [{ role: 'system' as const, content: header.map((m) => m.content).join('\n') }] : []), ...session] : [];
   }
 
-  /** A run of the caller completed: its session's turns and its memory changed. */
-  runCompleted(caller: Caller, sessionId: string): void {
-    this.cache.delete(this.key(caller, 'session', sessionId));
-    this.cache.delete(this.key(caller, 'memory'));
+  /** A run of the caller succeeded: its turn joins the session layer; memory is redone if it quotes other sessions. */
+  runCompleted(caller: Caller, sessionId: string, asked: ChatMessage | undefined, reply: string): void {
+    const sessionKey = this.key(caller, 'session', sessionId);
+    const held = this.cache.get(sessionKey);
+    if (held) {
+      const messages = [...held.messages, ...(asked ? [asked] : []), { role: 'assistant' as const, content: reply }].slice(-SESSION_TURNS * 2);
+      this.cache.set(sessionKey, { version: '', messages });
+    }
+    const memory = this.cache.get(this.key(caller, 'memory'));
+    if (memory && !memory.sessions?.includes(sessionId)) this.cache.delete(this.key(caller, 'memory'));
   }
 
   /** Drops every layer of an account (entitlement changed). */

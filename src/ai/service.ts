@@ -218,7 +218,7 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
         });
         await touchSession(trx, ctx.accountId, sessionId, principal.userId, completedAt);
       });
-      context.runCompleted(caller, sessionId);
+      context.runCompleted(caller, sessionId, input.messages.filter((m) => m.role === 'user').at(-1), result.content);
       if (outcome.attempts.length > 1) logger.info('ai run failed over', { runId, attempts: outcome.attempts.map((a) => `${a.provider}:${a.outcome}`).join(',') });
       const row = await getRun(db, runId);
       return presentRun(row!);

@@ -111,17 +111,17 @@ export async function sessionTurns(db: Executor, accountId: string, sessionId: s
   return rows.reverse();
 }
 
-/** The user's most recent other sessions in the account, with their first message (the memory layer). */
-export async function recentSessions(db: Executor, accountId: string, userId: string, exceptSessionId: string | null, limit: number) {
-  let query = db
+/** The user's most recent sessions in the account, with their first message (the memory layer). */
+export async function recentSessions(db: Executor, accountId: string, userId: string, limit: number) {
+  const sessions = await db
     .selectFrom('ai_sessions')
     .select(['id', 'last_run_at'])
     .where('account_id', '=', accountId)
     .where('user_id', '=', userId)
+    .where((eb) => eb.exists(eb.selectFrom('ai_runs').select('id').whereRef('ai_runs.account_id', '=', 'ai_sessions.account_id').whereRef('ai_runs.session_id', '=', 'ai_sessions.id').where('ai_runs.status', '=', 'succeeded')))
     .orderBy('last_run_at', 'desc')
-    .limit(limit);
-  if (exceptSessionId) query = query.where('id', '!=', exceptSessionId);
-  const sessions = await query.execute();
+    .limit(limit)
+    .execute();
   const out: Array<{ id: string; firstMessages: string }> = [];
   for (const s of sessions) {
     const first = await db
