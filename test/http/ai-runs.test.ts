@@ -5,7 +5,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signedInUser } from '../helpers/factories.js';
 import { addMember } from '../helpers/tenancy.js';
 import { AI_ENV, aiMember, configure, startFakes, userSays } from '../helpers/ai.js';
-import type { FakeProvider } from '../helpers/fake-ai.js';
+import { startFakeProvider, type FakeProvider } from '../helpers/fake-ai.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { registerBearerAuth, type Principal } from '../../src/http/auth.js';
 import { registerResponses } from '../../src/http/responses.js';
@@ -314,7 +314,7 @@ describe("the account's AI rate limit", () => {
   before(async () => {
     // Multiplier 0.05: 60 runs per minute become 3.
     t = await createTestApp({ clock: new ManualClock('2026-03-01T10:00:00.000Z'), env: { ...AI_ENV, GANTRY_RATE_LIMIT_MULTIPLIER: '0.05' } });
-    fake = (await startFakes()).openai;
+    fake = await startFakeProvider('openai');
     await configure(t.app, fake);
   });
   after(async () => {
