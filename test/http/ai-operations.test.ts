@@ -52,7 +52,7 @@ describe('AI operations', () => {
 
   it('rate-limit reads the same account bucket the runs spend, without spending it', async () => {
     const m = await aiMember(t.app);
-    const read = async (headers = m.headers) => body(await t.inject({ url: `${OPS}/rate-limit`, headers })).data;
+    const read = async (headers: Record<string, string> = m.headers) => body(await t.inject({ url: `${OPS}/rate-limit`, headers })).data;
     assert.deepEqual(await read(), { limit: 60, remaining: 60, resetsAt: '2026-03-01T10:01:00.000Z', scope: 'account' });
     await run(m.headers, userSays('one'));
     clock.advance(5_000);
