@@ -17,7 +17,7 @@ import { costMicros, inputTokenBound, type ModelPrice } from './pricing.js';
 import { presentRun } from './presenters.js';
 import { PROVIDER_NAMES, type ChatMessage, type ProviderConfig } from './providers/types.js';
 import { Router, type Candidate } from './router.js';
-import { abandonStaleRuns, finishRun, getRun, getSession, insertRun, listPrices, reservedMicros, sessionUsage, touchSession } from './store.js';
+import { type RunRow, abandonStaleRuns, finishRun, getRun, getSession, insertRun, listPrices, reservedMicros, sessionUsage, touchSession } from './store.js';
 
 /** The account's AI rate limit: chat runs per account per minute (times GANTRY_RATE_LIMIT_MULTIPLIER). */
 export const AI_RUN_RATE_LIMIT: RateLimitRule = { limit: 60, windowSec: 60 };
@@ -130,34 +130,35 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
       const runId = newId();
       const startedAt = clock.now().toISOString();
       const staleBefore = new Date(clock.now().getTime() - staleMs).toISOString();
+      const row: RunRow = {
+        id: runId,
+        account_id: ctx.accountId,
+        user_id: principal.userId,
+        session_id: sessionId,
+        status: 'running',
+        requested_model: input.model ?? null,
+        provider: null,
+        model: null,
+        messages: JSON.stringify(input.messages),
+        reply: null,
+        input_tokens: 0,
+        output_tokens: 0,
+        cost_micros: null,
+        reserved_micros: hold,
+        charged_micros: 0,
+        attempts: '[]',
+        error_code: null,
+        started_at: startedAt,
+        completed_at: null,
+        duration_ms: null,
+        provider_latency_ms: null,
+      };
       await inTransaction(db, async (trx) => {
         const balance = toMicros((await deps.wallet.get(principal.userId, trx)).balance);
         const held = await reservedMicros(trx, principal.userId, staleBefore);
         if (balance - held < hold) throw new DomainError(402, 'INSUFFICIENT_FUNDS', 'The wallet balance is too low for this run');
         await touchSession(trx, ctx.accountId, sessionId, principal.userId, startedAt);
-        await insertRun(trx, {
-          id: runId,
-          account_id: ctx.accountId,
-          user_id: principal.userId,
-          session_id: sessionId,
-          status: 'running',
-          requested_model: input.model ?? null,
-          provider: null,
-          model: null,
-          messages: JSON.stringify(input.messages),
-          reply: null,
-          input_tokens: 0,
-          output_tokens: 0,
-          cost_micros: null,
-          reserved_micros: hold,
-          charged_micros: 0,
-          attempts: '[]',
-          error_code: null,
-          started_at: startedAt,
-          completed_at: null,
-          duration_ms: null,
-          provider_latency_ms: null,
-        });
+        await insertRun(trx, row);
       });
 
       const t0 = performance.now();
@@ -201,7 +202,7 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
             if (charged > 0) await deps.wallet.debit(trx, principal.userId, charged, 'ai_run', runId);
           }
         }
-        await finishRun(trx, runId, {
+        Object.assign(row, {
           status: 'succeeded',
           provider,
           model: servedModel,
@@ -215,13 +216,13 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
           completed_at: completedAt,
           duration_ms: durationMs,
           provider_latency_ms: outcome.latencyMs,
-        });
+        } satisfies Partial<RunRow>);
+        await finishRun(trx, runId, row);
         await touchSession(trx, ctx.accountId, sessionId, principal.userId, completedAt);
       });
       context.runCompleted(caller, sessionId, input.messages.filter((m) => m.role === 'user').at(-1), result.content);
       if (outcome.attempts.length > 1) logger.info('ai run failed over', { runId, attempts: outcome.attempts.map((a) => `${a.provider}:${a.outcome}`).join(',') });
-      const row = await getRun(db, runId);
-      return presentRun(row!);
+      return presentRun(row);
     },
 
     /** The caller's own run; anyone else's is unknown. */
