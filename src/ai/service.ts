@@ -53,8 +53,12 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
     priceCache.clear();
     if (name && isProviderName(name)) router.reset(name);
   });
+  // Whether an account holds the AI entitlement; `gantry account entitle` reaches it through the feed.
+  const entitlements = new LRUCache<string, boolean>({ max: 10_000, ttl: 60_000 });
   changes.subscribe(ENTITLEMENT_TOPIC, (accountId) => {
-    if (accountId) context.forgetAccount(accountId);
+    if (!accountId) return entitlements.clear();
+    entitlements.delete(accountId);
+    context.forgetAccount(accountId);
   });
 
   async function providers(): Promise<ProviderConfig[]> {
@@ -78,7 +82,12 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
   /** The current account, if it holds the AI entitlement (spec, Authentication 3). */
   async function entitled(principal: Principal, headerAccountId: string | null): Promise<AccountContext> {
     const ctx = await access.current(principal, headerAccountId);
-    if (!(await access.hasEntitlement(ctx.accountId, 'ai'))) throw new DomainError(403, 'AI_NOT_ENTITLED', 'This account does not have the AI entitlement');
+    let granted = entitlements.get(ctx.accountId);
+    if (granted === undefined) {
+      granted = await access.hasEntitlement(ctx.accountId, 'ai');
+      entitlements.set(ctx.accountId, granted);
+    }
+    if (!granted) throw new DomainError(403, 'AI_NOT_ENTITLED', 'This account does not have the AI entitlement');
     return ctx;
   }
 
@@ -157,7 +166,10 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
         const balance = toMicros((await deps.wallet.get(principal.userId, trx)).balance);
         const held = await reservedMicros(trx, principal.userId, staleBefore);
         if (balance - held < hold) throw new DomainError(402, 'INSUFFICIENT_FUNDS', 'The wallet balance is too low for this run');
-        await touchSession(trx, ctx.accountId, sessionId, principal.userId, startedAt);
+        // Checked again here: two members may have started the same new session id at once.
+        const owner = session ?? (await getSession(trx, ctx.accountId, sessionId));
+        if (owner && owner.user_id !== principal.userId) throw notFound('Session');
+        if (!owner) await touchSession(trx, ctx.accountId, sessionId, principal.userId, startedAt);
         await insertRun(trx, row);
       });
 

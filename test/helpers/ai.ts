@@ -5,7 +5,7 @@ import { startFakeProvider, type FakeProvider } from './fake-ai.js';
 /** Environment for AI tests: loopback providers allowed, short timeout, small breaker. */
 export const AI_ENV: NodeJS.ProcessEnv = {
   GANTRY_ALLOW_PRIVATE_NETWORKS: 'true',
-  GANTRY_AI_TIMEOUT_MS: '300',
+  GANTRY_AI_TIMEOUT_MS: '1000',
   GANTRY_AI_BREAKER_THRESHOLD: '2',
   GANTRY_AI_BREAKER_COOLDOWN_MS: '10000',
   GANTRY_AI_MAX_OUTPUT_TOKENS: '100',

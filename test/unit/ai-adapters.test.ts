@@ -7,7 +7,7 @@ import { Router } from '../../src/ai/router.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-ai.js';
 
-const outbound = { allowPrivateNetworks: true, timeoutMs: 300 };
+const outbound = { allowPrivateNetworks: true, timeoutMs: 1000 };
 const messages = [
   { role: 'system' as const, content: 'Be brief.' },
   { role: 'user' as const, content: 'Hi' },
