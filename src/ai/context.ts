@@ -16,9 +16,13 @@ interface Entry {
   /** What the layer was computed from: a changed version makes it stale. */
   version: string;
   messages: ChatMessage[];
-  /** Memory layer: the sessions it quotes. */
+  /** Memory layer: the sessions it quotes and their opening messages, newest first. */
   sessions?: string[];
+  topics?: string[];
 }
+
+const memoryText = (topics: readonly string[]): ChatMessage[] =>
+  topics.length > 0 ? [{ role: 'system', content: `Recent conversations of this user began with: ${topics.map((t) => JSON.stringify(t)).join('; ')}.` }] : [];
 
 export interface Caller {
   accountId: string;
@@ -80,11 +84,11 @@ export class PromptContext {
     });
     const memory = await this.layer(this.key(caller, 'memory'), '', async (): Promise<Entry> => {
       const sessions = await recentSessions(this.db, caller.accountId, caller.userId, MEMORY_SESSIONS);
-      const topics = sessions
-        .map((s) => (JSON.parse(s.firstMessages) as ChatMessage[]).find((m) => m.role === 'user')?.content.slice(0, MEMORY_SNIPPET))
-        .filter((t): t is string => !!t);
-      const text = topics.length > 0 ? `Recent conversations of this user began with: ${topics.map((t) => JSON.stringify(t)).join('; ')}.` : null;
-      return { version: '', messages: system(text), sessions: sessions.map((s) => s.id) };
+      const quoted = sessions
+        .map((s) => ({ id: s.id, topic: (JSON.parse(s.firstMessages) as ChatMessage[]).find((m) => m.role === 'user')?.content.slice(0, MEMORY_SNIPPET) }))
+        .filter((q): q is { id: string; topic: string } => !!q.topic);
+      const topics = quoted.map((q) => q.topic);
+      return { version: '', messages: memoryText(topics), sessions: quoted.map((q) => q.id), topics };
     });
     const sendsHistory = request.some((m) => m.role === 'assistant');
     const session = sendsHistory
@@ -100,16 +104,27 @@ export class PromptContext {
     return header.length > 0 || session.length > 0 ? [...(header.length > 0 ? [{ role: 'system' as const, content: header.map((m) => m.content).join('\n') }] : []), ...session] : [];
   }
 
-  /** A run of the caller succeeded: its turn joins the session layer; memory is redone if it quotes other sessions. */
-  runCompleted(caller: Caller, sessionId: string, asked: ChatMessage | undefined, reply: string): void {
+  /**
+   * A run of the caller succeeded: its turn joins the session layer. The memory layer gains the
+   * session in front when this was the session's first run (`opening`: its first user
+   * message), keeps as it is when it already quotes the session, and is recomputed otherwise.
+   */
+  runCompleted(caller: Caller, sessionId: string, asked: ChatMessage | undefined, reply: string, opening: string | null): void {
     const sessionKey = this.key(caller, 'session', sessionId);
     const held = this.cache.get(sessionKey);
     if (held) {
       const messages = [...held.messages, ...(asked ? [asked] : []), { role: 'assistant' as const, content: reply }].slice(-SESSION_TURNS * 2);
       this.cache.set(sessionKey, { version: '', messages });
     }
-    const memory = this.cache.get(this.key(caller, 'memory'));
-    if (memory && !memory.sessions?.includes(sessionId)) this.cache.delete(this.key(caller, 'memory'));
+    const memoryKey = this.key(caller, 'memory');
+    const memory = this.cache.get(memoryKey);
+    if (!memory || memory.sessions?.includes(sessionId)) return;
+    if (opening !== null && memory.sessions && memory.topics) {
+      const topics = [opening.slice(0, MEMORY_SNIPPET), ...memory.topics].slice(0, MEMORY_SESSIONS);
+      this.cache.set(memoryKey, { version: '', messages: memoryText(topics), sessions: [sessionId, ...memory.sessions].slice(0, MEMORY_SESSIONS), topics });
+    } else {
+      this.cache.delete(memoryKey);
+    }
   }
 
   /** Drops every layer of an account (entitlement changed). */

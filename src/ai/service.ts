@@ -232,7 +232,7 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
         await finishRun(trx, runId, row);
         await touchSession(trx, ctx.accountId, sessionId, principal.userId, completedAt);
       });
-      context.runCompleted(caller, sessionId, input.messages.filter((m) => m.role === 'user').at(-1), result.content);
+      context.runCompleted(caller, sessionId, input.messages.filter((m) => m.role === 'user').at(-1), result.content, session ? null : (input.messages.find((m) => m.role === 'user')?.content ?? null));
       if (outcome.attempts.length > 1) logger.info('ai run failed over', { runId, attempts: outcome.attempts.map((a) => `${a.provider}:${a.outcome}`).join(',') });
       return presentRun(row);
     },

@@ -115,25 +115,31 @@ describe('AI operations', () => {
     const stats = async () => body(await t.inject({ url: `${OPS}/cache/stats`, headers: m.headers })).data;
     assert.deepEqual(await stats(), { cachedLayers: 0, layers: [] });
 
+    const lastSystem = () => (openai.chats().at(-1)!.body as { messages: Array<{ content: string }> }).messages[0].content;
     await run(m.headers, { ...userSays('First topic: tides'), sessionId: 'cache-1' });
-    // Memory quoted no session yet, so the new session made it stale.
-    assert.deepEqual(await stats(), { cachedLayers: 4, layers: ['preferences', 'persona', 'twin', 'session'] });
-    await run(m.headers, { ...userSays('And the moon?'), sessionId: 'cache-1' });
     assert.deepEqual(await stats(), { cachedLayers: 5, layers: ['preferences', 'persona', 'twin', 'session', 'memory'] });
-    const sent = (openai.chats().at(-1)!.body as { messages: Array<{ content: string }> }).messages[0].content;
-    assert.match(sent, /Recent conversations of this user began with: "First topic: tides"/);
+    await run(m.headers, { ...userSays('And the moon?'), sessionId: 'cache-1' });
+    assert.match(lastSystem(), /Recent conversations of this user began with: "First topic: tides"\.$/);
+    // A new session joins the cached memory in front; the result equals a fresh computation.
+    await run(m.headers, { ...userSays('Second topic: stars'), sessionId: 'cache-2' });
+    await run(m.headers, { ...userSays('hello again'), sessionId: 'cache-3' });
+    const cached = lastSystem();
+    assert.match(cached, /began with: "Second topic: stars"; "First topic: tides"\.$/);
+    t.app.services.ai.context.forgetAccount(m.account.id);
+    await run(m.headers, { ...userSays('once more'), sessionId: 'cache-3' });
+    assert.equal(lastSystem(), cached.replace('"Second topic: stars"; "First topic: tides"', '"hello again"; "Second topic: stars"; "First topic: tides"'));
 
     // The user's profile changed (by any process): the twin layer is stale.
     await t.app.kernel.db.updateTable('users').set({ full_name: 'Ada Lovelace', updated_at: '2026-03-01T11:00:00.000Z' }).where('id', '=', m.user.id).execute();
     assert.deepEqual((await stats()).layers, ['preferences', 'persona', 'session', 'memory']);
     await run(m.headers, { ...userSays('Third'), sessionId: 'cache-1' });
-    assert.match((openai.chats().at(-1)!.body as { messages: Array<{ content: string }> }).messages[0].content, /talking with Ada Lovelace/);
+    assert.match(lastSystem(), /talking with Ada Lovelace/);
 
     // The account changed: persona and preferences are stale.
     await t.app.kernel.db.updateTable('accounts').set({ default_timezone: 'Europe/Paris', updated_at: '2026-03-01T11:00:00.000Z' }).where('id', '=', m.account.id).execute();
     assert.deepEqual((await stats()).layers, ['twin', 'session', 'memory']);
     await run(m.headers, { ...userSays('Fourth'), sessionId: 'cache-1' });
-    assert.match((openai.chats().at(-1)!.body as { messages: Array<{ content: string }> }).messages[0].content, /Europe\/Paris timezone/);
+    assert.match(lastSystem(), /Europe\/Paris timezone/);
 
     // An entitlement change drops every layer of the account.
     await t.app.services.accounts.setEntitlement(m.account.id, 'ai', false);
