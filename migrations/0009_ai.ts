@@ -78,5 +78,6 @@ export const migration: Migration = {
       .execute();
     await db.schema.createIndex('ai_runs_session').on('ai_runs').columns(['account_id', 'session_id', 'started_at']).execute();
     await db.schema.createIndex('ai_runs_user_status').on('ai_runs').columns(['user_id', 'status']).execute();
+    await db.schema.createIndex('ai_runs_status_started').on('ai_runs').columns(['status', 'started_at']).execute();
   },
 };
