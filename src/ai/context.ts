@@ -66,8 +66,8 @@ export class PromptContext {
     return entry.messages;
   }
 
-  /** The context messages to put before the caller's own. */
-  async assemble(caller: Caller, sessionId: string, request: readonly ChatMessage[]): Promise<ChatMessage[]> {
+  /** The context messages to put before the caller's own (`fresh`: the session is new, it has no turns). */
+  async assemble(caller: Caller, sessionId: string, request: readonly ChatMessage[], fresh = false): Promise<ChatMessage[]> {
     const { account, user } = await this.versions(caller);
     const system = (text: string | null): ChatMessage[] => (text ? [{ role: 'system', content: text }] : []);
     const persona = await this.layer(this.key(caller, 'persona'), account?.updated_at ?? '', () => {
@@ -94,6 +94,7 @@ export class PromptContext {
     const session = sendsHistory
       ? []
       : await this.layer(this.key(caller, 'session', sessionId), '', async () => {
+          if (fresh) return [];
           const turns = await sessionTurns(this.db, caller.accountId, sessionId, SESSION_TURNS);
           return turns.flatMap((t): ChatMessage[] => {
             const asked = (JSON.parse(t.messages) as ChatMessage[]).filter((m) => m.role === 'user').at(-1);

@@ -116,8 +116,10 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
       if (list.length === 0) throw new DomainError(503, 'NO_PROVIDER_CONFIGURED', 'No AI provider is configured; an operator runs `gantry provider set`');
       const candidates = candidatesFor(list, input.model);
 
+      // A session id Gantry generates is new by construction: no lookups for it.
+      const fresh = input.sessionId === undefined;
       const sessionId = input.sessionId ?? newId();
-      const session = await getSession(db, ctx.accountId, sessionId);
+      const session = fresh ? undefined : await getSession(db, ctx.accountId, sessionId);
       if (session && session.user_id !== principal.userId) throw notFound('Session');
 
       const decision = limiter.hit(aiRunBucket(ctx.accountId), AI_RUN_RATE_LIMIT);
@@ -125,7 +127,7 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
         throw new DomainError(429, 'RATE_LIMIT_EXCEEDED', "The account's AI rate limit is exhausted; retry after the time in Retry-After", undefined, rateLimitHeaders(decision, clock.now().getTime()));
       }
 
-      const prompt = [...(await context.assemble(caller, sessionId, input.messages)), ...input.messages];
+      const prompt = [...(await context.assemble(caller, sessionId, input.messages, fresh)), ...input.messages];
       const priceTable = await prices();
       const maxOut = config.ai.maxOutputTokens;
       const bound = inputTokenBound(prompt.map((m) => m.content));
@@ -167,7 +169,7 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
         const held = await reservedMicros(trx, principal.userId, staleBefore);
         if (balance - held < hold) throw new DomainError(402, 'INSUFFICIENT_FUNDS', 'The wallet balance is too low for this run');
         // Checked again here: two members may have started the same new session id at once.
-        const owner = session ?? (await getSession(trx, ctx.accountId, sessionId));
+        const owner = session ?? (fresh ? undefined : await getSession(trx, ctx.accountId, sessionId));
         if (owner && owner.user_id !== principal.userId) throw notFound('Session');
         if (!owner) await touchSession(trx, ctx.accountId, sessionId, principal.userId, startedAt);
         await insertRun(trx, row);
