@@ -15,6 +15,8 @@ import { createOAuthService } from './oauth/service.js';
 import { oauthJobs } from './oauth/jobs.js';
 import { createConnectorsService } from './connectors/service.js';
 import { connectorsJobs } from './connectors/jobs.js';
+import { createAiService } from './ai/service.js';
+import { aiJobs } from './ai/jobs.js';
 
 /** Every domain service, built over the kernel. Domains reach each other only through these. */
 export function createServices(kernel: Kernel) {
@@ -25,7 +27,8 @@ export function createServices(kernel: Kernel) {
   const status = createStatusService(kernel);
   const oauth = createOAuthService(kernel, { identity });
   const connectors = createConnectorsService(kernel, { access: accounts.access, identity, notifications });
-  return { identity, accounts, wallet, notifications, status, oauth, connectors };
+  const ai = createAiService(kernel, { accounts, wallet });
+  return { identity, accounts, wallet, notifications, status, oauth, connectors, ai };
 }
 
 export type Services = ReturnType<typeof createServices>;
@@ -53,6 +56,7 @@ export function collectJobs(app: AppContext): JobSpec[] {
     ...notificationsJobs(app),
     ...oauthJobs(app),
     ...connectorsJobs(app),
+    ...aiJobs(app),
   ];
 }
 

@@ -35,6 +35,8 @@ export interface Config {
    * GANTRY_CONNECTOR_<KEY>_{CLIENT_ID,CLIENT_SECRET,AUTHORIZE_URL,TOKEN_URL,CHECK_URL}.
    */
   readonly connectorProviders: Readonly<Record<string, ConnectorProviderConfig>>;
+  /** AI providers: per-call timeout, output cap, breaker threshold and cool-down, probe cron. */
+  readonly ai: { timeoutMs: number; maxOutputTokens: number; breakerThreshold: number; breakerCooldownMs: number; healthCron: string };
 }
 
 export interface ConnectorProviderConfig {
@@ -146,6 +148,13 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     connectorRefreshCron: env.GANTRY_CONNECTOR_REFRESH_CRON || '*/5 * * * *',
     scryptCost: parsePositive('GANTRY_SCRYPT_COST', env.GANTRY_SCRYPT_COST || 16384),
     connectorProviders: Object.freeze(connectorProviders(env)),
+    ai: Object.freeze({
+      timeoutMs: parsePositive('GANTRY_AI_TIMEOUT_MS', env.GANTRY_AI_TIMEOUT_MS || 60_000),
+      maxOutputTokens: Math.floor(parsePositive('GANTRY_AI_MAX_OUTPUT_TOKENS', env.GANTRY_AI_MAX_OUTPUT_TOKENS || 1024)),
+      breakerThreshold: Math.floor(parsePositive('GANTRY_AI_BREAKER_THRESHOLD', env.GANTRY_AI_BREAKER_THRESHOLD || 3)),
+      breakerCooldownMs: parsePositive('GANTRY_AI_BREAKER_COOLDOWN_MS', env.GANTRY_AI_BREAKER_COOLDOWN_MS || 30_000),
+      healthCron: env.GANTRY_AI_HEALTH_CRON || '*/30 * * * * *',
+    }),
   });
 }
 

@@ -14,6 +14,7 @@ import { makeNotifyCommands } from './notify.js';
 import { makeClientCommands } from './client.js';
 import { makeConnectorCommands } from './connector.js';
 import { makeSecretsCommands } from './secrets.js';
+import { makeProviderCommands } from './provider.js';
 
 /** The whole command tree; each group is a factory over the same services as the routes. */
 export function buildProgram(io: CliIo): Command {
@@ -34,6 +35,7 @@ export function buildProgram(io: CliIo): Command {
   makeClientCommands(program, io);
   makeConnectorCommands(program, io);
   makeSecretsCommands(program, io);
+  makeProviderCommands(program, io);
   for (const command of program.commands) {
     command.exitOverride();
     command.configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });

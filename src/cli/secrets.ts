@@ -28,6 +28,8 @@ export function makeSecretsCommands(program: Command, io: CliIo): void {
         const settle = Math.max(0, Number(options.settleMs) || 0);
         if (settle > 0) await new Promise((resolve) => setTimeout(resolve, settle));
         const counts = await resealColumns(app.kernel.db, app.kernel.secrets, SEALED_COLUMNS);
+        // Provider keys carry their key id in a column of their own: the AI domain re-seals them.
+        counts['ai_providers.api_key_sealed'] = await app.services.ai.admin.resealKeys();
         const total = Object.values(counts).reduce((a, b) => a + b, 0);
         emit(io, options, { activeKeyId: keyId, resealed: counts, total }, () => `active credential key ${keyId}; ${total} sealed values re-encrypted`);
       });

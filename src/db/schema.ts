@@ -6,6 +6,7 @@ import type { NotificationsTables } from '../notifications/tables.js';
 import type { StatusTables } from '../status/tables.js';
 import type { OAuthTables } from '../oauth/tables.js';
 import type { ConnectorsTables } from '../connectors/tables.js';
+import type { AiTables } from '../ai/tables.js';
 
 /** Every table of every domain, for kysely's typing. One line per domain. */
 export interface DB
@@ -16,4 +17,5 @@ export interface DB
     NotificationsTables,
     StatusTables,
     OAuthTables,
-    ConnectorsTables {}
+    ConnectorsTables,
+    AiTables {}

@@ -11,6 +11,7 @@ import { statusRoutes } from '../status/routes.js';
 import { notificationsRoutes } from '../notifications/routes.js';
 import { oauthRoutes } from '../oauth/routes.js';
 import { connectorRoutes } from '../connectors/routes.js';
+import { aiRoutes } from '../ai/routes.js';
 
 /** Every versioned JSON endpoint lives under this prefix; discovery and pages live at the root. */
 export const API = '/api/v1';
@@ -57,6 +58,7 @@ export async function createServer(app: AppContext, options: ServerOptions = {})
         ...notificationsRoutes(app),
         ...oauthRoutes(app),
         ...connectorRoutes(app),
+        ...aiRoutes(app),
       ];
   server.route(routes);
   return server;

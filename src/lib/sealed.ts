@@ -40,3 +40,9 @@ export function open(secrets: Pick<Secrets, 'credentialKeys'>, sealed: string, c
     throw new SealError('sealed value failed authentication (tampered, or sealed for another context)');
   }
 }
+
+/** Re-encrypts under the active key; a value already under it comes back unchanged. */
+export function reseal(secrets: Pick<Secrets, 'credentialKeys' | 'activeCredentialKeyId'>, sealed: string, context: string): string {
+  if (sealedKeyId(sealed) === secrets.activeCredentialKeyId) return sealed;
+  return seal(secrets, open(secrets, sealed, context), context);
+}

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { open, seal, SealError, sealedKeyId } from '../../src/lib/sealed.js';
+import { open, reseal, seal, SealError, sealedKeyId } from '../../src/lib/sealed.js';
 
 const keyring = (id: string) => ({ credentialKeys: new Map([[id, randomBytes(32)]]), activeCredentialKeyId: id });
 
@@ -27,5 +27,15 @@ describe('sealed values (AES-256-GCM)', () => {
     assert.throws(() => open(k, sealed, 'other-ctx'), SealError);
     assert.throws(() => open(keyring('k2'), sealed, 'ctx'), SealError);
     assert.throws(() => open(k, 'garbage', 'ctx'), SealError);
+  });
+
+  it('reseals under the active key, leaving values already under it alone', () => {
+    const k = keyring('k1');
+    const old = seal(k, 'secret value', 'ctx');
+    const rotated = { credentialKeys: new Map([...k.credentialKeys, ['k2', randomBytes(32)]]), activeCredentialKeyId: 'k2' };
+    const resealed = reseal(rotated, old, 'ctx');
+    assert.equal(sealedKeyId(resealed), 'k2');
+    assert.equal(open(rotated, resealed, 'ctx'), 'secret value');
+    assert.equal(reseal(rotated, resealed, 'ctx'), resealed);
   });
 });

@@ -1,0 +1,64 @@
+import type { Request, ServerRoute } from '@hapi/hapi';
+import type { AppContext } from '../app.js';
+import { API } from '../http/server.js';
+import { reply } from '../http/envelope.js';
+import { principalOf } from '../http/auth.js';
+import { tenancyHeaders } from '../accounts/access.js';
+import type { GantryRouteConfig } from '../http/route-config.js';
+import { runParams, runPayload, sessionParams } from './schemas.js';
+import type { RunInput } from './service.js';
+
+/** The X-Account-Id header (CONTRACT.md: current account). */
+const accountHeader = (request: Request) => tenancyHeaders(request.headers as Record<string, string | undefined>).accountId;
+
+/** Third-party apps reach chat runs with execution:run; first-party sessions always pass. */
+export const RUN_ROUTE_CONFIG: GantryRouteConfig = { scope: 'execution:run' };
+/** Spec: each AI operations endpoint, 60 per minute. */
+export const OPERATIONS_ROUTE_CONFIG: GantryRouteConfig = { rateLimit: { limit: 60, windowSec: 60 } };
+
+export function aiRoutes(app: AppContext): ServerRoute[] {
+  const { ai } = app.services;
+  const operation = (id: string, path: string, answer: (request: Request) => Promise<unknown>, params?: object): ServerRoute => ({
+    method: 'GET',
+    path: `${API}/ai/operations/${path}`,
+    options: { id: `ai.operations.${id}`, plugins: { gantry: OPERATIONS_ROUTE_CONFIG }, ...(params ? { validate: { params } } : {}) },
+    handler: async (request, h) => reply(request, h, await answer(request)),
+  });
+  return [
+    {
+      method: 'POST',
+      path: `${API}/features/chat/runs`,
+      options: {
+        id: 'ai.runs.create',
+        plugins: { gantry: RUN_ROUTE_CONFIG },
+        payload: { maxBytes: 512 * 1024 },
+        validate: { payload: runPayload },
+      },
+      handler: async (request, h) => {
+        const run = await ai.startRun(principalOf(request), accountHeader(request), request.payload as RunInput);
+        return reply(request, h, run, { status: 201 });
+      },
+    },
+    {
+      method: 'GET',
+      path: `${API}/features/chat/runs/{id}`,
+      options: { id: 'ai.runs.get', plugins: { gantry: RUN_ROUTE_CONFIG }, validate: { params: runParams } },
+      handler: async (request, h) => reply(request, h, await ai.getRun(principalOf(request).userId, request.params.id as string)),
+    },
+    operation('rate-limit', 'rate-limit', async (request) => ai.rateLimit(await ai.entitled(principalOf(request), accountHeader(request)))),
+    operation('models-health', 'models/health', async (request) => {
+      await ai.entitled(principalOf(request), accountHeader(request));
+      return ai.modelsHealth();
+    }),
+    operation(
+      'session-usage',
+      'sessions/{sessionId}/usage',
+      async (request) => ai.sessionUsage(await ai.entitled(principalOf(request), accountHeader(request)), request.params.sessionId as string),
+      sessionParams,
+    ),
+    operation('cache-stats', 'cache/stats', async (request) => {
+      const principal = principalOf(request);
+      return ai.cacheStats(await ai.entitled(principal, accountHeader(request)), principal.userId);
+    }),
+  ];
+}

@@ -1,0 +1,26 @@
+import Joi from 'joi';
+
+/** Per-message cap; the service also caps the total (MAX_TOTAL_CHARS). */
+export const MAX_MESSAGE_CHARS = 32_000;
+export const MAX_MESSAGES = 100;
+export const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export const runPayload = Joi.object({
+  messages: Joi.array()
+    .items(
+      Joi.object({
+        role: Joi.string().valid('system', 'user', 'assistant').required(),
+        content: Joi.string().min(1).max(MAX_MESSAGE_CHARS).required(),
+      }),
+    )
+    .min(1)
+    .max(MAX_MESSAGES)
+    .required(),
+  sessionId: Joi.string().pattern(SESSION_ID),
+  model: Joi.string().pattern(/^[A-Za-z0-9._:/@-]{1,200}$/),
+  // Streaming (SSE) is not offered; the field is accepted only when false (docs/ai.md).
+  stream: Joi.boolean().valid(false).messages({ 'any.only': 'streaming is not supported; omit stream or set it to false' }),
+});
+
+export const runParams = Joi.object({ id: Joi.string().guid({ version: ['uuidv4', 'uuidv7'] }).required() });
+export const sessionParams = Joi.object({ sessionId: Joi.string().pattern(SESSION_ID).required() });

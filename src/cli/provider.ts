@@ -1,0 +1,70 @@
+import type { Command } from 'commander';
+import { withApp } from './context.js';
+import { emit, required, table, UsageError, withCommon, type CliIo, type CommonOptions } from './io.js';
+import { PROVIDER_NAMES } from '../ai/providers/types.js';
+
+interface SetOptions extends CommonOptions {
+  baseUrl?: string;
+  apiKey?: string;
+  model?: string[];
+  priority?: string;
+  priceIn?: string;
+  priceOut?: string;
+}
+
+function number(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value)) throw new UsageError(`--${flag} must be a number (got "${text}")`);
+  return value;
+}
+
+/** `gantry provider set|list|remove|prices`: the AI providers (keys stored sealed, never printed). */
+export function makeProviderCommands(program: Command, io: CliIo): Command {
+  const provider = program.command('provider').description('AI providers the chat runs are routed over');
+
+  withCommon(
+    provider
+      .command('set')
+      .argument('<name>', PROVIDER_NAMES.join('|'))
+      .description('configure (or reconfigure) a provider')
+      .option('--base-url <url>', 'API base URL, e.g. https://api.openai.com (no version segment)')
+      .option('--api-key <key>', 'API key (stored encrypted, never shown again)')
+      .option('--model <model...>', 'models offered, the first being the default')
+      .option('--priority <n>', 'routing order, lower first (default 100)')
+      .option('--price-in <usd>', 'USD per 1M input tokens, for the given models')
+      .option('--price-out <usd>', 'USD per 1M output tokens, for the given models'),
+  ).action(async (name: string, options: SetOptions) => {
+    if (!(PROVIDER_NAMES as readonly string[]).includes(name)) throw new UsageError(`unknown provider "${name}" (known: ${PROVIDER_NAMES.join(', ')})`);
+    const baseUrl = await required(io, options.baseUrl, { flag: 'base-url', message: 'Base URL' });
+    const apiKey = await required(io, options.apiKey, { flag: 'api-key', message: 'API key', kind: 'password' });
+    const priority = number('priority', options.priority);
+    if (priority !== undefined && !Number.isInteger(priority)) throw new UsageError('--priority must be an integer');
+    await withApp(io, options, async (app) => {
+      const shown = await app.services.ai.admin.set({ name, baseUrl, apiKey, models: options.model, priority, priceIn: number('price-in', options.priceIn), priceOut: number('price-out', options.priceOut) });
+      emit(io, options, shown, () => `provider ${shown.name} set: ${shown.baseUrl}, models ${shown.models.join(', ')}, priority ${shown.priority}`);
+    });
+  });
+
+  withCommon(provider.command('list').description('configured providers (keys are never printed)')).action(async (options: CommonOptions) => {
+    await withApp(io, options, async (app) => {
+      const rows = await app.services.ai.admin.list();
+      emit(io, options, rows, () => table(rows.map((r) => ({ ...r, models: r.models.join(','), key: r.apiKeyLastFour ? `...${r.apiKeyLastFour}` : '(set)' })), ['name', 'priority', 'baseUrl', 'models', 'key']));
+    });
+  });
+
+  withCommon(provider.command('remove').argument('<name>').description('remove a provider and its key')).action(async (name: string, options: CommonOptions) => {
+    await withApp(io, options, async (app) => {
+      const result = await app.services.ai.admin.remove(name);
+      emit(io, options, result, () => `provider ${name} removed`);
+    });
+  });
+
+  withCommon(provider.command('prices').description('the price table (USD per 1M tokens) used for run costs')).action(async (options: CommonOptions) => {
+    await withApp(io, options, async (app) => {
+      const rows = await app.services.ai.admin.prices();
+      emit(io, options, rows, () => table(rows, ['provider', 'model', 'inputUsdPerMtok', 'outputUsdPerMtok', 'source']));
+    });
+  });
+  return provider;
+}
