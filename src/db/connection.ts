@@ -1,5 +1,6 @@
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect, type SqliteDatabase as KyselySqlite } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { DB } from './schema.js';
 
 export type Database = Kysely<DB>;
@@ -21,7 +22,7 @@ export function openDatabase(file: string): DbHandle {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   let closed = false;
   return {
     db,
@@ -30,6 +31,30 @@ export function openDatabase(file: string): DbHandle {
       if (closed) return;
       closed = true;
       await db.destroy(); // closes the better-sqlite3 connection too
+    },
+  };
+}
+
+/**
+ * Kysely's SQLite driver prepares every statement anew; preparing costs more than running
+ * most of ours. Keyed by the SQL text (parameters stay bound per call), a statement is
+ * prepared once and reused. Safe with one connection: kysely never runs two statements on it
+ * at once, so a cached statement is never busy when it is handed out again.
+ */
+function withStatementCache(sqlite: SqliteDatabase.Database): KyselySqlite {
+  const statements = new LRUCache<string, SqliteDatabase.Statement>({ max: 1000, ttl: 3_600_000 });
+  return {
+    prepare(sql: string) {
+      let statement = statements.get(sql);
+      if (!statement) {
+        statement = sqlite.prepare(sql);
+        statements.set(sql, statement);
+      }
+      return statement;
+    },
+    close() {
+      statements.clear();
+      sqlite.close();
     },
   };
 }

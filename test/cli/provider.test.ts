@@ -48,7 +48,7 @@ describe('gantry provider', () => {
     assert.ok(rows.some((r) => r.model === 'gpt-4o-mini' && r.source === 'default'), 'the default table is seeded');
 
     const bytes = Buffer.concat(['gantry.db', 'gantry.db-wal'].map((f) => path.join(dataDir, f)).filter(existsSync).map((f) => readFileSync(f)));
-    assert.ok(bytes.includes(Buffer.from('gcm1.k1.')), 'a sealed value is stored');
+    assert.ok(bytes.includes(Buffer.from('v1.k1.')), 'a sealed value is stored');
     assert.ok(!bytes.includes(Buffer.from('THIS-KEY-MUST-NEVER-APPEAR')), 'the raw database holds no plaintext key');
 
     // The server opens the sealed key again (same data dir, same secrets.json).
