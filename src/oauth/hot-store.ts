@@ -1,4 +1,5 @@
 import type SqliteDatabase from 'better-sqlite3';
+import type { Database } from '../db/connection.js';
 
 export interface HotRefreshRow {
   id: string;
@@ -12,23 +13,30 @@ export interface HotRefreshRow {
 }
 
 /**
- * The refresh_token grant's statements, prepared once on the raw connection. Kysely prepares
- * every statement anew (about a third of a refresh's cost); these run inside one synchronous
- * better-sqlite3 transaction, which nothing else can interleave with. Same tables and columns
- * as store.ts; everything that is not this hot path goes through store.ts.
+ * The refresh_token grant's statements, built with kysely's typed query builder once and
+ * prepared once on the raw connection, so they run synchronously inside one better-sqlite3
+ * transaction that nothing else can interleave with. Same tables and columns as store.ts;
+ * everything that is not this hot path goes through store.ts.
  */
 /** The hot path could not run: a kysely transaction held the connection. */
 export const BUSY: unique symbol = Symbol('busy');
 
-export function createHotStore(sqlite: SqliteDatabase.Database) {
-  const find = sqlite.prepare<[string], HotRefreshRow>(
-    `select r.token_hash as id, r.grant_id, r.expires_at, r.consumed_at, g.client_id, g.user_id, g.scopes, g.revoked_at
-       from oauth_refresh_tokens r join oauth_grants g on g.id = r.grant_id where r.token_hash = ?`,
+// Placeholder values: only the compiled SQL is kept; real values are bound on every run.
+const P = '';
+
+export function createHotStore(db: Database, sqlite: SqliteDatabase.Database) {
+  const prepare = <R>(query: { compile(): { sql: string } }) => sqlite.prepare<unknown[], R>(query.compile().sql);
+  const find = prepare<HotRefreshRow>(
+    db
+      .selectFrom('oauth_refresh_tokens as r')
+      .innerJoin('oauth_grants as g', 'g.id', 'r.grant_id')
+      .select(['r.token_hash as id', 'r.grant_id', 'r.expires_at', 'r.consumed_at', 'g.client_id', 'g.user_id', 'g.scopes', 'g.revoked_at'])
+      .where('r.token_hash', '=', P),
   );
-  const consume = sqlite.prepare<[string, string]>('update oauth_refresh_tokens set consumed_at = ? where token_hash = ? and consumed_at is null');
-  const insert = sqlite.prepare<[string, string, string, string]>(
-    'insert into oauth_refresh_tokens (token_hash, grant_id, created_at, expires_at, consumed_at) values (?, ?, ?, ?, null)',
-  );
+  // Parameters in order: consumed_at, token_hash.
+  const consume = prepare(db.updateTable('oauth_refresh_tokens').set({ consumed_at: P }).where('token_hash', '=', P).where('consumed_at', 'is', null));
+  // Parameters in order: token_hash, grant_id, created_at, expires_at.
+  const insert = prepare(db.insertInto('oauth_refresh_tokens').values({ token_hash: P, grant_id: P, created_at: P, expires_at: P }));
   const begin = sqlite.prepare('begin immediate');
   const commit = sqlite.prepare('commit');
   const rollback = sqlite.prepare('rollback');

@@ -41,7 +41,7 @@ export interface AccessTokenClaims {
 export function createTokens(kernel: Kernel) {
   const { db, clock, jwt, changes, config, secrets } = kernel;
   const signer = new AccessTokenSigner(secrets.jwtSigningKey);
-  const hot = createHotStore(kernel.sqlite);
+  const hot = createHotStore(kernel.db, kernel.sqlite);
   const audience = `${config.publicUrl}/api/v1`;
   const grantActive = new LRUCache<string, boolean>({ max: 50_000, ttl: 30_000 });
   const jtiRevoked = new LRUCache<string, boolean>({ max: 100_000, ttl: 30_000 });
