@@ -28,13 +28,17 @@ const clock = new ManualClock('2026-06-01T00:00:00Z');
 const app = await createAppContext(resolveConfig({ dataDir }, env), { clock, logger: createLogger('silent'), env });
 const { kernel } = app;
 
-// Count every SQL statement kysely prepares on the one connection.
+// Count every SQL statement executed on the one connection (statements are prepared once and
+// reused, so the count is taken where they run, not where they are prepared).
 let statements = 0;
-const prepare = kernel.sqlite.prepare.bind(kernel.sqlite);
-(kernel.sqlite as { prepare: typeof prepare }).prepare = ((sql: string) => {
-  statements++;
-  return prepare(sql);
-}) as typeof prepare;
+const statementProto = Object.getPrototypeOf(kernel.sqlite.prepare('select 1')) as Record<'run' | 'all' | 'get' | 'iterate', (...args: unknown[]) => unknown>;
+for (const method of ['run', 'all', 'get', 'iterate'] as const) {
+  const original = statementProto[method];
+  statementProto[method] = function (this: unknown, ...args: unknown[]) {
+    statements++;
+    return original.apply(this, args);
+  };
+}
 
 const team = await makeTeam(app);
 const ws = await app.services.accounts.access.workspace({ userId: team.owner.user.id, kind: 'session', scopes: null, clientId: null, sessionId: null, accountId: null, tokenId: null }, {});

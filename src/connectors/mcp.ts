@@ -1,5 +1,5 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { guardedFetch, OUTBOUND_TIMEOUT_MS } from './outbound.js';
+import { guardedFetch, OUTBOUND_TIMEOUT_MS } from '../lib/outbound.js';
 
 /** Stop following nextCursor after this many pages (a server could page forever). */
 export const MCP_PAGE_CAP = 50;

@@ -12,7 +12,7 @@ import type { Definition, Definitions } from './definitions.js';
 import type { Actor } from './service.js';
 import type { InstanceRow } from './tables.js';
 import { openCredentials, sealCredentials } from './credentials.js';
-import { guardedFetch, readLimited } from './outbound.js';
+import { guardedFetch, readLimited } from '../lib/outbound.js';
 
 /** Spec: state is single-use with a short TTL; ours lives 10 minutes. */
 export const OAUTH_STATE_TTL_MS = 10 * 60_000;

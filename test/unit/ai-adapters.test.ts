@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ADAPTERS } from '../../src/ai/providers/index.js';
-import { isPrivateAddress } from '../../src/ai/providers/http.js';
+import { isInternalAddress as isPrivateAddress } from '../../src/lib/outbound.js';
 import { ProviderError, type ProviderConfig, type ProviderName } from '../../src/ai/providers/types.js';
 import { Router } from '../../src/ai/router.js';
 import { ManualClock } from '../../src/lib/clock.js';

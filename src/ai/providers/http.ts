@@ -1,66 +1,8 @@
-import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { BlockedAddressError, guardedFetch, readLimited } from '../../lib/outbound.js';
 import { ProviderError, type OutboundOptions, type ProviderName } from './types.js';
 
 /** Largest provider response body read; a bigger one is a malformed answer. */
 export const MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
-
-/** Loopback, private, link-local, CGNAT, multicast and unspecified ranges (RFC 1918, 6598, 4193, 4291). */
-function privateRanges(): BlockList {
-  const list = new BlockList();
-  for (const [net, prefix] of [
-    ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-    ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 3],
-  ] as const) list.addSubnet(net, prefix, 'ipv4');
-  for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) list.addSubnet(net, prefix, 'ipv6');
-  return list;
-}
-
-export function isPrivateAddress(address: string, ranges: BlockList = privateRanges()): boolean {
-  const family = isIP(address);
-  if (family === 4) return ranges.check(address, 'ipv4');
-  if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped) return ranges.check(mapped[1], 'ipv4');
-    return ranges.check(address, 'ipv6');
-  }
-  return true;
-}
-
-/**
- * Refuses a URL whose host is, or resolves to, a loopback or private address. The check runs
- * before fetch resolves the name again, so a DNS answer that changes in between is not caught
- * (docs/ai.md); redirects are never followed, so a public host cannot bounce the call inward.
- */
-async function assertPublic(provider: ProviderName, url: URL): Promise<void> {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const ranges = privateRanges();
-  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
-  if (addresses.length === 0) throw new ProviderError(provider, 'network', `cannot resolve ${host}`);
-  if (addresses.some((a) => isPrivateAddress(a, ranges))) {
-    throw new ProviderError(provider, 'blocked', `${host} is a loopback or private address; set GANTRY_ALLOW_PRIVATE_NETWORKS=true to allow it`);
-  }
-}
-
-async function readCapped(provider: ProviderName, response: Response): Promise<string> {
-  const declared = Number(response.headers.get('content-length') ?? '0');
-  if (declared > MAX_RESPONSE_BYTES) throw new ProviderError(provider, 'malformed', `response larger than ${MAX_RESPONSE_BYTES} bytes`, response.status);
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > MAX_RESPONSE_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      throw new ProviderError(provider, 'malformed', `response larger than ${MAX_RESPONSE_BYTES} bytes`, response.status);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 function classifyStatus(provider: ProviderName, status: number, body: string): ProviderError {
   const detail = body.slice(0, 200).replace(/\s+/g, ' ');
@@ -83,25 +25,30 @@ export async function callJson(
   options: OutboundOptions,
   signal: AbortSignal,
 ): Promise<unknown> {
-  if (!options.allowPrivateNetworks) await assertPublic(provider, url);
-  const timeout = AbortSignal.timeout(options.timeoutMs);
-  const combined = AbortSignal.any([signal, timeout]);
+  // The shared guarded fetch checks the address on the socket itself (no DNS-rebinding gap),
+  // never follows redirects and caps the body.
+  const send = guardedFetch({ allowPrivate: options.allowPrivateNetworks, timeoutMs: options.timeoutMs, maxBytes: MAX_RESPONSE_BYTES });
   let response: Response;
   let text: string;
   try {
-    response = await fetch(url, {
+    response = await send(url, {
       method: init.method,
       headers: { accept: 'application/json', ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...init.headers },
       body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
-      redirect: 'manual',
-      signal: combined,
+      signal,
     });
-    text = await readCapped(provider, response);
+    text = await readLimited(response, MAX_RESPONSE_BYTES).catch((err: Error) => {
+      throw /larger than/.test(err.message) ? new ProviderError(provider, 'malformed', err.message, response.status) : err;
+    });
   } catch (err) {
     if (err instanceof ProviderError) throw err;
-    if (timeout.aborted) throw new ProviderError(provider, 'timeout', `no answer within ${options.timeoutMs} ms`);
+    const code = (err as NodeJS.ErrnoException).code ?? ((err as Error).cause as NodeJS.ErrnoException | undefined)?.code;
+    if (err instanceof BlockedAddressError || code === 'EBLOCKED') {
+      throw new ProviderError(provider, 'blocked', `${url.hostname} is a loopback or private address; set GANTRY_ALLOW_PRIVATE_NETWORKS=true to allow it`);
+    }
     if (signal.aborted) throw new ProviderError(provider, 'timeout', 'the call was cancelled');
-    throw new ProviderError(provider, 'network', `network error: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`);
+    if ((err as Error).name === 'AbortError' || (err as Error).name === 'TimeoutError') throw new ProviderError(provider, 'timeout', `no answer within ${options.timeoutMs} ms`);
+    throw new ProviderError(provider, 'network', `network error: ${(err as Error).message}`);
   }
   if (response.status < 200 || response.status >= 300) throw classifyStatus(provider, response.status, text);
   try {

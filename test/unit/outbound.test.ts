@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { assertPublicUrl, guardedFetch, isInternalAddress, readLimited } from '../../src/connectors/outbound.js';
+import { assertPublicUrl, guardedFetch, isInternalAddress, readLimited } from '../../src/lib/outbound.js';
 
 describe('outbound safety', () => {
   it('classifies internal addresses', () => {
@@ -44,7 +44,7 @@ describe('outbound safety', () => {
 
 describe('connect-time address check', () => {
   it('checks the addresses the socket will use, not only the URL', async () => {
-    const { guardedLookup } = await import('../../src/connectors/outbound.js');
+    const { guardedLookup } = await import('../../src/lib/outbound.js');
     const run = (allow: boolean, all: boolean) =>
       new Promise<{ err: (Error & { code?: string }) | null; value: unknown }>((resolve) =>
         guardedLookup(allow)('localhost', { all } as never, ((err: Error | null, value: unknown) => resolve({ err: err as never, value })) as never),

@@ -6,7 +6,7 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
 import { DomainError } from '../http/errors.js';
 
-/** Every outbound call of the connectors domain: bounded in time and in size. */
+/** Every outbound call Gantry makes (connectors, OAuth providers, AI providers): bounded in time and in size. */
 export const OUTBOUND_TIMEOUT_MS = 10_000;
 export const OUTBOUND_MAX_BYTES = 4 * 1024 * 1024;
 
