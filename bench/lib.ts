@@ -100,6 +100,9 @@ export interface Gantry {
   stop(): Promise<void>;
 }
 
+/** The Node flags the shipped launch commands use for `serve` (systemd unit, npm start). */
+export const SERVE_NODE_FLAGS = ['--max-semi-space-size=4'];
+
 /** Starts the built binary on CPU 1 with a fresh data dir (or the one given). */
 export async function startGantry(options: { env?: NodeJS.ProcessEnv; dataDir?: string } = {}): Promise<Gantry> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gantry-bench-'));
@@ -114,7 +117,8 @@ export async function startGantry(options: { env?: NodeJS.ProcessEnv; dataDir?: 
     GANTRY_RATE_LIMIT_MULTIPLIER: '100000',
     ...options.env,
   };
-  const { cmd, args } = onServerCore([BIN, 'serve']);
+  // Launched as systemd/gantry.service and `npm start` launch it.
+  const { cmd, args } = onServerCore([...SERVE_NODE_FLAGS, BIN, 'serve']);
   const started = performance.now();
   const proc = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(proc);

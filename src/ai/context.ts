@@ -43,7 +43,7 @@ export interface Caller {
  * recent sessions changes. An entitlement change drops the account's layers.
  */
 export class PromptContext {
-  private readonly cache = new LRUCache<string, Entry>({ max: 10_000, ttl: 10 * 60_000 });
+  private readonly cache = new LRUCache<string, Entry>({ max: 2_000, ttl: 10 * 60_000 });
 
   constructor(private readonly db: Executor) {}
 

@@ -54,7 +54,7 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
     if (name && isProviderName(name)) router.reset(name);
   });
   // Whether an account holds the AI entitlement; `gantry account entitle` reaches it through the feed.
-  const entitlements = new LRUCache<string, boolean>({ max: 10_000, ttl: 60_000 });
+  const entitlements = new LRUCache<string, boolean>({ max: 2_000, ttl: 60_000 });
   changes.subscribe(ENTITLEMENT_TOPIC, (accountId) => {
     if (!accountId) return entitlements.clear();
     entitlements.delete(accountId);

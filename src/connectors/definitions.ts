@@ -115,15 +115,22 @@ export function ajvDetails(errors: ErrorObject[] | null | undefined, root: strin
 /** The catalog, JSON Schema validation of configs and tool schemas (ajv + ajv-formats). */
 export function createDefinitions(kernel: Kernel) {
   const { db, clock } = kernel;
-  const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true });
-  (addFormatsModule as unknown as (a: Ajv) => void)(ajv);
+  // Built on first use: compiling ajv's meta-schemas is start-up memory most runs never need.
+  let ajvInstance: Ajv | null = null;
+  const getAjv = (): Ajv => {
+    if (!ajvInstance) {
+      ajvInstance = new Ajv({ allErrors: true, strict: false, validateSchema: true });
+      (addFormatsModule as unknown as (a: Ajv) => void)(ajvInstance);
+    }
+    return ajvInstance;
+  };
   const compiled = new LRUCache<string, ValidateFunction>({ max: 1000, ttl: 3_600_000 });
 
   function validator(schema: Record<string, unknown>): ValidateFunction {
     const text = JSON.stringify(schema);
     let fn = compiled.get(text);
     if (!fn) {
-      fn = ajv.compile(schema);
+      fn = getAjv().compile(schema);
       compiled.set(text, fn);
     }
     return fn;
@@ -132,6 +139,7 @@ export function createDefinitions(kernel: Kernel) {
   /** Proves a value is itself a valid JSON Schema (meta-schema check, then a compile). */
   function assertJsonSchema(schema: unknown, field: string): void {
     if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw badRequest(`${field} must be a JSON Schema object`, [{ field, message: 'must be an object', type: 'jsonschema.schema' }]);
+    const ajv = getAjv();
     if (!ajv.validateSchema(schema)) throw badRequest(`${field} is not a valid JSON Schema`, ajvDetails(ajv.errors, field));
     try {
       validator(schema as Record<string, unknown>);

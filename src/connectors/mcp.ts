@@ -1,4 +1,4 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { guardedFetch, OUTBOUND_TIMEOUT_MS } from '../lib/outbound.js';
 
 /** Stop following nextCursor after this many pages (a server could page forever). */
@@ -33,6 +33,9 @@ export interface McpSession {
  * (@modelcontextprotocol/sdk 1.x speaks only the 2025 revisions, so it is not used here.)
  */
 export async function openMcp(target: McpTarget): Promise<McpSession> {
+  // Loaded on first use: the SDK builds its whole schema set at import, megabytes an appliance
+  // without MCP connectors would carry for nothing.
+  const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
   const client = new Client({ name: 'gantry', version: '0.1.0' }, { versionNegotiation: { mode: 'auto', probe: { timeoutMs: OUTBOUND_TIMEOUT_MS } } });
   const transport = new StreamableHTTPClientTransport(new URL(target.url), {
     fetch: guardedFetch({ allowPrivate: target.allowPrivate }),

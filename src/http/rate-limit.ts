@@ -28,7 +28,7 @@ interface Window {
  * Every limit is multiplied by GANTRY_RATE_LIMIT_MULTIPLIER.
  */
 export class RateLimiter {
-  private readonly windows = new LRUCache<string, Window>({ max: 50_000, ttl: 24 * 3_600_000 });
+  private readonly windows = new LRUCache<string, Window>({ max: 20_000, ttl: 24 * 3_600_000 });
 
   constructor(
     private readonly multiplier: number,

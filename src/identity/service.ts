@@ -66,7 +66,7 @@ export function createIdentityService(kernel: Kernel) {
 
   // The signed-in user's row for hot reads (GET /auth/me): a few seconds at most, and dropped
   // at once when any process changes the user (change feed).
-  const userCache = new LRUCache<string, store.UserRow>({ max: 10_000, ttl: 5_000 });
+  const userCache = new LRUCache<string, store.UserRow>({ max: 5_000, ttl: 5_000 });
   kernel.changes.subscribe(USER_CHANGED_TOPIC, (userId) => (userId ? userCache.delete(userId) : userCache.clear()));
 
   return {

@@ -32,7 +32,7 @@ const invalidRefresh = () => new DomainError(401, 'UNAUTHORIZED', 'The refresh t
 export function createSessions(kernel: Kernel) {
   const { db, clock, jwt, changes } = kernel;
   // sessionId -> still active? Cleared on revocation (here at once, elsewhere via the change feed).
-  const activeCache = new LRUCache<string, boolean>({ max: 20_000, ttl: 10_000 });
+  const activeCache = new LRUCache<string, boolean>({ max: 10_000, ttl: 10_000 });
   changes.subscribe(SESSION_REVOKED_TOPIC, (sessionId) => (sessionId ? activeCache.delete(sessionId) : activeCache.clear()));
 
   async function mint(sessionId: string, userId: string, executor = db): Promise<SessionTokens> {
@@ -66,7 +66,7 @@ export function createSessions(kernel: Kernel) {
 
   // token -> its (frozen) principal and expiry: a hot token costs two map lookups, no
   // signature check and no allocation. Revocation is still checked on every use (activeCache).
-  const principals = new LRUCache<string, { principal: Principal; expMs: number }>({ max: 20_000, ttl: SESSION_ACCESS_TTL_SEC * 1000 });
+  const principals = new LRUCache<string, { principal: Principal; expMs: number }>({ max: 10_000, ttl: SESSION_ACCESS_TTL_SEC * 1000 });
 
   const verifier: BearerVerifier = {
     name: 'session',

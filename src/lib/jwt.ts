@@ -20,7 +20,7 @@ export interface VerifiedJwt {
  * expire, so a hot token costs a map lookup; revocation is checked separately by callers.
  */
 export class JwtCodec {
-  private readonly cache = new LRUCache<string, VerifiedJwt>({ max: 20_000, ttl: 3_600_000 });
+  private readonly cache = new LRUCache<string, VerifiedJwt>({ max: 10_000, ttl: 3_600_000 });
   private key: webcrypto.CryptoKey | null = null;
 
   constructor(

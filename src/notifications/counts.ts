@@ -20,7 +20,7 @@ interface UserCounts {
  * notification leaves the count at the moment it expires, as it leaves the list.
  */
 export class NotificationCounts {
-  private readonly users = new LRUCache<string, UserCounts>({ max: 10_000, ttl: MAX_AGE_MS });
+  private readonly users = new LRUCache<string, UserCounts>({ max: 5_000, ttl: MAX_AGE_MS });
 
   constructor(private readonly clock: Clock) {}
 

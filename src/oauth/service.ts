@@ -32,7 +32,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
   const browserSessions = createBrowserSessions(kernel);
   // The profile behind userinfo, kept one second: the same window CONTRACT.md gives any change
   // to reach a running server, and a hot client polling userinfo then costs no query.
-  const profiles = new LRUCache<string, Awaited<ReturnType<IdentityService['getUser']>>>({ max: 10_000, ttl: 1_000 });
+  const profiles = new LRUCache<string, Awaited<ReturnType<IdentityService['getUser']>>>({ max: 5_000, ttl: 1_000 });
 
   function params(body: Record<string, unknown>): Record<string, string | undefined> {
     const out: Record<string, string | undefined> = {};

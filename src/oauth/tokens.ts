@@ -43,8 +43,8 @@ export function createTokens(kernel: Kernel) {
   const signer = new AccessTokenSigner(secrets.jwtSigningKey);
   const hot = createHotStore(kernel.db, kernel.sqlite);
   const audience = `${config.publicUrl}/api/v1`;
-  const grantActive = new LRUCache<string, boolean>({ max: 50_000, ttl: 30_000 });
-  const jtiRevoked = new LRUCache<string, boolean>({ max: 100_000, ttl: 30_000 });
+  const grantActive = new LRUCache<string, boolean>({ max: 10_000, ttl: 30_000 });
+  const jtiRevoked = new LRUCache<string, boolean>({ max: 10_000, ttl: 30_000 });
 
   changes.subscribe(REVOKED_TOPIC, (key) => {
     if (!key) {

@@ -40,8 +40,8 @@ export class StatusProjection {
   private model: StatusModel | null = null;
   private building: Promise<void> | null = null;
   private eager = false;
-  private readonly bodies = new LRUCache<string, { rep: Representation | null }>({ max: 5_000, ttl: 3_600_000 });
-  private readonly previous = new LRUCache<string, { etag: string; lastModifiedMs: number }>({ max: 10_000, ttl: 7 * 86_400_000 });
+  private readonly bodies = new LRUCache<string, { rep: Representation | null }>({ max: 1_000, ttl: 3_600_000 });
+  private readonly previous = new LRUCache<string, { etag: string; lastModifiedMs: number }>({ max: 1_000, ttl: 7 * 86_400_000 });
 
   constructor(private readonly kernel: Kernel) {
     kernel.changes.subscribe(STATUS_TOPIC, () => this.invalidate());
