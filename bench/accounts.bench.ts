@@ -2,12 +2,13 @@
 // (keyset on seq over the (account_id, seq) index). Starts the built binary on loopback,
 // pins it to CPU 1 and the client to CPU 0 where taskset exists, and prints requests/s,
 // p50/p99 and the ratio last/first. Run: node build.mjs && node --import tsx bench/accounts.bench.ts
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { startGantry } from './lib.js';
 import { resolveConfig } from '../src/config.js';
 import { createAppContext } from '../src/app.js';
 import { createLogger } from '../src/lib/logger.js';
@@ -16,7 +17,6 @@ import { newId } from '../src/lib/ids.js';
 const ENTRIES = 100_000;
 const WARMUP_SEC = Number(process.env.BENCH_WARMUP_SEC ?? 3);
 const MEASURE_SEC = Number(process.env.BENCH_SECONDS ?? 8);
-const BIN = fileURLToPath(new URL('../bin/gantry', import.meta.url));
 const hasTaskset = spawnSync('taskset', ['--version']).status === 0;
 
 if (!existsSync(fileURLToPath(new URL('../dist/gantry.cjs', import.meta.url)))) {
@@ -70,26 +70,10 @@ for (const row of plan) console.log(`  ${row.detail}`);
 console.log(`service call (query + presenters), µs per page: first ${direct.first.toFixed(1)}, middle ${direct.middle.toFixed(1)}, last ${direct.last.toFixed(1)}`);
 
 // 2. Serve the built binary and measure over HTTP.
-const server = spawn(hasTaskset ? 'taskset' : process.execPath, hasTaskset ? ['-c', '1', process.execPath, BIN, 'serve'] : [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-const stop = () => {
-  if (server.exitCode === null) server.kill('SIGTERM');
-};
-process.on('exit', () => {
-  stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-const url = await new Promise<string>((resolve, reject) => {
-  const timer = setTimeout(() => reject(new Error('server did not start')), 15_000);
-  let buffer = '';
-  server.stdout!.on('data', (chunk) => {
-    buffer += chunk;
-    const match = /gantry listening on (\S+)/.exec(buffer);
-    if (match) {
-      clearTimeout(timer);
-      resolve(match[1]);
-    }
-  });
-});
+// Started as the shipped launch commands start it (bench/lib.ts), on the server core.
+const server = await startGantry({ env, dataDir });
+const { url } = server;
+const stop = () => void server.stop();
 if (hasTaskset) spawnSync('taskset', ['-cp', '0', String(process.pid)]);
 // Sign in over HTTP: the token's issuer is the running server's public URL.
 const login = await fetch(`${url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench-owner@example.test', password: 'bench password 1' }) });

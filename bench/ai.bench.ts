@@ -3,14 +3,15 @@
 // router's own overhead per run (in process: router.route() against a plain fetch of the same
 // fake). The server runs on CPU 1, this process (client and fake provider) on CPU 0 where
 // taskset exists. Run: node build.mjs && node --import tsx bench/ai.bench.ts
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { startGantry } from './lib.js';
 import { resolveConfig } from '../src/config.js';
 import { createAppContext } from '../src/app.js';
 import { createLogger } from '../src/lib/logger.js';
@@ -19,7 +20,6 @@ import { systemClock } from '../src/lib/clock.js';
 
 const WARMUP_SEC = Number(process.env.BENCH_WARMUP_SEC ?? 3);
 const MEASURE_SEC = Number(process.env.BENCH_SECONDS ?? 10);
-const BIN = fileURLToPath(new URL('../bin/gantry', import.meta.url));
 const hasTaskset = spawnSync('taskset', ['--version']).status === 0;
 if (!existsSync(fileURLToPath(new URL('../dist/gantry.cjs', import.meta.url)))) {
   console.error('build first: node build.mjs');
@@ -95,26 +95,10 @@ console.log(`router bookkeeping alone (in-memory adapter): ${bookkeeping.toFixed
 console.log(`in process, sequential: bare fetch ${micro.bare.toFixed(0)} µs/call, router.route ${micro.routed.toFixed(0)} µs/call, router overhead ${(micro.routed - micro.bare).toFixed(0)} µs/run`);
 
 // 3. Serve the built binary.
-const server = spawn(hasTaskset ? 'taskset' : process.execPath, hasTaskset ? ['-c', '1', process.execPath, BIN, 'serve'] : [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-const stop = () => {
-  if (server.exitCode === null) server.kill('SIGTERM');
-};
-process.on('exit', () => {
-  stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-const url = await new Promise<string>((resolve, reject) => {
-  const timer = setTimeout(() => reject(new Error('server did not start')), 15_000);
-  let buffer = '';
-  server.stdout!.on('data', (chunk) => {
-    buffer += chunk;
-    const match = /gantry listening on (\S+)/.exec(buffer);
-    if (match) {
-      clearTimeout(timer);
-      resolve(match[1]);
-    }
-  });
-});
+// Started as the shipped launch commands start it (bench/lib.ts), on the server core.
+const server = await startGantry({ env, dataDir });
+const { url } = server;
+const stop = () => void server.stop();
 const login = await fetch(`${url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench-ai@example.test', password: 'bench password 1' }) });
 const token = ((await login.json()) as { data: { accessToken: string } }).data.accessToken;
 const runBody = JSON.stringify({ messages });
