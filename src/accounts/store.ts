@@ -12,7 +12,8 @@ export function listAccounts(db: Executor, options: { status?: string; limit: nu
   return q.orderBy('created_at').orderBy('id').limit(options.limit).offset(options.offset).execute();
 }
 
-const memberColumns = [
+/** A member as every member query reads it (account membership joined with the user). */
+export const memberColumns = [
   'account_members.account_id',
   'account_members.user_id',
   'account_members.role',

@@ -102,16 +102,7 @@ export function createWorkspaces(deps: AccountsDeps) {
         .innerJoin('account_members', (join) => join.onRef('account_members.user_id', '=', 'workspace_members.user_id').on('account_members.account_id', '=', accountId))
         .innerJoin('users', 'users.id', 'workspace_members.user_id')
         .select([
-          'account_members.account_id',
-          'account_members.user_id',
-          'account_members.role',
-          'account_members.status',
-          'account_members.invited_by',
-          'account_members.joined_at',
-          'users.email',
-          'users.full_name',
-          'users.username',
-          'users.avatar_url',
+          ...store.memberColumns,
           'workspace_members.role as workspace_role',
           'workspace_members.created_at as added_at',
         ])

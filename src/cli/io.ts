@@ -62,3 +62,18 @@ export function table(rows: Array<Record<string, unknown>>, columns: string[]): 
   const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i])).join('  ').trimEnd();
   return [line(columns), ...cells.map(line)].join('\n');
 }
+
+/**
+ * A numeric option: undefined when absent, else a finite number within the bounds (an integer
+ * when asked), or exit 2 naming the flag. Never a silent default for a mistyped value.
+ */
+export function numberOption(flag: string, text: string | undefined, rule: { integer?: boolean; min?: number; max?: number } = {}): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  const kind = rule.integer ? 'an integer' : 'a number';
+  if (text.trim() === '' || !Number.isFinite(value) || (rule.integer && !Number.isInteger(value))) throw new UsageError(`--${flag} must be ${kind} (got "${text}")`);
+  if ((rule.min !== undefined && value < rule.min) || (rule.max !== undefined && value > rule.max)) {
+    throw new UsageError(`--${flag} must be ${kind} from ${rule.min ?? '-∞'} to ${rule.max ?? '∞'} (got "${text}")`);
+  }
+  return value;
+}

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { withApp } from './context.js';
-import { emit, required, table, UsageError, withCommon, type CliIo, type CommonOptions } from './io.js';
+import { emit, numberOption, required, table, UsageError, withCommon, type CliIo, type CommonOptions } from './io.js';
 import { PROVIDER_NAMES } from '../ai/providers/types.js';
 
 interface SetOptions extends CommonOptions {
@@ -10,13 +10,6 @@ interface SetOptions extends CommonOptions {
   priority?: string;
   priceIn?: string;
   priceOut?: string;
-}
-
-function number(flag: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value)) throw new UsageError(`--${flag} must be a number (got "${text}")`);
-  return value;
 }
 
 /** `gantry provider set|list|remove|prices`: the AI providers (keys stored sealed, never printed). */
@@ -38,10 +31,9 @@ export function makeProviderCommands(program: Command, io: CliIo): Command {
     if (!(PROVIDER_NAMES as readonly string[]).includes(name)) throw new UsageError(`unknown provider "${name}" (known: ${PROVIDER_NAMES.join(', ')})`);
     const baseUrl = await required(io, options.baseUrl, { flag: 'base-url', message: 'Base URL' });
     const apiKey = await required(io, options.apiKey, { flag: 'api-key', message: 'API key', kind: 'password' });
-    const priority = number('priority', options.priority);
-    if (priority !== undefined && !Number.isInteger(priority)) throw new UsageError('--priority must be an integer');
+    const priority = numberOption('priority', options.priority, { integer: true });
     await withApp(io, options, async (app) => {
-      const shown = await app.services.ai.admin.set({ name, baseUrl, apiKey, models: options.model, priority, priceIn: number('price-in', options.priceIn), priceOut: number('price-out', options.priceOut) });
+      const shown = await app.services.ai.admin.set({ name, baseUrl, apiKey, models: options.model, priority, priceIn: numberOption('price-in', options.priceIn), priceOut: numberOption('price-out', options.priceOut) });
       emit(io, options, shown, () => `provider ${shown.name} set: ${shown.baseUrl}, models ${shown.models.join(', ')}, priority ${shown.priority}`);
     });
   });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { withApp } from './context.js';
-import { emit, withCommon, type CliIo, type CommonOptions } from './io.js';
+import { emit, numberOption, withCommon, type CliIo, type CommonOptions } from './io.js';
 import { resolveConfig } from '../config.js';
 import { ensureDataDir } from '../config.js';
 import { loadSecrets } from '../lib/secrets.js';
@@ -19,13 +19,13 @@ export function makeSecretsCommands(program: Command, io: CliIo): void {
   const secrets = program.command('secrets').description('secrets and encryption keys');
   withCommon(secrets.command('rotate').description('new credential key; everything re-encrypted').option('--settle-ms <ms>', 'wait for running servers to reload the keyring', '1500')).action(
     async (options: CommonOptions & { settleMs: string }) => {
+      const settle = numberOption('settle-ms', options.settleMs, { integer: true, min: 0, max: 60_000 }) ?? 0;
       const config = resolveConfig({ dataDir: options.dataDir }, io.env);
       ensureDataDir(config);
       loadSecrets(config.dataDir, io.env);
       const { keyId } = addCredentialKey(config.dataDir);
       await withApp(io, options, async (app) => {
         await app.kernel.db.transaction().execute((trx) => app.kernel.changes.publish(trx, KEYRING_TOPIC, keyId));
-        const settle = Math.max(0, Number(options.settleMs) || 0);
         if (settle > 0) await new Promise((resolve) => setTimeout(resolve, settle));
         const counts = await resealColumns(app.kernel.db, app.kernel.secrets, SEALED_COLUMNS);
         // Provider keys carry their key id in a column of their own: the AI domain re-seals them.

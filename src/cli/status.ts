@@ -1,19 +1,12 @@
 import type { Command } from 'commander';
 import { withApp } from './context.js';
-import { emit, required, table, UsageError, withCommon, type CliIo, type CommonOptions } from './io.js';
+import { emit, numberOption, required, table, UsageError, withCommon, type CliIo, type CommonOptions } from './io.js';
 import { COMPONENT_STATUSES, INCIDENT_IMPACTS, INCIDENT_STATUSES, MAINTENANCE_STATUSES } from '../status/rules.js';
 import type { IncidentDetail } from '../status/service.js';
 import type { ComponentRow, MaintenanceRow, ServiceRow } from '../status/store.js';
 
 const showService = (s: ServiceRow) => ({ ...s, is_public: s.is_public === 1 });
 const showIncident = (i: IncidentDetail) => ({ ...i, updates: [...i.updates].reverse() });
-
-function sortOrderOf(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n)) throw new UsageError('--sort-order must be an integer');
-  return n;
-}
 
 /** Status publishing (CONTRACT.md, CLI): services, components, incidents, maintenance. */
 export function makeStatusCommands(program: Command, io: CliIo): void {
@@ -30,7 +23,7 @@ export function makeStatusCommands(program: Command, io: CliIo): void {
   ).action(async (options: CommonOptions & { slug?: string; name?: string; description?: string; sortOrder?: string; private?: boolean }) => {
     const slug = await required(io, options.slug, { flag: 'slug', message: 'Slug' });
     const name = await required(io, options.name, { flag: 'name', message: 'Name' });
-    const sortOrder = sortOrderOf(options.sortOrder);
+    const sortOrder = numberOption('sort-order', options.sortOrder, { integer: true });
     await withApp(io, options, async (app) => {
       const row = showService(await app.services.status.createService({ slug, name, description: options.description, sortOrder, isPublic: !options.private }));
       emit(io, options, row, () => `created service ${row.slug} (${row.id})`);
@@ -48,7 +41,7 @@ export function makeStatusCommands(program: Command, io: CliIo): void {
       .option('--private', 'hide it from the public status service'),
   ).action(async (slug: string, options: CommonOptions & { name?: string; description?: string; sortOrder?: string; public?: boolean; private?: boolean }) => {
     if (options.public && options.private) throw new UsageError('--public and --private exclude each other');
-    const sortOrder = sortOrderOf(options.sortOrder);
+    const sortOrder = numberOption('sort-order', options.sortOrder, { integer: true });
     await withApp(io, options, async (app) => {
       const row = showService(
         await app.services.status.updateService(slug, {
@@ -82,7 +75,7 @@ export function makeStatusCommands(program: Command, io: CliIo): void {
     const serviceSlug = await required(io, options.service, { flag: 'service', message: 'Service slug' });
     const slug = await required(io, options.slug, { flag: 'slug', message: 'Slug' });
     const name = await required(io, options.name, { flag: 'name', message: 'Name' });
-    const sortOrder = sortOrderOf(options.sortOrder);
+    const sortOrder = numberOption('sort-order', options.sortOrder, { integer: true });
     await withApp(io, options, async (app) => {
       const row = await app.services.status.createComponent({ serviceSlug, slug, name, sortOrder, status: options.status });
       emit(io, options, row, () => `created component ${row.slug} (${row.id})`);

@@ -82,7 +82,7 @@ describe('gantry provider', () => {
       [['provider', 'set', 'openai', '--base-url', 'ftp://x.test', '--api-key', 'k'], /http\(s\) URL/],
       [['provider', 'set', 'openai', '--base-url', 'https://user:pw@x.test', '--api-key', 'k'], /must not carry credentials/],
       [['provider', 'set', 'openai', '--base-url', 'https://x.test', '--api-key', 'k', '--price-in', '1'], /--price-in and --price-out together/],
-      [['provider', 'set', 'openai', '--base-url', 'https://x.test', '--api-key', 'k', '--priority', 'high'], /--priority must be a number/],
+      [['provider', 'set', 'openai', '--base-url', 'https://x.test', '--api-key', 'k', '--priority', 'high'], /--priority must be an integer/],
     ];
     for (const [args, message] of cases) {
       const res = await cli(args, { dataDir });
