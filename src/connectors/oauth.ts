@@ -181,8 +181,9 @@ export function createOauthService(kernel: Kernel, deps: OauthDeps) {
             rotated_at: stored.toISOString(),
           })
           .execute();
-        // Spec: pending_auth -> active on a successful callback; other statuses keep theirs.
-        await trx.updateTable('connector_instances').set({ status: 'active', updated_at: stored.toISOString() }).where('id', '=', instance.id).where('status', '=', 'pending_auth').execute();
+        // Spec: pending_auth -> active on a successful callback, and re-initiating the flow is
+        // how an instance in error recovers. An instance the team disabled stays inactive.
+        await trx.updateTable('connector_instances').set({ status: 'active', health_message: null, updated_at: stored.toISOString() }).where('id', '=', instance.id).where('status', 'in', ['pending_auth', 'error']).execute();
         await deps.audit(trx, { principal: { userId: record.user_id, kind: 'session', scopes: null, clientId: null, sessionId: null, accountId: null, tokenId: null }, ws }, 'connector.oauth_linked', instance.id, { connectorKey, scopes });
       });
       return settingsUrl({ connector: connectorKey, instanceId: instance.id, status: 'success' });
@@ -202,9 +203,11 @@ export function createOauthService(kernel: Kernel, deps: OauthDeps) {
       let refreshed = 0;
       let failed = 0;
       for (;;) {
+        // Instances in error wait for a re-link or a test: their token already failed once.
         const due = db
           .selectFrom('connector_credentials')
           .select('id')
+          .where('instance_id', 'not in', db.selectFrom('connector_instances').select('id').where('status', '=', 'error'))
           .where('cred_type', '=', 'oauth2')
           .where('expires_at', 'is not', null)
           .where('expires_at', '<=', dueBefore)
@@ -255,7 +258,8 @@ export function createOauthService(kernel: Kernel, deps: OauthDeps) {
               failed++;
               const message = `OAuth token refresh failed: ${(err as Error).message}`.slice(0, 500);
               await inTransaction(db, async (trx) => {
-                // The claim stays until it lapses, so the failing credential is not hammered.
+                // Let go of this run's claim (a later batch selects by it) but keep the lease time.
+                await trx.updateTable('connector_credentials').set({ refresh_claim: null }).where('id', '=', row.id).where('refresh_claim', '=', claim).execute();
                 const moved = await trx.updateTable('connector_instances').set({ status: 'error', health_message: message, updated_at: clock.now().toISOString() }).where('id', '=', row.instance_id).where('status', '=', 'active').executeTakeFirst();
                 if (Number(moved.numUpdatedRows) === 1) {
                   await deps.notifications.notify(trx, {

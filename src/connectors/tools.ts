@@ -39,6 +39,12 @@ const INSERT_CHUNK = 100;
 const upstream = (message: string) => new DomainError(502, 'UPSTREAM_FAILED', message);
 
 /** Tools of an instance: list, MCP sync, manual tools, enablement, invocation and approvals. */
+/** Disabled instances and disabled tools are never executed (spec: Tool enablement). */
+function assertRunnable(instance: { enabled: number }, tool: { is_active: number }): void {
+  if (!toBool(instance.enabled)) throw conflict('The connector instance is disabled');
+  if (!toBool(tool.is_active)) throw conflict('The tool is disabled');
+}
+
 export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
   const { db, clock, secrets, limiter } = kernel;
   const approvalContext = (id: string) => `connector_tool_approvals:${id}:input`;
@@ -201,8 +207,7 @@ export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
       const instance = await deps.requireInstance(actor.ws, instanceId);
       const tool = await toolStore.find(db, instanceId, toolId);
       if (!tool) throw notFound('Tool');
-      if (!toBool(instance.enabled)) throw conflict('The connector instance is disabled');
-      if (!toBool(tool.is_active)) throw conflict('The tool is disabled');
+      assertRunnable(instance, tool);
       deps.definitions.assertValid(JSON.parse(tool.input_schema) as Record<string, unknown>, input, 'input', 'input');
       if (tool.rate_limit_rpm !== null) {
         const decision = limiter.hit(`connector-tool:${tool.id}`, { limit: tool.rate_limit_rpm, windowSec: 60 });
@@ -253,6 +258,8 @@ export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
         let status = 'approved';
         try {
           if (!tool) throw notFound('Tool');
+          // Disabled since the request was parked: disabled tools never run (spec, Tool enablement).
+          assertRunnable(instance, tool);
           result = await execute(instance, tool, JSON.parse(open(secrets, approval.input_sealed, approvalContext(approvalId))) as Record<string, unknown>);
         } catch (err) {
           status = 'failed';

@@ -184,4 +184,24 @@ describe('manual tools, locale and approvals', () => {
       await fake.close();
     }
   });
+
+  it('a call parked for approval does not run if the tool was disabled meanwhile', async () => {
+    const fake = await startModernMcpServer({ tools: [{ name: 'wipe', inputSchema: { type: 'object' } }] });
+    try {
+      const { owner } = await makeTeam(t.app);
+      const h = owner.headers;
+      const inst = (await t.inject({ method: 'POST', url: `${C}/instances`, headers: h, payload: { connectorKey: 'mcp-generic', displayName: 'M', config: { url: fake.url } } })).json().data;
+      const [tool] = (await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/sync-tools`, headers: h })).json().data;
+      await t.app.kernel.db.updateTable('connector_tools').set({ requires_approval: 1 }).where('id', '=', tool.id).execute();
+      const waiting = (await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/tools/${tool.id}/invoke`, headers: h, payload: { input: { all: true } } })).json().data;
+      const off = await t.inject({ method: 'PATCH', url: `${C}/instances/${inst.id}/tools/${tool.id}`, headers: h, payload: { enabled: false } });
+      assert.equal(off.statusCode, 200);
+      const decided = (await t.inject({ method: 'POST', url: `${C}/approvals/${waiting.approval.id}/approve`, headers: h })).json().data;
+      assert.equal(decided.status, 'failed');
+      assert.match(JSON.stringify(decided.result), /disabled/);
+      assert.deepEqual(fake.calls, []);
+    } finally {
+      await fake.close();
+    }
+  });
 });

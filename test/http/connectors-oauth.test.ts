@@ -174,5 +174,16 @@ describe('OAuth linking and the refresh job', () => {
     assert.equal((await t.inject({ method: 'GET', url: `${C}/instances/${linked[0].inst.id}`, headers: linked[0].h })).json().data.status, 'active');
     // Run again right away: nothing is due any more.
     assert.equal((await t.app.services.connectors.oauth.refreshDue(clock.now(), horizon)).claimed, 0);
+    // Past the lease, the instance in error is not retried: its token already failed.
+    clock.advance(10 * 60_000);
+    assert.equal((await t.app.services.connectors.oauth.refreshDue(clock.now(), horizon)).failed, 0);
+    // Re-initiating the OAuth flow is how it recovers: error -> active, message cleared.
+    const signedIn = { authorization: `Bearer ${(await t.app.services.identity.sessions.start(linked[2].userId)).accessToken}` };
+    const { redirectUrl, state } = await initiate(signedIn, linked[2].inst.id);
+    const code = provider.issueCode(new URL(redirectUrl).searchParams.get('code_challenge'));
+    assert.equal(Object.fromEntries(location(await callback({ code, state })).searchParams).status, 'success');
+    const recovered = (await t.inject({ method: 'GET', url: `${C}/instances/${linked[2].inst.id}`, headers: signedIn })).json().data;
+    assert.equal(recovered.status, 'active');
+    assert.equal(recovered.healthMessage, null);
   });
 });
