@@ -80,22 +80,16 @@ export function presentServiceDetail(s: ServiceView, model: StatusModel) {
   };
 }
 
-/** Uptime summary of one window: the platform, each public service and its components. */
+/** Uptime summary (spec: scope_type, scope_key, window, uptime_percent, downtime_minutes, incident_count, computed_at). */
 export function presentUptime(model: StatusModel, window: UptimeWindow) {
   return {
+    scope_type: 'platform',
+    scope_key: 'all',
     window,
-    uptime: toPercent(model.platformUptime[window].ratio),
+    uptime_percent: toPercent(model.platformUptime[window].ratio),
     downtime_minutes: toMinutes(model.platformUptime[window].downtimeMs),
     incident_count: model.platformIncidentCount[window],
-    services: model.services.map((s) => ({
-      id: s.row.id,
-      slug: s.row.slug,
-      name: s.row.name,
-      uptime: toPercent(s.uptime[window].ratio),
-      downtime_minutes: toMinutes(s.uptime[window].downtimeMs),
-      incident_count: s.incidentCount[window],
-      components: s.components.map((c) => ({ id: c.row.id, slug: c.row.slug, name: c.row.name, uptime: toPercent(c.uptime[window].ratio), downtime_minutes: toMinutes(c.uptime[window].downtimeMs) })),
-    })),
+    computed_at: model.at.toISOString(),
   };
 }
 
