@@ -76,6 +76,8 @@ export const migration: Migration = {
       .createTable('oauth_browser_sessions')
       .addColumn('id_hash', 'text', (c) => c.primaryKey())
       .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
+      // The identity session behind the page sign-in: revoking it (reset, removal) ends this too.
+      .addColumn('session_id', 'text', (c) => c.notNull().references('auth_sessions.id').onDelete('cascade'))
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('expires_at', 'text', (c) => c.notNull())
       .execute();

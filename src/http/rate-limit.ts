@@ -1,4 +1,4 @@
-import type { Server } from '@hapi/hapi';
+import type { Request, Server } from '@hapi/hapi';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../lib/clock.js';
 import { DomainError } from './errors.js';
@@ -82,13 +82,20 @@ export function rateLimitHeaders(decision: RateDecision, nowMs: number): Record<
  * Per endpoint, per authenticated user (per client IP when anonymous). Runs after
  * authentication so a signed-in caller is counted as themself wherever they connect from.
  */
+/** Who a request counts as: the authenticated user, else the client IP. */
+export function rateLimitSubject(request: Request): string {
+  const principal = request.auth.credentials as unknown as Principal | undefined;
+  return principal ? `user:${principal.userId}` : `ip:${request.info.remoteAddress}`;
+}
+
+/** The bucket of one route for one caller; another route can charge it (the same action elsewhere). */
+export const rateLimitBucket = (routeId: string, request: Request): string => `${routeId}|${rateLimitSubject(request)}`;
+
 export function registerRateLimits(server: Server, limiter: RateLimiter, clock: Clock): void {
   server.ext('onPostAuth', (request, h) => {
     const rule = routeConfig(request).rateLimit;
     if (rule === false) return h.continue;
-    const principal = request.auth.credentials as unknown as Principal | undefined;
-    const subject = principal ? `user:${principal.userId}` : `ip:${request.info.remoteAddress}`;
-    const decision = limiter.hit(`${routeName(request)}|${subject}`, rule ?? DEFAULT_RATE_LIMIT);
+    const decision = limiter.hit(rateLimitBucket(routeName(request), request), rule ?? DEFAULT_RATE_LIMIT);
     (request.app as { rateLimit?: RateDecision }).rateLimit = decision;
     if (!decision.allowed) {
       throw new DomainError(429, 'RATE_LIMIT_EXCEEDED', 'Too many requests; retry after the time in Retry-After', undefined, rateLimitHeaders(decision, clock.now().getTime()));

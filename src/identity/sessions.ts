@@ -114,6 +114,13 @@ export function createSessions(kernel: Kernel) {
     verifier,
     isActive,
 
+    /** A session without API tokens (the OAuth pages' browser sign-in stands on one). */
+    async open(userId: string): Promise<string> {
+      const sessionId = newId();
+      await store.insertSession(db, { id: sessionId, user_id: userId, created_at: clock.now().toISOString() });
+      return sessionId;
+    },
+
     /** A new session for a user who has just proved who they are. */
     async start(userId: string): Promise<SessionTokens> {
       const sessionId = newId();

@@ -1,5 +1,6 @@
 import { randomToken, sha256Hex } from '../lib/crypto.js';
 import type { Kernel } from '../kernel.js';
+import type { IdentityService } from '../identity/service.js';
 import * as store from './store.js';
 
 export const BROWSER_SESSION_COOKIE = 'gantry_session';
@@ -7,16 +8,22 @@ export const BROWSER_SESSION_COOKIE = 'gantry_session';
 export const PRE_SESSION_COOKIE = 'gantry_presession';
 export const BROWSER_SESSION_TTL_SEC = 12 * 3600;
 
-/** The sign-in state of the OAuth pages: the cookie holds a random id, the table its SHA-256. */
-export function createBrowserSessions(kernel: Kernel) {
+/**
+ * The sign-in state of the OAuth pages: the cookie holds a random id, the table its SHA-256.
+ * Each one stands on an identity session, so whatever ends the user's sessions (password
+ * reset, member removal) signs the browser out of the pages too.
+ */
+export function createBrowserSessions(kernel: Kernel, identity: IdentityService) {
   const { db, clock } = kernel;
   return {
     async start(userId: string): Promise<string> {
       const id = randomToken(32);
+      const sessionId = await identity.sessions.open(userId);
       const now = clock.now();
       await store.insertBrowserSession(db, {
         id_hash: sha256Hex(id),
         user_id: userId,
+        session_id: sessionId,
         created_at: now.toISOString(),
         expires_at: new Date(now.getTime() + BROWSER_SESSION_TTL_SEC * 1000).toISOString(),
       });
@@ -28,7 +35,7 @@ export function createBrowserSessions(kernel: Kernel) {
       if (!cookieValue) return null;
       const row = await store.findBrowserSession(db, sha256Hex(cookieValue));
       if (!row || row.expires_at <= clock.now().toISOString()) return null;
-      return row.user_id;
+      return (await identity.sessions.isActive(row.session_id)) ? row.user_id : null;
     },
   };
 }

@@ -5,6 +5,8 @@ import { randomToken } from '../lib/crypto.js';
 import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from './browser-sessions.js';
 import type { AuthorizeRequest } from './authorize.js';
 import { consentPage, messagePage, signInPage } from './pages/views.js';
+import { rateLimitBucket } from '../http/rate-limit.js';
+import { SIGN_IN_LIMITS } from '../identity/routes.js';
 
 export const AUTHORIZE_PATH = '/api/v1/oauth/authorize';
 const PRE_SESSION_TTL_SEC = 30 * 60;
@@ -130,7 +132,11 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
           return page(h, messagePage('This form cannot be accepted', 'It has expired or was not sent from this page. Go back and try again.'), 403);
         }
         const email = (str('email') ?? '').trim();
-        if (str('action') === 'magic_link') {
+        const magic = str('action') === 'magic_link';
+        // The same budgets as POST /auth/login and /auth/magic-link: this form is another door to them.
+        const spent = app.kernel.limiter.hit(rateLimitBucket(magic ? 'auth.magic-link' : 'auth.login', request), magic ? SIGN_IN_LIMITS.magicLink : SIGN_IN_LIMITS.login);
+        if (!spent.allowed) return showSignIn(request, h, req, client.name, { status: 429, email, error: 'Too many attempts. Wait a few minutes, then try again.' });
+        if (magic) {
           if (!email) return showSignIn(request, h, req, client.name, { status: 400, error: 'Enter your email to receive a sign-in link.' });
           await identity.magicLinks.request(email, { returnTo: authorize.requestUrl(req) });
           return showSignIn(request, h, req, client.name, { email, notice: 'If an account exists for this email, a sign-in link is on its way. Open it in this browser.' });

@@ -29,7 +29,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
   const tokens = createTokens(kernel);
   const clients = createClients(kernel, tokens);
   const authorize = createAuthorize(kernel, clients);
-  const browserSessions = createBrowserSessions(kernel);
+  const browserSessions = createBrowserSessions(kernel, deps.identity);
   // The profile behind userinfo, kept one second: the same window CONTRACT.md gives any change
   // to reach a running server, and a hot client polling userinfo then costs no query.
   const profiles = new LRUCache<string, Awaited<ReturnType<IdentityService['getUser']>>>({ max: 5_000, ttl: 1_000 });

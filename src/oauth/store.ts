@@ -95,7 +95,7 @@ export const listConsents = (db: Executor, userId: string) =>
     .execute();
 
 // Browser sessions of the pages
-export const insertBrowserSession = (db: Executor, row: { id_hash: string; user_id: string; created_at: string; expires_at: string }) =>
+export const insertBrowserSession = (db: Executor, row: { id_hash: string; user_id: string; session_id: string; created_at: string; expires_at: string }) =>
   db.insertInto('oauth_browser_sessions').values(row).execute();
 export const findBrowserSession = (db: Executor, idHash: string) => db.selectFrom('oauth_browser_sessions').selectAll().where('id_hash', '=', idHash).executeTakeFirst();
 export const deleteExpiredBrowserSessions = (db: Executor, before: string) => db.deleteFrom('oauth_browser_sessions').where('expires_at', '<', before).executeTakeFirst();

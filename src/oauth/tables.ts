@@ -66,6 +66,7 @@ export interface OAuthConsentsTable {
 export interface OAuthBrowserSessionsTable {
   id_hash: string;
   user_id: string;
+  session_id: string;
   created_at: string;
   expires_at: string;
 }

@@ -104,6 +104,20 @@ describe('sign-in and consent pages', () => {
     assert.doesNotMatch(String(res.headers['set-cookie'] ?? ''), /gantry_session/);
   });
 
+  test('ending the user\'s sessions (password reset, member removal) signs the browser out of the pages too', async () => {
+    const client = await makeClient(t);
+    const user = await makeUser(t.app);
+    const url = authorizeQuery(client.clientId, pkcePair().challenge);
+    const { cookies } = await signIn(t, url, user.email, user.password);
+    const consent = await t.inject({ method: 'GET', url, headers: { cookie: cookieHeader(cookies) } });
+    assert.match(consent.payload, /name="decision" value="allow"/);
+    // What POST /auth/reset-password does to every session of the user.
+    await t.app.services.identity.sessions.revokeAllOfUser(t.app.kernel.db, user.id, 'password_reset');
+    const after = await t.inject({ method: 'GET', url, headers: { cookie: cookieHeader(cookies) } });
+    assert.doesNotMatch(after.payload, /name="decision"/);
+    assert.match(after.payload, /name="password"/);
+  });
+
   test('sign-in POST without the CSRF value is refused (403)', async () => {
     const client = await makeClient(t);
     const user = await makeUser(t.app);
