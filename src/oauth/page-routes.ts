@@ -4,7 +4,7 @@ import { DomainError } from '../http/errors.js';
 import { randomToken } from '../lib/crypto.js';
 import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from './browser-sessions.js';
 import type { AuthorizeRequest } from './authorize.js';
-import { consentPage, messagePage, signInPage } from './pages/views.js';
+import { consentPage, magicLinkPage, messagePage, signInPage } from './pages/views.js';
 import { rateLimitBucket } from '../http/rate-limit.js';
 import { SIGN_IN_LIMITS } from '../identity/routes.js';
 
@@ -158,8 +158,24 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
       method: 'GET',
       path: '/auth/magic',
       options: { id: 'oauth.magic-link-page', ...pageConfig, plugins: { gantry: { envelope: false, rateLimit: { limit: 20, windowSec: 60 } } } },
-      handler: async (request, h) => {
+      handler: (request, h) => {
         const token = typeof request.query.token === 'string' ? request.query.token : '';
+        if (!token) return page(h, messagePage('Sign-in link', 'This link is incomplete. Ask for a new one.'), 400);
+        return page(h, magicLinkPage(token));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/auth/magic',
+      options: {
+        id: 'oauth.magic-link-submit',
+        ...pageConfig,
+        plugins: { gantry: { envelope: false, rateLimit: { limit: 20, windowSec: 60 } } },
+        payload: { allow: ['application/x-www-form-urlencoded'], maxBytes: 4 * 1024 },
+      },
+      handler: async (request, h) => {
+        const body = (request.payload ?? {}) as Record<string, unknown>;
+        const token = typeof body.token === 'string' ? body.token : '';
         if (!token) return page(h, messagePage('Sign-in link', 'This link is incomplete. Ask for a new one.'), 400);
         let consumed: Awaited<ReturnType<typeof identity.magicLinks.consume>>;
         try {

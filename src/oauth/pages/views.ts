@@ -64,6 +64,17 @@ ${hidden('request_state', view.requestState)}
   );
 }
 
+/**
+ * The landing page of a sign-in link: opening it spends nothing (mail scanners prefetch links);
+ * the button POSTs the token, which signs the browser in.
+ */
+export function magicLinkPage(token: string): string {
+  return layout(
+    'Sign in',
+    `<h1>Sign in to Gantry</h1>\n<form method="post" action="/auth/magic">\n<input type="hidden" name="token" value="${escapeHtml(token)}">\n<p><button type="submit">Continue</button></p>\n</form>`,
+  );
+}
+
 export function messagePage(title: string, message: string): string {
   return layout(title, `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>`);
 }
