@@ -2,8 +2,8 @@ import Joi from 'joi';
 import type { ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { AppContext } from '../app.js';
 import { DomainError } from '../http/errors.js';
-
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+import { htmlErrorFormat } from '../http/html.js';
+import { escapeHtml as escape } from '../http/html.js';
 
 function page(h: ResponseToolkit, title: string, body: string, status = 200) {
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escape(title)} - Gantry</title>
@@ -25,7 +25,7 @@ function page(h: ResponseToolkit, title: string, body: string, status = 200) {
  */
 export function invitationPageRoutes(app: AppContext): ServerRoute[] {
   const { identity, accounts } = app.services;
-  const pageConfig = { gantry: { envelope: false, rateLimit: { limit: 15, windowSec: 300 } } };
+  const pageConfig = { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 15, windowSec: 300 } } };
   return [
     {
       method: 'GET',

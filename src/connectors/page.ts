@@ -1,4 +1,4 @@
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+import { escapeHtml as escape } from '../http/html.js';
 
 const REASONS: Record<string, string> = {
   invalid_state: 'The link request was not recognised. Start the connection again.',

@@ -6,6 +6,7 @@ import { principalOf } from '../http/auth.js';
 import { tenancyHeaders } from '../accounts/access.js';
 import { schemas } from './schemas.js';
 import { settingsPage } from './page.js';
+import { htmlErrorFormat } from '../http/html.js';
 
 /** Connector instances, tools, credentials, OAuth linking and tool approvals (spec tables). */
 export function connectorRoutes(app: AppContext): ServerRoute[] {
@@ -146,7 +147,7 @@ export function connectorRoutes(app: AppContext): ServerRoute[] {
       options: {
         id: 'connectors.oauth.callback',
         auth: false,
-        plugins: { gantry: { envelope: false, invalidParamsStatus: 400 } },
+        plugins: { gantry: { errorFormat: htmlErrorFormat, invalidParamsStatus: 400 } },
         validate: { params: schemas.callbackParams, query: schemas.callbackQuery },
       },
       handler: async (request, h) => {
@@ -157,7 +158,7 @@ export function connectorRoutes(app: AppContext): ServerRoute[] {
     {
       method: 'GET',
       path: '/settings/connectors',
-      options: { id: 'connectors.settings.page', auth: false, plugins: { gantry: { envelope: false } } },
+      options: { id: 'connectors.settings.page', auth: false, plugins: { gantry: { errorFormat: htmlErrorFormat } } },
       handler: (request, h) =>
         h
           .response(settingsPage(request.query as Record<string, string>))

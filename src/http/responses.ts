@@ -63,14 +63,18 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock):
       } else if (mapped.status === 409 && !(err instanceof DomainError)) {
         logger.warn('constraint conflict', { requestId, route: routeName(request), reason: (err as Error).message });
       }
-      const body = {
+      // The envelope, unless the route writes its errors in another wire format.
+      const format = routeConfig(request).errorFormat;
+      const formatted = format?.({ status: mapped.status, code: mapped.code, message: mapped.message });
+      const body = formatted?.body ?? {
         data: null,
         error: { code: mapped.code, message: mapped.message, ...(mapped.details !== undefined ? { details: mapped.details } : {}) },
         meta: { requestId, durationMs: durationOf(request) },
       };
       const res = h.response(body).code(mapped.status);
+      if (formatted?.type) res.type(formatted.type);
       const limitHeaders = decision ? rateLimitHeaders(decision, clock.now().getTime()) : {};
-      for (const [name, value] of Object.entries({ ...limitHeaders, ...mapped.headers })) res.header(name, value);
+      for (const [name, value] of Object.entries({ ...limitHeaders, ...mapped.headers, ...formatted?.headers })) res.header(name, value);
       res.header('X-Request-Id', requestId);
       return res;
     }

@@ -11,7 +11,9 @@ export interface RateLimitRule {
  *   403 INSUFFICIENT_SCOPE; first-party session tokens always pass);
  * - apiKeys: whether enterprise API keys are accepted (account endpoints);
  * - rateLimit: this endpoint's limit (default 120 per 60 s), or false for none (health probes);
- * - envelope: false for routes that answer in another wire format (OAuth token, HTML pages);
+ * - errorFormat: how this route's errors are written when not in the envelope (the OAuth
+ *   token and revoke endpoints answer RFC 6749 bodies; HTML pages answer a page). Without it,
+ *   every error is the envelope;
  * - invalidParamsStatus: the status of a path-parameter validation failure (default 422,
  *   the spec's malformed-id answer; 400 where the path carries a value, not an id).
  */
@@ -19,9 +21,19 @@ export interface GantryRouteConfig {
   scope?: string;
   apiKeys?: boolean;
   rateLimit?: RateLimitRule | false;
-  envelope?: boolean;
+  errorFormat?: RouteErrorFormat;
   invalidParamsStatus?: 400 | 404 | 422;
 }
+
+/** An error as the kernel mapped it (status, code, safe message). */
+export interface RouteError {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/** A route's own error wire format: the body, its content type, extra headers. */
+export type RouteErrorFormat = (error: RouteError) => { body: string | object; type?: string; headers?: Readonly<Record<string, string>> };
 
 export function routeConfig(request: Request): GantryRouteConfig {
   return ((request.route.settings.plugins as Record<string, unknown> | undefined)?.gantry as GantryRouteConfig | undefined) ?? {};

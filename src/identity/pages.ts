@@ -1,14 +1,14 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { AppContext } from '../app.js';
 import { DomainError } from '../http/errors.js';
+import { htmlErrorFormat } from '../http/html.js';
+import { escapeHtml as escape } from '../http/html.js';
 
 /**
  * The two small pages the mails link to (CONTRACT.md: links point at Gantry's own pages).
  * Server-rendered, no JavaScript. Opening a link (GET) only shows a form: mail scanners
  * that prefetch links must not use up the secret; the POST does the work.
  */
-
-const escape = (value: string) => value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
 function layout(title: string, body: string): string {
   return `<!doctype html>
@@ -44,7 +44,7 @@ async function outcome(h: ResponseToolkit, title: string, run: () => Promise<str
 
 export function identityPages(app: AppContext): ServerRoute[] {
   const { flows } = app.services.identity;
-  const pageConfig = (rateLimit: { limit: number; windowSec: number } | false) => ({ auth: false as const, plugins: { gantry: { envelope: false, rateLimit } } });
+  const pageConfig = (rateLimit: { limit: number; windowSec: number } | false) => ({ auth: false as const, plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit } } });
 
   const confirmForm = (token: string) =>
     `<p>Confirm this email address for your Gantry account.</p>

@@ -68,7 +68,7 @@ export function notificationsRoutes(app: AppContext): ServerRoute[] {
       method: 'GET',
       path: `${API}/notifications/stream`,
       // Server-Sent Events, not the envelope; errors before the stream opens still are.
-      options: { id: 'notifications.stream', plugins: { gantry: { envelope: false } } },
+      options: { id: 'notifications.stream' },
       handler: async (request, h) => {
         const { userId } = principalOf(request);
         if (!stopping.has(request.server)) {

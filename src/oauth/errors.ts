@@ -1,3 +1,4 @@
+import type { RouteErrorFormat } from '../http/route-config.js';
 /**
  * RFC 6749 error bodies for the token and revoke endpoints (5.2, RFC 7009 2.2.1), and the
  * authorization errors the authorize endpoint sends back by redirect (4.1.2.1). These
@@ -29,6 +30,15 @@ export class OAuthError extends Error {
     return { error: this.error, error_description: this.description };
   }
 }
+
+/**
+ * The kernel's errors on the token and revoke endpoints (429, 413, 415, an unreadable body) in
+ * RFC 6749 5.2 form: clients parse `error`, never the envelope.
+ */
+export const oauthErrorFormat: RouteErrorFormat = (e) => ({
+  body: { error: e.status >= 500 ? 'server_error' : 'invalid_request', error_description: e.message },
+  headers: { 'Cache-Control': 'no-store', Pragma: 'no-cache' },
+});
 
 export const invalidRequest = (description: string) => new OAuthError('invalid_request', description);
 export const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);

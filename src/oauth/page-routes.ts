@@ -7,6 +7,7 @@ import type { AuthorizeRequest } from './authorize.js';
 import { consentPage, magicLinkPage, messagePage, signInPage } from './pages/views.js';
 import { rateLimitBucket } from '../http/rate-limit.js';
 import { SIGN_IN_LIMITS } from '../identity/routes.js';
+import { htmlErrorFormat } from '../http/html.js';
 
 export const AUTHORIZE_PATH = '/api/v1/oauth/authorize';
 const PRE_SESSION_TTL_SEC = 30 * 60;
@@ -53,7 +54,7 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
   const { authorize, browserSessions, clients } = oauth;
   const secure = app.kernel.config.publicUrl.startsWith('https:');
   const attrs = (maxAge: number) => `Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? '; Secure' : ''}`;
-  const pageConfig = { auth: false as const, plugins: { gantry: { envelope: false } } };
+  const pageConfig = { auth: false as const, plugins: { gantry: { errorFormat: htmlErrorFormat } } };
 
   /** The pre-session cookie the sign-in CSRF value is bound to (set when missing). */
   function preSession(request: Request): { value: string; setCookie: string | null } {
@@ -102,7 +103,7 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
       options: {
         id: 'oauth.authorize-submit',
         ...pageConfig,
-        plugins: { gantry: { envelope: false, rateLimit: { limit: 20, windowSec: 60 } } },
+        plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 20, windowSec: 60 } } },
         payload: { allow: ['application/x-www-form-urlencoded'], maxBytes: 16 * 1024 },
       },
       handler: async (request, h) => {
@@ -157,7 +158,7 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
     {
       method: 'GET',
       path: '/auth/magic',
-      options: { id: 'oauth.magic-link-page', ...pageConfig, plugins: { gantry: { envelope: false, rateLimit: { limit: 20, windowSec: 60 } } } },
+      options: { id: 'oauth.magic-link-page', ...pageConfig, plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 20, windowSec: 60 } } } },
       handler: (request, h) => {
         const token = typeof request.query.token === 'string' ? request.query.token : '';
         if (!token) return page(h, messagePage('Sign-in link', 'This link is incomplete. Ask for a new one.'), 400);
@@ -170,7 +171,7 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
       options: {
         id: 'oauth.magic-link-submit',
         ...pageConfig,
-        plugins: { gantry: { envelope: false, rateLimit: { limit: 20, windowSec: 60 } } },
+        plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 20, windowSec: 60 } } },
         payload: { allow: ['application/x-www-form-urlencoded'], maxBytes: 4 * 1024 },
       },
       handler: async (request, h) => {

@@ -4,7 +4,7 @@ import type { AppContext } from '../app.js';
 import { API } from '../http/server.js';
 import { reply } from '../http/envelope.js';
 import { principalOf } from '../http/auth.js';
-import { OAuthError, invalidRequest } from './errors.js';
+import { OAuthError, invalidRequest, oauthErrorFormat } from './errors.js';
 import { oauthPageRoutes } from './page-routes.js';
 import { discoveryDocument } from './discovery.js';
 
@@ -36,12 +36,12 @@ export function oauthRoutes(app: AppContext): ServerRoute[] {
   const { oauth } = app.services;
   const { publicUrl } = app.kernel.config;
   const discovery = discoveryDocument(publicUrl);
-  const protocol = { auth: false as const, plugins: { gantry: { envelope: false } } };
+  const protocol = { auth: false as const, plugins: { gantry: { errorFormat: oauthErrorFormat } } };
 
   const discoveryRoute = (path: string, id: string): ServerRoute => ({
     method: 'GET',
     path,
-    options: { id, auth: false, plugins: { gantry: { envelope: false } } },
+    options: { id, auth: false },
     handler: (_request, h) =>
       h.response(discovery).header('Cache-Control', 'public, max-age=3600').header('Access-Control-Allow-Origin', '*'),
   });

@@ -1,4 +1,4 @@
-import { escapeHtml } from './page.js';
+import { escapeHtml } from '../http/html.js';
 import type { StatusModel } from './model.js';
 
 const xml = escapeHtml;

@@ -1,11 +1,10 @@
 import { headlineOf, indicatorOf, type ComponentStatus } from './rules.js';
 import type { DayBar, StatusModel } from './model.js';
 import { toPercent } from './uptime.js';
+import { escapeHtml } from '../http/html.js';
 
 /** The human status page (CONTRACT.md: GET /status): server-rendered, no script, phone-first. */
 
-export const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
 
 const LABEL: Record<ComponentStatus, string> = {
   operational: 'Operational',

@@ -9,6 +9,7 @@ import { presentComponent, presentIncident, presentMaintenance, presentService, 
 import { renderStatusPage } from './page.js';
 import { renderIncidentFeed } from './feed.js';
 import { componentsQuery, dateParams, idParams, incidentsQuery, slugParams, windowParams } from './schemas.js';
+import { htmlErrorFormat } from '../http/html.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -136,13 +137,13 @@ export function statusRoutes(app: AppContext): ServerRoute[] {
     {
       method: 'GET',
       path: '/status',
-      options: options('status.page', { plugins: { gantry: { rateLimit: false, envelope: false } } }),
+      options: options('status.page', { plugins: { gantry: { rateLimit: false, errorFormat: htmlErrorFormat } } }),
       handler: serve(() => 'page', () => (model) => ({ body: renderStatusPage(model, `${pageUrl}/feed.atom`, `${config.publicUrl}${API}/status`), contentType: 'text/html; charset=utf-8' }), 'Page'),
     },
     {
       method: 'GET',
       path: '/status/feed.atom',
-      options: options('status.feed', { plugins: { gantry: { rateLimit: false, envelope: false } } }),
+      options: options('status.feed', { plugins: { gantry: { rateLimit: false } } }),
       handler: serve(() => 'feed', () => (model) => ({ body: renderIncidentFeed(model, pageUrl, `${pageUrl}/feed.atom`), contentType: 'application/atom+xml; charset=utf-8' }), 'Feed'),
     },
   ];

@@ -1,7 +1,5 @@
+import { escapeHtml } from '../../http/html.js';
 /** Server-rendered pages: no JavaScript, every value escaped. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
-}
 
 export function layout(title: string, body: string): string {
   return `<!doctype html>

@@ -1,5 +1,6 @@
 import { SCOPES, type Scope } from '../scopes.js';
-import { escapeHtml, layout } from './html.js';
+import { escapeHtml } from '../../http/html.js';
+import { layout } from './html.js';
 
 const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
 
