@@ -35,15 +35,14 @@ export function createAccountAccess(db: Executor) {
       .executeTakeFirst();
   }
 
-  /** A member's context in one account; 403 for non-members (spec), 404 for deleted accounts. */
+  /**
+   * A member's context in one account. Anyone who is not a member gets 403 whether or not the
+   * id exists (spec; a 404 would tell strangers which ids do); a member of a deleted account 404.
+   */
   async function inAccount(principal: Principal, accountId: string): Promise<AccountContext> {
     if (principal.kind === 'api_key' && principal.accountId !== accountId) throw forbidden('This API key belongs to another account');
     const found = await membership(accountId, principal.userId);
-    if (!found || found.status !== 'active') {
-      const exists = await db.selectFrom('accounts').select('status').where('id', '=', accountId).executeTakeFirst();
-      if (!exists || !LIVE_STATUSES.includes(exists.status)) throw notFound('Account');
-      throw forbidden('You are not a member of this account');
-    }
+    if (!found || found.status !== 'active') throw forbidden('You are not a member of this account');
     if (!LIVE_STATUSES.includes(found.accountStatus)) throw notFound('Account');
     return { accountId, role: found.role as Role, accountStatus: found.accountStatus };
   }

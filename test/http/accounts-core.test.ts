@@ -107,6 +107,10 @@ describe('accounts: create, read, update, delete', () => {
     const denied = await call(t, 'GET', `accounts/${account.id}`, stranger.headers);
     assert.equal(denied.status, 403);
     assert.equal(denied.body.error!.code, 'FORBIDDEN');
+    // An id that does not exist gets the same answer: strangers cannot probe which ids do.
+    const unknown = await call(t, 'GET', `accounts/${crypto.randomUUID()}`, stranger.headers);
+    assert.equal(unknown.status, 403);
+    assert.equal(unknown.body.error!.message, denied.body.error!.message);
     assert.equal((await call(t, 'GET', 'accounts/not-a-uuid', owner.headers)).status, 422);
     assert.equal((await call(t, 'GET', `accounts/${account.id}`)).status, 401);
   });
