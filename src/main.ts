@@ -1,15 +1,21 @@
 import { runCli } from './cli/program.js';
 
-const stopSignal = new Promise<string>((resolve) => {
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve(signal));
-});
+// Installed only when a command waits for it (serve): every other command keeps Node's
+// default, so Ctrl-C ends it at once.
+let stopSignal: Promise<string> | null = null;
+const waitForStop = () =>
+  (stopSignal ??= new Promise<string>((resolve) => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => resolve(signal));
+  }));
 
 void runCli(process.argv.slice(2), {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
   interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
   env: process.env,
-  stopSignal,
+  get stopSignal() {
+    return waitForStop();
+  },
 }).then((code) => {
   process.exitCode = code;
   // Nothing may keep a finished command alive (idle sockets, timers of a failed start).
