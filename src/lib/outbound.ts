@@ -17,7 +17,8 @@ export class BlockedAddressError extends DomainError {
   }
 }
 
-function blockList(): BlockList {
+/** Built once: every URL check and every DNS answer of every outbound call consults it. */
+const INTERNAL_RANGES = ((): BlockList => {
   const list = new BlockList();
   // Loopback, RFC 1918 private, link-local (incl. 169.254.169.254 metadata), CGNAT,
   // "this network", multicast and reserved ranges; IPv6 loopback, ULA, link-local.
@@ -38,11 +39,11 @@ function blockList(): BlockList {
   list.addSubnet('ff00::', 8, 'ipv6');
   // Cloud metadata over IPv6 (AWS fd00:ec2::254 is inside fc00::/7 already).
   return list;
-}
+})();
 
 /** True when the address is loopback, private, link-local, metadata or otherwise internal. */
 export function isInternalAddress(address: string): boolean {
-  const list = blockList();
+  const list = INTERNAL_RANGES;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) return list.check(mapped[1], 'ipv4');
   const family = isIP(address);
@@ -160,9 +161,18 @@ export function guardedFetch(options: GuardedFetchOptions) {
   return async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const request = input instanceof Request ? input : null;
     const target = await assertPublicUrl(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url, options.allowPrivate);
-    const timeout = AbortSignal.timeout(options.timeoutMs ?? OUTBOUND_TIMEOUT_MS);
-    const signals = [timeout, init.signal, request?.signal].filter((s): s is AbortSignal => !!s);
-    const signal = AbortSignal.any(signals);
+    // An AbortController held by a live timer, not AbortSignal.timeout()/any(): on Node 20 a
+    // derived signal nothing else references can be garbage-collected before it fires, and the
+    // call then hangs for ever (seen under load).
+    const controller = new AbortController();
+    const { signal } = controller;
+    const timeoutMs = options.timeoutMs ?? OUTBOUND_TIMEOUT_MS;
+    const timer = setTimeout(() => controller.abort(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' })), timeoutMs);
+    for (const outer of [init.signal, request?.signal]) {
+      if (!outer) continue;
+      if (outer.aborted) controller.abort(outer.reason);
+      else outer.addEventListener('abort', () => controller.abort(outer.reason), { once: true });
+    }
     const headers = new Headers(request?.headers);
     new Headers(init.headers).forEach((value, name) => headers.set(name, value));
     const body = await bodyBytes(init.body ?? (request && request.body ? await request.arrayBuffer() : undefined));
@@ -180,9 +190,14 @@ export function guardedFetch(options: GuardedFetchOptions) {
         const noBody = method === 'HEAD' || status === 204 || status === 304;
         const stream = noBody ? null : (Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>);
         if (noBody) res.resume();
+        // The deadline covers the body too: the timer stops once the response is fully read.
+        res.once('close', () => clearTimeout(timer));
         resolve(limitBody(new Response(stream, { status, statusText: res.statusMessage, headers: responseHeaders }), options.maxBytes ?? OUTBOUND_MAX_BYTES));
       });
-      req.on('error', (err) => reject(signal.aborted ? Object.assign(new Error(`request aborted: ${String((signal.reason as Error)?.message ?? 'timeout')}`), { name: 'AbortError', cause: err }) : err));
+      req.on('error', (err) => {
+        clearTimeout(timer);
+        reject(signal.aborted ? Object.assign(new Error(`request aborted: ${String((signal.reason as Error)?.message ?? 'timeout')}`), { name: 'AbortError', cause: err }) : err);
+      });
       if (body) req.end(body);
       else req.end();
     });
