@@ -176,7 +176,6 @@ export function createAccountsService(kernel: Kernel, services: { identity: Iden
         if (Object.keys(set).length === 0) return current;
         set.updated_at = now;
         await trx.updateTable('accounts').set(set).where('id', '=', accountId).execute();
-        await changes.publish(trx, ACCOUNT_TOPIC, accountId);
         return { ...current, ...set } as typeof current;
       });
       return presentAccount(row);
@@ -208,8 +207,5 @@ export function createAccountsService(kernel: Kernel, services: { identity: Iden
     },
   };
 }
-
-/** Topic on the change feed when an account's fields or status change; key = account id. */
-export const ACCOUNT_TOPIC = 'accounts.changed';
 
 export type AccountsService = ReturnType<typeof createAccountsService>;

@@ -51,10 +51,6 @@ export class Router {
     this.breakers.delete(name);
   }
 
-  hasBreaker(name: ProviderName): boolean {
-    return this.breakers.has(name);
-  }
-
   async route(candidates: readonly Candidate[], messages: ChatMessage[], maxOutputTokens: number, signal: AbortSignal = new AbortController().signal): Promise<RouteOutcome> {
     const attempts: Attempt[] = [];
     let retryAt: Date | null = null;

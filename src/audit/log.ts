@@ -29,5 +29,3 @@ export async function readAuditLog(kernel: Pick<Kernel, 'db' | 'cursors'>, accou
   };
 }
 
-/** The SQL of a page after a cursor, for EXPLAIN QUERY PLAN in the benchmark. */
-export const AUDIT_PAGE_SQL = 'SELECT seq, id, action FROM account_audit_log WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?';

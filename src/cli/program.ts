@@ -36,14 +36,7 @@ export function buildProgram(io: CliIo): Command {
   makeConnectorCommands(program, io);
   makeSecretsCommands(program, io);
   makeProviderCommands(program, io);
-  for (const command of program.commands) {
-    command.exitOverride();
-    command.configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
-    for (const sub of command.commands) {
-      sub.exitOverride();
-      sub.configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
-    }
-  }
+  // Subcommands inherit exitOverride and the output configuration (commander copies them on creation).
   return program;
 }
 

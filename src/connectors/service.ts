@@ -9,7 +9,7 @@ import { inTransaction, type Executor } from '../db/tx.js';
 import { DomainError, badRequest, notFound } from '../http/errors.js';
 import { offsetMeta } from '../http/pagination.js';
 import { newId } from '../lib/ids.js';
-import { OWNER_OR_ADMIN, type Role } from '../accounts/roles.js';
+import type { Role } from '../accounts/roles.js';
 import { createDefinitions, type CredType, type CustomDefinitionInput, type Definition } from './definitions.js';
 import { assertPublicUrl } from '../lib/outbound.js';
 import { assertCredentialKeys, authHeaders, openCredentials, sealCredentials } from './credentials.js';
@@ -271,7 +271,6 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
     },
 
     /** The approval decisions are owner/admin (tools.ts). */
-    approvalRoles: OWNER_OR_ADMIN,
   };
 }
 

@@ -11,4 +11,3 @@ export function inTransaction<T>(db: Kysely<DB>, fn: (trx: Transaction<DB>) => P
 
 /** Booleans live as 0/1 in SQLite (and map to booleans in PostgreSQL later). */
 export const toBool = (value: number | boolean | null | undefined): boolean => value === 1 || value === true;
-export const fromBool = (value: boolean): number => (value ? 1 : 0);

@@ -77,7 +77,6 @@ export function createIdentityService(kernel: Kernel) {
     magicLinks,
     createUser,
     presentUser,
-    hashPassword: (password: string) => hashPassword(password, config.scryptCost),
 
     async getUser(id: string, executor: Executor = db) {
       const user = await store.findUserById(executor, id);

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import type { DB } from '../db/schema.js';
-import { open, seal, sealedKeyId } from './sealed.js';
+import { reseal } from './sealed.js';
 import { readSecretsFile, writeSecretsFile, type Secrets } from './secrets.js';
 
 /**
@@ -64,9 +64,8 @@ export async function resealColumns(db: Kysely<DB>, secrets: Secrets, columns: r
       await anyDb.transaction().execute(async (trx) => {
         for (const row of rows) {
           const sealed = String(row[col.column]);
-          if (sealedKeyId(sealed) === secrets.activeCredentialKeyId) continue;
-          const context = col.context(row);
-          const next = seal(secrets, open(secrets, sealed, context), context);
+          const next = reseal(secrets, sealed, col.context(row));
+          if (next === sealed) continue;
           const res = await trx.updateTable(col.table).set({ [col.column]: next }).where(col.keyColumn, '=', row[col.keyColumn]).where(col.column, '=', sealed).executeTakeFirst();
           counts[`${col.table}.${col.column}`] += Number(res.numUpdatedRows);
         }

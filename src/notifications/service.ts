@@ -1,6 +1,7 @@
 import { badRequest, forbidden, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
+import { offsetMeta } from '../http/pagination.js';
 import type { Kernel } from '../kernel.js';
 import * as store from './store.js';
 import { presentNotification } from './presenters.js';
@@ -168,7 +169,7 @@ export function createNotificationsService(kernel: Kernel) {
       const page = cursors.page(scope, rows, limit, (row) => ({ s: row.seq }));
       return {
         items: page.items.map(presentNotification),
-        meta: { total, limit, offset, hasNextPage: offset + limit < total, nextCursor: page.nextCursor },
+        meta: { ...offsetMeta(total, limit, offset), nextCursor: page.nextCursor },
       };
     },
 

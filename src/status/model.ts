@@ -103,7 +103,11 @@ export function buildModel(rows: StatusRows, now: Date): StatusModel {
   const serviceOfComponent = new Map(rows.components.map((c) => [c.id, c.service_id]));
 
   const updatesOf = new Map<string, UpdateRow[]>();
-  for (const u of rows.updates) updatesOf.set(u.incident_id, [...(updatesOf.get(u.incident_id) ?? []), u]);
+  for (const u of rows.updates) {
+    const list = updatesOf.get(u.incident_id);
+    if (list) list.push(u);
+    else updatesOf.set(u.incident_id, [u]);
+  }
   const affected = new Map<string, Set<string>>();
   const touch = (incidentId: string, serviceId: string | undefined) => {
     if (!serviceId) return;

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { sha1Hex } from '../lib/crypto.js';
 import type { Kernel } from '../kernel.js';
 import { buildModel, loadRows, type StatusModel } from './model.js';
 
@@ -50,10 +50,6 @@ export class StatusProjection {
   /** Servers call this: from then on every change is rebuilt at once, without waiting for a reader. */
   activate(): void {
     this.eager = true;
-  }
-
-  deactivate(): void {
-    this.eager = false;
   }
 
   /** Marks the projection stale (the next reader, or the eager rebuild, computes it). */
@@ -114,7 +110,7 @@ export class StatusProjection {
 
   private seal(key: string, built: BuiltBody, atMs: number): Representation {
     const bytes = Buffer.from(built.body, 'utf8');
-    const etag = `"${createHash('sha1').update(bytes).digest('hex')}"`;
+    const etag = `"${sha1Hex(bytes)}"`;
     const before = this.previous.get(key);
     let lastModifiedMs = Math.floor(atMs / 1000) * 1000;
     if (before?.etag === etag) lastModifiedMs = before.lastModifiedMs;

@@ -63,12 +63,6 @@ export function createWalletService(kernel: Kernel) {
       if (Number(result.numUpdatedRows) !== 1) throw new DomainError(402, 'INSUFFICIENT_FUNDS', 'The wallet balance is too low for this operation');
       await executor.insertInto('wallet_ledger').values({ id: newId(), user_id: userId, amount_micros: -micros, reason, reference, created_at: now }).execute();
     },
-
-    /** Whether the wallet holds at least `micros` (a pre-check; debit is the real guard). */
-    async canPay(userId: string, micros: number): Promise<boolean> {
-      const row = await db.selectFrom('wallets').select('balance_micros').where('user_id', '=', userId).executeTakeFirst();
-      return (row?.balance_micros ?? 0) >= micros && (row?.balance_micros ?? 0) > 0;
-    },
   };
 }
 
