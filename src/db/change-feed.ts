@@ -6,6 +6,9 @@ import type { Logger } from '../lib/logger.js';
 import type { Database } from './connection.js';
 import type { Executor } from './tx.js';
 
+/** Rows read per query when catching up. */
+export const CHANGE_FEED_PAGE = 1_000;
+
 export type ChangeListener = (key: string | null) => void;
 
 /**
@@ -84,16 +87,21 @@ export class ChangeFeed {
       const version = this.dataVersion();
       if (version === this.lastDataVersion) return;
       this.lastDataVersion = version;
-      const rows = await this.db
-        .selectFrom('change_feed')
-        .select(['id', 'topic', 'key', 'origin'])
-        .where('id', '>', this.lastSeenId)
-        .orderBy('id')
-        .limit(10_000)
-        .execute();
-      for (const row of rows) {
-        this.lastSeenId = row.id;
-        if (row.origin !== this.origin) this.emit(row.topic, row.key);
+      // Page through everything new: a burst larger than one page (a bulk revocation) must not
+      // wait for some other commit to be noticed.
+      for (;;) {
+        const rows = await this.db
+          .selectFrom('change_feed')
+          .select(['id', 'topic', 'key', 'origin'])
+          .where('id', '>', this.lastSeenId)
+          .orderBy('id')
+          .limit(CHANGE_FEED_PAGE)
+          .execute();
+        for (const row of rows) {
+          this.lastSeenId = row.id;
+          if (row.origin !== this.origin) this.emit(row.topic, row.key);
+        }
+        if (rows.length < CHANGE_FEED_PAGE) break;
       }
     } catch (err) {
       this.logger.error('change feed poll failed', { err });

@@ -11,6 +11,7 @@ import { createAppContext, type AppContext } from '../../src/app.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { TEST_ENV } from '../helpers/app.js';
 import { inTransaction } from '../../src/db/tx.js';
+import { CHANGE_FEED_PAGE } from '../../src/db/change-feed.js';
 
 describe('database and migrator', () => {
   let dir: string;
@@ -105,6 +106,18 @@ describe('change feed across processes', () => {
     assert.deepEqual(seenB, ['k1']);
     await a.kernel.changes.poll();
     assert.deepEqual(seenA, ['k1'], 'a process does not replay its own changes');
+  });
+
+  it('a burst larger than one page is delivered whole by one poll', async () => {
+    const seen: Array<string | null> = [];
+    b.kernel.changes.subscribe('test.burst', (key) => seen.push(key));
+    const burst = CHANGE_FEED_PAGE * 2 + 5;
+    await inTransaction(a.kernel.db, async (trx) => {
+      for (let i = 0; i < burst; i++) await a.kernel.changes.publish(trx, 'test.burst', String(i));
+    });
+    await b.kernel.changes.poll();
+    assert.equal(seen.length, burst);
+    assert.equal(seen.at(-1), String(burst - 1));
   });
 
   it('a session revoked by one process is refused by the other at once after poll (cache invalidated)', async () => {
