@@ -189,6 +189,17 @@ describe('connector instances and credentials', () => {
     assert.equal(openCredentials(t.app.kernel.secrets, inst.id, row.cred_type, row.sealed_value).anything, 'secret-custom-6');
   });
 
+  it('keeps credentials out of the MCP config: credential headers are refused, others pass', async () => {
+    const { owner } = await makeTeam(t.app);
+    for (const name of ['Authorization', 'authorization', 'X-API-Key', 'Cookie', 'Proxy-Authorization']) {
+      const res = await t.inject({ method: 'POST', url: `${C}/instances`, headers: owner.headers, payload: { connectorKey: 'mcp-generic', displayName: 'M', config: { url: 'https://mcp.example.test/mcp', headers: { [name]: 'Bearer secret-123' } } } });
+      assert.equal(res.statusCode, 400, name);
+      assert.match(JSON.stringify(res.json().error.details), /headers/, name);
+    }
+    const ok = await t.inject({ method: 'POST', url: `${C}/instances`, headers: owner.headers, payload: { connectorKey: 'mcp-generic', displayName: 'M', config: { url: 'https://mcp.example.test/mcp', headers: { 'X-Tenant': 'acme' } } } });
+    assert.equal(ok.statusCode, 201);
+  });
+
   it('refuses MCP URLs resolving to loopback, private, link-local or metadata addresses', async () => {
     const { h } = await team(strict);
     for (const url of ['http://127.0.0.1:9/mcp', 'http://localhost/mcp', 'http://10.1.2.3/mcp', 'http://192.168.1.1/', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/mcp', 'http://[fe80::1]/', 'http://172.16.0.1/', 'http://[::ffff:127.0.0.1]/', 'file:///etc/passwd']) {
