@@ -71,6 +71,15 @@ export function createInvitations(deps: AccountsDeps) {
         if (existing?.status === 'active') throw conflict('This person is already a member of the account');
         const pending = await trx.selectFrom('account_invitations').select('id').where('account_id', '=', accountId).where('email', '=', email).where('status', '=', 'pending').where('expires_at', '>', nowIso).executeTakeFirst();
         if (pending) throw conflict('This email already has a pending invitation; resend it instead');
+        // An expired invitation to the same email is superseded: one pending invitation per
+        // email, so revoking the old one can never take the new one's invited hold with it.
+        await trx
+          .updateTable('account_invitations')
+          .set({ status: 'revoked', revoked_at: nowIso })
+          .where('account_id', '=', accountId)
+          .where('email', '=', email)
+          .where('status', '=', 'pending')
+          .execute();
         const id = newId();
         const accountName = account.display_name ?? account.legal_name;
         const issued = await send(trx, { invitationId: id, accountName, email, role: input.role, userId: user?.id ?? null, inviterName: await actorLabel(trx, actor) });

@@ -116,6 +116,27 @@ describe('accounts: invitations, workspaces, ownership transfer', () => {
     assert.equal((await call(t, 'POST', 'invitations/accept', invitee.headers, { token: await tokenFor(address) })).status, 200);
   });
 
+  it('inviting again after the old invitation expired supersedes it: revoking the old one cannot drop the new hold', async () => {
+    const { owner, account } = await makeTeam(t.app);
+    const user = await signedInUser(t.app);
+    const first = await call(t, 'POST', `accounts/${account.id}/invitations`, owner.headers, { email: user.user.email, role: 'viewer' });
+    assert.equal(first.status, 201);
+    clock.advance(8 * 86_400_000);
+    // A week later: both sign in again.
+    const again = async (userId: string) => ({ authorization: `Bearer ${(await t.app.services.identity.sessions.start(userId)).accessToken}` });
+    owner.headers = await again(owner.user.id);
+    user.headers = await again(user.user.id);
+    const second = await call(t, 'POST', `accounts/${account.id}/invitations`, owner.headers, { email: user.user.email, role: 'analyst' });
+    assert.equal(second.status, 201);
+    assert.equal((await call(t, 'DELETE', `accounts/${account.id}/invitations/${first.body.data.id}`, owner.headers)).status, 409);
+    const members = await call(t, 'GET', `accounts/${account.id}/members`, owner.headers);
+    const held = members.body.data.find((m: { chainerId: string }) => m.chainerId === user.user.id);
+    assert.equal(held.status, 'invited');
+    assert.equal(held.role, 'analyst');
+    const accepted = await call(t, 'POST', 'invitations/accept', user.headers, { token: await tokenFor(user.user.email) });
+    assert.equal(accepted.body.data.status, 'active');
+  });
+
   it('validates invitation input: email and assignable role', async () => {
     const { owner, account } = await makeTeam(t.app);
     assert.equal((await call(t, 'POST', `accounts/${account.id}/invitations`, owner.headers, { email: 'not-an-email', role: 'member' })).status, 400);
