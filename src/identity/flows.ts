@@ -6,6 +6,7 @@ import type { OneTimeTokens } from './one-time-tokens.js';
 import type { Sessions } from './sessions.js';
 import { confirmationMail, emailChangeMail, emailChangeNoticeMail, passwordChangedMail, recoveryMail } from './mails.js';
 import * as store from './store.js';
+import { RESERVED_USERNAMES } from './schemas.js';
 import type { UserRow } from './store.js';
 
 export const CONFIRMATION_TTL_SEC = 24 * 3600;
@@ -15,8 +16,6 @@ export const RESET_TOKEN_TTL_SEC = 15 * 60;
 export const RECOVERY_CODE_MAX_ATTEMPTS = 5;
 export const USER_CHANGED_TOPIC = 'identity.user-changed';
 
-/** Names a username may not take: they read as the system speaking. */
-const RESERVED_USERNAMES = new Set(['admin', 'administrator', 'root', 'system', 'gantry', 'support', 'security', 'api', 'oauth', 'status', 'help', 'me', 'null', 'undefined']);
 
 /** The one answer for a one-time secret that is unknown, used or expired (nothing tells them apart). */
 export const invalidSecret = (what: string) => new DomainError(410, 'GONE', `This ${what} is invalid, already used or expired; ask for a new one`);
@@ -52,7 +51,6 @@ export function createAccountFlows(deps: FlowDeps) {
   return {
     /** A new user with a password; their email stays unconfirmed until the mailed link is used. */
     async register(input: { email: string; password: string; fullName?: string | null; username?: string | null }): Promise<UserRow> {
-      if (input.username && RESERVED_USERNAMES.has(input.username)) throw conflict('This username is reserved');
       // scrypt runs before the transaction: it must never hold the one connection.
       const passwordHash = await hashPassword(input.password, config.scryptCost);
       const user = await inTransaction(db, async (trx) => {

@@ -17,6 +17,12 @@ export const username = Joi.string()
   .min(3)
   .max(32)
   .pattern(/^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?$/, 'letters, digits, ".", "_" or "-"');
+/** Names a username may not take: they read as the system speaking. */
+export const RESERVED_USERNAMES: ReadonlySet<string> = new Set(['admin', 'administrator', 'root', 'system', 'gantry', 'support', 'security', 'api', 'oauth', 'status', 'help', 'me', 'null', 'undefined']);
+
+/** What every new user must be, whatever creates it (sign-up, invitation, the CLI). */
+export const newUserRules = Joi.object({ email: email.required(), password: password.allow(null), username: username.allow(null) });
+
 /** The emailed recovery code: six digits. */
 export const recoveryCode = Joi.string().trim().pattern(/^\d{6}$/, '6 digits');
 

@@ -1,4 +1,4 @@
-import { conflict, DomainError, notFound } from '../http/errors.js';
+import { badRequest, conflict, DomainError, notFound } from '../http/errors.js';
 import { hashPassword, verifyPassword } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
@@ -10,6 +10,7 @@ import { createMagicLinks } from './magic-links.js';
 import { createAccountFlows, USER_CHANGED_TOPIC } from './flows.js';
 import { LRUCache } from 'lru-cache';
 import * as store from './store.js';
+import { newUserRules, RESERVED_USERNAMES } from './schemas.js';
 
 export interface NewUser {
   email: string;
@@ -34,8 +35,12 @@ export function createIdentityService(kernel: Kernel) {
   const decoy = () => (decoyHash ??= hashPassword('decoy-password-for-timing', config.scryptCost));
 
   async function createUser(input: NewUser, executor: Executor = db) {
+    // The rules live here, not only in the route schemas, so every caller (the CLI too) obeys them.
+    const checked = newUserRules.validate({ email: input.email, password: input.password ?? null, username: input.username || null }, { abortEarly: false });
+    if (checked.error) throw badRequest(checked.error.details.map((d) => d.message.replace(/"/g, '')).join('; '), checked.error.details.map((d) => ({ field: d.path.join('.'), message: d.message.replace(/"/g, '') })));
     const email = normalizeEmail(input.email);
     const username = input.username ? input.username.trim().toLowerCase() : null;
+    if (username && RESERVED_USERNAMES.has(username)) throw conflict('This username is reserved');
     // Hash first: scrypt must not run while a transaction holds the connection.
     const passwordHash = input.passwordHash ?? (input.password ? await hashPassword(input.password, config.scryptCost) : null);
     if (await store.findUserByEmail(executor, email)) throw conflict('A user with this email already exists');
