@@ -166,7 +166,8 @@ describe('manual tools, locale and approvals', () => {
     assert.equal((await t.inject({ method: 'POST', url: `${C}/approvals/${approval.id}/approve`, headers: h })).statusCode, 409);
   });
 
-  it('an approved MCP call runs once through tools/call', async () => {
+  /** An MCP tool that needs approval, with one call parked for it; fn runs before the server closes. */
+  async function withParkedCall(fn: (ctx: { h: Record<string, string>; inst: { id: string }; tool: { id: string }; approvalId: string; calls: unknown[] }) => Promise<void>) {
     const fake = await startModernMcpServer({ tools: [{ name: 'wipe', inputSchema: { type: 'object' } }] });
     try {
       const { owner } = await makeTeam(t.app);
@@ -176,32 +177,29 @@ describe('manual tools, locale and approvals', () => {
       await t.app.kernel.db.updateTable('connector_tools').set({ requires_approval: 1 }).where('id', '=', tool.id).execute();
       const waiting = (await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/tools/${tool.id}/invoke`, headers: h, payload: { input: { all: true } } })).json().data;
       assert.equal(fake.calls.length, 0);
-      const approved = (await t.inject({ method: 'POST', url: `${C}/approvals/${waiting.approval.id}/approve`, headers: h })).json().data;
-      assert.equal(approved.status, 'approved');
-      assert.deepEqual(fake.calls, [{ name: 'wipe', args: { all: true } }]);
-      assert.match(JSON.stringify(approved.result), /wipe/);
+      await fn({ h, inst, tool, approvalId: waiting.approval.id, calls: fake.calls });
     } finally {
       await fake.close();
     }
+  }
+
+  it('an approved MCP call runs once through tools/call', async () => {
+    await withParkedCall(async ({ h, approvalId, calls }) => {
+      const approved = (await t.inject({ method: 'POST', url: `${C}/approvals/${approvalId}/approve`, headers: h })).json().data;
+      assert.equal(approved.status, 'approved');
+      assert.deepEqual(calls, [{ name: 'wipe', args: { all: true } }]);
+      assert.match(JSON.stringify(approved.result), /wipe/);
+    });
   });
 
   it('a call parked for approval does not run if the tool was disabled meanwhile', async () => {
-    const fake = await startModernMcpServer({ tools: [{ name: 'wipe', inputSchema: { type: 'object' } }] });
-    try {
-      const { owner } = await makeTeam(t.app);
-      const h = owner.headers;
-      const inst = (await t.inject({ method: 'POST', url: `${C}/instances`, headers: h, payload: { connectorKey: 'mcp-generic', displayName: 'M', config: { url: fake.url } } })).json().data;
-      const [tool] = (await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/sync-tools`, headers: h })).json().data;
-      await t.app.kernel.db.updateTable('connector_tools').set({ requires_approval: 1 }).where('id', '=', tool.id).execute();
-      const waiting = (await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/tools/${tool.id}/invoke`, headers: h, payload: { input: { all: true } } })).json().data;
+    await withParkedCall(async ({ h, inst, tool, approvalId, calls }) => {
       const off = await t.inject({ method: 'PATCH', url: `${C}/instances/${inst.id}/tools/${tool.id}`, headers: h, payload: { enabled: false } });
       assert.equal(off.statusCode, 200);
-      const decided = (await t.inject({ method: 'POST', url: `${C}/approvals/${waiting.approval.id}/approve`, headers: h })).json().data;
+      const decided = (await t.inject({ method: 'POST', url: `${C}/approvals/${approvalId}/approve`, headers: h })).json().data;
       assert.equal(decided.status, 'failed');
       assert.match(JSON.stringify(decided.result), /disabled/);
-      assert.deepEqual(fake.calls, []);
-    } finally {
-      await fake.close();
-    }
+      assert.deepEqual(calls, []);
+    });
   });
 });
