@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { chromiumPath } from './helpers/chromium-path.mjs';
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -14,5 +15,12 @@ function find(dir) {
 
 const only = process.argv.slice(2);
 const files = only.length > 0 ? only : find('test').sort();
+// The browser tests' Chromium is found (and unpacked, the first time) once, before any test runs.
+// When it cannot be, the browser tests fail and say why; the others still run.
+try {
+  process.env.GANTRY_TEST_CHROMIUM = await chromiumPath();
+} catch {
+  // Left to the browser tests, which fail with the reason.
+}
 const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -1,14 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
+import { launchBrowser } from '../helpers/browser.js';
 import { spawnGantry, type RunningGantry } from '../helpers/spawn.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : 'chromium is not installed (apt-get install chromium)';
-
-describe('sign-in and consent in a real browser', { skip }, () => {
+describe('sign-in and consent in a real browser', () => {
   let g: RunningGantry;
   let callbackServer: Server;
   let callbackUrl: string;
@@ -30,7 +27,6 @@ describe('sign-in and consent in a real browser', { skip }, () => {
   });
 
   it('signs in with email and password, sees the scopes, allows, and lands on the redirect with a code', async () => {
-    const { chromium } = await import('playwright-core');
     assert.equal((await g.cli(['user', 'create', '--email', 'browser@example.test', '--password', 'long enough pw', '--json'])).code, 0);
     const created = await g.cli(['client', 'create', '--name', 'Browser App', '--type', 'public', '--redirect-uri', callbackUrl, '--scope', 'email:read', 'wallet:read', '--json']);
     const { clientId } = JSON.parse(created.stdout) as { clientId: string };
@@ -40,10 +36,7 @@ describe('sign-in and consent in a real browser', { skip }, () => {
       code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
     })}`;
 
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-    });
+    const browser = await launchBrowser();
     try {
       const page = await browser.newPage();
       await page.goto(authorize);

@@ -1,14 +1,11 @@
 /// <reference lib="dom" />
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { launchBrowser } from '../helpers/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : 'chromium is not installed (apt-get install chromium)';
-
-describe('the human status page in a browser', { skip }, () => {
+describe('the human status page in a browser', () => {
   let t: TestApp;
   let browser: Browser;
   let url: string;
@@ -28,10 +25,7 @@ describe('the human status page in a browser', { skip }, () => {
     await s.createMaintenance({ title: 'Database upgrade', serviceSlug: 'dash', startsAt: new Date(soon).toISOString(), endsAt: new Date(soon + 3_600_000).toISOString() });
     await t.server.start();
     url = `${t.server.info.uri}/status`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-    });
+    browser = await launchBrowser();
   });
   after(async () => {
     await browser?.close();
