@@ -46,6 +46,6 @@ export function passwordChangedMail(to: string): MailMessage {
     to,
     kind: 'password_changed',
     subject: 'Your Gantry password was changed',
-    text: 'The password of your Gantry account was just changed, and your other sessions were signed out.\n\nIf it was not you, reset your password now.',
+    text: 'The password of your Gantry account was just changed. Your other sessions were signed out, and the apps you had connected lost their access: allow them again the next time they ask.\n\nIf it was not you, reset your password now.',
   };
 }

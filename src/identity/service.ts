@@ -7,7 +7,7 @@ import { presentUser } from './presenters.js';
 import { createSessions } from './sessions.js';
 import { createOneTimeTokens } from './one-time-tokens.js';
 import { createMagicLinks } from './magic-links.js';
-import { createAccountFlows, USER_CHANGED_TOPIC } from './flows.js';
+import { createAccountFlows, USER_CHANGED_TOPIC, type EndSignIns } from './flows.js';
 import { LRUCache } from 'lru-cache';
 import * as store from './store.js';
 import { newUserRules, RESERVED_USERNAMES } from './schemas.js';
@@ -22,6 +22,12 @@ export interface NewUser {
   verified?: boolean;
 }
 
+/**
+ * Something another domain ends when a user's sign-in is reset (the OAuth grants): the
+ * composition root registers it, so identity never imports that domain.
+ */
+export type SignInResetHook = (executor: Executor, userId: string, reason: string, options: { forgetConsents: boolean }) => Promise<unknown>;
+
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
 /** Users and their sign-in sessions: the identity every other domain refers to by user id. */
@@ -29,6 +35,20 @@ export function createIdentityService(kernel: Kernel) {
   const { db, clock, config } = kernel;
   const sessions = createSessions(kernel);
   const oneTimeTokens = createOneTimeTokens(clock);
+  const resetHooks: SignInResetHook[] = [];
+
+  /**
+   * Ends everything the user's earlier sign-ins opened, in the caller's transaction: sessions
+   * (but `exceptSessionId`), the pending emailed secrets (a reset, or an email change that
+   * would move the account away) and, through the hooks, third-party grants.
+   */
+  const endSignIns: EndSignIns = async (trx, userId, reason, options = {}) => {
+    const ended = await sessions.revokeAllOfUser(trx, userId, reason, options.exceptSessionId ?? null);
+    for (const purpose of ['password_recovery_code', 'password_reset', 'email_change'] as const) await oneTimeTokens.retireAll(trx, userId, purpose);
+    for (const hook of resetHooks) await hook(trx, userId, reason, { forgetConsents: options.forgetConsents ?? false });
+    return ended;
+  };
+
   const magicLinks = createMagicLinks(kernel, oneTimeTokens);
   // Verifying against this when the email is unknown keeps both answers equally slow.
   let decoyHash: Promise<string> | null = null;
@@ -64,8 +84,8 @@ export function createIdentityService(kernel: Kernel) {
   const flows = createAccountFlows({
     kernel,
     tokens: oneTimeTokens,
-    sessions,
     decoyHash: decoy,
+    endSignIns,
     createUserRow: (input, executor) => createUser(input, executor),
   });
 
@@ -82,6 +102,11 @@ export function createIdentityService(kernel: Kernel) {
     magicLinks,
     createUser,
     presentUser,
+
+    /** Registers what else ends when a user's sign-in is reset (see SignInResetHook). */
+    onSignInReset(hook: SignInResetHook): void {
+      resetHooks.push(hook);
+    },
 
     async getUser(id: string, executor: Executor = db) {
       const user = await store.findUserById(executor, id);

@@ -1,0 +1,114 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { bearer, makeUser, TEST_PASSWORD } from '../helpers/factories.js';
+import { ManualClock } from '../../src/lib/clock.js';
+import { authorizeAndAllow, authorizeQuery, basic, form, FORM_HEADERS, makeClient, pkcePair, REDIRECT } from '../helpers/oauth.js';
+
+/**
+ * Attacks on sign-in, replayed through the API and the pages; each must now fail to get in.
+ * (docs/kernel.md "Unconfirmed accounts", "Password changes"; docs/oauth.md "Revocation".)
+ */
+let t: TestApp;
+const clock = new ManualClock('2026-03-01T10:00:00Z');
+before(async () => {
+  t = await createTestApp({ clock, env: { GANTRY_RATE_LIMIT_MULTIPLIER: '100' } });
+});
+after(async () => t.close());
+
+let seq = 0;
+const address = (tag: string) => `${tag}-${Date.now().toString(36)}-${seq++}@example.test`;
+let ip = 0;
+const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
+  t.inject({ method: 'POST', url: `/api/v1${url}`, payload: payload as object, headers, remoteAddress: `10.7.${(ip >> 8) & 255}.${ip++ & 255}` });
+const json = <T = Record<string, unknown>>(res: { payload: string }) => JSON.parse(res.payload) as { data: T; error: { code: string; message: string; details?: Array<{ field: string }> } | null };
+
+async function lastMail(to: string, kind: string) {
+  return t.app.kernel.db.selectFrom('mail_outbox').selectAll().where('to_address', '=', to).where('kind', '=', kind).orderBy(sql`rowid`, 'desc').executeTakeFirstOrThrow();
+}
+const tokenIn = (text: string) => decodeURIComponent(/token=([A-Za-z0-9_%-]+)/.exec(text)![1]);
+const codeIn = (text: string) => /code is (\d{6})/.exec(text)![1];
+
+const TOKEN = '/api/v1/oauth/token';
+const tokenCall = (payload: Record<string, string>, auth: string) =>
+  t.inject({ method: 'POST', url: TOKEN, headers: { ...FORM_HEADERS, authorization: auth }, payload: form(payload) });
+const userinfo = (accessToken: string) => t.inject({ url: '/api/v1/oauth/userinfo', headers: bearer(accessToken) });
+
+/** A third-party app the user allowed: its live token pair. */
+async function thirdPartyTokens(email: string, password: string) {
+  const client = await makeClient(t);
+  const { verifier, challenge } = pkcePair();
+  const { location } = await authorizeAndAllow(t, authorizeQuery(client.clientId, challenge), email, password);
+  const res = await tokenCall({ grant_type: 'authorization_code', code: location.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: verifier }, basic(client.clientId, client.clientSecret!));
+  assert.equal(res.statusCode, 200, res.payload);
+  const body = JSON.parse(res.payload) as { access_token: string; refresh_token: string };
+  return { client, ...body, auth: basic(client.clientId, client.clientSecret!) };
+}
+
+describe('third-party grants end with a password reset or change', () => {
+  test('after a reset, the app refresh token is invalid_grant and its access token is refused at userinfo', async () => {
+    const user = await makeUser(t.app);
+    const app = await thirdPartyTokens(user.email, user.password);
+    // Before: the refresh token refreshes and the access token reads userinfo.
+    const before = await tokenCall({ grant_type: 'refresh_token', refresh_token: app.refresh_token }, app.auth);
+    assert.equal(before.statusCode, 200);
+    const live = JSON.parse(before.payload) as { access_token: string; refresh_token: string };
+    assert.equal((await userinfo(live.access_token)).statusCode, 200);
+
+    await post('/auth/forgot-password', { email: user.email });
+    const { resetToken } = json<{ resetToken: string }>(await post('/auth/exchange-recovery-code', { email: user.email, code: codeIn((await lastMail(user.email, 'password_recovery')).body_text) })).data;
+    assert.equal((await post('/auth/reset-password', { resetToken, password: 'a fresh password' })).statusCode, 200);
+
+    const refused = await tokenCall({ grant_type: 'refresh_token', refresh_token: live.refresh_token }, app.auth);
+    assert.equal(refused.statusCode, 400);
+    assert.equal(JSON.parse(refused.payload).error, 'invalid_grant');
+    assert.equal((await userinfo(live.access_token)).statusCode, 401);
+    const grants = await t.app.kernel.db.selectFrom('oauth_grants').select(['revoked_at', 'revoke_reason']).where('user_id', '=', user.id).execute();
+    assert.ok(grants.length > 0);
+    for (const g of grants) assert.equal(g.revoke_reason, 'password_reset');
+    // The user's choice of apps stays: a confirmed user's consent was theirs.
+    assert.ok(await t.app.kernel.db.selectFrom('oauth_consents').select('client_id').where('user_id', '=', user.id).executeTakeFirst());
+  });
+
+  test('the reset page, which says every session was signed out, ends the app grants too', async () => {
+    const user = await makeUser(t.app);
+    const app = await thirdPartyTokens(user.email, user.password);
+    await post('/auth/forgot-password', { email: user.email });
+    const code = codeIn((await lastMail(user.email, 'password_recovery')).body_text);
+    const done = await t.inject({ method: 'POST', url: '/auth/reset-password', headers: FORM_HEADERS, payload: form({ email: user.email, code, password: 'page password 1' }), remoteAddress: '10.7.200.1' });
+    assert.equal(done.statusCode, 200);
+    assert.match(done.payload, /every session was signed out/);
+    assert.equal(JSON.parse((await tokenCall({ grant_type: 'refresh_token', refresh_token: app.refresh_token }, app.auth)).payload).error, 'invalid_grant');
+    assert.equal((await userinfo(app.access_token)).statusCode, 401);
+  });
+
+  test('a password change ends the app grants; the caller keeps the session; a pending email change is dropped', async () => {
+    const user = await makeUser(t.app);
+    const app = await thirdPartyTokens(user.email, user.password);
+    const session = await t.app.services.identity.sessions.start(user.id);
+    // Whoever knew the old password asked to move the account to their own address.
+    const thief = address('thief');
+    assert.equal((await post('/auth/change-email', { newEmail: thief, password: user.password }, bearer(session.accessToken))).statusCode, 202);
+    const moveToken = tokenIn((await lastMail(thief, 'email_change')).body_text);
+
+    const changed = await post('/auth/change-password', { currentPassword: user.password, newPassword: 'changed password 1' }, bearer(session.accessToken));
+    assert.equal(changed.statusCode, 200);
+    assert.equal(JSON.parse((await tokenCall({ grant_type: 'refresh_token', refresh_token: app.refresh_token }, app.auth)).payload).error, 'invalid_grant');
+    assert.equal((await userinfo(app.access_token)).statusCode, 401);
+    assert.equal((await t.inject({ url: '/api/v1/auth/me', headers: bearer(session.accessToken) })).statusCode, 200);
+    const moved = await post('/auth/confirm-email', { token: moveToken });
+    assert.equal(moved.statusCode, 410);
+    assert.equal((await t.app.services.identity.findUserById(user.id))!.email, user.email);
+    assert.match((await lastMail(user.email, 'password_changed')).body_text, /lost their access/);
+  });
+
+  test('another user\'s grants are untouched', async () => {
+    const user = await makeUser(t.app);
+    const bystander = await makeUser(t.app);
+    const theirs = await thirdPartyTokens(bystander.email, bystander.password);
+    const session = await t.app.services.identity.sessions.start(user.id);
+    assert.equal((await post('/auth/change-password', { currentPassword: user.password, newPassword: 'changed password 2' }, bearer(session.accessToken))).statusCode, 200);
+    assert.equal((await tokenCall({ grant_type: 'refresh_token', refresh_token: theirs.refresh_token }, theirs.auth)).statusCode, 200);
+  });
+});
