@@ -129,7 +129,11 @@ export function createAccountFlows(deps: FlowDeps) {
       return { resetToken: outcome, expiresIn: RESET_TOKEN_TTL_SEC };
     },
 
-    /** Sets a new password with a reset token; every session and third-party grant of the user ends (docs/kernel.md, Password changes). */
+    /**
+     * Sets a new password with a reset token. Every session and every third-party grant of
+     * the user ends (docs/kernel.md, Password changes); on an account that was not confirmed yet,
+     * the remembered consents go too: they were given by whoever knew the old password.
+     */
     async resetPassword(resetToken: string, password: string): Promise<UserRow> {
       const passwordHash = await hashPassword(password, config.scryptCost);
       const user = await inTransaction(db, async (trx) => {
@@ -141,7 +145,7 @@ export function createAccountFlows(deps: FlowDeps) {
         // The code reached the mailbox: that confirms the address as well.
         const patch = { password_hash: passwordHash, email_verified_at: row.email_verified_at ?? nowIso, updated_at: nowIso };
         await store.updateUser(trx, row.id, patch);
-        await deps.endSignIns(trx, row.id, 'password_reset');
+        await deps.endSignIns(trx, row.id, 'password_reset', { forgetConsents: !row.email_verified_at });
         await mailer.enqueue(trx, passwordChangedMail(row.email));
         await userChanged(trx, row.id);
         return { ...row, ...patch };

@@ -2,6 +2,7 @@ import { DomainError } from '../http/errors.js';
 import { inTransaction } from '../db/tx.js';
 import type { Kernel } from '../kernel.js';
 import type { OneTimeTokens } from './one-time-tokens.js';
+import type { EndSignIns } from './flows.js';
 import * as store from './store.js';
 
 export const MAGIC_LINK_TTL_SEC = 15 * 60;
@@ -11,7 +12,7 @@ export const MAGIC_LINK_TTL_SEC = 15 * 60;
  * the token is single-use and lives 15 minutes. `returnTo` lets the sign-in page of an OAuth
  * authorize request continue that same request after the link is opened.
  */
-export function createMagicLinks(kernel: Kernel, tokens: OneTimeTokens) {
+export function createMagicLinks(kernel: Kernel, tokens: OneTimeTokens, endSignIns: EndSignIns) {
   const { db, clock, mailer, config } = kernel;
   return {
     /** Always succeeds from the caller's view, whether or not the email is known. */
@@ -44,11 +45,16 @@ export function createMagicLinks(kernel: Kernel, tokens: OneTimeTokens) {
         const user = await store.findUserById(trx, used.userId);
         if (!user) throw new DomainError(401, 'UNAUTHORIZED', 'This sign-in link is invalid, used or expired; ask for a new one');
         if (!user.email_verified_at) {
-          // Opening the link proves the mailbox is theirs.
+          // Opening the link proves the mailbox is theirs, but not that they chose the password:
+          // anyone may register an address they do not own. So the mailbox owner takes the account
+          // over clean: the password, every session, grant and consent made before go
+          // (pre-account takeover; docs/kernel.md, Unconfirmed accounts).
           const now = clock.now().toISOString();
-          await store.updateUser(trx, user.id, { email_verified_at: now, updated_at: now });
+          await store.updateUser(trx, user.id, { email_verified_at: now, password_hash: null, updated_at: now });
+          await endSignIns(trx, user.id, 'mailbox_proven', { forgetConsents: true });
           await kernel.changes.publish(trx, 'identity.user-changed', user.id);
           user.email_verified_at = now;
+          user.password_hash = null;
         }
         return { user, returnTo: typeof used.payload.returnTo === 'string' ? used.payload.returnTo : null };
       });

@@ -49,7 +49,7 @@ export function createIdentityService(kernel: Kernel) {
     return ended;
   };
 
-  const magicLinks = createMagicLinks(kernel, oneTimeTokens);
+  const magicLinks = createMagicLinks(kernel, oneTimeTokens, endSignIns);
   // Verifying against this when the email is unknown keeps both answers equally slow.
   let decoyHash: Promise<string> | null = null;
   const decoy = () => (decoyHash ??= hashPassword('decoy-password-for-timing', config.scryptCost));

@@ -112,3 +112,70 @@ describe('third-party grants end with a password reset or change', () => {
     assert.equal((await tokenCall({ grant_type: 'refresh_token', refresh_token: theirs.refresh_token }, theirs.auth)).statusCode, 200);
   });
 });
+
+describe('pre-account takeover: the mailbox owner takes an unconfirmed account over clean', () => {
+  async function preRegistered() {
+    const victim = address('erin');
+    const reg = await post('/auth/register', { email: victim, password: 'attacker-pass-1' });
+    assert.equal(reg.statusCode, 201);
+    const attacker = json<{ accessToken: string; refreshToken: string }>(await post('/auth/login', { email: victim, password: 'attacker-pass-1' })).data;
+    assert.ok(attacker.accessToken, 'an unconfirmed account can sign in (CONTRACT)');
+    return { victim, attacker, userId: json<{ user: { id: string } }>(reg).data.user.id };
+  }
+
+  test('a magic-link sign-in (API) drops the earlier password, sessions, grants, consents and pending email change', async () => {
+    const { victim, attacker, userId } = await preRegistered();
+    const app = await thirdPartyTokens(victim, 'attacker-pass-1');
+    const attackerMove = address('attacker-inbox');
+    assert.equal((await post('/auth/change-email', { newEmail: attackerMove, password: 'attacker-pass-1' }, bearer(attacker.accessToken))).statusCode, 202);
+    const moveToken = tokenIn((await lastMail(attackerMove, 'email_change')).body_text);
+
+    // The real owner signs in by link.
+    assert.equal((await post('/auth/magic-link', { email: victim })).statusCode, 202);
+    const owner = await post('/auth/magic-link/verify', { token: tokenIn((await lastMail(victim, 'magic_link')).body_text) });
+    assert.equal(owner.statusCode, 200);
+    const ownerTokens = json<{ accessToken: string }>(owner).data;
+
+    // The attacker's password no longer opens the (now confirmed) account.
+    const login = await post('/auth/login', { email: victim, password: 'attacker-pass-1' });
+    assert.equal(login.statusCode, 401);
+    assert.equal(json(login).error!.code, 'INVALID_CREDENTIALS');
+    const row = await t.app.services.identity.findUserById(userId);
+    assert.equal(row!.password_hash, null);
+    assert.notEqual(row!.email_verified_at, null);
+    // Nor does anything the attacker already held.
+    assert.equal((await t.inject({ url: '/api/v1/auth/me', headers: bearer(attacker.accessToken) })).statusCode, 401);
+    assert.equal((await post('/auth/refresh', { refreshToken: attacker.refreshToken })).statusCode, 401);
+    assert.equal(JSON.parse((await tokenCall({ grant_type: 'refresh_token', refresh_token: app.refresh_token }, app.auth)).payload).error, 'invalid_grant');
+    assert.equal((await userinfo(app.access_token)).statusCode, 401);
+    assert.equal(await t.app.kernel.db.selectFrom('oauth_consents').select('client_id').where('user_id', '=', userId).executeTakeFirst(), undefined);
+    assert.equal((await post('/auth/confirm-email', { token: moveToken })).statusCode, 410);
+    assert.equal((await t.app.services.identity.findUserById(userId))!.email, victim);
+    // The owner is signed in, and sets a password through the reset flow.
+    const me = await t.inject({ url: '/api/v1/auth/me', headers: bearer(ownerTokens.accessToken) });
+    assert.equal(json<{ emailVerified: boolean }>(me).data.emailVerified, true);
+    await post('/auth/forgot-password', { email: victim });
+    const { resetToken } = json<{ resetToken: string }>(await post('/auth/exchange-recovery-code', { email: victim, code: codeIn((await lastMail(victim, 'password_recovery')).body_text) })).data;
+    assert.equal((await post('/auth/reset-password', { resetToken, password: 'owner password 1' })).statusCode, 200);
+    assert.equal((await post('/auth/login', { email: victim, password: 'owner password 1' })).statusCode, 200);
+  });
+
+  test('a reset of an unconfirmed account also forgets the consents given before it', async () => {
+    const { victim, userId } = await preRegistered();
+    await thirdPartyTokens(victim, 'attacker-pass-1');
+    await post('/auth/forgot-password', { email: victim });
+    const { resetToken } = json<{ resetToken: string }>(await post('/auth/exchange-recovery-code', { email: victim, code: codeIn((await lastMail(victim, 'password_recovery')).body_text) })).data;
+    assert.equal((await post('/auth/reset-password', { resetToken, password: 'owner password 2' })).statusCode, 200);
+    assert.equal((await post('/auth/login', { email: victim, password: 'attacker-pass-1' })).statusCode, 401);
+    assert.equal(await t.app.kernel.db.selectFrom('oauth_consents').select('client_id').where('user_id', '=', userId).executeTakeFirst(), undefined);
+  });
+
+  test('a magic link on an account already confirmed keeps its password and sessions', async () => {
+    const user = await makeUser(t.app, { verified: true });
+    const session = await t.app.services.identity.sessions.start(user.id);
+    await post('/auth/magic-link', { email: user.email });
+    assert.equal((await post('/auth/magic-link/verify', { token: tokenIn((await lastMail(user.email, 'magic_link')).body_text) })).statusCode, 200);
+    assert.equal((await post('/auth/login', { email: user.email, password: TEST_PASSWORD })).statusCode, 200);
+    assert.equal((await t.inject({ url: '/api/v1/auth/me', headers: bearer(session.accessToken) })).statusCode, 200);
+  });
+});
