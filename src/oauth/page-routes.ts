@@ -1,7 +1,7 @@
 import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { AppContext } from '../app.js';
 import { DomainError } from '../http/errors.js';
-import { randomToken } from '../lib/crypto.js';
+import { randomToken, sha256Hex } from '../lib/crypto.js';
 import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from './browser-sessions.js';
 import type { AuthorizeRequest } from './authorize.js';
 import { consentPage, magicLinkPage, messagePage, signInPage } from './pages/views.js';
@@ -75,8 +75,14 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
     return res;
   }
 
-  async function showConsentOrApprove(h: ResponseToolkit, sessionValue: string, userId: string, req: AuthorizeRequest, clientName: string, forceConsent: boolean) {
-    if (!forceConsent && (await authorize.hasConsent(userId, req))) return redirect(h, await authorize.approve(userId, req));
+  /**
+   * A remembered consent skips the page only for a confidential client: anyone can send a public
+   * client's authorize request with their own PKCE pair and a redirect they can read (a loopback
+   * port), so a public client is asked again every time (RFC 8252 8.6, RFC 9700 2.1.1).
+   */
+  async function showConsentOrApprove(h: ResponseToolkit, sessionValue: string, userId: string, req: AuthorizeRequest, client: { name: string; type: string }, forceConsent: boolean) {
+    const clientName = client.name;
+    if (!forceConsent && client.type === 'confidential' && (await authorize.hasConsent(userId, req))) return redirect(h, await authorize.approve(userId, req));
     const user = await identity.getUser(userId);
     return page(h, consentPage({ action: AUTHORIZE_PATH, clientName, userEmail: user.email, scopes: req.scopes, requestState: authorize.sealRequest(req), csrf: authorize.csrfFor(sessionValue, 'consent') }));
   }
@@ -93,7 +99,7 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
         const sessionValue = cookie(request, BROWSER_SESSION_COOKIE);
         const userId = await browserSessions.userOf(sessionValue);
         const forceConsent = typeof request.query.prompt === 'string' && request.query.prompt.split(' ').includes('consent');
-        if (userId && sessionValue) return showConsentOrApprove(h, sessionValue, userId, result.request, result.client.name, forceConsent);
+        if (userId && sessionValue) return showConsentOrApprove(h, sessionValue, userId, result.request, result.client, forceConsent);
         return showSignIn(request, h, result.request, result.client.name);
       },
     },

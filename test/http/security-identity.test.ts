@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { bearer, makeUser, TEST_PASSWORD } from '../helpers/factories.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { authorizeAndAllow, authorizeQuery, basic, form, FORM_HEADERS, makeClient, pkcePair, REDIRECT } from '../helpers/oauth.js';
+import { authorizeAndAllow, authorizeQuery, basic, cookieHeader, form, FORM_HEADERS, makeClient, pkcePair, REDIRECT } from '../helpers/oauth.js';
 
 /**
  * Attacks on sign-in, replayed through the API and the pages; each must now fail to get in.
@@ -177,5 +177,31 @@ describe('pre-account takeover: the mailbox owner takes an unconfirmed account o
     assert.equal((await post('/auth/magic-link/verify', { token: tokenIn((await lastMail(user.email, 'magic_link')).body_text) })).statusCode, 200);
     assert.equal((await post('/auth/login', { email: user.email, password: TEST_PASSWORD })).statusCode, 200);
     assert.equal((await t.inject({ url: '/api/v1/auth/me', headers: bearer(session.accessToken) })).statusCode, 200);
+  });
+});
+
+describe('public clients are asked again (RFC 8252 8.6)', () => {
+  test('after one consent, a new request with a fresh PKCE pair shows the consent page instead of a code', async () => {
+    const pub = await makeClient(t, { type: 'public', name: 'PubApp' });
+    const user = await makeUser(t.app);
+    const first = await authorizeAndAllow(t, authorizeQuery(pub.clientId, pkcePair().challenge), user.email, user.password);
+    assert.ok(first.location.searchParams.get('code'));
+    // Someone else's request, with their own PKCE pair, in the user's signed-in browser.
+    const again = await t.inject({ url: authorizeQuery(pub.clientId, pkcePair().challenge, { state: 'atk' }), headers: { cookie: cookieHeader(first.cookies) } });
+    assert.equal(again.statusCode, 200);
+    assert.equal(again.headers.location, undefined);
+    assert.match(again.payload, /PubApp wants to access your Gantry account/);
+    assert.match(again.payload, /name="decision" value="allow"/);
+    const codes = await t.app.kernel.db.selectFrom('oauth_codes').select('code_hash').where('client_id', '=', pub.clientId).execute();
+    assert.equal(codes.length, 1, 'no code was issued without the user');
+  });
+
+  test('a confidential client the user allowed still skips the page', async () => {
+    const conf = await makeClient(t);
+    const user = await makeUser(t.app);
+    const first = await authorizeAndAllow(t, authorizeQuery(conf.clientId, pkcePair().challenge), user.email, user.password);
+    const again = await t.inject({ url: authorizeQuery(conf.clientId, pkcePair().challenge), headers: { cookie: cookieHeader(first.cookies) } });
+    assert.equal(again.statusCode, 302);
+    assert.ok(new URL(again.headers.location as string).searchParams.get('code'));
   });
 });
