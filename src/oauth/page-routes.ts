@@ -53,6 +53,7 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
   const { oauth, identity } = app.services;
   const { authorize, browserSessions, clients } = oauth;
   const secure = app.kernel.config.publicUrl.startsWith('https:');
+  const publicOrigin = new URL(app.kernel.config.publicUrl).origin;
   const attrs = (maxAge: number) => `Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? '; Secure' : ''}`;
   const pageConfig = { auth: false as const, plugins: { gantry: { errorFormat: htmlErrorFormat } } };
 
@@ -145,8 +146,12 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
         if (!spent.allowed) return showSignIn(request, h, req, client.name, { status: 429, email, error: 'Too many attempts. Wait a few minutes, then try again.' });
         if (magic) {
           if (!email) return showSignIn(request, h, req, client.name, { status: 400, error: 'Enter your email to receive a sign-in link.' });
-          await identity.magicLinks.request(email, { returnTo: authorize.requestUrl(req) });
-          return showSignIn(request, h, req, client.name, { email, notice: 'If an account exists for this email, a sign-in link is on its way. Open it in this browser.' });
+          // The csrf check above proved this cookie exists; the link continues only where it is.
+          const pre = cookie(request, PRE_SESSION_COOKIE)!;
+          await identity.magicLinks.request(email, { returnTo: authorize.requestUrl(req), browser: sha256Hex(pre) });
+          const res = await showSignIn(request, h, req, client.name, { email, notice: 'If an account exists for this email, a sign-in link is on its way. Open it in this browser.' });
+          // Renewed so it outlives the link (15 minutes) however long the page was open.
+          return res.header('Set-Cookie', `${PRE_SESSION_COOKIE}=${pre}; ${attrs(PRE_SESSION_TTL_SEC)}`, { append: true });
         }
         const password = str('password') ?? '';
         if (!email || !password) return showSignIn(request, h, req, client.name, { status: 400, email, error: 'Enter your email and password.' });
@@ -168,7 +173,12 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
       handler: (request, h) => {
         const token = typeof request.query.token === 'string' ? request.query.token : '';
         if (!token) return page(h, messagePage('Sign-in link', 'This link is incomplete. Ask for a new one.'), 400);
-        return page(h, magicLinkPage(token));
+        // The Continue button must come from this page in this browser (login CSRF): its value
+        // is bound to the pre-session cookie, set here when the browser has none yet.
+        const pre = preSession(request);
+        const res = page(h, magicLinkPage(token, authorize.csrfFor(pre.value, 'magic')));
+        if (pre.setCookie) res.header('Set-Cookie', pre.setCookie, { append: true });
+        return res;
       },
     },
     {
@@ -184,9 +194,18 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
         const body = (request.payload ?? {}) as Record<string, unknown>;
         const token = typeof body.token === 'string' ? body.token : '';
         if (!token) return page(h, messagePage('Sign-in link', 'This link is incomplete. Ask for a new one.'), 400);
+        // Login CSRF: a form on another site must not sign this browser in to the attacker's
+        // account with the attacker's own link. Our pages send no referrer, so a genuine POST
+        // carries Origin "null" or ours; the csrf value is what proves it came from our page.
+        const origin = request.headers.origin as string | undefined;
+        const crossSite = request.headers['sec-fetch-site'] === 'cross-site' || (origin !== undefined && origin !== 'null' && origin !== publicOrigin);
+        const pre = cookie(request, PRE_SESSION_COOKIE);
+        if (crossSite || !authorize.csrfMatches(pre, 'magic', body.csrf)) {
+          return page(h, messagePage('This form cannot be accepted', 'It has expired or was not sent from the sign-in link page. Open the link from the mail again.'), 403);
+        }
         let consumed: Awaited<ReturnType<typeof identity.magicLinks.consume>>;
         try {
-          consumed = await identity.magicLinks.consume(token);
+          consumed = await identity.magicLinks.consume(token, sha256Hex(pre!));
         } catch (err) {
           if (err instanceof DomainError && err.status === 401) return page(h, messagePage('Sign-in link', 'This sign-in link is invalid, used or expired. Ask for a new one.'), 400);
           throw err;
@@ -196,6 +215,9 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
         // Only our own authorize endpoint is a place to continue to: never an open redirect.
         const returnTo = consumed.returnTo;
         if (returnTo && returnTo.startsWith(`${AUTHORIZE_PATH}?`) && !returnTo.includes('\\')) return redirect(h, returnTo, 303).header('Set-Cookie', setCookie);
+        if (consumed.continuedElsewhere) {
+          return page(h, messagePage('You are signed in', 'This link was asked for in another browser, so the application that asked is not continued here. Go back to it and sign in again if you want to continue.')).header('Set-Cookie', setCookie);
+        }
         return page(h, messagePage('You are signed in', 'You can close this page and return to the application.')).header('Set-Cookie', setCookie);
       },
     },

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { bearer, makeUser, TEST_PASSWORD } from '../helpers/factories.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { authorizeAndAllow, authorizeQuery, basic, cookieHeader, form, FORM_HEADERS, makeClient, pkcePair, REDIRECT } from '../helpers/oauth.js';
+import { AUTHORIZE, authorizeAndAllow, authorizeQuery, basic, cookieHeader, cookiesFrom, form, FORM_HEADERS, hiddenInput, makeClient, pkcePair, REDIRECT } from '../helpers/oauth.js';
 
 /**
  * Attacks on sign-in, replayed through the API and the pages; each must now fail to get in.
@@ -203,5 +203,103 @@ describe('public clients are asked again (RFC 8252 8.6)', () => {
     const again = await t.inject({ url: authorizeQuery(conf.clientId, pkcePair().challenge), headers: { cookie: cookieHeader(first.cookies) } });
     assert.equal(again.statusCode, 302);
     assert.ok(new URL(again.headers.location as string).searchParams.get('code'));
+  });
+});
+
+/** A browser: a cookie jar over t.inject. */
+function browser(initial: Record<string, string> = {}) {
+  const jar: Record<string, string> = { ...initial };
+  return {
+    jar,
+    async get(url: string) {
+      const res = await t.inject({ url, headers: { cookie: cookieHeader(jar) } });
+      Object.assign(jar, cookiesFrom(res.headers['set-cookie'] as string[] | string | undefined));
+      return res;
+    },
+    async post(url: string, data: Record<string, string>, headers: Record<string, string> = {}) {
+      const res = await t.inject({ method: 'POST', url, headers: { ...FORM_HEADERS, cookie: cookieHeader(jar), ...headers }, payload: form(data), remoteAddress: `10.8.${(ip >> 8) & 255}.${ip++ & 255}` });
+      Object.assign(jar, cookiesFrom(res.headers['set-cookie'] as string[] | string | undefined));
+      return res;
+    },
+  };
+}
+const magicPath = (text: string) => /http:\/\/127\.0\.0\.1:8080(\/auth\/magic\?token=[^\s]+)/.exec(text)![1];
+const spent = async (userId: string) => (await t.app.kernel.db.selectFrom('one_time_tokens').select('consumed_at').where('user_id', '=', userId).where('purpose', '=', 'magic_link').executeTakeFirstOrThrow()).consumed_at;
+
+describe('login CSRF on POST /auth/magic', () => {
+  test('a cross-site form posting the attacker\'s own link does not sign the victim\'s browser in', async () => {
+    const attacker = await makeUser(t.app);
+    await post('/auth/magic-link', { email: attacker.email });
+    const link = magicPath((await lastMail(attacker.email, 'magic_link')).body_text);
+    const token = new URL(link, 'http://x').searchParams.get('token')!;
+    // The attacker even fetches the landing page himself, for a csrf value of his own browser.
+    const own = browser();
+    const csrf = hiddenInput((await own.get(link)).payload, 'csrf')!;
+    assert.ok(csrf);
+
+    const victim = browser();
+    const attempts: Array<{ data: Record<string, string>; headers: Record<string, string> }> = [
+      { data: { token }, headers: { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' } },
+      { data: { token, csrf }, headers: { origin: 'https://evil.example' } },
+      { data: { token, csrf }, headers: {} },
+    ];
+    for (const attempt of attempts) {
+      const res = await victim.post('/auth/magic', attempt.data, attempt.headers);
+      assert.equal(res.statusCode, 403, JSON.stringify(attempt.headers));
+      assert.match(res.payload, /cannot be accepted/);
+      assert.equal(victim.jar.gantry_session, undefined);
+    }
+    assert.equal(await spent(attacker.id), null, 'the refused posts did not spend the link');
+    // A foreign Origin is refused even with this browser's own page values.
+    const page = await victim.get(link);
+    const foreign = await victim.post('/auth/magic', { token, csrf: hiddenInput(page.payload, 'csrf')! }, { origin: 'https://evil.example' });
+    assert.equal(foreign.statusCode, 403);
+    assert.equal(await spent(attacker.id), null);
+  });
+
+  test('the link opened in any browser signs in through its own page (Origin null: our pages send no referrer)', async () => {
+    const user = await makeUser(t.app);
+    await post('/auth/magic-link', { email: user.email });
+    const link = magicPath((await lastMail(user.email, 'magic_link')).body_text);
+    const other = browser();
+    const page = await other.get(link);
+    assert.equal(page.statusCode, 200);
+    assert.ok(other.jar.gantry_presession, 'the landing page sets the pre-session cookie its csrf value is bound to');
+    assert.notEqual(await spent(user.id), undefined);
+    assert.equal(await spent(user.id), null, 'opening the page spends nothing');
+    const res = await other.post('/auth/magic', { token: hiddenInput(page.payload, 'token')!, csrf: hiddenInput(page.payload, 'csrf')! }, { origin: 'null', 'sec-fetch-site': 'same-origin' });
+    assert.equal(res.statusCode, 200);
+    assert.match(res.payload, /You are signed in/);
+    assert.ok(other.jar.gantry_session);
+    assert.notEqual(await spent(user.id), null);
+  });
+});
+
+describe('a sign-in link continues an authorize request only in the browser that asked for it', () => {
+  test('the victim\'s click on a link the attacker asked for does not complete the attacker\'s request', async () => {
+    const app = await makeClient(t, { name: 'Trusted App' });
+    const alice = await makeUser(t.app);
+    // Alice allowed this app before, so a continued request would need no click from her.
+    await authorizeAndAllow(t, authorizeQuery(app.clientId, pkcePair().challenge), alice.email, alice.password);
+    const codesBefore = (await t.app.kernel.db.selectFrom('oauth_codes').select('code_hash').where('client_id', '=', app.clientId).execute()).length;
+
+    // The attacker starts a request with his own PKCE pair and asks for a link for Alice.
+    const attacker = browser();
+    const url = authorizeQuery(app.clientId, pkcePair().challenge, { state: 'atk' });
+    const signInPage = await attacker.get(url);
+    const asked = await attacker.post(AUTHORIZE, { csrf: hiddenInput(signInPage.payload, 'csrf')!, request_state: hiddenInput(signInPage.payload, 'request_state')!, email: alice.email, action: 'magic_link' });
+    assert.equal(asked.statusCode, 200);
+
+    // Alice opens it in her browser and presses Continue.
+    const aliceBrowser = browser();
+    const link = magicPath((await lastMail(alice.email, 'magic_link')).body_text);
+    const page = await aliceBrowser.get(link);
+    const res = await aliceBrowser.post('/auth/magic', { token: hiddenInput(page.payload, 'token')!, csrf: hiddenInput(page.payload, 'csrf')! });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.headers.location, undefined);
+    assert.match(res.payload, /asked for in another browser/);
+    assert.ok(aliceBrowser.jar.gantry_session, 'she is signed in all the same');
+    const codesAfter = (await t.app.kernel.db.selectFrom('oauth_codes').select('code_hash').where('client_id', '=', app.clientId).execute()).length;
+    assert.equal(codesAfter, codesBefore, 'no code was issued for the attacker\'s request');
   });
 });
