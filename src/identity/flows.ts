@@ -98,7 +98,7 @@ export function createAccountFlows(deps: FlowDeps) {
     async resendConfirmation(email: string): Promise<void> {
       await inTransaction(db, async (trx) => {
         const user = await store.findUserByEmail(trx, email);
-        if (!user || user.email_verified_at) return;
+        if (!user || user.email_verified_at) return tokens.issueDecoy(trx, 'email_confirmation', CONFIRMATION_TTL_SEC);
         await issueConfirmation(trx, user);
       });
       deliver();
@@ -108,7 +108,7 @@ export function createAccountFlows(deps: FlowDeps) {
     async forgotPassword(email: string): Promise<void> {
       await inTransaction(db, async (trx) => {
         const user = await store.findUserByEmail(trx, email);
-        if (!user) return;
+        if (!user) return tokens.issueDecoy(trx, 'password_recovery_code', RECOVERY_CODE_TTL_SEC);
         const { secret: code } = await tokens.issueCode(trx, { userId: user.id, purpose: 'password_recovery_code', ttlSec: RECOVERY_CODE_TTL_SEC, code: randomDigits(6) });
         await mailer.enqueue(trx, recoveryMail(config, user.email, code));
       });

@@ -22,7 +22,7 @@ export function createMagicLinks(kernel: Kernel, tokens: OneTimeTokens, endSignI
     async request(email: string, options: { returnTo?: string | null; browser?: string | null } = {}): Promise<void> {
       await inTransaction(db, async (trx) => {
         const user = await store.findUserByEmail(trx, email);
-        if (!user) return;
+        if (!user) return tokens.issueDecoy(trx, 'magic_link', MAGIC_LINK_TTL_SEC);
         const { secret } = await tokens.issue(trx, {
           userId: user.id,
           purpose: 'magic_link',

@@ -303,3 +303,29 @@ describe('a sign-in link continues an authorize request only in the browser that
     assert.equal(codesAfter, codesBefore, 'no code was issued for the attacker\'s request');
   });
 });
+
+describe('account enumeration', () => {
+  const decoys = async (purpose: string) =>
+    Number((await t.app.kernel.db.selectFrom('one_time_tokens').select((eb) => eb.fn.countAll().as('n')).where('purpose', '=', purpose).where('user_id', 'is', null).executeTakeFirstOrThrow()).n);
+
+  test('forgot-password, magic-link and resend-confirmation do the same write for an unknown email, a secret nobody can use, and mail nothing', async () => {
+    const ghost = address('ghost');
+    for (const [url, purpose] of [['/auth/forgot-password', 'password_recovery_code'], ['/auth/magic-link', 'magic_link'], ['/auth/resend-confirmation', 'email_confirmation']] as const) {
+      const before = await decoys(purpose);
+      const res = await post(url, { email: ghost });
+      assert.equal(res.statusCode, 202, url);
+      assert.equal(await decoys(purpose), before + 1, url);
+    }
+    assert.equal(await t.app.kernel.db.selectFrom('mail_outbox').select('id').where('to_address', '=', ghost).executeTakeFirst(), undefined);
+    // The decoy is no secret to anyone: no code works for the unknown email.
+    const guess = await post('/auth/exchange-recovery-code', { email: ghost, code: '123456' });
+    assert.equal(guess.statusCode, 410);
+  });
+
+  test('register keeps its 409 for a taken email: it must answer 201 with the user (CONTRACT), which a taken email cannot give', async () => {
+    const user = await makeUser(t.app);
+    const res = await post('/auth/register', { email: ` ${user.email.toUpperCase()} `, password: 'another password' });
+    assert.equal(res.statusCode, 409);
+    assert.equal(json(res).error!.code, 'CONFLICT');
+  });
+});
