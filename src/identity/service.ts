@@ -28,7 +28,7 @@ export interface NewUser {
  */
 export type SignInResetHook = (executor: Executor, userId: string, reason: string, options: { forgetConsents: boolean }) => Promise<unknown>;
 
-export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+export { normalizeEmail } from './email.js';
 
 /** Users and their sign-in sessions: the identity every other domain refers to by user id. */
 export function createIdentityService(kernel: Kernel) {
@@ -58,7 +58,7 @@ export function createIdentityService(kernel: Kernel) {
     // The rules live here, not only in the route schemas, so every caller (the CLI too) obeys them.
     const checked = newUserRules.validate({ email: input.email, password: input.password ?? null, username: input.username || null }, { abortEarly: false });
     if (checked.error) throw badRequest(checked.error.details.map((d) => d.message.replace(/"/g, '')).join('; '), checked.error.details.map((d) => ({ field: d.path.join('.'), message: d.message.replace(/"/g, '') })));
-    const email = normalizeEmail(input.email);
+    const email = (checked.value as { email: string }).email;
     const username = input.username ? input.username.trim().toLowerCase() : null;
     if (username && RESERVED_USERNAMES.has(username)) throw conflict('This username is reserved');
     // Hash first: scrypt must not run while a transaction holds the connection.

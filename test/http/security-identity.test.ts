@@ -329,3 +329,63 @@ describe('account enumeration', () => {
     assert.equal(json(res).error!.code, 'CONFLICT');
   });
 });
+
+describe('look-alike emails cannot register', () => {
+  test('a fullwidth or differently encoded spelling is the same account (409), and signs in to it', async () => {
+    const local = `alice${seq++}${Date.now().toString(36)}`;
+    const plain = `${local}@example.test`;
+    assert.equal((await post('/auth/register', { email: plain, password: 'alice password' })).statusCode, 201);
+    const fullwidth = [...local].map((ch) => String.fromCharCode(ch.charCodeAt(0) + 0xfee0)).join('') + '@example.test';
+    const again = await post('/auth/register', { email: fullwidth, password: 'other password' });
+    assert.equal(again.statusCode, 409);
+    assert.equal(json(again).error!.code, 'CONFLICT');
+    const login = await post('/auth/login', { email: fullwidth, password: 'alice password' });
+    assert.equal(login.statusCode, 200);
+    assert.equal(json<{ user: { email: string } }>(login).data.user.email, plain);
+
+    // An internationalized domain is one domain in either spelling.
+    const idn = `jörg${seq++}@müller.example`;
+    assert.equal(json<{ user: { email: string } }>(await post('/auth/register', { email: idn, password: 'jörg password' })).data.user.email, idn);
+    assert.equal((await post('/auth/register', { email: idn.replace('müller', 'xn--mller-kva'), password: 'jörg password' })).statusCode, 409);
+  });
+
+  test('invisible characters, a Cyrillic letter among Latin ones, a detached accent or an all-Cyrillic imitation are refused (400) at every door', async () => {
+    const local = `alice${seq++}${Date.now().toString(36)}`;
+    const lookalikes = [
+      `${local}\u200b@example.test`, // zero-width space
+      `${local}@exampl\u0435.test`, // Cyrillic е in the domain
+      `\u0430${local.slice(1)}@example.test`, // Cyrillic а in the local part
+      `AL\u0130CE${seq++}@example.test`, // İ lower-cases to i + a combining dot
+      `\u0441\u043e\u0440\u0430@example.test`, // "сора": Cyrillic only, reads "copa"
+      `${local}\u202e@example.test`, // right-to-left override
+    ];
+    for (const address of lookalikes) {
+      const res = await post('/auth/register', { email: address, password: 'a good password' });
+      assert.equal(res.statusCode, 400, JSON.stringify(address));
+      assert.equal(json(res).error!.code, 'VALIDATION_FAILED');
+      assert.equal(json(res).error!.details![0].field, 'email');
+    }
+    const me = await t.app.services.identity.sessions.start((await makeUser(t.app)).id);
+    for (const [url, body, headers] of [
+      ['/auth/login', { email: lookalikes[0], password: 'a good password' }, {}],
+      ['/auth/magic-link', { email: lookalikes[1] }, {}],
+      ['/auth/forgot-password', { email: lookalikes[2] }, {}],
+      ['/auth/change-email', { newEmail: lookalikes[3], password: TEST_PASSWORD }, bearer(me.accessToken)],
+    ] as const) {
+      const res = await post(url, body, headers);
+      assert.equal(res.statusCode, 400, url);
+      assert.equal(json(res).error!.code, 'VALIDATION_FAILED', url);
+    }
+    // The CLI's door (createUser) too.
+    await assert.rejects(() => t.app.services.identity.createUser({ email: lookalikes[1], password: 'a good password' }), (err: { status?: number }) => err.status === 400);
+    for (const address of lookalikes) assert.equal(await t.app.kernel.db.selectFrom('users').select('id').where('email', '=', address.toLowerCase()).executeTakeFirst(), undefined);
+  });
+
+  test('ordinary internationalized addresses still register', async () => {
+    for (const address of [`иван${seq++}@пример.example`, `josé${seq++}@example.test`, `まさ${seq++}@example.jp`, `δοκιμή${seq++}@παράδειγμα.example`]) {
+      const res = await post('/auth/register', { email: address, password: 'a good password' });
+      assert.equal(res.statusCode, 201, `${address}: ${res.payload}`);
+      assert.equal(json<{ user: { email: string } }>(res).data.user.email, address.normalize('NFKC'));
+    }
+  });
+});
