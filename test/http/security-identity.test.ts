@@ -119,7 +119,7 @@ describe('pre-account takeover: the mailbox owner takes an unconfirmed account o
     const reg = await post('/auth/register', { email: victim, password: 'attacker-pass-1' });
     assert.equal(reg.statusCode, 201);
     const attacker = json<{ accessToken: string; refreshToken: string }>(await post('/auth/login', { email: victim, password: 'attacker-pass-1' })).data;
-    assert.ok(attacker.accessToken, 'an unconfirmed account can sign in (CONTRACT)');
+    assert.ok(attacker.accessToken, 'an unconfirmed account can sign in (docs/kernel.md)');
     return { victim, attacker, userId: json<{ user: { id: string } }>(reg).data.user.id };
   }
 
@@ -322,7 +322,7 @@ describe('account enumeration', () => {
     assert.equal(guess.statusCode, 410);
   });
 
-  test('register keeps its 409 for a taken email: it must answer 201 with the user (CONTRACT), which a taken email cannot give', async () => {
+  test('register keeps its 409 for a taken email: it must answer 201 with the user, which a taken email cannot give', async () => {
     const user = await makeUser(t.app);
     const res = await post('/auth/register', { email: ` ${user.email.toUpperCase()} `, password: 'another password' });
     assert.equal(res.statusCode, 409);
