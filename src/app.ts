@@ -26,6 +26,9 @@ export function createServices(kernel: Kernel) {
   const wallet = createWalletService(kernel);
   const status = createStatusService(kernel);
   const oauth = createOAuthService(kernel, { identity });
+  // A password reset or change, or a mailbox proven on an unconfirmed account, also ends the
+  // user's third-party grants (docs/oauth.md, Revocation).
+  identity.onSignInReset((trx, userId, reason, options) => oauth.revokeAllGrantsOfUser(trx, userId, reason, options));
   const connectors = createConnectorsService(kernel, { access: accounts.access, identity, notifications });
   const ai = createAiService(kernel, { accounts, wallet });
   return { identity, accounts, wallet, notifications, status, oauth, connectors, ai };

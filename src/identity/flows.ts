@@ -3,7 +3,6 @@ import { inTransaction, type Executor } from '../db/tx.js';
 import { hashPassword, randomDigits, verifyPassword } from '../lib/crypto.js';
 import type { Kernel } from '../kernel.js';
 import type { OneTimeTokens } from './one-time-tokens.js';
-import type { Sessions } from './sessions.js';
 import { confirmationMail, emailChangeMail, emailChangeNoticeMail, passwordChangedMail, recoveryMail } from './mails.js';
 import * as store from './store.js';
 import { RESERVED_USERNAMES } from './schemas.js';
@@ -23,11 +22,14 @@ export const invalidSecret = (what: string) => new DomainError(410, 'GONE', `Thi
 export interface FlowDeps {
   kernel: Kernel;
   tokens: OneTimeTokens;
-  sessions: Sessions;
   /** A password hash to verify against when the email is unknown (keeps timings alike). */
   decoyHash(): Promise<string>;
   createUserRow(input: { email: string; passwordHash: string | null; fullName?: string | null; username?: string | null; verified?: boolean }, executor: Executor): Promise<UserRow>;
+  /** Ends what the user's earlier sign-ins opened: sessions, pending secrets, third-party grants. */
+  endSignIns: EndSignIns;
 }
+
+export type EndSignIns = (trx: Executor, userId: string, reason: string, options?: { exceptSessionId?: string | null; forgetConsents?: boolean }) => Promise<number>;
 
 /**
  * The self-service flows of the sign-in API (CONTRACT.md): registration and email
@@ -35,7 +37,7 @@ export interface FlowDeps {
  * Mail is queued in the same transaction as the secret it carries, then delivered after commit.
  */
 export function createAccountFlows(deps: FlowDeps) {
-  const { kernel, tokens, sessions } = deps;
+  const { kernel, tokens } = deps;
   const { db, clock, mailer, config, changes } = kernel;
   const deliver = () => void mailer.deliverPending();
 
@@ -96,7 +98,7 @@ export function createAccountFlows(deps: FlowDeps) {
     async resendConfirmation(email: string): Promise<void> {
       await inTransaction(db, async (trx) => {
         const user = await store.findUserByEmail(trx, email);
-        if (!user || user.email_verified_at) return;
+        if (!user || user.email_verified_at) return tokens.issueDecoy(trx, 'email_confirmation', CONFIRMATION_TTL_SEC);
         await issueConfirmation(trx, user);
       });
       deliver();
@@ -106,7 +108,7 @@ export function createAccountFlows(deps: FlowDeps) {
     async forgotPassword(email: string): Promise<void> {
       await inTransaction(db, async (trx) => {
         const user = await store.findUserByEmail(trx, email);
-        if (!user) return;
+        if (!user) return tokens.issueDecoy(trx, 'password_recovery_code', RECOVERY_CODE_TTL_SEC);
         const { secret: code } = await tokens.issueCode(trx, { userId: user.id, purpose: 'password_recovery_code', ttlSec: RECOVERY_CODE_TTL_SEC, code: randomDigits(6) });
         await mailer.enqueue(trx, recoveryMail(config, user.email, code));
       });
@@ -127,7 +129,11 @@ export function createAccountFlows(deps: FlowDeps) {
       return { resetToken: outcome, expiresIn: RESET_TOKEN_TTL_SEC };
     },
 
-    /** Sets a new password with a reset token; every session of the user ends. */
+    /**
+     * Sets a new password with a reset token. Every session and every third-party grant of
+     * the user ends (docs/kernel.md, Password changes); on an account that was not confirmed yet,
+     * the remembered consents go too: they were given by whoever knew the old password.
+     */
     async resetPassword(resetToken: string, password: string): Promise<UserRow> {
       const passwordHash = await hashPassword(password, config.scryptCost);
       const user = await inTransaction(db, async (trx) => {
@@ -139,8 +145,7 @@ export function createAccountFlows(deps: FlowDeps) {
         // The code reached the mailbox: that confirms the address as well.
         const patch = { password_hash: passwordHash, email_verified_at: row.email_verified_at ?? nowIso, updated_at: nowIso };
         await store.updateUser(trx, row.id, patch);
-        await tokens.retireAll(trx, row.id, 'password_recovery_code');
-        await sessions.revokeAllOfUser(trx, row.id, 'password_reset');
+        await deps.endSignIns(trx, row.id, 'password_reset', { forgetConsents: !row.email_verified_at });
         await mailer.enqueue(trx, passwordChangedMail(row.email));
         await userChanged(trx, row.id);
         return { ...row, ...patch };
@@ -151,7 +156,8 @@ export function createAccountFlows(deps: FlowDeps) {
 
     /**
      * Changes the password of a signed-in user who knows the current one. Every other session
-     * ends (a change is what one does after a suspected leak); the caller's own stays.
+     * and every third-party grant ends (a change is what one does after a suspected leak); the
+     * caller's own session stays.
      */
     async changePassword(userId: string, currentSessionId: string | null, currentPassword: string, newPassword: string): Promise<{ endedSessions: number }> {
       const user = await store.findUserById(db, userId);
@@ -162,9 +168,7 @@ export function createAccountFlows(deps: FlowDeps) {
       const ended = await inTransaction(db, async (trx) => {
         const nowIso = clock.now().toISOString();
         await store.updateUser(trx, userId, { password_hash: passwordHash, updated_at: nowIso });
-        await tokens.retireAll(trx, userId, 'password_recovery_code');
-        await tokens.retireAll(trx, userId, 'password_reset');
-        const count = await sessions.revokeAllOfUser(trx, userId, 'password_changed', currentSessionId);
+        const count = await deps.endSignIns(trx, userId, 'password_changed', { exceptSessionId: currentSessionId });
         await mailer.enqueue(trx, passwordChangedMail(user.email));
         await userChanged(trx, userId);
         return count;

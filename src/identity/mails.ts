@@ -8,7 +8,7 @@ export function confirmationMail(config: Config, to: string, token: string): Mai
     to,
     kind: 'email_confirmation',
     subject: 'Confirm your email for Gantry',
-    text: `Open this link to confirm your email address. It works once and expires in 24 hours.\n\n${link}\n\nIf you did not sign up for Gantry, ignore this mail.`,
+    text: `Open this link to confirm your email address. It works once and expires in 24 hours.\n\n${link}\n\nIf you did not sign up for Gantry, do not confirm: ignore this mail. To use Gantry with this address anyway, sign in with an emailed link or reset the password; either one discards a password you did not choose.`,
   };
 }
 
@@ -46,6 +46,6 @@ export function passwordChangedMail(to: string): MailMessage {
     to,
     kind: 'password_changed',
     subject: 'Your Gantry password was changed',
-    text: 'The password of your Gantry account was just changed, and your other sessions were signed out.\n\nIf it was not you, reset your password now.',
+    text: 'The password of your Gantry account was just changed. Your other sessions were signed out, and the apps you had connected lost their access: allow them again the next time they ask.\n\nIf it was not you, reset your password now.',
   };
 }

@@ -47,7 +47,7 @@ export function identityPages(app: AppContext): ServerRoute[] {
   const pageConfig = (rateLimit: { limit: number; windowSec: number } | false) => ({ auth: false as const, plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit } } });
 
   const confirmForm = (token: string) =>
-    `<p>Confirm this email address for your Gantry account.</p>
+    `<p>Confirm this email address for the Gantry account that was registered with it. Only confirm if you created that account; if you did not, close this page.</p>
 <form method="post" action="/auth/confirm-email"><input type="hidden" name="token" value="${escape(token)}"><button type="submit">Confirm my email</button></form>`;
 
   const resetForm = (email: string, code: string, error = '') =>

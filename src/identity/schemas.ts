@@ -1,6 +1,19 @@
 import Joi from 'joi';
+import { canonicalEmail } from './email.js';
 
-export const email = Joi.string().trim().lowercase().email({ tlds: false }).max(254);
+const wellFormedEmail = Joi.string().email({ tlds: false }).max(254);
+/**
+ * An email in its canonical form (src/identity/email.ts); look-alikes and invisible characters
+ * are refused. One rule, so a bad address gets one error detail.
+ */
+export const email = Joi.string()
+  .max(320)
+  .custom((value: string, helpers) => {
+    const canonical = canonicalEmail(value);
+    if (!canonical.ok) return helpers.message({ custom: `{{#label}} ${canonical.reason}` });
+    if (wellFormedEmail.validate(canonical.email).error) return helpers.message({ custom: '{{#label}} must be a valid email' });
+    return canonical.email;
+  });
 /** Passwords: 8..128 characters; anything beyond that only feeds a denial of service. */
 export const password = Joi.string().min(8).max(128);
 export const opaqueToken = Joi.string().trim().min(16).max(512);

@@ -7,7 +7,7 @@ import { presentUser } from './presenters.js';
 import { createSessions } from './sessions.js';
 import { createOneTimeTokens } from './one-time-tokens.js';
 import { createMagicLinks } from './magic-links.js';
-import { createAccountFlows, USER_CHANGED_TOPIC } from './flows.js';
+import { createAccountFlows, USER_CHANGED_TOPIC, type EndSignIns } from './flows.js';
 import { LRUCache } from 'lru-cache';
 import * as store from './store.js';
 import { newUserRules, RESERVED_USERNAMES } from './schemas.js';
@@ -22,14 +22,34 @@ export interface NewUser {
   verified?: boolean;
 }
 
-export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+/**
+ * Something another domain ends when a user's sign-in is reset (the OAuth grants): the
+ * composition root registers it, so identity never imports that domain.
+ */
+export type SignInResetHook = (executor: Executor, userId: string, reason: string, options: { forgetConsents: boolean }) => Promise<unknown>;
+
+export { normalizeEmail } from './email.js';
 
 /** Users and their sign-in sessions: the identity every other domain refers to by user id. */
 export function createIdentityService(kernel: Kernel) {
   const { db, clock, config } = kernel;
   const sessions = createSessions(kernel);
   const oneTimeTokens = createOneTimeTokens(clock);
-  const magicLinks = createMagicLinks(kernel, oneTimeTokens);
+  const resetHooks: SignInResetHook[] = [];
+
+  /**
+   * Ends everything the user's earlier sign-ins opened, in the caller's transaction: sessions
+   * (but `exceptSessionId`), the pending emailed secrets (a reset, or an email change that
+   * would move the account away) and, through the hooks, third-party grants.
+   */
+  const endSignIns: EndSignIns = async (trx, userId, reason, options = {}) => {
+    const ended = await sessions.revokeAllOfUser(trx, userId, reason, options.exceptSessionId ?? null);
+    for (const purpose of ['password_recovery_code', 'password_reset', 'email_change'] as const) await oneTimeTokens.retireAll(trx, userId, purpose);
+    for (const hook of resetHooks) await hook(trx, userId, reason, { forgetConsents: options.forgetConsents ?? false });
+    return ended;
+  };
+
+  const magicLinks = createMagicLinks(kernel, oneTimeTokens, endSignIns);
   // Verifying against this when the email is unknown keeps both answers equally slow.
   let decoyHash: Promise<string> | null = null;
   const decoy = () => (decoyHash ??= hashPassword('decoy-password-for-timing', config.scryptCost));
@@ -38,7 +58,7 @@ export function createIdentityService(kernel: Kernel) {
     // The rules live here, not only in the route schemas, so every caller (the CLI too) obeys them.
     const checked = newUserRules.validate({ email: input.email, password: input.password ?? null, username: input.username || null }, { abortEarly: false });
     if (checked.error) throw badRequest(checked.error.details.map((d) => d.message.replace(/"/g, '')).join('; '), checked.error.details.map((d) => ({ field: d.path.join('.'), message: d.message.replace(/"/g, '') })));
-    const email = normalizeEmail(input.email);
+    const email = (checked.value as { email: string }).email;
     const username = input.username ? input.username.trim().toLowerCase() : null;
     if (username && RESERVED_USERNAMES.has(username)) throw conflict('This username is reserved');
     // Hash first: scrypt must not run while a transaction holds the connection.
@@ -64,8 +84,8 @@ export function createIdentityService(kernel: Kernel) {
   const flows = createAccountFlows({
     kernel,
     tokens: oneTimeTokens,
-    sessions,
     decoyHash: decoy,
+    endSignIns,
     createUserRow: (input, executor) => createUser(input, executor),
   });
 
@@ -82,6 +102,11 @@ export function createIdentityService(kernel: Kernel) {
     magicLinks,
     createUser,
     presentUser,
+
+    /** Registers what else ends when a user's sign-in is reset (see SignInResetHook). */
+    onSignInReset(hook: SignInResetHook): void {
+      resetHooks.push(hook);
+    },
 
     async getUser(id: string, executor: Executor = db) {
       const user = await store.findUserById(executor, id);

@@ -1,13 +1,14 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Executor } from '../db/tx.js';
 import type { UsersTable } from './tables.js';
+import { normalizeEmail } from './email.js';
 
 export type UserRow = Selectable<UsersTable>;
 
 export const findUserById = (db: Executor, id: string) => db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 
 export const findUserByEmail = (db: Executor, email: string) =>
-  db.selectFrom('users').selectAll().where('email', '=', email.trim().toLowerCase()).executeTakeFirst();
+  db.selectFrom('users').selectAll().where('email', '=', normalizeEmail(email)).executeTakeFirst();
 
 export const findUserByUsername = (db: Executor, username: string) =>
   db.selectFrom('users').selectAll().where('username', '=', username.trim().toLowerCase()).executeTakeFirst();

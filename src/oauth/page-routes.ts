@@ -1,7 +1,7 @@
 import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { AppContext } from '../app.js';
 import { DomainError } from '../http/errors.js';
-import { randomToken } from '../lib/crypto.js';
+import { randomToken, sha256Hex } from '../lib/crypto.js';
 import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from './browser-sessions.js';
 import type { AuthorizeRequest } from './authorize.js';
 import { consentPage, magicLinkPage, messagePage, signInPage } from './pages/views.js';
@@ -53,6 +53,7 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
   const { oauth, identity } = app.services;
   const { authorize, browserSessions, clients } = oauth;
   const secure = app.kernel.config.publicUrl.startsWith('https:');
+  const publicOrigin = new URL(app.kernel.config.publicUrl).origin;
   const attrs = (maxAge: number) => `Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure ? '; Secure' : ''}`;
   const pageConfig = { auth: false as const, plugins: { gantry: { errorFormat: htmlErrorFormat } } };
 
@@ -75,8 +76,14 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
     return res;
   }
 
-  async function showConsentOrApprove(h: ResponseToolkit, sessionValue: string, userId: string, req: AuthorizeRequest, clientName: string, forceConsent: boolean) {
-    if (!forceConsent && (await authorize.hasConsent(userId, req))) return redirect(h, await authorize.approve(userId, req));
+  /**
+   * A remembered consent skips the page only for a confidential client: anyone can send a public
+   * client's authorize request with their own PKCE pair and a redirect they can read (a loopback
+   * port), so a public client is asked again every time (RFC 8252 8.6, RFC 9700 2.1.1).
+   */
+  async function showConsentOrApprove(h: ResponseToolkit, sessionValue: string, userId: string, req: AuthorizeRequest, client: { name: string; type: string }, forceConsent: boolean) {
+    const clientName = client.name;
+    if (!forceConsent && client.type === 'confidential' && (await authorize.hasConsent(userId, req))) return redirect(h, await authorize.approve(userId, req));
     const user = await identity.getUser(userId);
     return page(h, consentPage({ action: AUTHORIZE_PATH, clientName, userEmail: user.email, scopes: req.scopes, requestState: authorize.sealRequest(req), csrf: authorize.csrfFor(sessionValue, 'consent') }));
   }
@@ -93,7 +100,7 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
         const sessionValue = cookie(request, BROWSER_SESSION_COOKIE);
         const userId = await browserSessions.userOf(sessionValue);
         const forceConsent = typeof request.query.prompt === 'string' && request.query.prompt.split(' ').includes('consent');
-        if (userId && sessionValue) return showConsentOrApprove(h, sessionValue, userId, result.request, result.client.name, forceConsent);
+        if (userId && sessionValue) return showConsentOrApprove(h, sessionValue, userId, result.request, result.client, forceConsent);
         return showSignIn(request, h, result.request, result.client.name);
       },
     },
@@ -139,8 +146,12 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
         if (!spent.allowed) return showSignIn(request, h, req, client.name, { status: 429, email, error: 'Too many attempts. Wait a few minutes, then try again.' });
         if (magic) {
           if (!email) return showSignIn(request, h, req, client.name, { status: 400, error: 'Enter your email to receive a sign-in link.' });
-          await identity.magicLinks.request(email, { returnTo: authorize.requestUrl(req) });
-          return showSignIn(request, h, req, client.name, { email, notice: 'If an account exists for this email, a sign-in link is on its way. Open it in this browser.' });
+          // The csrf check above proved this cookie exists; the link continues only where it is.
+          const pre = cookie(request, PRE_SESSION_COOKIE)!;
+          await identity.magicLinks.request(email, { returnTo: authorize.requestUrl(req), browser: sha256Hex(pre) });
+          const res = await showSignIn(request, h, req, client.name, { email, notice: 'If an account exists for this email, a sign-in link is on its way. Open it in this browser.' });
+          // Renewed so it outlives the link (15 minutes) however long the page was open.
+          return res.header('Set-Cookie', `${PRE_SESSION_COOKIE}=${pre}; ${attrs(PRE_SESSION_TTL_SEC)}`, { append: true });
         }
         const password = str('password') ?? '';
         if (!email || !password) return showSignIn(request, h, req, client.name, { status: 400, email, error: 'Enter your email and password.' });
@@ -162,7 +173,12 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
       handler: (request, h) => {
         const token = typeof request.query.token === 'string' ? request.query.token : '';
         if (!token) return page(h, messagePage('Sign-in link', 'This link is incomplete. Ask for a new one.'), 400);
-        return page(h, magicLinkPage(token));
+        // The Continue button must come from this page in this browser (login CSRF): its value
+        // is bound to the pre-session cookie, set here when the browser has none yet.
+        const pre = preSession(request);
+        const res = page(h, magicLinkPage(token, authorize.csrfFor(pre.value, 'magic')));
+        if (pre.setCookie) res.header('Set-Cookie', pre.setCookie, { append: true });
+        return res;
       },
     },
     {
@@ -178,9 +194,18 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
         const body = (request.payload ?? {}) as Record<string, unknown>;
         const token = typeof body.token === 'string' ? body.token : '';
         if (!token) return page(h, messagePage('Sign-in link', 'This link is incomplete. Ask for a new one.'), 400);
+        // Login CSRF: a form on another site must not sign this browser in to the attacker's
+        // account with the attacker's own link. Our pages send no referrer, so a genuine POST
+        // carries Origin "null" or ours; the csrf value is what proves it came from our page.
+        const origin = request.headers.origin as string | undefined;
+        const crossSite = request.headers['sec-fetch-site'] === 'cross-site' || (origin !== undefined && origin !== 'null' && origin !== publicOrigin);
+        const pre = cookie(request, PRE_SESSION_COOKIE);
+        if (crossSite || !authorize.csrfMatches(pre, 'magic', body.csrf)) {
+          return page(h, messagePage('This form cannot be accepted', 'It has expired or was not sent from the sign-in link page. Open the link from the mail again.'), 403);
+        }
         let consumed: Awaited<ReturnType<typeof identity.magicLinks.consume>>;
         try {
-          consumed = await identity.magicLinks.consume(token);
+          consumed = await identity.magicLinks.consume(token, sha256Hex(pre!));
         } catch (err) {
           if (err instanceof DomainError && err.status === 401) return page(h, messagePage('Sign-in link', 'This sign-in link is invalid, used or expired. Ask for a new one.'), 400);
           throw err;
@@ -190,6 +215,9 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
         // Only our own authorize endpoint is a place to continue to: never an open redirect.
         const returnTo = consumed.returnTo;
         if (returnTo && returnTo.startsWith(`${AUTHORIZE_PATH}?`) && !returnTo.includes('\\')) return redirect(h, returnTo, 303).header('Set-Cookie', setCookie);
+        if (consumed.continuedElsewhere) {
+          return page(h, messagePage('You are signed in', 'This link was asked for in another browser, so the application that asked is not continued here. Go back to it and sign in again if you want to continue.')).header('Set-Cookie', setCookie);
+        }
         return page(h, messagePage('You are signed in', 'You can close this page and return to the application.')).header('Set-Cookie', setCookie);
       },
     },

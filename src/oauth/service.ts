@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { inTransaction } from '../db/tx.js';
+import { inTransaction, type Executor } from '../db/tx.js';
 import { notFound } from '../http/errors.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { isUuid } from '../lib/ids.js';
@@ -104,6 +104,17 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     async listGrants(userId: string) {
       const rows = await store.listConsents(db, userId);
       return rows.map((r) => ({ clientId: r.client_id, clientName: r.name, scopes: r.scopes.split(' '), grantedAt: r.created_at, updatedAt: r.updated_at }));
+    },
+
+    /**
+     * Ends every third-party grant of a user (refresh tokens, and access tokens at their next
+     * use), in the caller's transaction. With `forgetConsents`, the remembered consents go too,
+     * so no client is approved again without asking (docs/oauth.md, Revocation).
+     */
+    async revokeAllGrantsOfUser(executor: Executor, userId: string, reason: string, options: { forgetConsents?: boolean } = {}): Promise<{ revokedGrants: number; forgottenConsents: number }> {
+      const ids = await tokens.revokeAllGrantsOfUser(executor, userId, reason);
+      const forgottenConsents = options.forgetConsents ? await store.deleteConsentsOfUser(executor, userId) : 0;
+      return { revokedGrants: ids.length, forgottenConsents };
     },
 
     /** Takes back everything a user gave a client: the consent and every token. */

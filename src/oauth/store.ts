@@ -32,6 +32,13 @@ export async function revokeGrantsOf(db: Executor, filter: { clientId: string; u
   return ids;
 }
 
+/** Revokes every live grant of a user, whatever the client (password reset, say); returns their ids. */
+export async function revokeAllGrantsOfUser(db: Executor, userId: string, reason: string, at: string): Promise<string[]> {
+  const ids = (await db.selectFrom('oauth_grants').select('id').where('user_id', '=', userId).where('revoked_at', 'is', null).execute()).map((r) => r.id);
+  if (ids.length > 0) await db.updateTable('oauth_grants').set({ revoked_at: at, revoke_reason: reason }).where('id', 'in', ids).where('revoked_at', 'is', null).execute();
+  return ids;
+}
+
 // Authorization codes
 export const insertCode = (db: Executor, row: Insertable<OAuthCodesTable>) => db.insertInto('oauth_codes').values(row).execute();
 export const findCode = (db: Executor, codeHash: string) => db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
@@ -83,6 +90,11 @@ export const upsertConsent = (db: Executor, row: { user_id: string; client_id: s
 export async function deleteConsent(db: Executor, userId: string, clientId: string): Promise<boolean> {
   const result = await db.deleteFrom('oauth_consents').where('user_id', '=', userId).where('client_id', '=', clientId).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
+}
+
+export async function deleteConsentsOfUser(db: Executor, userId: string): Promise<number> {
+  const result = await db.deleteFrom('oauth_consents').where('user_id', '=', userId).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 export const listConsents = (db: Executor, userId: string) =>

@@ -160,6 +160,13 @@ export function createTokens(kernel: Kernel) {
       return ids;
     },
 
+    /** Ends every grant of a user, each with its refresh and access tokens. */
+    async revokeAllGrantsOfUser(executor: Executor, userId: string, reason: string): Promise<string[]> {
+      const ids = await store.revokeAllGrantsOfUser(executor, userId, reason, clock.now().toISOString());
+      for (const id of ids) await forgetGrant(executor, id);
+      return ids;
+    },
+
     /** Ends one access token (RFC 7009), leaving its grant alone. */
     async revokeAccessToken(executor: Executor, claims: AccessTokenClaims): Promise<void> {
       await store.insertRevokedJti(executor, {

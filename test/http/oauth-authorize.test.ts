@@ -12,11 +12,16 @@ before(async () => {
 });
 after(async () => t.close());
 
-/** Opens a sign-in link as a person does: the page, then its Continue button (a form POST). */
-async function openMagicLink(link: string) {
-  const pageRes = await t.inject(link);
+/**
+ * Opens a sign-in link as a browser does: the page, then its Continue button (a form POST that
+ * carries the page's csrf value and the browser's cookies, those given as `cookies` included).
+ */
+async function openMagicLink(link: string, cookies: Record<string, string> = {}) {
+  const jar = { ...cookies };
+  const pageRes = await t.inject({ url: link, headers: { cookie: cookieHeader(jar) } });
+  Object.assign(jar, cookiesFrom(pageRes.headers['set-cookie'] as string[] | string | undefined));
   const token = hiddenInput(pageRes.payload, 'token') ?? new URL(link, 'http://x').searchParams.get('token') ?? '';
-  return t.inject({ method: 'POST', url: '/auth/magic', headers: FORM_HEADERS, payload: form({ token }) });
+  return t.inject({ method: 'POST', url: '/auth/magic', headers: { ...FORM_HEADERS, cookie: cookieHeader(jar) }, payload: form({ token, csrf: hiddenInput(pageRes.payload, 'csrf') ?? '' }) });
 }
 
 describe('GET /oauth/authorize: requests that must not redirect (RFC 6749 4.1.2.1)', () => {
@@ -262,7 +267,7 @@ describe('sign-in and consent pages', () => {
     const opened = await t.inject(link);
     assert.equal(opened.statusCode, 200);
     assert.equal((await t.inject(link)).statusCode, 200, 'a second GET still shows the page');
-    const landed = await openMagicLink(link);
+    const landed = await openMagicLink(link, cookies);
     assert.equal(landed.statusCode, 303);
     assert.equal(landed.headers.location, url);
     Object.assign(cookies, cookiesFrom(landed.headers['set-cookie'] as string));

@@ -69,10 +69,10 @@ ${hidden('request_state', view.requestState)}
  * The landing page of a sign-in link: opening it spends nothing (mail scanners prefetch links);
  * the button POSTs the token, which signs the browser in.
  */
-export function magicLinkPage(token: string): string {
+export function magicLinkPage(token: string, csrf: string): string {
   return layout(
     'Sign in',
-    `<h1>Sign in to Gantry</h1>\n<form method="post" action="/auth/magic">\n<input type="hidden" name="token" value="${escapeHtml(token)}">\n<p><button type="submit">Continue</button></p>\n</form>`,
+    `<h1>Sign in to Gantry</h1>\n<form method="post" action="/auth/magic">\n${hidden('csrf', csrf)}\n<input type="hidden" name="token" value="${escapeHtml(token)}">\n<p><button type="submit">Continue</button></p>\n</form>`,
   );
 }
 
