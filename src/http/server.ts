@@ -1,6 +1,7 @@
 import Hapi, { type Server, type ServerRoute } from '@hapi/hapi';
 import type { AppContext } from '../app.js';
 import { registerBearerAuth } from './auth.js';
+import { registerClientAddress } from './client-address.js';
 import { registerHealth } from './health.js';
 import { registerRateLimits } from './rate-limit.js';
 import { registerResponses, validationFailAction } from './responses.js';
@@ -43,6 +44,7 @@ export async function createServer(app: AppContext, options: ServerOptions = {})
     },
     debug: false,
   });
+  registerClientAddress(server, kernel.config.trustedProxies);
   registerResponses(server, kernel.logger, kernel.clock);
   registerBearerAuth(server, [services.identity.sessionVerifier, services.oauth.accessTokenVerifier, services.accounts.apiKeyVerifier]);
   registerRateLimits(server, kernel.limiter, kernel.clock);
