@@ -4,6 +4,7 @@ import { registerBearerAuth } from './auth.js';
 import { registerClientAddress } from './client-address.js';
 import { registerHealth } from './health.js';
 import { registerRateLimits } from './rate-limit.js';
+import { registerPayloadDepth } from './payload-depth.js';
 import { registerResponses, validationFailAction } from './responses.js';
 import { identityRoutes } from '../identity/routes.js';
 import { walletRoutes } from '../wallet/routes.js';
@@ -48,6 +49,7 @@ export async function createServer(app: AppContext, options: ServerOptions = {})
   registerResponses(server, kernel.logger, kernel.clock);
   registerBearerAuth(server, [services.identity.sessionVerifier, services.oauth.accessTokenVerifier, services.accounts.apiKeyVerifier]);
   registerRateLimits(server, kernel.limiter, kernel.clock);
+  registerPayloadDepth(server);
   registerHealth(server, kernel.db, () => app.draining);
 
   const routes: ServerRoute[] = options.statusOnly
