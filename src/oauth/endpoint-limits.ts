@@ -31,10 +31,10 @@ export interface EndpointCaller {
  * - a request of an authenticated client that names no grant of it (unknown, spent or another
  *   client's token, a malformed request): `<endpoint>|client:<id>|ip:<address>`, checked before
  *   the grant is looked up;
- * - failed client authentication: `oauth.client-auth|ip:<address>` and
- *   `oauth.client-auth|client:<client_id>`, 20 per 60 s each, shared by both endpoints and
- *   checked before the secret is, so guessing a secret is bounded from one address and across
- *   addresses.
+ * - failed client authentication: `oauth.client-auth|ip:<address>`, and
+ *   `oauth.client-auth|client:<client_id>` when the id is a confidential client's; 20 per 60 s
+ *   each, shared by both endpoints and checked before the secret is, so guessing a secret is
+ *   bounded from one address and across addresses.
  * All are plain in-memory hits of the kernel's limiter (the refresh grant's hot path stays cheap).
  */
 export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) {
@@ -62,8 +62,13 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
       }
     },
 
-    clientAuthFailed(caller: EndpointCaller, claimedClientId: string | null): void {
-      for (const bucket of failureBuckets(caller, claimedClientId)) {
+    /**
+     * Counts a failure against the address, and against the client_id when it names a
+     * confidential client: only a secret can be guessed, and a public client's id, which anyone
+     * may send, must not let anyone stop that client's users.
+     */
+    clientAuthFailed(caller: EndpointCaller, confidentialClientId: string | null): void {
+      for (const bucket of failureBuckets(caller, confidentialClientId)) {
         const decision = limiter.hit(bucket, CLIENT_AUTH_FAILURE_LIMIT);
         if (!caller.rateLimit || decision.remaining < caller.rateLimit.remaining) caller.rateLimit = decision;
       }

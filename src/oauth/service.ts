@@ -43,7 +43,10 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     try {
       return (await authenticateClient(clients, credentials)).client;
     } catch (err) {
-      if (err instanceof OAuthError) limits.clientAuthFailed(caller, claimed);
+      if (err instanceof OAuthError) {
+        const named = claimed === null ? null : await clients.find(claimed);
+        limits.clientAuthFailed(caller, named?.type === 'confidential' ? named.id : null);
+      }
       throw err;
     }
   }

@@ -125,6 +125,22 @@ describe('token and revoke rate limits', () => {
     assert.equal((await refresh(client, refreshToken, '10.72.3.1')).statusCode, 200);
   });
 
+  test("a public client's id, which anyone may send, cannot be locked: failures claiming it count by address only", async () => {
+    const app = await makeClient(t, { type: 'public' });
+    const user = await makeUser(t.app);
+    const { verifier, challenge } = pkcePair();
+    const redirect = await t.app.services.oauth.authorize.approve(user.id, { clientId: app.clientId, redirectUri: REDIRECT, scopes: ['email:read'], state: null, codeChallenge: challenge });
+    const code = new URL(redirect).searchParams.get('code')!;
+    for (let i = 0; i < 25; i++) {
+      const res = await post(TOKEN, { grant_type: 'refresh_token', refresh_token: 'x' }, `10.75.1.${i}`, basic(app.clientId, `guess-${i}`));
+      assert.equal(res.statusCode, 401);
+      assert.equal(res.json().error, 'invalid_client');
+    }
+    const res = await post(TOKEN, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: app.clientId }, '10.75.2.1');
+    assert.equal(res.statusCode, 200, res.payload);
+    assert.ok(res.json().access_token);
+  });
+
   test('an authenticated client failing grant after grant from one address is cut at 120 per minute there', async () => {
     const client = await makeClient(t);
     const { refreshToken } = await tokensFor(client, '10.73.9.9');
