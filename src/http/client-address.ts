@@ -52,7 +52,7 @@ export function registerClientAddress(server: Server, proxies: readonly TrustedP
   if (proxies.length === 0) return;
   const trusted = trustedProxyTest(proxies);
   server.ext('onRequest', (request, h) => {
-    (request.app as { clientAddress?: string }).clientAddress = clientAddressFrom(request.info.remoteAddress, request.headers['x-forwarded-for'] as string | string[] | undefined, trusted);
+    (request.app as { clientAddress?: string }).clientAddress = clientAddressFrom(peerOf(request), request.headers['x-forwarded-for'] as string | string[] | undefined, trusted);
     return h.continue;
   });
 }
@@ -62,5 +62,10 @@ export function registerClientAddress(server: Server, proxies: readonly TrustedP
  * Never read request.info.remoteAddress directly: behind a proxy it is the proxy.
  */
 export function clientAddressOf(request: Request): string {
-  return (request.app as { clientAddress?: string }).clientAddress ?? normalize(request.info.remoteAddress);
+  return (request.app as { clientAddress?: string }).clientAddress ?? peerOf(request);
+}
+
+/** The TCP peer; hapi reads it on arrival (server option info.remote), so it is there even after a disconnect. */
+function peerOf(request: Request): string {
+  return normalize(request.info.remoteAddress || 'unknown');
 }

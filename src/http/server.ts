@@ -35,6 +35,9 @@ export async function createServer(app: AppContext, options: ServerOptions = {})
     port: options.port ?? 0,
     host: options.host ?? '127.0.0.1',
     router: { stripTrailingSlash: true },
+    // The peer address is read when the request arrives: a socket that closes before the
+    // response (a stream ended by the client) has none left to read for the log line.
+    info: { remote: true },
     routes: {
       validate: { failAction: validationFailAction, options: { abortEarly: false } },
       payload: { maxBytes: 1024 * 1024, failAction: 'error' },
