@@ -37,7 +37,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
   const profiles = new LRUCache<string, Awaited<ReturnType<IdentityService['getUser']>>>({ max: 5_000, ttl: 1_000 });
 
   /** Client authentication, within the failure budgets checked before the secret is. */
-  async function authenticate(endpoint: OAuthEndpoint, credentials: ClientCredentials, caller: EndpointCaller) {
+  async function authenticate(credentials: ClientCredentials, caller: EndpointCaller) {
     const claimed = claimedClientId(credentials);
     limits.beforeClientAuth(caller, claimed);
     try {
@@ -63,15 +63,11 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
       charged = true;
       return limits.charge(endpoint, caller, clientId, userId);
     };
-    let result: T;
     try {
-      result = await run(meter);
-    } catch (err) {
+      return await run(meter);
+    } finally {
       if (!charged) limits.grantFailed(endpoint, caller, clientId);
-      throw err;
     }
-    if (!charged) limits.grantFailed(endpoint, caller, clientId);
-    return result;
   }
 
   function params(body: Record<string, unknown>): Record<string, string | undefined> {
@@ -96,7 +92,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
      * endpoint-limits.ts says: the grant charges its user before it changes anything.
      */
     async token(credentials: ClientCredentials, caller: EndpointCaller): Promise<TokenResponse> {
-      const client = await authenticate('oauth.token', credentials, caller);
+      const client = await authenticate(credentials, caller);
       return metered('oauth.token', caller, client.id, (meter) => {
         const body = params(credentials.body);
         const grantType = body.grant_type;
@@ -113,7 +109,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
      * client's token is left untouched (2.1).
      */
     async revoke(credentials: ClientCredentials, caller: EndpointCaller): Promise<void> {
-      const client = await authenticate('oauth.revoke', credentials, caller);
+      const client = await authenticate(credentials, caller);
       // A token that is not this client's charges the client's failed requests: nothing is revoked.
       await metered('oauth.revoke', caller, client.id, async (meter) => {
         const body = params(credentials.body);
