@@ -112,7 +112,7 @@ async function main() {
         codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
       });
       const code = new URL(redirect).searchParams.get('code')!;
-      const issued = await app.services.oauth.token({ authorization, body: { grant_type: 'authorization_code', code, redirect_uri: 'https://app.example/cb', code_verifier: verifier } });
+      const issued = await app.services.oauth.token({ authorization, body: { grant_type: 'authorization_code', code, redirect_uri: 'https://app.example/cb', code_verifier: verifier } }, { address: '127.0.0.1' });
       accessToken = issued.access_token;
       const row = await app.kernel.db.selectFrom('oauth_refresh_tokens').select('grant_id').orderBy('created_at', 'desc').executeTakeFirstOrThrow();
       grants.push({ id: row.grant_id, clientId: client.clientId, userId: user.id });

@@ -1,4 +1,5 @@
 import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 /** Raised for configuration a user must fix; the CLI prints its message as one line, exit 1. */
@@ -18,6 +19,11 @@ export interface Config {
   readonly logLevel: LogLevel;
   readonly rateLimitMultiplier: number;
   readonly allowPrivateNetworks: boolean;
+  /**
+   * Reverse proxies whose X-Forwarded-For is believed (docs/kernel.md, Client address); empty:
+   * the peer address is the client address.
+   */
+  readonly trustedProxies: readonly TrustedProxy[];
   /** Days a soft-deleted account can be restored before the purge job removes it. */
   readonly accountRetentionDays: number;
   /** Shared secret of the billing provider's webhook (HMAC-SHA256); null: the webhook answers 503. */
@@ -37,6 +43,13 @@ export interface Config {
   readonly connectorProviders: Readonly<Record<string, ConnectorProviderConfig>>;
   /** AI providers: per-call timeout, output cap, breaker threshold and cool-down, probe cron. */
   readonly ai: { timeoutMs: number; maxOutputTokens: number; breakerThreshold: number; breakerCooldownMs: number; healthCron: string };
+}
+
+/** One GANTRY_TRUSTED_PROXIES entry: an address, or a CIDR network (the prefix is 32/128 for one address). */
+export interface TrustedProxy {
+  readonly address: string;
+  readonly prefix: number;
+  readonly family: 'ipv4' | 'ipv6';
 }
 
 export interface ConnectorProviderConfig {
@@ -72,6 +85,7 @@ export interface ConfigFlags {
   logLevel?: string;
   rateLimitMultiplier?: string | number;
   allowPrivateNetworks?: boolean;
+  trustedProxies?: string;
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -108,6 +122,25 @@ function parseUrl(name: string, raw: string): string {
   }
 }
 
+/** Comma-separated IPv4/IPv6 addresses and CIDR networks (`10.0.0.0/8`, `::1`, `fd00::/8`). */
+function parseTrustedProxies(name: string, raw: string): TrustedProxy[] {
+  const out: TrustedProxy[] = [];
+  for (const entry of raw.split(',').map((e) => e.trim())) {
+    if (entry === '') continue;
+    const slash = entry.indexOf('/');
+    const address = slash < 0 ? entry : entry.slice(0, slash);
+    const version = isIP(address);
+    const max = version === 6 ? 128 : 32;
+    const prefixText = slash < 0 ? String(max) : entry.slice(slash + 1);
+    const prefix = Number(prefixText);
+    if (version === 0 || !/^\d{1,3}$/.test(prefixText) || prefix > max) {
+      throw new ConfigError(`${name} must list IP addresses or CIDR networks separated by commas (got "${entry}")`);
+    }
+    out.push(Object.freeze({ address, prefix, family: version === 6 ? 'ipv6' : 'ipv4' }));
+  }
+  return out;
+}
+
 function pick<T>(flag: T | undefined, env: string | undefined): T | string | undefined {
   return flag !== undefined ? flag : env !== undefined && env !== '' ? env : undefined;
 }
@@ -127,6 +160,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
   const logLevel = String(pick(flags.logLevel, env.GANTRY_LOG_LEVEL) ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`GANTRY_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
   const multiplier = parsePositive('GANTRY_RATE_LIMIT_MULTIPLIER', pick(flags.rateLimitMultiplier, env.GANTRY_RATE_LIMIT_MULTIPLIER) ?? 1);
+  const trustedProxies = parseTrustedProxies('GANTRY_TRUSTED_PROXIES', String(pick(flags.trustedProxies, env.GANTRY_TRUSTED_PROXIES) ?? ''));
   const allowPrivate = parseBool('GANTRY_ALLOW_PRIVATE_NETWORKS', pick(flags.allowPrivateNetworks, env.GANTRY_ALLOW_PRIVATE_NETWORKS) ?? false);
 
   return Object.freeze({
@@ -141,6 +175,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     logLevel,
     rateLimitMultiplier: multiplier,
     allowPrivateNetworks: allowPrivate,
+    trustedProxies: Object.freeze(trustedProxies),
     accountRetentionDays: parsePositive('GANTRY_ACCOUNT_RETENTION_DAYS', env.GANTRY_ACCOUNT_RETENTION_DAYS || 30),
     billingWebhookSecret: env.GANTRY_BILLING_WEBHOOK_SECRET || null,
     notificationRetentionDays: parsePositive('GANTRY_NOTIFICATION_RETENTION_DAYS', env.GANTRY_NOTIFICATION_RETENTION_DAYS || 90),

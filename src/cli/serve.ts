@@ -31,6 +31,7 @@ export function makeServeCommand(program: Command, io: CliIo): void {
     .option('--log-level <level>', 'debug, info, warn, error (GANTRY_LOG_LEVEL)')
     .option('--rate-limit-multiplier <n>', 'multiply every rate limit (GANTRY_RATE_LIMIT_MULTIPLIER)')
     .option('--allow-private-networks', 'allow outbound calls to private addresses (GANTRY_ALLOW_PRIVATE_NETWORKS)')
+    .option('--trusted-proxies <list>', 'reverse proxies whose X-Forwarded-For is believed: IPs/CIDRs, comma-separated (GANTRY_TRUSTED_PROXIES)')
     .option('--json', 'accepted for symmetry; serve prints JSON log lines')
     .action(async (flags: ConfigFlags) => {
       let config = resolveConfig(flags, io.env);

@@ -4,6 +4,7 @@ import type { Clock } from '../lib/clock.js';
 import { DomainError } from './errors.js';
 import { routeConfig, routeName, type RateLimitRule } from './route-config.js';
 import type { Principal } from './auth.js';
+import { clientAddressOf } from './client-address.js';
 
 /** The spec's default for every endpoint without a row of its own. */
 export const DEFAULT_RATE_LIMIT: RateLimitRule = { limit: 120, windowSec: 60 };
@@ -79,18 +80,21 @@ export function rateLimitHeaders(decision: RateDecision, nowMs: number): Record<
 }
 
 /**
- * Per endpoint, per authenticated user (per client IP when anonymous). Runs after
- * authentication so a signed-in caller is counted as themself wherever they connect from.
+ * Who a request counts as: the authenticated user, else the client address (behind a trusted
+ * proxy, the one it forwarded; docs/kernel.md, Client address).
  */
-/** Who a request counts as: the authenticated user, else the client IP. */
 export function rateLimitSubject(request: Request): string {
   const principal = request.auth.credentials as unknown as Principal | undefined;
-  return principal ? `user:${principal.userId}` : `ip:${request.info.remoteAddress}`;
+  return principal ? `user:${principal.userId}` : `ip:${clientAddressOf(request)}`;
 }
 
 /** The bucket of one route for one caller; another route can charge it (the same action elsewhere). */
 export const rateLimitBucket = (routeId: string, request: Request): string => `${routeId}|${rateLimitSubject(request)}`;
 
+/**
+ * Per endpoint, per authenticated user (per client IP when anonymous). Runs after
+ * authentication so a signed-in caller is counted as themself wherever they connect from.
+ */
 export function registerRateLimits(server: Server, limiter: RateLimiter, clock: Clock): void {
   server.ext('onPostAuth', (request, h) => {
     const rule = routeConfig(request).rateLimit;

@@ -4,6 +4,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { DomainError, ErrorCodes, type ErrorCode } from './errors.js';
 import { durationOf, requestIdOf } from './envelope.js';
+import { clientAddressOf } from './client-address.js';
 import { rateLimitHeaders, type RateDecision } from './rate-limit.js';
 import { routeConfig, routeName } from './route-config.js';
 
@@ -59,7 +60,7 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock):
       const err = response as Boom | DomainError;
       const mapped = mapError(err);
       if (mapped.status >= 500) {
-        logger.error('request failed', { requestId, route: routeName(request), method: request.method, path: request.path, err: err as Error });
+        logger.error('request failed', { requestId, route: routeName(request), method: request.method, path: request.path, ip: clientAddressOf(request), err: err as Error });
       } else if (mapped.status === 409 && !(err instanceof DomainError)) {
         logger.warn('constraint conflict', { requestId, route: routeName(request), reason: (err as Error).message });
       }
@@ -102,6 +103,7 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock):
       route: request.route.settings.id,
       status,
       durationMs: durationOf(request),
+      ip: clientAddressOf(request),
       userId: (request.auth.credentials as { userId?: string } | null)?.userId,
     });
   });

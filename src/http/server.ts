@@ -1,8 +1,10 @@
 import Hapi, { type Server, type ServerRoute } from '@hapi/hapi';
 import type { AppContext } from '../app.js';
 import { registerBearerAuth } from './auth.js';
+import { registerClientAddress } from './client-address.js';
 import { registerHealth } from './health.js';
 import { registerRateLimits } from './rate-limit.js';
+import { registerPayloadDepth } from './payload-depth.js';
 import { registerResponses, validationFailAction } from './responses.js';
 import { identityRoutes } from '../identity/routes.js';
 import { walletRoutes } from '../wallet/routes.js';
@@ -33,6 +35,9 @@ export async function createServer(app: AppContext, options: ServerOptions = {})
     port: options.port ?? 0,
     host: options.host ?? '127.0.0.1',
     router: { stripTrailingSlash: true },
+    // The peer address is read when the request arrives: a socket that closes before the
+    // response (a stream ended by the client) has none left to read for the log line.
+    info: { remote: true },
     routes: {
       validate: { failAction: validationFailAction, options: { abortEarly: false } },
       payload: { maxBytes: 1024 * 1024, failAction: 'error' },
@@ -43,9 +48,11 @@ export async function createServer(app: AppContext, options: ServerOptions = {})
     },
     debug: false,
   });
+  registerClientAddress(server, kernel.config.trustedProxies);
   registerResponses(server, kernel.logger, kernel.clock);
   registerBearerAuth(server, [services.identity.sessionVerifier, services.oauth.accessTokenVerifier, services.accounts.apiKeyVerifier]);
   registerRateLimits(server, kernel.limiter, kernel.clock);
+  registerPayloadDepth(server);
   registerHealth(server, kernel.db, () => app.draining);
 
   const routes: ServerRoute[] = options.statusOnly

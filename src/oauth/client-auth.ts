@@ -28,6 +28,21 @@ function single(body: Record<string, unknown>, name: string): string | undefined
 }
 
 /**
+ * The client_id a request claims (HTTP Basic user, else the body), before anything is
+ * checked: what failed authentication is counted against (endpoint-limits.ts).
+ */
+export function claimedClientId(credentials: ClientCredentials): string | null {
+  const header = credentials.authorization;
+  if (header !== undefined && /^basic\s/i.test(header)) {
+    const decoded = Buffer.from(header.replace(/^basic\s+/i, '').trim(), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    return colon < 0 ? null : formDecode(decoded.slice(0, colon));
+  }
+  const id = credentials.body.client_id;
+  return typeof id === 'string' ? id : null;
+}
+
+/**
  * Client authentication for the token and revoke endpoints: client_secret_basic for
  * confidential clients, `none` (client_id in the body) for public ones. One method per
  * request (RFC 6749 2.3); secrets in the body (client_secret_post) are not supported.

@@ -5,7 +5,7 @@ import { randomToken, sha256Hex } from '../lib/crypto.js';
 import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from './browser-sessions.js';
 import type { AuthorizeRequest } from './authorize.js';
 import { consentPage, magicLinkPage, messagePage, signInPage } from './pages/views.js';
-import { rateLimitBucket } from '../http/rate-limit.js';
+import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../http/rate-limit.js';
 import { SIGN_IN_LIMITS } from '../identity/routes.js';
 import { htmlErrorFormat } from '../http/html.js';
 
@@ -143,7 +143,12 @@ export function oauthPageRoutes(app: AppContext): ServerRoute[] {
         const magic = str('action') === 'magic_link';
         // The same budgets as POST /auth/login and /auth/magic-link: this form is another door to them.
         const spent = app.kernel.limiter.hit(rateLimitBucket(magic ? 'auth.magic-link' : 'auth.login', request), magic ? SIGN_IN_LIMITS.magicLink : SIGN_IN_LIMITS.login);
-        if (!spent.allowed) return showSignIn(request, h, req, client.name, { status: 429, email, error: 'Too many attempts. Wait a few minutes, then try again.' });
+        if (!spent.allowed) {
+          // The refusing budget's headers (X-RateLimit-* from the kernel, Retry-After here), as on the API.
+          (request.app as { rateLimit?: RateDecision }).rateLimit = spent;
+          const res = await showSignIn(request, h, req, client.name, { status: 429, email, error: 'Too many attempts. Wait a few minutes, then try again.' });
+          return res.header('Retry-After', rateLimitHeaders(spent, app.kernel.clock.now().getTime())['Retry-After'] as string);
+        }
         if (magic) {
           if (!email) return showSignIn(request, h, req, client.name, { status: 400, error: 'Enter your email to receive a sign-in link.' });
           // The csrf check above proved this cookie exists; the link continues only where it is.

@@ -4,6 +4,9 @@ import type { AppContext } from '../app.js';
 import { API } from '../http/server.js';
 import { reply } from '../http/envelope.js';
 import { principalOf } from '../http/auth.js';
+import { clientAddressOf } from '../http/client-address.js';
+import type { RateDecision } from '../http/rate-limit.js';
+import type { EndpointCaller } from './endpoint-limits.js';
 import { OAuthError, invalidRequest, oauthErrorFormat } from './errors.js';
 import { oauthPageRoutes } from './page-routes.js';
 import { discoveryDocument } from './discovery.js';
@@ -27,6 +30,19 @@ function credentials(request: Request) {
   return { authorization: request.headers.authorization as string | undefined, body: (request.payload ?? {}) as Record<string, unknown> };
 }
 
+/**
+ * The token and revoke endpoints count their callers themselves (endpoint-limits.ts), once the
+ * client and user are known; the decision they reach goes to the kernel's X-RateLimit headers.
+ */
+async function counted<T>(request: Request, run: (caller: EndpointCaller) => Promise<T>): Promise<T> {
+  const caller: EndpointCaller = { address: clientAddressOf(request) };
+  try {
+    return await run(caller);
+  } finally {
+    if (caller.rateLimit) (request.app as { rateLimit?: RateDecision }).rateLimit = caller.rateLimit;
+  }
+}
+
 function bearerOf(request: Request): string | null {
   const match = /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec((request.headers.authorization as string | undefined) ?? '');
   return match ? match[1] : null;
@@ -37,6 +53,8 @@ export function oauthRoutes(app: AppContext): ServerRoute[] {
   const { publicUrl } = app.kernel.config;
   const discovery = discoveryDocument(publicUrl);
   const protocol = { auth: false as const, plugins: { gantry: { errorFormat: oauthErrorFormat } } };
+  // Not counted per address by the kernel: a partner backend refreshes for many users from one.
+  const counting = { auth: false as const, plugins: { gantry: { errorFormat: oauthErrorFormat, rateLimit: false as const } } };
 
   const discoveryRoute = (path: string, id: string): ServerRoute => ({
     method: 'GET',
@@ -51,10 +69,10 @@ export function oauthRoutes(app: AppContext): ServerRoute[] {
     {
       method: 'POST',
       path: `${API}/oauth/token`,
-      options: { id: 'oauth.token', ...protocol, payload: { maxBytes: 16 * 1024 } },
+      options: { id: 'oauth.token', ...counting, payload: { maxBytes: 16 * 1024 } },
       handler: async (request, h) => {
         try {
-          return oauthJson(h, await oauth.token(credentials(request)));
+          return oauthJson(h, await counted(request, (caller) => oauth.token(credentials(request), caller)));
         } catch (err) {
           return oauthFailure(h, err);
         }
@@ -63,10 +81,10 @@ export function oauthRoutes(app: AppContext): ServerRoute[] {
     {
       method: 'POST',
       path: `${API}/oauth/revoke`,
-      options: { id: 'oauth.revoke', ...protocol, payload: { maxBytes: 16 * 1024 } },
+      options: { id: 'oauth.revoke', ...counting, payload: { maxBytes: 16 * 1024 } },
       handler: async (request, h) => {
         try {
-          await oauth.revoke(credentials(request));
+          await counted(request, (caller) => oauth.revoke(credentials(request), caller));
           return oauthJson(h, {});
         } catch (err) {
           return oauthFailure(h, err);

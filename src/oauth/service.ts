@@ -7,7 +7,8 @@ import type { Kernel } from '../kernel.js';
 import type { IdentityService } from '../identity/service.js';
 import { createAuthorize } from './authorize.js';
 import { createBrowserSessions } from './browser-sessions.js';
-import { authenticateClient, type ClientCredentials } from './client-auth.js';
+import { authenticateClient, claimedClientId, type ClientCredentials } from './client-auth.js';
+import { createEndpointLimits, type EndpointCaller, type GrantMeter, type OAuthEndpoint } from './endpoint-limits.js';
 import { createClients } from './clients.js';
 import { invalidRequest, OAuthError } from './errors.js';
 import { authorizationCodeGrant } from './grants/authorization-code.js';
@@ -30,9 +31,44 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
   const clients = createClients(kernel, tokens);
   const authorize = createAuthorize(kernel, clients);
   const browserSessions = createBrowserSessions(kernel, deps.identity);
+  const limits = createEndpointLimits(kernel);
   // The profile behind userinfo, kept one second: the same window CONTRACT.md gives any change
   // to reach a running server, and a hot client polling userinfo then costs no query.
   const profiles = new LRUCache<string, Awaited<ReturnType<IdentityService['getUser']>>>({ max: 5_000, ttl: 1_000 });
+
+  /** Client authentication, within the failure budgets checked before the secret is. */
+  async function authenticate(credentials: ClientCredentials, caller: EndpointCaller) {
+    const claimed = claimedClientId(credentials);
+    limits.beforeClientAuth(caller, claimed);
+    try {
+      return (await authenticateClient(clients, credentials)).client;
+    } catch (err) {
+      if (err instanceof OAuthError) {
+        const named = claimed === null ? null : await clients.find(claimed);
+        limits.clientAuthFailed(caller, named?.type === 'confidential' ? named.id : null);
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Runs an authenticated client's request: `meter` charges the user it is for; a request
+   * that never reached one (it failed, or named nothing of this client's) charges the
+   * client's failures from this address instead, checked up front.
+   */
+  async function metered<T>(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string, run: (meter: GrantMeter) => Promise<T>): Promise<T> {
+    limits.beforeGrant(endpoint, caller, clientId);
+    let charged = false;
+    const meter: GrantMeter = (userId) => {
+      charged = true;
+      return limits.charge(endpoint, caller, clientId, userId);
+    };
+    try {
+      return await run(meter);
+    } finally {
+      if (!charged) limits.grantFailed(endpoint, caller, clientId);
+    }
+  }
 
   function params(body: Record<string, unknown>): Record<string, string | undefined> {
     const out: Record<string, string | undefined> = {};
@@ -51,15 +87,20 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     browserSessions,
     accessTokenVerifier: tokens.verifier,
 
-    /** POST /oauth/token: client first (401), then the grant (RFC 6749 5.2 table). */
-    async token(credentials: ClientCredentials): Promise<TokenResponse> {
-      const { client } = await authenticateClient(clients, credentials);
-      const body = params(credentials.body);
-      const grantType = body.grant_type;
-      if (!grantType) throw invalidRequest('grant_type is required');
-      if (grantType === 'authorization_code') return authorizationCodeGrant(kernel, tokens, client, body);
-      if (grantType === 'refresh_token') return refreshTokenGrant(kernel, tokens, client, body);
-      throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token');
+    /**
+     * POST /oauth/token: client first (401), then the grant (RFC 6749 5.2 table). Counted as
+     * endpoint-limits.ts says: the grant charges its user before it changes anything.
+     */
+    async token(credentials: ClientCredentials, caller: EndpointCaller): Promise<TokenResponse> {
+      const client = await authenticate(credentials, caller);
+      return metered('oauth.token', caller, client.id, (meter) => {
+        const body = params(credentials.body);
+        const grantType = body.grant_type;
+        if (!grantType) throw invalidRequest('grant_type is required');
+        if (grantType === 'authorization_code') return authorizationCodeGrant(kernel, tokens, client, body, meter);
+        if (grantType === 'refresh_token') return refreshTokenGrant(kernel, tokens, client, body, meter);
+        throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token');
+      });
     },
 
     /**
@@ -67,18 +108,27 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
      * the token is. A refresh token ends its family; an access token ends alone. Another
      * client's token is left untouched (2.1).
      */
-    async revoke(credentials: ClientCredentials): Promise<void> {
-      const { client } = await authenticateClient(clients, credentials);
-      const body = params(credentials.body);
-      const token = body.token;
-      if (!token) throw invalidRequest('token is required');
-      const refresh = await store.findRefreshToken(db, sha256Hex(token));
-      if (refresh) {
-        if (refresh.client_id === client.id) await inTransaction(db, (trx) => tokens.revokeGrant(trx, refresh.grant_id, 'revoked_by_client'));
-        return;
-      }
-      const claims = await tokens.verifyAccessToken(token);
-      if (claims && claims.clientId === client.id) await inTransaction(db, (trx) => tokens.revokeAccessToken(trx, claims));
+    async revoke(credentials: ClientCredentials, caller: EndpointCaller): Promise<void> {
+      const client = await authenticate(credentials, caller);
+      // A token that is not this client's charges the client's failed requests: nothing is revoked.
+      await metered('oauth.revoke', caller, client.id, async (meter) => {
+        const body = params(credentials.body);
+        const token = body.token;
+        if (!token) throw invalidRequest('token is required');
+        const refresh = await store.findRefreshToken(db, sha256Hex(token));
+        if (refresh) {
+          if (refresh.client_id !== client.id) return;
+          const refused = meter(refresh.user_id);
+          if (refused) throw refused;
+          await inTransaction(db, (trx) => tokens.revokeGrant(trx, refresh.grant_id, 'revoked_by_client'));
+          return;
+        }
+        const claims = await tokens.verifyAccessToken(token);
+        if (!claims || claims.clientId !== client.id) return;
+        const refused = meter(claims.sub);
+        if (refused) throw refused;
+        await inTransaction(db, (trx) => tokens.revokeAccessToken(trx, claims));
+      });
     },
 
     /** Claims by scope (spec, UserInfo response); nothing else about the user, ever. */

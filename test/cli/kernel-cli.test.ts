@@ -97,6 +97,12 @@ describe('kernel CLI', () => {
     assert.match(badPort.stderr, /GANTRY_PORT must be a port number/);
     assert.doesNotMatch(badPort.stderr, /\n\s+at /);
 
+    const badProxy = await cli(['serve', '--port', '0', '--trusted-proxies', '10.0.0.0/8, nginx.local'], { dataDir: dir });
+    assert.equal(badProxy.code, 1);
+    assert.equal(badProxy.stderr.trim().split('\n').length, 1);
+    assert.match(badProxy.stderr, /GANTRY_TRUSTED_PROXIES must list IP addresses or CIDR networks .*"nginx\.local"/);
+    assert.equal(badProxy.stdout, '');
+
     const file = path.join(dir, 'a-file');
     writeFileSync(file, 'x');
     const unwritable = await cli(['migrate'], { dataDir: path.join(file, 'data') });

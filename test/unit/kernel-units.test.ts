@@ -7,6 +7,7 @@ import { RateLimiter, rateLimitHeaders } from '../../src/http/rate-limit.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { resolveConfig, ConfigError } from '../../src/config.js';
 import { createLogger } from '../../src/lib/logger.js';
+import { clientAddressFrom, trustedProxyTest } from '../../src/http/client-address.js';
 import { hashPassword, randomDigits, safeEqual, verifyPassword } from '../../src/lib/crypto.js';
 
 describe('CursorCodec', () => {
@@ -107,13 +108,45 @@ describe('config', () => {
     assert.ok(Object.isFrozen(c));
   });
   it('bad values are ConfigErrors with one clear line', () => {
-    for (const env of [{ GANTRY_PORT: '70000' }, { GANTRY_PORT: 'http' }, { GANTRY_PORT: '-1' }, { GANTRY_LOG_LEVEL: 'loud' }, { GANTRY_RATE_LIMIT_MULTIPLIER: '0' }, { GANTRY_PUBLIC_URL: 'ftp://x' }, { GANTRY_ALLOW_PRIVATE_NETWORKS: 'maybe' }, { GANTRY_SCRYPT_COST: 'x' }]) {
+    for (const env of [{ GANTRY_PORT: '70000' }, { GANTRY_PORT: 'http' }, { GANTRY_PORT: '-1' }, { GANTRY_LOG_LEVEL: 'loud' }, { GANTRY_RATE_LIMIT_MULTIPLIER: '0' }, { GANTRY_PUBLIC_URL: 'ftp://x' }, { GANTRY_ALLOW_PRIVATE_NETWORKS: 'maybe' }, { GANTRY_SCRYPT_COST: 'x' }, { GANTRY_TRUSTED_PROXIES: '10.0.0.0/33' }, { GANTRY_TRUSTED_PROXIES: '10.0.0.1,proxy' }, { GANTRY_TRUSTED_PROXIES: 'fd00::/129' }, { GANTRY_TRUSTED_PROXIES: '10.0.0.0/' }]) {
       assert.throws(
         () => resolveConfig({}, { ...base, ...env }),
         (err: unknown) => err instanceof ConfigError && !err.message.includes('\n') && /GANTRY_/.test(err.message),
         JSON.stringify(env),
       );
     }
+  });
+});
+
+describe('GANTRY_TRUSTED_PROXIES', () => {
+  const base = { GANTRY_DATA_DIR: '/tmp/gantry-config-test' };
+  it('defaults to none; takes IPv4 and IPv6 addresses and networks; the flag wins', () => {
+    assert.deepEqual(resolveConfig({}, base).trustedProxies, []);
+    assert.deepEqual(resolveConfig({}, { ...base, GANTRY_TRUSTED_PROXIES: ' 10.0.0.0/8, 192.0.2.7 ,fd00::/8,::1,' }).trustedProxies, [
+      { address: '10.0.0.0', prefix: 8, family: 'ipv4' },
+      { address: '192.0.2.7', prefix: 32, family: 'ipv4' },
+      { address: 'fd00::', prefix: 8, family: 'ipv6' },
+      { address: '::1', prefix: 128, family: 'ipv6' },
+    ]);
+    assert.deepEqual(resolveConfig({ trustedProxies: '127.0.0.1' }, { ...base, GANTRY_TRUSTED_PROXIES: '10.0.0.0/8' }).trustedProxies, [{ address: '127.0.0.1', prefix: 32, family: 'ipv4' }]);
+  });
+
+  it('the client address: the peer unless it is a trusted proxy; then the rightmost untrusted hop', () => {
+    const trusted = trustedProxyTest(resolveConfig({}, { ...base, GANTRY_TRUSTED_PROXIES: '10.0.0.0/8,fd00::/8' }).trustedProxies);
+    // An untrusted peer's header is ignored, whatever it says.
+    assert.equal(clientAddressFrom('198.51.100.9', '203.0.113.5', trusted), '198.51.100.9');
+    assert.equal(clientAddressFrom('::ffff:198.51.100.9', '10.1.1.1', trusted), '198.51.100.9');
+    // A trusted peer: its header names the client; a forged entry to the left is not believed.
+    assert.equal(clientAddressFrom('10.0.0.2', '203.0.113.5', trusted), '203.0.113.5');
+    assert.equal(clientAddressFrom('10.0.0.2', '1.2.3.4, 203.0.113.5', trusted), '203.0.113.5');
+    assert.equal(clientAddressFrom('10.0.0.2', ['1.2.3.4, 203.0.113.5', '10.9.9.9'], trusted), '203.0.113.5');
+    assert.equal(clientAddressFrom('::ffff:10.0.0.2', '203.0.113.5:4431, 10.0.0.3', trusted), '203.0.113.5');
+    assert.equal(clientAddressFrom('fd00::2', '[2001:db8::7]:443', trusted), '2001:db8::7');
+    // Every hop trusted: the leftmost. No header, or a malformed hop: the nearest trusted hop.
+    assert.equal(clientAddressFrom('10.0.0.2', '10.3.3.3, 10.4.4.4', trusted), '10.3.3.3');
+    assert.equal(clientAddressFrom('10.0.0.2', undefined, trusted), '10.0.0.2');
+    assert.equal(clientAddressFrom('10.0.0.2', 'unknown, 10.4.4.4', trusted), '10.4.4.4');
+    assert.equal(clientAddressFrom('10.0.0.2', '', trusted), '10.0.0.2');
   });
 });
 

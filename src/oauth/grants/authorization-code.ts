@@ -2,19 +2,20 @@ import { inTransaction } from '../../db/tx.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { Kernel } from '../../kernel.js';
 import type { Client } from '../clients.js';
-import { invalidGrant, invalidRequest, invalidScope } from '../errors.js';
+import type { GrantMeter } from '../endpoint-limits.js';
+import { invalidGrant, invalidRequest, invalidScope, type OAuthError } from '../errors.js';
 import { isWellFormedVerifier, verifyS256 } from '../pkce.js';
 import type { OAuthTokens, TokenResponse } from '../tokens.js';
 import * as store from '../store.js';
 
-type Outcome = { tokens: TokenResponse } | { error: string } | { scopeError: string };
+type Outcome = { tokens: TokenResponse } | { error: string } | { scopeError: string } | { refused: OAuthError };
 
 /**
  * grant_type=authorization_code (RFC 6749 4.1.3, RFC 7636 4.5-4.6). The code is single-use:
  * any presentation consumes it, and a replay revokes everything issued from it (4.1.2,
  * RFC 9700 4.5). A code shown by another client is consumed too: it has leaked (CONTRACT.md).
  */
-export async function authorizationCodeGrant(kernel: Kernel, tokens: OAuthTokens, client: Client, params: Record<string, string | undefined>): Promise<TokenResponse> {
+export async function authorizationCodeGrant(kernel: Kernel, tokens: OAuthTokens, client: Client, params: Record<string, string | undefined>, meter: GrantMeter): Promise<TokenResponse> {
   const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
   if (!code) throw invalidRequest('code is required');
   if (!redirectUri) throw invalidRequest('redirect_uri is required');
@@ -42,8 +43,13 @@ export async function authorizationCodeGrant(kernel: Kernel, tokens: OAuthTokens
     if (!verifyS256(verifier, row.code_challenge)) return { error: 'PKCE verification failed' };
     const grant = await store.findGrant(trx, row.grant_id);
     if (!grant || grant.revoked_at !== null) return { error: 'The authorization was revoked' };
+    // Only a user's own sign-ins make codes, so this limit is out of reach of a real client;
+    // the code is spent either way (single use).
+    const refused = meter(grant.user_id);
+    if (refused) return { refused };
     return { tokens: await tokens.issue(trx, { id: grant.id, clientId: client.id, userId: grant.user_id }, row.scopes) };
   });
+  if ('refused' in outcome) throw outcome.refused;
   if ('error' in outcome) throw invalidGrant(outcome.error);
   if ('scopeError' in outcome) throw invalidScope(outcome.scopeError);
   return outcome.tokens;

@@ -2,13 +2,14 @@ import { inTransaction } from '../../db/tx.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { Kernel } from '../../kernel.js';
 import type { Client } from '../clients.js';
-import { invalidGrant, invalidRequest, invalidScope } from '../errors.js';
+import type { GrantMeter } from '../endpoint-limits.js';
+import { invalidGrant, invalidRequest, invalidScope, type OAuthError } from '../errors.js';
 import { BUSY, type HotRefreshRow } from '../hot-store.js';
 import { formatScope, isSubset, parseScope } from '../scopes.js';
 import type { OAuthTokens, TokenResponse } from '../tokens.js';
 import * as store from '../store.js';
 
-type Outcome = { tokens: TokenResponse } | { error: string } | { scopeError: string } | { reuse: HotRefreshRow };
+type Outcome = { tokens: TokenResponse } | { error: string } | { scopeError: string } | { reuse: HotRefreshRow } | { refused: OAuthError };
 
 /** The rules before the token is consumed; null means "go on and consume it". */
 function precheck(row: HotRefreshRow | undefined, client: Client, requested: string[] | null): Outcome | null {
@@ -31,7 +32,7 @@ function precheck(row: HotRefreshRow | undefined, client: Client, requested: str
  * transaction (hot-store.ts); while a kysely transaction holds the connection it takes the
  * ordinary path instead.
  */
-export async function refreshTokenGrant(kernel: Kernel, tokens: OAuthTokens, client: Client, params: Record<string, string | undefined>): Promise<TokenResponse> {
+export async function refreshTokenGrant(kernel: Kernel, tokens: OAuthTokens, client: Client, params: Record<string, string | undefined>, meter: GrantMeter): Promise<TokenResponse> {
   const { refresh_token: refreshToken } = params;
   if (!refreshToken) throw invalidRequest('refresh_token is required');
   let requested: string[] | null = null;
@@ -54,6 +55,9 @@ export async function refreshTokenGrant(kernel: Kernel, tokens: OAuthTokens, cli
     const row = hot.findRefreshToken(tokenHash);
     const early = precheck(row, client, requested);
     if (early) return early;
+    // Charged before the consume: a refused request keeps its token for the retry.
+    const refused = meter(row!.user_id);
+    if (refused) return { refused };
     const now = clock.now().toISOString();
     if (!hot.consumeRefreshToken(row!.id, now)) return { reuse: row! };
     return finish(row!, now, hot.insertRefreshToken);
@@ -63,6 +67,8 @@ export async function refreshTokenGrant(kernel: Kernel, tokens: OAuthTokens, cli
       const row = await store.findRefreshToken(trx, tokenHash);
       const early = precheck(row, client, requested);
       if (early) return early;
+      const refused = meter(row!.user_id);
+      if (refused) return { refused };
       const now = clock.now().toISOString();
       if (!(await store.consumeRefreshToken(trx, row!.id, now))) return { reuse: row! };
       const rows: Array<Parameters<typeof store.insertRefreshToken>[1]> = [];
@@ -78,6 +84,7 @@ export async function refreshTokenGrant(kernel: Kernel, tokens: OAuthTokens, cli
     logger.warn('oauth refresh token reuse detected; family revoked', { clientId: client.id, grantId: row.grant_id, userId: row.user_id });
     throw invalidGrant('The refresh token was already used; the authorization is revoked');
   }
+  if ('refused' in outcome) throw outcome.refused;
   if ('scopeError' in outcome) throw invalidScope(outcome.scopeError);
   if ('error' in outcome) throw invalidGrant(outcome.error);
   return outcome.tokens;

@@ -1,0 +1,103 @@
+import type { Kernel } from '../kernel.js';
+import { DEFAULT_RATE_LIMIT, rateLimitHeaders, type RateDecision } from '../http/rate-limit.js';
+import type { RateLimitRule } from '../http/route-config.js';
+import { isUuid } from '../lib/ids.js';
+import { OAuthError } from './errors.js';
+
+export type OAuthEndpoint = 'oauth.token' | 'oauth.revoke';
+
+/** The token and revoke endpoints have no row of their own in the spec's Limits table: the default. */
+export const TOKEN_ENDPOINT_LIMIT: RateLimitRule = DEFAULT_RATE_LIMIT;
+
+/** Failed client authentication, at token and revoke together: per client address and per client_id. */
+export const CLIENT_AUTH_FAILURE_LIMIT: RateLimitRule = { limit: 20, windowSec: 60 };
+
+/**
+ * The caller as the route sees it. The service records the decision that applies to the
+ * request in `rateLimit`, which the kernel turns into the X-RateLimit headers.
+ */
+export interface EndpointCaller {
+  address: string;
+  rateLimit?: RateDecision;
+}
+
+/**
+ * Who the token and revoke endpoints count (docs/oauth.md, Rate limits). They are anonymous to
+ * the kernel, and a partner backend refreshing for many users from one address must not share
+ * one per-address budget, so they count here instead, once the subject is known:
+ * - a request for a grant of the client: `<endpoint>|client:<id>|user:<sub>`, the spec's
+ *   "per authenticated user, per endpoint" (the client is the authenticated party, the user
+ *   the one it acts for);
+ * - a request of an authenticated client that names no grant of it (unknown, spent or another
+ *   client's token, a malformed request): `<endpoint>|client:<id>|ip:<address>`, checked before
+ *   the grant is looked up;
+ * - failed client authentication: `oauth.client-auth|ip:<address>`, and
+ *   `oauth.client-auth|client:<client_id>` when the id is a confidential client's; 20 per 60 s
+ *   each, shared by both endpoints and checked before the secret is, so guessing a secret is
+ *   bounded from one address and across addresses.
+ * All are plain in-memory hits of the kernel's limiter (the refresh grant's hot path stays cheap).
+ */
+export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) {
+  const { limiter, clock } = kernel;
+
+  function refusal(caller: EndpointCaller, decision: RateDecision): OAuthError {
+    caller.rateLimit = decision;
+    const { 'Retry-After': retryAfter } = rateLimitHeaders(decision, clock.now().getTime());
+    return new OAuthError('invalid_request', 'Too many requests; retry after the time in Retry-After', 429, { 'Retry-After': retryAfter as string });
+  }
+
+  function failureBuckets(caller: EndpointCaller, claimedClientId: string | null): string[] {
+    const buckets = [`oauth.client-auth|ip:${caller.address}`];
+    // Only a well-formed id can name a client; anything else is counted by address alone.
+    if (claimedClientId !== null && isUuid(claimedClientId)) buckets.push(`oauth.client-auth|client:${claimedClientId}`);
+    return buckets;
+  }
+
+  return {
+    /** Throws the 429 when the address or the claimed client_id has used up its failures. */
+    beforeClientAuth(caller: EndpointCaller, claimedClientId: string | null): void {
+      for (const bucket of failureBuckets(caller, claimedClientId)) {
+        const decision = limiter.peek(bucket, CLIENT_AUTH_FAILURE_LIMIT);
+        if (!decision.allowed) throw refusal(caller, decision);
+      }
+    },
+
+    /**
+     * Counts a failure against the address, and against the client_id when it names a
+     * confidential client: only a secret can be guessed, and a public client's id, which anyone
+     * may send, must not let anyone stop that client's users.
+     */
+    clientAuthFailed(caller: EndpointCaller, confidentialClientId: string | null): void {
+      for (const bucket of failureBuckets(caller, confidentialClientId)) {
+        const decision = limiter.hit(bucket, CLIENT_AUTH_FAILURE_LIMIT);
+        if (!caller.rateLimit || decision.remaining < caller.rateLimit.remaining) caller.rateLimit = decision;
+      }
+    },
+
+    /** Throws the 429 when the client's failed requests from this address are used up. */
+    beforeGrant(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string): void {
+      const decision = limiter.peek(`${endpoint}|client:${clientId}|ip:${caller.address}`, TOKEN_ENDPOINT_LIMIT);
+      if (!decision.allowed) throw refusal(caller, decision);
+    },
+
+    grantFailed(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string): void {
+      caller.rateLimit = limiter.hit(`${endpoint}|client:${clientId}|ip:${caller.address}`, TOKEN_ENDPOINT_LIMIT);
+    },
+
+    /** Counts a request for one user of the client; the 429 to answer when over the limit, else null. */
+    charge(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string, userId: string): OAuthError | null {
+      const decision = limiter.hit(`${endpoint}|client:${clientId}|user:${userId}`, TOKEN_ENDPOINT_LIMIT);
+      if (!decision.allowed) return refusal(caller, decision);
+      caller.rateLimit = decision;
+      return null;
+    },
+  };
+}
+
+export type EndpointLimits = ReturnType<typeof createEndpointLimits>;
+
+/**
+ * What a grant calls once it knows the user the request is for, before it changes anything:
+ * null to go on, or the 429 to answer.
+ */
+export type GrantMeter = (userId: string) => OAuthError | null;

@@ -1,0 +1,173 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { makeUser } from '../helpers/factories.js';
+import { ManualClock } from '../../src/lib/clock.js';
+import { basic, form, FORM_HEADERS, makeClient, pkcePair, REDIRECT } from '../helpers/oauth.js';
+
+const TOKEN = '/api/v1/oauth/token';
+const REVOKE = '/api/v1/oauth/revoke';
+
+/**
+ * The token and revoke endpoints count per client and user, and failed client authentication
+ * per address and per client_id (docs/oauth.md, Rate limits). Default multiplier (1).
+ */
+describe('token and revoke rate limits', () => {
+  let t: TestApp;
+  const clock = new ManualClock('2026-05-01T00:00:00Z');
+  before(async () => (t = await createTestApp({ clock })));
+  after(() => t.close());
+
+  type Client = Awaited<ReturnType<typeof makeClient>>;
+
+  async function post(url: string, payload: Record<string, string>, remoteAddress: string, authorization?: string) {
+    const res = await t.inject({ method: 'POST', url, remoteAddress, headers: { ...FORM_HEADERS, ...(authorization ? { authorization } : {}) }, payload: form(payload) });
+    return Object.assign(res, { json: () => JSON.parse(res.payload) as Record<string, string> });
+  }
+
+  /** A user's first tokens for the client, through a code the user approved (one token request). */
+  async function tokensFor(client: Client, remoteAddress: string) {
+    const user = await makeUser(t.app);
+    const { verifier, challenge } = pkcePair();
+    const redirect = await t.app.services.oauth.authorize.approve(user.id, { clientId: client.clientId, redirectUri: REDIRECT, scopes: ['email:read'], state: null, codeChallenge: challenge });
+    const code = new URL(redirect).searchParams.get('code')!;
+    const res = await post(TOKEN, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier }, remoteAddress, basic(client.clientId, client.clientSecret!));
+    assert.equal(res.statusCode, 200, res.payload);
+    return { user, refreshToken: res.json().refresh_token };
+  }
+
+  const refresh = (client: Client, refreshToken: string, remoteAddress: string, secret = client.clientSecret!) =>
+    post(TOKEN, { grant_type: 'refresh_token', refresh_token: refreshToken }, remoteAddress, basic(client.clientId, secret));
+
+  test('a partner refreshing for many users from one address is not throttled by address; each user has the 120 per minute', async () => {
+    const ip = '10.70.0.1';
+    const client = await makeClient(t);
+    const chains = [await tokensFor(client, ip), await tokensFor(client, ip), await tokensFor(client, ip)];
+    // 150 refreshes from one address within one minute (the clock never moves): more than the
+    // 120 an address had, 51 requests per user with the code exchange.
+    for (let i = 0; i < 150; i++) {
+      const chain = chains[i % 3];
+      const res = await refresh(client, chain.refreshToken, ip);
+      assert.equal(res.statusCode, 200, `refresh ${i + 1}: ${res.payload}`);
+      assert.equal(res.headers['x-ratelimit-limit'], '120');
+      assert.equal(res.headers['x-ratelimit-remaining'], String(120 - 1 - Math.floor(i / 3) - 1));
+      chain.refreshToken = res.json().refresh_token;
+    }
+
+    // The first user goes on alone up to the 120 of its own bucket; the 121st is refused.
+    const [first, second] = chains;
+    for (let i = 51; i < 120; i++) {
+      const res = await refresh(client, first.refreshToken, ip);
+      assert.equal(res.statusCode, 200, res.payload);
+      first.refreshToken = res.json().refresh_token;
+    }
+    const refused = await refresh(client, first.refreshToken, ip);
+    assert.equal(refused.statusCode, 429);
+    assert.equal(refused.json().error, 'invalid_request');
+    assert.match(refused.json().error_description, /Retry-After/);
+    assert.equal(refused.headers['retry-after'], '60');
+    assert.equal(refused.headers['x-ratelimit-remaining'], '0');
+    assert.equal(refused.headers['cache-control'], 'no-store');
+    assert.equal(refused.json().access_token, undefined);
+
+    // The others are untouched, and the refused token was not consumed: it works after the window.
+    assert.equal((await refresh(client, second.refreshToken, ip)).statusCode, 200);
+    clock.advance(60_000);
+    const retried = await refresh(client, first.refreshToken, ip);
+    assert.equal(retried.statusCode, 200, retried.payload);
+    assert.equal(retried.headers['x-ratelimit-remaining'], '119');
+  });
+
+  test('guessing a client secret from one address is cut at 20 per minute, before the secret is checked', async () => {
+    const ip = '10.71.0.1';
+    const client = await makeClient(t);
+    const other = await makeClient(t);
+    const { refreshToken } = await tokensFor(client, '10.71.9.9');
+    const { refreshToken: otherToken } = await tokensFor(other, '10.71.9.9');
+    for (let i = 0; i < 20; i++) {
+      const res = await refresh(client, refreshToken, ip, `guess-${i}`);
+      assert.equal(res.statusCode, 401);
+      assert.equal(res.json().error, 'invalid_client');
+      assert.equal(res.headers['x-ratelimit-limit'], '20');
+      assert.equal(res.headers['x-ratelimit-remaining'], String(19 - i));
+    }
+    // The right secret is not even looked at now; nor is another client's from that address.
+    const refused = await refresh(client, refreshToken, ip);
+    assert.equal(refused.statusCode, 429);
+    assert.equal(refused.json().error, 'invalid_request');
+    assert.equal(refused.headers['retry-after'], '60');
+    assert.equal((await refresh(other, otherToken, ip)).statusCode, 429);
+    // The refresh token is intact: the real client, from its own address, uses it.
+    const real = await refresh(other, otherToken, '10.71.0.2');
+    assert.equal(real.statusCode, 200, real.payload);
+    clock.advance(60_000);
+    assert.equal((await refresh(client, refreshToken, ip)).statusCode, 200);
+  });
+
+  test('guessing spread over many addresses is cut at 20 per minute per client_id; revoke shares the budget', async () => {
+    const client = await makeClient(t);
+    const { refreshToken } = await tokensFor(client, '10.72.9.9');
+    for (let i = 0; i < 10; i++) assert.equal((await refresh(client, refreshToken, `10.72.1.${i}`, `guess-${i}`)).statusCode, 401);
+    for (let i = 0; i < 10; i++) {
+      const res = await post(REVOKE, { token: refreshToken }, `10.72.2.${i}`, basic(client.clientId, `guess-${i}`));
+      assert.equal(res.statusCode, 401);
+      assert.equal(res.json().error, 'invalid_client');
+    }
+    const refused = await refresh(client, refreshToken, '10.72.3.1');
+    assert.equal(refused.statusCode, 429);
+    assert.equal(refused.json().error, 'invalid_request');
+    assert.ok(Number(refused.headers['retry-after']) >= 1);
+    const revokeRefused = await post(REVOKE, { token: refreshToken }, '10.72.3.2', basic(client.clientId, client.clientSecret!));
+    assert.equal(revokeRefused.statusCode, 429);
+    assert.equal(revokeRefused.json().error, 'invalid_request');
+    // Nothing was revoked: once the window is over the token still refreshes.
+    clock.advance(60_000);
+    assert.equal((await refresh(client, refreshToken, '10.72.3.1')).statusCode, 200);
+  });
+
+  test("a public client's id, which anyone may send, cannot be locked: failures claiming it count by address only", async () => {
+    const app = await makeClient(t, { type: 'public' });
+    const user = await makeUser(t.app);
+    const { verifier, challenge } = pkcePair();
+    const redirect = await t.app.services.oauth.authorize.approve(user.id, { clientId: app.clientId, redirectUri: REDIRECT, scopes: ['email:read'], state: null, codeChallenge: challenge });
+    const code = new URL(redirect).searchParams.get('code')!;
+    for (let i = 0; i < 25; i++) {
+      const res = await post(TOKEN, { grant_type: 'refresh_token', refresh_token: 'x' }, `10.75.1.${i}`, basic(app.clientId, `guess-${i}`));
+      assert.equal(res.statusCode, 401);
+      assert.equal(res.json().error, 'invalid_client');
+    }
+    const res = await post(TOKEN, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: app.clientId }, '10.75.2.1');
+    assert.equal(res.statusCode, 200, res.payload);
+    assert.ok(res.json().access_token);
+  });
+
+  test('an authenticated client failing grant after grant from one address is cut at 120 per minute there', async () => {
+    const client = await makeClient(t);
+    const { refreshToken } = await tokensFor(client, '10.73.9.9');
+    for (let i = 0; i < 120; i++) {
+      const res = await refresh(client, `not-a-token-${i}`, '10.73.0.1');
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.json().error, 'invalid_grant');
+    }
+    const refused = await refresh(client, 'not-a-token', '10.73.0.1');
+    assert.equal(refused.statusCode, 429);
+    assert.equal(refused.headers['retry-after'], '60');
+    // Another address of the same client, and its failure budget of client authentication, are untouched.
+    const elsewhere = await refresh(client, refreshToken, '10.73.0.2');
+    assert.equal(elsewhere.statusCode, 200, elsewhere.payload);
+  });
+
+  test('revoke counts per client and user of the token, and a token naming nobody per client and address', async () => {
+    const client = await makeClient(t);
+    const { refreshToken } = await tokensFor(client, '10.74.9.9');
+    const revoked = await post(REVOKE, { token: refreshToken }, '10.74.0.1', basic(client.clientId, client.clientSecret!));
+    assert.equal(revoked.statusCode, 200);
+    assert.equal(revoked.headers['x-ratelimit-remaining'], '119');
+    assert.equal((await refresh(client, refreshToken, '10.74.0.1')).json().error, 'invalid_grant');
+    for (let i = 0; i < 3; i++) {
+      const unknown = await post(REVOKE, { token: `unknown-${i}` }, '10.74.0.1', basic(client.clientId, client.clientSecret!));
+      assert.equal(unknown.statusCode, 200);
+      assert.equal(unknown.headers['x-ratelimit-remaining'], String(119 - i));
+    }
+  });
+});
