@@ -53,7 +53,10 @@ export function aiRoutes(app: AppContext): ServerRoute[] {
     operation(
       'session-usage',
       'sessions/{sessionId}/usage',
-      async (request) => ai.sessionUsage(await ai.entitled(principalOf(request), accountHeader(request)), request.params.sessionId as string),
+      async (request) => {
+        const principal = principalOf(request);
+        return ai.sessionUsage(await ai.entitled(principal, accountHeader(request)), principal.userId, request.params.sessionId as string);
+      },
       sessionParams,
     ),
     operation('cache-stats', 'cache/stats', async (request) => {

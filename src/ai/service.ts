@@ -265,8 +265,13 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
       });
     },
 
-    async sessionUsage(ctx: AccountContext, sessionId: string) {
-      if (!(await getSession(db, ctx.accountId, sessionId))) throw notFound('Session');
+    /**
+     * A session's usage, for the user who ran it only: like runs and chats in it, someone else's
+     * session (an account owner's or admin's included) answers as if it did not exist.
+     */
+    async sessionUsage(ctx: AccountContext, userId: string, sessionId: string) {
+      const session = await getSession(db, ctx.accountId, sessionId);
+      if (!session || session.user_id !== userId) throw notFound('Session');
       const sums = await sessionUsage(db, ctx.accountId, sessionId);
       const input = Number(sums.input);
       const output = Number(sums.output);

@@ -1,12 +1,10 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
-import { LRUCache } from 'lru-cache';
 import type { Kernel } from '../kernel.js';
 import type { Executor } from '../db/tx.js';
 import { toBool } from '../db/tx.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import { open, seal } from '../lib/sealed.js';
+import { createJsonSchemaEngine } from './json-schema.js';
 import type { ConnectorDefinitionsTable } from './tables.js';
 
 export const CRED_TYPES = ['oauth2', 'api_key', 'basic_auth', 'bearer_token', 'connection_string', 'custom'] as const;
@@ -34,7 +32,8 @@ export interface Definition {
  */
 const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key'];
 const anyCase = (name: string) => [...name].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('');
-const NOT_CREDENTIAL_HEADER = `^(?!(${CREDENTIAL_HEADERS.map(anyCase).join('|')})$)`;
+// A plain alternation (no lookahead) under `not`: schema patterns run on RE2 (json-schema.ts).
+const CREDENTIAL_HEADER = `^(${CREDENTIAL_HEADERS.map(anyCase).join('|')})$`;
 
 const MCP_CONFIG_SCHEMA = {
   type: 'object',
@@ -42,7 +41,7 @@ const MCP_CONFIG_SCHEMA = {
   additionalProperties: false,
   properties: {
     url: { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2048 },
-    headers: { type: 'object', maxProperties: 32, propertyNames: { pattern: NOT_CREDENTIAL_HEADER }, additionalProperties: { type: 'string', maxLength: 4096 } },
+    headers: { type: 'object', maxProperties: 32, propertyNames: { not: { pattern: CREDENTIAL_HEADER } }, additionalProperties: { type: 'string', maxLength: 4096 } },
   },
 };
 
@@ -111,55 +110,19 @@ export interface CustomDefinitionInput {
 
 const KEY_PATTERN = /^[a-z0-9][a-z0-9_-]{1,62}$/;
 
-/** Paths of ajv errors as error.details entries. */
-export function ajvDetails(errors: ErrorObject[] | null | undefined, root: string): Array<{ field: string; message: string; type: string }> {
-  return (errors ?? []).map((e) => {
-    const extra = e.keyword === 'required' ? `/${(e.params as { missingProperty: string }).missingProperty}` : e.keyword === 'additionalProperties' ? `/${(e.params as { additionalProperty: string }).additionalProperty}` : '';
-    const pointer = `${e.instancePath}${extra}`;
-    return { field: `${root}${pointer.replace(/\//g, '.')}`.replace(/\.$/, ''), message: e.message ?? 'is invalid', type: `jsonschema.${e.keyword}` };
-  });
-}
-
-/** The catalog, JSON Schema validation of configs and tool schemas (ajv + ajv-formats). */
+/** The catalog, JSON Schema validation of configs and tool schemas (json-schema.ts). */
 export function createDefinitions(kernel: Kernel) {
   const { db, clock } = kernel;
-  // Built on first use: compiling ajv's meta-schemas is start-up memory most runs never need.
-  let ajvInstance: Ajv | null = null;
-  const getAjv = (): Ajv => {
-    if (!ajvInstance) {
-      ajvInstance = new Ajv({ allErrors: true, strict: false, validateSchema: true });
-      (addFormatsModule as unknown as (a: Ajv) => void)(ajvInstance);
-    }
-    return ajvInstance;
-  };
-  const compiled = new LRUCache<string, ValidateFunction>({ max: 1000, ttl: 3_600_000 });
+  const schemas = createJsonSchemaEngine();
 
-  function validator(schema: Record<string, unknown>): ValidateFunction {
-    const text = JSON.stringify(schema);
-    let fn = compiled.get(text);
-    if (!fn) {
-      fn = getAjv().compile(schema);
-      compiled.set(text, fn);
-    }
-    return fn;
-  }
-
-  /** Proves a value is itself a valid JSON Schema (meta-schema check, then a compile). */
+  /** Proves a value is a JSON Schema Gantry evaluates (size, meta-schema, RE2 patterns, compile). */
   function assertJsonSchema(schema: unknown, field: string): void {
-    if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw badRequest(`${field} must be a JSON Schema object`, [{ field, message: 'must be an object', type: 'jsonschema.schema' }]);
-    const ajv = getAjv();
-    if (!ajv.validateSchema(schema)) throw badRequest(`${field} is not a valid JSON Schema`, ajvDetails(ajv.errors, field));
-    try {
-      validator(schema as Record<string, unknown>);
-    } catch (err) {
-      throw badRequest(`${field} is not a valid JSON Schema: ${(err as Error).message}`, [{ field, message: (err as Error).message, type: 'jsonschema.compile' }]);
-    }
+    schemas.assertSchema(schema, field);
   }
 
   /** Validates a value against a schema; failures list every failing path in error.details. */
   function assertValid(schema: Record<string, unknown>, value: unknown, root: string, what: string): void {
-    const fn = validator(schema);
-    if (!fn(value)) throw badRequest(`${what} does not match its schema`, ajvDetails(fn.errors, root));
+    schemas.assertValid(schema, value, root, what);
   }
 
   function fromRow(row: ConnectorDefinitionsTable): Definition {
@@ -216,6 +179,7 @@ export function createDefinitions(kernel: Kernel) {
     list,
     assertJsonSchema,
     assertValid,
+    schemas,
 
     async require(key: string, workspaceId: string): Promise<Definition> {
       const def = await get(key, workspaceId);

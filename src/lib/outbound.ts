@@ -38,17 +38,57 @@ const INTERNAL_RANGES = ((): BlockList => {
   list.addSubnet('fe80::', 10, 'ipv6');
   list.addSubnet('ff00::', 8, 'ipv6');
   // Cloud metadata over IPv6 (AWS fd00:ec2::254 is inside fc00::/7 already).
+  // Prefixes whose embedded IPv4 address cannot be checked reliably: the local-use NAT64
+  // prefix (RFC 8215; its IPv4 position depends on the network's prefix length, RFC 6052 §2.2)
+  // and Teredo (RFC 4380 §4; the client address is obfuscated and relayed through a server).
+  list.addSubnet('64:ff9b:1::', 48, 'ipv6');
+  list.addSubnet('2001::', 32, 'ipv6');
   return list;
 })();
 
-/** True when the address is loopback, private, link-local, metadata or otherwise internal. */
+/** The eight 16-bit groups of an IPv6 address that isIP() accepted (zone id dropped). */
+function ipv6Groups(address: string): number[] {
+  let text = address.replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number);
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::');
+  const parse = (part: string | undefined) => (part ? part.split(':').map((g) => parseInt(g, 16)) : []);
+  const left = parse(head);
+  const right = parse(tail);
+  return tail === undefined ? left : [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
+}
+
+/**
+ * The IPv4 address an IPv6 address carries, for the forms that reach it: IPv4-compatible
+ * ::a.b.c.d and IPv4-mapped ::ffff:a.b.c.d (RFC 4291 §2.5.5), IPv4-translated ::ffff:0:a.b.c.d
+ * (RFC 2765 §2.1), NAT64 64:ff9b::/96 (RFC 6052 §2.1) and 6to4 2002::/16 (RFC 3056 §2).
+ */
+function embeddedIpv4(address: string): string | null {
+  const g = ipv6Groups(address);
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zero(0, 5) && (g[5] === 0 || g[5] === 0xffff)) return v4(g[6], g[7]);
+  if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) return v4(g[6], g[7]);
+  if (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) return v4(g[6], g[7]);
+  if (g[0] === 0x2002) return v4(g[1], g[2]);
+  return null;
+}
+
+/**
+ * True when the address is loopback, private, link-local, metadata or otherwise internal,
+ * including an IPv6 address that embeds such an IPv4 address (see embeddedIpv4).
+ */
 export function isInternalAddress(address: string): boolean {
   const list = INTERNAL_RANGES;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return list.check(mapped[1], 'ipv4');
-  const family = isIP(address);
+  const family = isIP(address.replace(/%.*$/, ''));
   if (family === 0) return true;
-  return list.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (family === 4) return list.check(address, 'ipv4');
+  const v4 = embeddedIpv4(address);
+  if (v4 !== null && list.check(v4, 'ipv4')) return true;
+  return list.check(address.replace(/%.*$/, ''), 'ipv6');
 }
 
 /**

@@ -110,6 +110,26 @@ describe('AI operations', () => {
     assert.equal((await t.inject({ url: `${OPS}/sessions/never/usage`, headers: m.headers })).statusCode, 404);
   });
 
+  it("sessions/:id/usage is the session owner's only: other members, admins included, get the 404 of a session that does not exist", async () => {
+    const owner = await aiMember(t.app);
+    await run(owner.headers, { ...userSays('merger plan'), sessionId: 'board-merger-q3' });
+    const own = await t.inject({ url: `${OPS}/sessions/board-merger-q3/usage`, headers: owner.headers });
+    assert.equal(own.statusCode, 200);
+    assert.equal(body(own).data.runCount, 1);
+
+    const absent = await t.inject({ url: `${OPS}/sessions/no-such-session/usage`, headers: owner.headers });
+    assert.equal(absent.statusCode, 404);
+    for (const role of ['member', 'admin'] as const) {
+      const colleague = await signedInUser(t.app);
+      await addMember(t.app, owner.account.id, colleague.user.id, role);
+      const headers = { ...colleague.headers, 'x-account-id': owner.account.id };
+      const res = await t.inject({ url: `${OPS}/sessions/board-merger-q3/usage`, headers });
+      assert.equal(res.statusCode, 404, role);
+      assert.deepEqual(body(res).error, body(absent).error, `${role}: the same answer as a session that does not exist`);
+      assert.equal(body(res).data, null);
+    }
+  });
+
   it('cache/stats shows the prompt-context layers cached for the caller, and drops them when their data changes', async () => {
     const m = await aiMember(t.app);
     const stats = async () => body(await t.inject({ url: `${OPS}/cache/stats`, headers: m.headers })).data;

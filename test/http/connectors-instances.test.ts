@@ -202,9 +202,10 @@ describe('connector instances and credentials', () => {
 
   it('refuses MCP URLs resolving to loopback, private, link-local or metadata addresses', async () => {
     const { h } = await team(strict);
-    for (const url of ['http://127.0.0.1:9/mcp', 'http://localhost/mcp', 'http://10.1.2.3/mcp', 'http://192.168.1.1/', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/mcp', 'http://[fe80::1]/', 'http://172.16.0.1/', 'http://[::ffff:127.0.0.1]/', 'file:///etc/passwd']) {
+    for (const url of ['http://127.0.0.1:9/mcp', 'http://localhost/mcp', 'http://10.1.2.3/mcp', 'http://192.168.1.1/', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/mcp', 'http://[fe80::1]/', 'http://172.16.0.1/', 'http://[::ffff:127.0.0.1]/', 'http://[::127.0.0.1]:18471/mcp', 'http://[64:ff9b::7f00:1]:18471/mcp', 'http://[2002:7f00:1::1]:18471/mcp', 'file:///etc/passwd']) {
       const res = await create(h, { connectorKey: 'mcp-generic', displayName: 'x', config: { url } }, strict);
       assert.equal(res.statusCode, 400, url);
+      if (url.startsWith('http')) assert.equal(res.json().error.code, 'VALIDATION_FAILED', url);
     }
   });
 
