@@ -28,21 +28,14 @@ export interface Definition {
   workspaceId: string | null;
 }
 
-/**
- * Headers that carry credentials belong in /credentials (sealed, never returned), not in the
- * config, which is stored as is and shown to every member. Header names are case-insensitive.
- */
-const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key'];
-const anyCase = (name: string) => [...name].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('');
-const NOT_CREDENTIAL_HEADER = `^(?!(${CREDENTIAL_HEADERS.map(anyCase).join('|')})$)`;
-
 const MCP_CONFIG_SCHEMA = {
   type: 'object',
   required: ['url'],
   additionalProperties: false,
   properties: {
     url: { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2048 },
-    headers: { type: 'object', maxProperties: 32, propertyNames: { pattern: NOT_CREDENTIAL_HEADER }, additionalProperties: { type: 'string', maxLength: 4096 } },
+    // Header names that carry credentials are refused by the service (credentialHeaderDetails).
+    headers: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string', maxLength: 4096 } },
   },
 };
 

@@ -12,7 +12,7 @@ import { newId } from '../lib/ids.js';
 import type { Role } from '../accounts/roles.js';
 import { createDefinitions, type CredType, type CustomDefinitionInput, type Definition } from './definitions.js';
 import { assertPublicUrl } from '../lib/outbound.js';
-import { assertCredentialKeys, authHeaders, openCredentials, sealCredentials } from './credentials.js';
+import { assertCredentialKeys, authHeaders, credentialHeaderDetails, openCredentials, sealCredentials } from './credentials.js';
 import { presentCredentialRecord, presentCredentialStatus, presentDefinition, presentInstance } from './presenters.js';
 import { credentialStore, instanceStore } from './store.js';
 import { closeMcp, openMcp, pingMcp } from './mcp.js';
@@ -63,7 +63,10 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
   /** Config validated against the definition's schema (ajv), and an MCP url against the SSRF guard. */
   async function checkConfig(def: Definition, value: Record<string, unknown>) {
     definitions.assertValid(def.configSchema, value, 'config', 'config');
-    if (def.adapter === 'mcp') await assertPublicUrl(String(value.url), config.allowPrivateNetworks);
+    if (def.adapter !== 'mcp') return;
+    const refused = credentialHeaderDetails(value.headers);
+    if (refused.length > 0) throw badRequest('config.headers may not carry credentials', refused);
+    await assertPublicUrl(String(value.url), config.allowPrivateNetworks);
   }
 
   async function credentialValues(instanceId: string) {
