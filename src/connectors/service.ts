@@ -10,6 +10,7 @@ import { DomainError, badRequest, notFound } from '../http/errors.js';
 import { offsetMeta } from '../http/pagination.js';
 import { newId } from '../lib/ids.js';
 import type { Role } from '../accounts/roles.js';
+import type { WorkspaceRole } from '../accounts/workspaces.js';
 import { createDefinitions, type CredType, type CustomDefinitionInput, type Definition } from './definitions.js';
 import { assertPublicUrl } from '../lib/outbound.js';
 import { assertCredentialKeys, authHeaders, credentialHeaderDetails, openCredentials, sealCredentials } from './credentials.js';
@@ -21,8 +22,12 @@ import { createToolsService } from './tools.js';
 import { createOauthService } from './oauth.js';
 import { reloadKeyring, KEYRING_TOPIC } from './rotation.js';
 
-/** Roles that may change connectors; every member may read them. */
+/**
+ * Roles that may change connectors: an account role among these and a workspace role that
+ * writes (a workspace viewer reads only). Every member of the workspace may read them.
+ */
 export const CONNECTOR_WRITERS: readonly Role[] = ['owner', 'admin', 'member'];
+export const WORKSPACE_WRITERS: readonly WorkspaceRole[] = ['admin', 'member'];
 
 export interface ConnectorsDeps {
   access: AccountAccess;
@@ -52,6 +57,7 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
   function assertWriter(ws: WorkspaceContext) {
     deps.access.assertWritable(ws);
     deps.access.requireRole(ws, CONNECTOR_WRITERS);
+    deps.access.requireWorkspaceRole(ws, WORKSPACE_WRITERS);
   }
 
   async function requireInstance(ws: WorkspaceContext, id: string, ex: Executor = db) {

@@ -2,7 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp } from '../helpers/app.js';
 import { withJson } from '../helpers/json-inject.js';
-import { makeTeam } from '../helpers/factories.js';
+import { makeTeam, signedInUser } from '../helpers/factories.js';
+import { addMember } from '../helpers/tenancy.js';
 import { startLegacyMcpServer, startModernMcpServer, type McpFake } from '../helpers/mcp-servers.js';
 
 const C = '/api/v1/connectors';
@@ -45,5 +46,49 @@ describe('connector security', () => {
     const test = await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/test`, headers: h });
     assert.equal(test.json().data.healthy, true, test.body);
     assert.ok(prod.requests.some((r) => r.headers['x-auth-token'] === 'sealed-header-7' && r.headers['x-tenant'] === 'acme'));
+  });
+
+  it('a workspace viewer reads connectors but cannot create, delete or store credentials', async () => {
+    const { owner, account } = await makeTeam(t.app);
+    const victor = await signedInUser(t.app);
+    const wendy = await signedInUser(t.app);
+    await addMember(t.app, account.id, victor.user.id, 'member');
+    await addMember(t.app, account.id, wendy.user.id, 'member');
+    const finance = (await t.inject({ method: 'POST', url: `/api/v1/accounts/${account.id}/workspaces`, headers: owner.headers, payload: { name: 'Finance' } })).json().data;
+    for (const [user, role] of [[victor, 'viewer'], [wendy, 'member']] as const) {
+      const added = await t.inject({ method: 'POST', url: `/api/v1/accounts/${account.id}/workspaces/${finance.id}/members`, headers: owner.headers, payload: { chainerId: user.user.id, role } });
+      assert.equal(added.statusCode, 201, added.body);
+    }
+    const inFinance = (headers: Record<string, string>) => ({ ...headers, 'x-workspace-id': finance.id });
+    const inst = (await t.inject({ method: 'POST', url: `${C}/instances`, headers: inFinance(owner.headers), payload: { connectorKey: 'mcp-generic', displayName: 'Ledger', config: { url: prod.url } } })).json().data;
+    const attempts = [
+      { method: 'POST', url: `${C}/instances`, payload: { connectorKey: 'mcp-generic', displayName: 'Mine', config: { url: evil.url } } },
+      { method: 'POST', url: `${C}/instances/${inst.id}/credentials`, payload: { credType: 'bearer_token', credentials: { token: 'viewer-token-1' } } },
+      { method: 'PATCH', url: `${C}/instances/${inst.id}`, payload: { displayName: 'Renamed' } },
+      { method: 'POST', url: `${C}/instances/${inst.id}/test` },
+      { method: 'POST', url: `${C}/definitions`, payload: { key: `viewer-def-${Date.now()}`, name: 'V' } },
+      { method: 'DELETE', url: `${C}/instances/${inst.id}` },
+    ];
+    for (const attempt of attempts) {
+      const res = await t.inject({ ...attempt, headers: inFinance(victor.headers) });
+      assert.equal(res.statusCode, 403, `${attempt.method} ${attempt.url}`);
+      assert.equal(res.json().error.code, 'FORBIDDEN');
+    }
+    const rows = await t.app.kernel.db.selectFrom('connector_instances').select(['id', 'display_name']).where('workspace_id', '=', finance.id).execute();
+    assert.deepEqual(rows, [{ id: inst.id, display_name: 'Ledger' }]);
+    assert.equal(await t.app.kernel.db.selectFrom('connector_credentials').select('id').where('instance_id', '=', inst.id).executeTakeFirst(), undefined);
+    // Reads still work for the viewer; a workspace member writes.
+    assert.equal((await t.inject({ method: 'GET', url: `${C}/instances/${inst.id}`, headers: inFinance(victor.headers) })).json().data.displayName, 'Ledger');
+    assert.equal((await t.inject({ method: 'GET', url: `${C}/instances`, headers: inFinance(victor.headers) })).json().data.length, 1);
+    assert.equal((await t.inject({ method: 'POST', url: `${C}/instances`, headers: inFinance(wendy.headers), payload: { connectorKey: 'mcp-generic', displayName: 'W', config: { url: prod.url } } })).statusCode, 201);
+    // Victor is a workspace member of the default workspace: he writes there.
+    assert.equal((await t.inject({ method: 'POST', url: `${C}/instances`, headers: victor.headers, payload: { connectorKey: 'mcp-generic', displayName: 'D', config: { url: prod.url } } })).statusCode, 201);
+    // Removed from the default workspace, he still reads it as an account member but no longer writes.
+    const removed = await t.inject({ method: 'DELETE', url: `/api/v1/accounts/${account.id}/workspaces/${account.defaultWorkspaceId}/members/${victor.user.id}`, headers: owner.headers });
+    assert.equal(removed.statusCode, 200, removed.body);
+    assert.equal((await t.inject({ method: 'GET', url: `${C}/instances`, headers: victor.headers })).statusCode, 200);
+    const refused = await t.inject({ method: 'POST', url: `${C}/instances`, headers: victor.headers, payload: { connectorKey: 'mcp-generic', displayName: 'D2', config: { url: prod.url } } });
+    assert.equal(refused.statusCode, 403);
+    assert.equal(refused.json().error.code, 'FORBIDDEN');
   });
 });
