@@ -24,15 +24,29 @@ export function assertCredentialKeys(credType: CredType, credentials: Record<str
   if (notString.length > 0) throw badRequest('credential values must be strings', notString.map(([k]) => ({ field: `credentials.${k}`, message: 'must be a string', type: 'string.base' })));
 }
 
-/** The AAD of an instance's credential: a value copied to another instance fails to open. */
-export const credentialContext = (instanceId: string, credType: string) => `connector_credentials:${instanceId}:${credType}`;
+/**
+ * The AAD of an instance's credential: a value copied to another instance fails to open, and
+ * so does one whose origin column was rewritten (the origin it was stored for is bound in).
+ */
+export const credentialContext = (instanceId: string, credType: string, origin: string | null = null) =>
+  origin === null ? `connector_credentials:${instanceId}:${credType}` : `connector_credentials:${instanceId}:${credType}:${origin}`;
 
-export function sealCredentials(secrets: Secrets, instanceId: string, credType: string, values: Record<string, string>): string {
-  return seal(secrets, JSON.stringify(values), credentialContext(instanceId, credType));
+export function sealCredentials(secrets: Secrets, instanceId: string, credType: string, values: Record<string, string>, origin: string | null = null): string {
+  return seal(secrets, JSON.stringify(values), credentialContext(instanceId, credType, origin));
 }
 
-export function openCredentials(secrets: Secrets, instanceId: string, credType: string, sealed: string): Record<string, string> {
-  return JSON.parse(open(secrets, sealed, credentialContext(instanceId, credType))) as Record<string, string>;
+export function openCredentials(secrets: Secrets, instanceId: string, credType: string, sealed: string, origin: string | null = null): Record<string, string> {
+  return JSON.parse(open(secrets, sealed, credentialContext(instanceId, credType, origin))) as Record<string, string>;
+}
+
+/** The origin (scheme://host:port, RFC 6454 §4) of an http(s) URL; null for anything else. */
+export function originOf(url: unknown): string | null {
+  try {
+    const parsed = new URL(String(url));
+    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.origin : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -43,6 +43,8 @@ export interface ConnectorCredentialsTable {
   instance_id: string;
   cred_type: string;
   sealed_value: string;
+  /** scheme://host:port the credential may be sent to (MCP instances); null: no user-set destination. */
+  origin: string | null;
   scopes: string | null; // JSON array
   expires_at: string | null;
   refresh_claim: string | null;

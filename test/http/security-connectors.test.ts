@@ -4,6 +4,7 @@ import { createTestApp } from '../helpers/app.js';
 import { withJson } from '../helpers/json-inject.js';
 import { makeTeam, signedInUser } from '../helpers/factories.js';
 import { addMember } from '../helpers/tenancy.js';
+import { lastAudit } from '../helpers/accounts.js';
 import { startLegacyMcpServer, startModernMcpServer, type McpFake } from '../helpers/mcp-servers.js';
 
 const C = '/api/v1/connectors';
@@ -90,5 +91,65 @@ describe('connector security', () => {
     const refused = await t.inject({ method: 'POST', url: `${C}/instances`, headers: victor.headers, payload: { connectorKey: 'mcp-generic', displayName: 'D2', config: { url: prod.url } } });
     assert.equal(refused.statusCode, 403);
     assert.equal(refused.json().error.code, 'FORBIDDEN');
+  });
+
+  const credentialCases = [
+    { credType: 'bearer_token', credentials: { token: 'SECRET-PROD-TOKEN-123' }, secret: 'SECRET-PROD-TOKEN-123' },
+    { credType: 'api_key', credentials: { apiKey: 'SECRET-PROD-KEY-456' }, secret: 'SECRET-PROD-KEY-456' },
+    { credType: 'basic_auth', credentials: { username: 'prod', password: 'SECRET-PROD-PASS-789' }, secret: Buffer.from('prod:SECRET-PROD-PASS-789').toString('base64') },
+  ];
+
+  for (const c of credentialCases) {
+    it(`a member who repoints the url never gets the owner's ${c.credType}: the credential is dropped`, async () => {
+      const { owner, account, members } = await makeTeam(t.app, ['member']);
+      const mallory = members.member.headers;
+      const inst = (await t.inject({ method: 'POST', url: `${C}/instances`, headers: owner.headers, payload: { connectorKey: 'mcp-generic', displayName: 'Prod DB tools', config: { url: prod.url } } })).json().data;
+      assert.equal((await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/credentials`, headers: owner.headers, payload: { credType: c.credType, credentials: c.credentials } })).statusCode, 200);
+      assert.equal((await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/test`, headers: owner.headers })).json().data.healthy, true);
+      assert.ok(sentTo(prod, c.secret) > 0, 'prod gets the credential');
+      // Same origin, another path: the credential stays.
+      const samePlace = await t.inject({ method: 'PATCH', url: `${C}/instances/${inst.id}`, headers: mallory, payload: { config: { url: `${prod.url}?v=2` } } });
+      assert.equal(samePlace.json().data.status, 'active');
+      assert.equal((await t.inject({ method: 'GET', url: `${C}/instances/${inst.id}/credentials/status`, headers: owner.headers })).json().data.configured, true);
+      const repointed = await t.inject({ method: 'PATCH', url: `${C}/instances/${inst.id}`, headers: mallory, payload: { config: { url: evil.url } } });
+      assert.equal(repointed.statusCode, 200);
+      assert.equal(repointed.json().data.status, 'pending_auth');
+      const status = (await t.inject({ method: 'GET', url: `${C}/instances/${inst.id}/credentials/status`, headers: owner.headers })).json().data;
+      assert.equal(status.configured, false);
+      assert.equal(await t.app.kernel.db.selectFrom('connector_credentials').select('id').where('instance_id', '=', inst.id).executeTakeFirst(), undefined);
+      const entry = await lastAudit(t.app, account.id, 'connector.credentials_deleted');
+      assert.equal(entry.targetId, inst.id);
+      assert.equal(entry.actorId, members.member.user.id);
+      assert.deepEqual(entry.metadata, { credType: c.credType, reason: 'origin_changed', fromOrigin: new URL(prod.url).origin, toOrigin: new URL(evil.url).origin });
+      // Test, sync and invoke all reach the member's server without the owner's secret.
+      assert.equal((await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/test`, headers: mallory })).json().data.healthy, true);
+      const synced = (await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/sync-tools`, headers: mallory })).json().data;
+      await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/tools/${synced[0].id}/invoke`, headers: mallory, payload: { input: {} } });
+      assert.ok(evil.requests.length > 0);
+      assert.equal(sentTo(evil, c.secret), 0, "the member's server never sees the owner's credential");
+    });
+  }
+
+  it('refuses to send a bound credential to another origin, even if the url changed behind the API', async () => {
+    const { owner } = await makeTeam(t.app);
+    const h = owner.headers;
+    const inst = (await t.inject({ method: 'POST', url: `${C}/instances`, headers: h, payload: { connectorKey: 'mcp-generic', displayName: 'P', config: { url: prod.url } } })).json().data;
+    await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/credentials`, headers: h, payload: { credType: 'bearer_token', credentials: { token: 'BOUND-TOKEN-1' } } });
+    const row = await t.app.kernel.db.selectFrom('connector_credentials').selectAll().where('instance_id', '=', inst.id).executeTakeFirstOrThrow();
+    assert.equal(row.origin, new URL(prod.url).origin);
+    const before = evil.requests.length;
+    // The url rewritten in the database: the call is refused before any request leaves.
+    await t.app.kernel.db.updateTable('connector_instances').set({ config: JSON.stringify({ url: evil.url }) }).where('id', '=', inst.id).execute();
+    const refused = (await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/test`, headers: h })).json().data;
+    assert.equal(refused.healthy, false);
+    assert.match(refused.message, /bound to http:\/\/127\.0\.0\.1:\d+, not to/);
+    const sync = await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/sync-tools`, headers: h });
+    assert.equal(sync.statusCode, 409);
+    assert.equal(sync.json().error.code, 'CONFLICT');
+    // The origin column rewritten to match: the sealed value no longer opens (origin is in its AAD).
+    await t.app.kernel.db.updateTable('connector_credentials').set({ origin: new URL(evil.url).origin }).where('instance_id', '=', inst.id).execute();
+    assert.equal((await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/test`, headers: h })).json().data.healthy, false);
+    assert.equal(evil.requests.length, before, 'nothing reached the other origin');
+    assert.equal(sentTo(evil, 'BOUND-TOKEN-1'), 0);
   });
 });
