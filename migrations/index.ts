@@ -9,6 +9,7 @@ import { migration as m0007 } from './0007_status.js';
 import { migration as m0008 } from './0008_connectors.js';
 import { migration as m0009 } from './0009_ai.js';
 import { migration as m0010 } from './0010_connector_credential_origin.js';
+import { migration as m0011 } from './0011_connector_approval_target.js';
 
 /** Every migration, in order. Static imports: the bundle cannot scan a folder. */
 export const migrations: readonly Migration[] = [
@@ -22,4 +23,5 @@ export const migrations: readonly Migration[] = [
   m0008,
   m0009,
   m0010,
+  m0011,
 ];

@@ -75,6 +75,7 @@ export function presentApproval(row: ApprovalRow) {
     id: row.id,
     instanceId: row.instance_id,
     toolId: row.tool_id,
+    targetOrigin: row.target_origin,
     status: row.status,
     requestedBy: row.requested_by,
     decidedBy: row.decided_by,

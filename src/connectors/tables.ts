@@ -95,6 +95,8 @@ export interface ConnectorToolApprovalsTable {
   decided_by: string | null;
   decided_at: string | null;
   result: string | null; // JSON of the tool's answer once approved
+  target_origin: string | null; // the MCP url's origin when the call was asked
+  target_digest: string | null; // SHA-256 of the instance config then; the approved call needs it unchanged
   created_at: string;
 }
 

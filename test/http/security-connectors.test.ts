@@ -152,4 +152,67 @@ describe('connector security', () => {
     assert.equal(evil.requests.length, before, 'nothing reached the other origin');
     assert.equal(sentTo(evil, 'BOUND-TOKEN-1'), 0);
   });
+
+  /** The owner's instance at prod with a stored token and synced tools; Mallory is a member. */
+  async function prodInstance() {
+    const { owner, account, members } = await makeTeam(t.app, ['member']);
+    const inst = (await t.inject({ method: 'POST', url: `${C}/instances`, headers: owner.headers, payload: { connectorKey: 'mcp-generic', displayName: 'Prod DB tools', config: { url: prod.url } } })).json().data;
+    await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/credentials`, headers: owner.headers, payload: { credType: 'bearer_token', credentials: { token: 'SECRET-PROD-TOKEN-123' } } });
+    const [tool] = (await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/sync-tools`, headers: owner.headers })).json().data;
+    assert.equal(tool.toolKey, 'delete_all');
+    assert.equal(tool.requiresApproval, true, 'prod marks it destructive');
+    return { owner: owner.headers, account, mallory: members.member.headers, inst, tool };
+  }
+  const invoke = (headers: Record<string, string>, instId: string, toolId: string, input: Record<string, unknown> = {}) =>
+    t.inject({ method: 'POST', url: `${C}/instances/${instId}/tools/${toolId}/invoke`, headers, payload: { input } });
+  const prodRan = () => prod.calls.filter((c) => c.name === 'delete_all').length;
+
+  it('a sync from a server the member chose never lifts the approval gate; only an owner/admin lowers it', async () => {
+    const { owner, mallory, inst, tool } = await prodInstance();
+    const ranBefore = prodRan();
+    assert.equal((await invoke(mallory, inst.id, tool.id)).statusCode, 202);
+    // Mallory syncs the same tool from his own server, which does not call it destructive.
+    assert.equal((await t.inject({ method: 'PATCH', url: `${C}/instances/${inst.id}`, headers: mallory, payload: { config: { url: evil.url } } })).statusCode, 200);
+    const resynced = await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/sync-tools`, headers: mallory });
+    assert.equal(resynced.statusCode, 200);
+    assert.equal(resynced.json().data.find((x: { id: string }) => x.id === tool.id).requiresApproval, true);
+    const row = await t.app.kernel.db.selectFrom('connector_tools').select('requires_approval').where('id', '=', tool.id).executeTakeFirstOrThrow();
+    assert.equal(row.requires_approval, 1);
+    // Back to prod: the call still waits for an approver and prod runs nothing.
+    await t.inject({ method: 'PATCH', url: `${C}/instances/${inst.id}`, headers: mallory, payload: { config: { url: prod.url } } });
+    const again = await invoke(mallory, inst.id, tool.id);
+    assert.equal(again.statusCode, 202);
+    assert.equal(again.json().data.status, 'pending_approval');
+    assert.equal(prodRan(), ranBefore);
+    // Lowering the gate is for owners and admins; raising it is for any writer.
+    const lowered = await t.inject({ method: 'PATCH', url: `${C}/instances/${inst.id}/tools/${tool.id}`, headers: mallory, payload: { requiresApproval: false } });
+    assert.equal(lowered.statusCode, 403);
+    assert.equal(lowered.json().error.code, 'FORBIDDEN');
+    const byOwner = await t.inject({ method: 'PATCH', url: `${C}/instances/${inst.id}/tools/${tool.id}`, headers: owner, payload: { requiresApproval: false } });
+    assert.deepEqual(byOwner.json().data, { id: tool.id, isActive: true, requiresApproval: false });
+    const raised = await t.inject({ method: 'PATCH', url: `${C}/instances/${inst.id}/tools/${tool.id}`, headers: mallory, payload: { requiresApproval: true } });
+    assert.deepEqual(raised.json().data, { id: tool.id, isActive: true, requiresApproval: true });
+    assert.equal((await t.inject({ method: 'PATCH', url: `${C}/instances/${inst.id}/tools/${tool.id}`, headers: mallory, payload: {} })).statusCode, 400);
+  });
+
+  it('an approved call runs only against the instance as it was when asked', async () => {
+    const { owner, mallory, inst, tool } = await prodInstance();
+    const parked = (await invoke(mallory, inst.id, tool.id, { all: true })).json().data.approval;
+    assert.equal(parked.targetOrigin, new URL(prod.url).origin);
+    // Mallory points the instance at his server before the owner approves.
+    await t.inject({ method: 'PATCH', url: `${C}/instances/${inst.id}`, headers: mallory, payload: { config: { url: evil.url } } });
+    const evilBefore = evil.calls.length;
+    const decided = await t.inject({ method: 'POST', url: `${C}/approvals/${parked.id}/approve`, headers: owner });
+    assert.equal(decided.statusCode, 200);
+    assert.equal(decided.json().data.status, 'failed');
+    assert.match(decided.json().data.result.error, /changed since this call was asked against http:\/\/127\.0\.0\.1:\d+/);
+    assert.equal(evil.calls.length, evilBefore, "the call never reached the member's server");
+    // Unchanged instance: the approved call runs once, at prod.
+    await t.inject({ method: 'PATCH', url: `${C}/instances/${inst.id}`, headers: owner, payload: { config: { url: prod.url } } });
+    const second = (await invoke(mallory, inst.id, tool.id, { all: true })).json().data.approval;
+    const ranBefore = prodRan();
+    const ok = (await t.inject({ method: 'POST', url: `${C}/approvals/${second.id}/approve`, headers: owner })).json().data;
+    assert.equal(ok.status, 'approved');
+    assert.equal(prodRan(), ranBefore + 1);
+  });
 });
