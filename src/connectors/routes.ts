@@ -107,7 +107,7 @@ export function connectorRoutes(app: AppContext): ServerRoute[] {
       method: 'GET',
       path: `${C}/approvals`,
       options: { id: 'connectors.approvals.list', validate: { query: schemas.approvalsQuery } },
-      handler: async (request, h) => reply(request, h, await connectors.tools.listApprovals(await ws(request), (request.query as { status?: string }).status)),
+      handler: async (request, h) => reply(request, h, await connectors.tools.listApprovals(await actor(request), (request.query as { status?: string }).status)),
     },
     ...(['approve', 'reject'] as const).map(
       (decision): ServerRoute => ({

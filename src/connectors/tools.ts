@@ -11,8 +11,9 @@ import { open, seal } from '../lib/sealed.js';
 import { OWNER_OR_ADMIN } from '../accounts/roles.js';
 import type { Definitions } from './definitions.js';
 import type { Actor } from './service.js';
-import type { InstanceRow, ToolRow } from './tables.js';
+import type { ApprovalRow, InstanceRow, ToolRow } from './tables.js';
 import { presentApproval, presentTool } from './presenters.js';
+import { approvalInputView } from './approval-input.js';
 import { originOf } from './credentials.js';
 import { toolStore } from './store.js';
 import { callMcpTool, closeMcp, listAllTools, openMcp, type McpTarget, type McpToolDefinition } from './mcp.js';
@@ -54,6 +55,13 @@ function assertRunnable(instance: { enabled: number }, tool: { is_active: number
 export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
   const { db, clock, secrets, limiter } = kernel;
   const approvalContext = (id: string) => `connector_tool_approvals:${id}:input`;
+
+  /** The approvers (owner/admin) and the requester see the input they decide or asked for. */
+  function approvalView(actor: Actor, row: ApprovalRow, inputSchema: string | null) {
+    if (!OWNER_OR_ADMIN.includes(actor.ws.role) && row.requested_by !== actor.principal.userId) return presentApproval(row);
+    const input = JSON.parse(open(secrets, row.input_sealed, approvalContext(row.id))) as unknown;
+    return presentApproval(row, approvalInputView(inputSchema ? (JSON.parse(inputSchema) as unknown) : undefined, input));
+  }
 
   async function execute(instance: InstanceRow, tool: ToolRow, input: Record<string, unknown>) {
     const def = await deps.definitions.get(instance.connector_key, instance.workspace_id);
@@ -235,16 +243,23 @@ export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
         const targetOrigin = def?.adapter === 'mcp' ? originOf((JSON.parse(instance.config) as { url?: unknown }).url) : null;
         const row = { id, workspace_id: actor.ws.workspaceId, instance_id: instanceId, tool_id: toolId, input_sealed: seal(secrets, JSON.stringify(input), approvalContext(id)), status: 'pending', requested_by: actor.principal.userId, decided_by: null, decided_at: null, result: null, target_origin: targetOrigin, target_digest: configDigest(instance), created_at: clock.now().toISOString() };
         await db.insertInto('connector_tool_approvals').values(row).execute();
-        return { status: 202, body: { status: 'pending_approval', approval: presentApproval({ ...row, seq: 0 }), result: null } };
+        return { status: 202, body: { status: 'pending_approval', approval: approvalView(actor, { ...row, seq: 0 }, tool.input_schema), result: null } };
       }
       const result = await execute(instance, tool, input);
       return { status: 200, body: { status: 'completed', approval: null, result } };
     },
 
-    async listApprovals(ws: WorkspaceContext, status?: string) {
-      let query = db.selectFrom('connector_tool_approvals').selectAll().where('workspace_id', '=', ws.workspaceId).orderBy('seq', 'desc').limit(100);
-      if (status) query = query.where('status', '=', status);
-      return (await query.execute()).map((row) => presentApproval(row));
+    async listApprovals(actor: Actor, status?: string) {
+      let query = db
+        .selectFrom('connector_tool_approvals')
+        .leftJoin('connector_tools', 'connector_tools.id', 'connector_tool_approvals.tool_id')
+        .selectAll('connector_tool_approvals')
+        .select('connector_tools.input_schema')
+        .where('connector_tool_approvals.workspace_id', '=', actor.ws.workspaceId)
+        .orderBy('connector_tool_approvals.seq', 'desc')
+        .limit(100);
+      if (status) query = query.where('connector_tool_approvals.status', '=', status);
+      return (await query.execute()).map(({ input_schema, ...row }) => approvalView(actor, row, input_schema));
     },
 
     /**
@@ -291,7 +306,9 @@ export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
         }
         await db.updateTable('connector_tool_approvals').set({ status, result: JSON.stringify(result) }).where('id', '=', approvalId).execute();
       }
-      return presentApproval((await db.selectFrom('connector_tool_approvals').selectAll().where('id', '=', approvalId).executeTakeFirstOrThrow()));
+      const decided = await db.selectFrom('connector_tool_approvals').selectAll().where('id', '=', approvalId).executeTakeFirstOrThrow();
+      const tool = await toolStore.find(db, decided.instance_id, decided.tool_id);
+      return approvalView(actor, decided, tool?.input_schema ?? null);
     },
   };
 }

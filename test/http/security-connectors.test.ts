@@ -215,4 +215,36 @@ describe('connector security', () => {
     assert.equal(ok.status, 'approved');
     assert.equal(prodRan(), ranBefore + 1);
   });
+
+  it('the approver sees the input (secrets masked, size capped) and the target origin; other members do not', async () => {
+    const bank = await startModernMcpServer({ tools: [{ name: 'transfer', inputSchema: { type: 'object', properties: { to: { type: 'string' }, amount: { type: 'number' }, note: { type: 'string' }, apiToken: { type: 'string', writeOnly: true } } }, annotations: { destructiveHint: true } }] });
+    try {
+      const { owner, members } = await makeTeam(t.app, ['member', 'analyst']);
+      const requester = members.member.headers;
+      const inst = (await t.inject({ method: 'POST', url: `${C}/instances`, headers: owner.headers, payload: { connectorKey: 'mcp-generic', displayName: 'Bank', config: { url: bank.url } } })).json().data;
+      const [tool] = (await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/sync-tools`, headers: owner.headers })).json().data;
+      const asked = await invoke(requester, inst.id, tool.id, { to: 'acct-999', amount: 1_000_000, apiToken: 'INLINE-SECRET-1' });
+      assert.equal(asked.statusCode, 202);
+      const expected = { to: 'acct-999', amount: 1_000_000, apiToken: '[redacted]' };
+      assert.deepEqual(asked.json().data.approval.input, expected, 'the requester sees what they asked');
+      const listed = (await t.inject({ method: 'GET', url: `${C}/approvals?status=pending`, headers: owner.headers })).json().data;
+      const mine = listed.find((a: { id: string }) => a.id === asked.json().data.approval.id);
+      assert.deepEqual({ input: mine.input, inputTruncated: mine.inputTruncated, targetOrigin: mine.targetOrigin }, { input: expected, inputTruncated: false, targetOrigin: new URL(bank.url).origin });
+      assert.ok(!JSON.stringify(listed).includes('INLINE-SECRET-1'));
+      // Another member (not the requester, not an approver) sees the approval, not the input.
+      const other = (await t.inject({ method: 'GET', url: `${C}/approvals?status=pending`, headers: members.analyst.headers })).json().data.find((a: { id: string }) => a.id === mine.id);
+      assert.equal(other.input, null);
+      assert.equal(other.targetOrigin, new URL(bank.url).origin);
+      // A large input is cut to its first 16 KiB of JSON text.
+      const big = (await invoke(requester, inst.id, tool.id, { to: 'acct-1', note: 'n'.repeat(40_000) })).json().data.approval;
+      assert.equal(big.inputTruncated, true);
+      assert.equal(big.input.length, 16 * 1024);
+      const decided = (await t.inject({ method: 'POST', url: `${C}/approvals/${mine.id}/approve`, headers: owner.headers })).json().data;
+      assert.equal(decided.status, 'approved');
+      assert.deepEqual(decided.input, expected);
+      assert.deepEqual(bank.calls.at(-1), { name: 'transfer', args: { to: 'acct-999', amount: 1_000_000, apiToken: 'INLINE-SECRET-1' } });
+    } finally {
+      await bank.close();
+    }
+  });
 });
