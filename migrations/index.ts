@@ -10,6 +10,7 @@ import { migration as m0008 } from './0008_connectors.js';
 import { migration as m0009 } from './0009_ai.js';
 import { migration as m0010 } from './0010_connector_credential_origin.js';
 import { migration as m0011 } from './0011_connector_approval_target.js';
+import { migration as m0012 } from './0012_connector_definition_scope.js';
 
 /** Every migration, in order. Static imports: the bundle cannot scan a folder. */
 export const migrations: readonly Migration[] = [
@@ -24,4 +25,5 @@ export const migrations: readonly Migration[] = [
   m0009,
   m0010,
   m0011,
+  m0012,
 ];

@@ -5,6 +5,7 @@ import { withJson } from '../helpers/json-inject.js';
 import { makeTeam, signedInUser } from '../helpers/factories.js';
 import { addMember } from '../helpers/tenancy.js';
 import { lastAudit } from '../helpers/accounts.js';
+import { cli } from '../helpers/cli.js';
 import { startLegacyMcpServer, startModernMcpServer, type McpFake } from '../helpers/mcp-servers.js';
 
 const C = '/api/v1/connectors';
@@ -246,5 +247,36 @@ describe('connector security', () => {
     } finally {
       await bank.close();
     }
+  });
+
+  it("custom definition keys are per workspace: another tenant's key is neither revealed nor able to block the operator", async () => {
+    const alice = await makeTeam(t.app);
+    const carol = await makeTeam(t.app);
+    const key = `jira-${Date.now()}`;
+    const define = (headers: Record<string, string>, name: string) => t.inject({ method: 'POST', url: `${C}/definitions`, headers, payload: { key, name } });
+    assert.equal((await define(alice.owner.headers, 'Alice Jira')).statusCode, 201);
+    const carols = await define(carol.owner.headers, 'Carol Jira');
+    assert.equal(carols.statusCode, 201, 'no 409 that would reveal the other tenant');
+    const again = await define(alice.owner.headers, 'Alice Jira 2');
+    assert.equal(again.statusCode, 409);
+    assert.equal(again.json().error.code, 'CONFLICT');
+    const named = async (headers: Record<string, string>) => (await t.inject({ method: 'GET', url: `${C}/definitions`, headers })).json().data.filter((d: { key: string }) => d.key === key).map((d: { name: string; isSystem: boolean }) => [d.name, d.isSystem]);
+    assert.deepEqual(await named(alice.owner.headers), [['Alice Jira', false]]);
+    assert.deepEqual(await named(carol.owner.headers), [['Carol Jira', false]]);
+    // The operator defines the same key: it works, and each tenant keeps its own meaning.
+    const res = await cli(['connector', 'define', '--key', key, '--name', 'Operator Jira', '--auth', 'oauth2', '--authorize-url', 'https://id.jira.test/a', '--token-url', 'https://id.jira.test/t', '--client-id', 'c', '--client-secret', 'operator-secret-1', '--json'], { dataDir: t.dataDir });
+    assert.equal(res.code, 0, res.stderr);
+    assert.deepEqual(await named(alice.owner.headers), [['Alice Jira', false]]);
+    const inst = await t.inject({ method: 'POST', url: `${C}/instances`, headers: alice.owner.headers, payload: { connectorKey: key, displayName: 'J' } });
+    assert.equal(inst.statusCode, 201);
+    assert.equal((await t.inject({ method: 'POST', url: `${C}/instances/${inst.json().data.id}/oauth/initiate`, headers: alice.owner.headers })).statusCode, 409, "Alice's custom definition, not the operator's OAuth one");
+    // A tenant without its own sees the operator's, and cannot take the key (system keys are public).
+    const dave = await makeTeam(t.app);
+    assert.deepEqual(await named(dave.owner.headers), [['Operator Jira', true]]);
+    const taken = await define(dave.owner.headers, 'Dave Jira');
+    assert.equal(taken.statusCode, 409);
+    assert.match(taken.json().error.message, /system connector/);
+    const second = await cli(['connector', 'define', '--key', key, '--name', 'Again', '--auth', 'oauth2', '--authorize-url', 'https://id.jira.test/a', '--token-url', 'https://id.jira.test/t', '--client-id', 'c', '--client-secret', 's', '--json'], { dataDir: t.dataDir });
+    assert.equal(second.code, 2);
   });
 });
