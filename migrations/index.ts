@@ -8,6 +8,9 @@ import { migration as m0006 } from './0006_notifications.js';
 import { migration as m0007 } from './0007_status.js';
 import { migration as m0008 } from './0008_connectors.js';
 import { migration as m0009 } from './0009_ai.js';
+import { migration as m0010 } from './0010_connector_credential_origin.js';
+import { migration as m0011 } from './0011_connector_approval_target.js';
+import { migration as m0012 } from './0012_connector_definition_scope.js';
 
 /** Every migration, in order. Static imports: the bundle cannot scan a folder. */
 export const migrations: readonly Migration[] = [
@@ -20,4 +23,7 @@ export const migrations: readonly Migration[] = [
   m0007,
   m0008,
   m0009,
+  m0010,
+  m0011,
+  m0012,
 ];

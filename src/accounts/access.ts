@@ -3,6 +3,7 @@ import { DomainError, forbidden, notFound } from '../http/errors.js';
 import type { Principal } from '../http/auth.js';
 import type { Executor } from '../db/tx.js';
 import type { Role } from './roles.js';
+import type { WorkspaceRole } from './workspaces.js';
 
 /** The account a request acts in, with the caller's role there. */
 export interface AccountContext {
@@ -14,6 +15,20 @@ export interface AccountContext {
 /** The workspace a request acts in (connectors, AI runs), with its account context. */
 export interface WorkspaceContext extends AccountContext {
   workspaceId: string;
+  /**
+   * The caller's role in the workspace: account owners and admins are admins of every
+   * workspace; others have their workspace membership's role, or null when they reach the
+   * account's default workspace without one (they may read it, not write).
+   */
+  workspaceRole: WorkspaceRole | null;
+}
+
+/** A stored workspace membership role as a WorkspaceRole; anything unknown reads only. */
+function effectiveWorkspaceRole(accountRole: Role, stored: string | undefined): WorkspaceRole | null {
+  if (accountRole === 'owner' || accountRole === 'admin') return 'admin';
+  if (stored === undefined) return null;
+  if (stored === 'owner' || stored === 'admin') return 'admin';
+  return stored === 'member' ? 'member' : 'viewer';
 }
 
 /** Accounts that are gone for their members (soft-deleted or purged) resolve as unknown. */
@@ -77,16 +92,19 @@ export function createAccountAccess(db: Executor) {
       const account = await inAccount(principal, ws.account_id).catch((err) => {
         throw err instanceof DomainError && err.status === 403 ? notFound('Workspace') : err;
       });
-      if (account.role !== 'owner' && account.role !== 'admin') {
-        const member = await db.selectFrom('workspace_members').select('role').where('workspace_id', '=', ws.id).where('user_id', '=', principal.userId).executeTakeFirst();
-        if (!member) throw notFound('Workspace');
-      }
-      return { ...account, workspaceId: ws.id };
+      const member = await workspaceMembership(ws.id, principal.userId);
+      if (account.role !== 'owner' && account.role !== 'admin' && !member) throw notFound('Workspace');
+      return { ...account, workspaceId: ws.id, workspaceRole: effectiveWorkspaceRole(account.role, member?.role) };
     }
     const account = await current(principal, headers.accountId);
     const ws = await db.selectFrom('workspaces').select('id').where('account_id', '=', account.accountId).where('is_default', '=', 1).executeTakeFirst();
     if (!ws) throw notFound('Workspace');
-    return { ...account, workspaceId: ws.id };
+    const member = await workspaceMembership(ws.id, principal.userId);
+    return { ...account, workspaceId: ws.id, workspaceRole: effectiveWorkspaceRole(account.role, member?.role) };
+  }
+
+  async function workspaceMembership(workspaceId: string, userId: string) {
+    return db.selectFrom('workspace_members').select('role').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst();
   }
 
   return {
@@ -97,6 +115,11 @@ export function createAccountAccess(db: Executor) {
 
     requireRole(context: AccountContext, roles: readonly Role[]): void {
       if (!roles.includes(context.role)) throw forbidden(`This needs the ${roles.join(' or ')} role`);
+    },
+
+    /** Workspace roles (docs/accounts.md): a workspace viewer reads only, whatever their account role. */
+    requireWorkspaceRole(context: WorkspaceContext, roles: readonly WorkspaceRole[]): void {
+      if (!context.workspaceRole || !roles.includes(context.workspaceRole)) throw forbidden(`This needs the ${roles.join(' or ')} role in this workspace`);
     },
 
     /** Suspended accounts refuse writes to their workspaces (reads still work). */

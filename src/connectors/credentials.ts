@@ -24,15 +24,51 @@ export function assertCredentialKeys(credType: CredType, credentials: Record<str
   if (notString.length > 0) throw badRequest('credential values must be strings', notString.map(([k]) => ({ field: `credentials.${k}`, message: 'must be a string', type: 'string.base' })));
 }
 
-/** The AAD of an instance's credential: a value copied to another instance fails to open. */
-export const credentialContext = (instanceId: string, credType: string) => `connector_credentials:${instanceId}:${credType}`;
+/**
+ * The AAD of an instance's credential: a value copied to another instance fails to open, and
+ * so does one whose origin column was rewritten (the origin it was stored for is bound in).
+ */
+export const credentialContext = (instanceId: string, credType: string, origin: string | null = null) =>
+  origin === null ? `connector_credentials:${instanceId}:${credType}` : `connector_credentials:${instanceId}:${credType}:${origin}`;
 
-export function sealCredentials(secrets: Secrets, instanceId: string, credType: string, values: Record<string, string>): string {
-  return seal(secrets, JSON.stringify(values), credentialContext(instanceId, credType));
+export function sealCredentials(secrets: Secrets, instanceId: string, credType: string, values: Record<string, string>, origin: string | null = null): string {
+  return seal(secrets, JSON.stringify(values), credentialContext(instanceId, credType, origin));
 }
 
-export function openCredentials(secrets: Secrets, instanceId: string, credType: string, sealed: string): Record<string, string> {
-  return JSON.parse(open(secrets, sealed, credentialContext(instanceId, credType))) as Record<string, string>;
+export function openCredentials(secrets: Secrets, instanceId: string, credType: string, sealed: string, origin: string | null = null): Record<string, string> {
+  return JSON.parse(open(secrets, sealed, credentialContext(instanceId, credType, origin))) as Record<string, string>;
+}
+
+/** The origin (scheme://host:port, RFC 6454 §4) of an http(s) URL; null for anything else. */
+export function originOf(url: unknown): string | null {
+  try {
+    const parsed = new URL(String(url));
+    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Header names that by convention carry a secret (Authorization, Cookie, X-API-Key,
+ * X-Auth-Token, Api-Key, X-Access-Token, X-Session-Id, X-Hub-Signature...). Matched as words
+ * inside the name, so new spellings are caught too; a false positive only means the value
+ * goes through the sealed credentials (credType custom) instead of the plain config.
+ */
+const CREDENTIAL_HEADER_WORDS = /token|secret|key|auth|session|passw|passcode|pwd|cookie|signature|credential|jwt|bearer|private/i;
+
+/** A header name as RFC 9110 §5.6.2 allows it (a token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * The config of an MCP instance is stored as is and shown to every member, so its headers
+ * must not carry secrets: one detail per refused name (config.headers.<name>).
+ */
+export function credentialHeaderDetails(headers: unknown): Array<{ field: string; message: string; type: string }> {
+  if (typeof headers !== 'object' || headers === null) return [];
+  return Object.keys(headers)
+    .filter((name) => CREDENTIAL_HEADER_WORDS.test(name))
+    .map((name) => ({ field: `config.headers.${name}`, message: 'looks like a credential header: store the value through /credentials (credType custom), not in the config', type: 'config.credentialHeader' }));
 }
 
 /** Outbound auth headers for an instance's credential (MCP calls, OAuth check URLs). */
@@ -46,6 +82,10 @@ export function authHeaders(credType: string, values: Record<string, string>): R
       return { 'x-api-key': values.apiKey };
     case 'basic_auth':
       return { authorization: `Basic ${Buffer.from(`${values.username}:${values.password}`).toString('base64')}` };
+    case 'custom':
+      // Each key is a header name (X-Auth-Token...): the sealed home of the headers the
+      // config refuses. Keys that are not header names are not sent.
+      return Object.fromEntries(Object.entries(values).filter(([name]) => HEADER_NAME.test(name)));
     default:
       return {};
   }

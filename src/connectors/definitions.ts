@@ -26,22 +26,14 @@ export interface Definition {
   workspaceId: string | null;
 }
 
-/**
- * Headers that carry credentials belong in /credentials (sealed, never returned), not in the
- * config, which is stored as is and shown to every member. Header names are case-insensitive.
- */
-const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key'];
-const anyCase = (name: string) => [...name].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join('');
-// A plain alternation (no lookahead) under `not`: schema patterns run on RE2 (json-schema.ts).
-const CREDENTIAL_HEADER = `^(${CREDENTIAL_HEADERS.map(anyCase).join('|')})$`;
-
 const MCP_CONFIG_SCHEMA = {
   type: 'object',
   required: ['url'],
   additionalProperties: false,
   properties: {
     url: { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2048 },
-    headers: { type: 'object', maxProperties: 32, propertyNames: { not: { pattern: CREDENTIAL_HEADER } }, additionalProperties: { type: 'string', maxLength: 4096 } },
+    // Header names that carry credentials are refused by the service (credentialHeaderDetails).
+    headers: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string', maxLength: 4096 } },
   },
 };
 
@@ -151,27 +143,51 @@ export function createDefinitions(kernel: Kernel) {
     };
   }
 
-  /** A definition visible from a workspace (system ones, and that workspace's custom ones). */
+  /**
+   * A definition visible from a workspace: built-ins, then the workspace's own custom one,
+   * then the operator's system one. Keys are unique per workspace (custom) and among system
+   * definitions; a workspace that defined a key before the operator did keeps its own there.
+   */
   async function get(key: string, workspaceId: string | null): Promise<Definition | null> {
     const builtin = builtinDefinitions(kernel).find((d) => d.key === key);
     if (builtin) return builtin;
-    const row = await db.selectFrom('connector_definitions').selectAll().where('key', '=', key).executeTakeFirst();
-    if (!row || (!toBool(row.is_system) && row.workspace_id !== workspaceId)) return null;
-    return fromRow(row);
+    let query = db.selectFrom('connector_definitions').selectAll().where('key', '=', key);
+    query = workspaceId ? query.where((eb) => eb.or([eb('is_system', '=', 1), eb('workspace_id', '=', workspaceId)])) : query.where('is_system', '=', 1);
+    const row = await query.orderBy('is_system').executeTakeFirst();
+    return row ? fromRow(row) : null;
   }
 
   async function list(workspaceId: string | null): Promise<Definition[]> {
     let query = db.selectFrom('connector_definitions').selectAll().orderBy('key');
     query = workspaceId ? query.where((eb) => eb.or([eb('is_system', '=', 1), eb('workspace_id', '=', workspaceId)])) : query.where('is_system', '=', 1);
     const rows = await query.execute();
-    return [...builtinDefinitions(kernel), ...rows.map(fromRow)];
+    const own = new Set(rows.filter((r) => !toBool(r.is_system)).map((r) => r.key));
+    return [...builtinDefinitions(kernel), ...rows.filter((r) => !toBool(r.is_system) || !own.has(r.key)).map(fromRow)];
   }
 
-  async function assertKeyFree(executor: Executor, key: string): Promise<void> {
+  /**
+   * A key is taken by a built-in or a system definition (both public), or, for a custom one,
+   * by the same workspace's: another tenant's keys are never consulted, so a 409 tells
+   * nothing about them, and no tenant can block the operator's `gantry connector define`.
+   */
+  async function assertKeyFree(executor: Executor, key: string, workspaceId: string | null): Promise<void> {
     if (!KEY_PATTERN.test(key)) throw badRequest('key must be 2-63 lowercase letters, digits, - or _', [{ field: 'key', message: 'invalid key', type: 'string.pattern' }]);
     if (builtinDefinitions(kernel).some((d) => d.key === key)) throw conflict(`${key} is a built-in connector`);
-    const row = await executor.selectFrom('connector_definitions').select('id').where('key', '=', key).executeTakeFirst();
-    if (row) throw conflict(`A connector definition with key ${key} already exists`);
+    const system = await executor.selectFrom('connector_definitions').select('id').where('key', '=', key).where('is_system', '=', 1).executeTakeFirst();
+    if (system) throw conflict(workspaceId ? `${key} is a system connector` : `A connector definition with key ${key} already exists`);
+    if (!workspaceId) return;
+    const own = await executor.selectFrom('connector_definitions').select('id').where('key', '=', key).where('is_system', '=', 0).where('workspace_id', '=', workspaceId).executeTakeFirst();
+    if (own) throw conflict(`A connector definition with key ${key} already exists`);
+  }
+
+  /** The unique indexes back assertKeyFree against two concurrent creations of one key. */
+  async function insertDefinition(executor: Executor, row: ConnectorDefinitionsTable): Promise<void> {
+    try {
+      await executor.insertInto('connector_definitions').values(row).execute();
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw conflict(`A connector definition with key ${row.key} already exists`);
+      throw err;
+    }
   }
 
   return {
@@ -189,7 +205,7 @@ export function createDefinitions(kernel: Kernel) {
 
     /** `gantry connector define`: a system OAuth definition for an external provider. */
     async defineSystem(executor: Executor, input: SystemDefinitionInput): Promise<Definition> {
-      await assertKeyFree(executor, input.key);
+      await assertKeyFree(executor, input.key, null);
       const schema = input.configSchema ?? EMPTY_CONFIG_SCHEMA;
       assertJsonSchema(schema, 'configSchema');
       for (const [field, url] of [['authorizeUrl', input.authorizeUrl], ['tokenUrl', input.tokenUrl], ['checkUrl', input.checkUrl]] as const) {
@@ -217,13 +233,13 @@ export function createDefinitions(kernel: Kernel) {
           created_at: now,
           updated_at: now,
         };
-      await executor.insertInto('connector_definitions').values(row).execute();
+      await insertDefinition(executor, row);
       return fromRow(row);
     },
 
     /** POST /connectors/definitions: a custom definition of one workspace (manual tools). */
     async createCustom(executor: Executor, workspaceId: string, input: CustomDefinitionInput): Promise<Definition> {
-      await assertKeyFree(executor, input.key);
+      await assertKeyFree(executor, input.key, workspaceId);
       const schema = input.configSchema ?? EMPTY_CONFIG_SCHEMA;
       assertJsonSchema(schema, 'configSchema');
       const now = clock.now().toISOString();
@@ -248,7 +264,7 @@ export function createDefinitions(kernel: Kernel) {
           created_at: now,
           updated_at: now,
         };
-      await executor.insertInto('connector_definitions').values(row).execute();
+      await insertDefinition(executor, row);
       return fromRow(row);
     },
   };

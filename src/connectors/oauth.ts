@@ -172,7 +172,10 @@ export function createOauthService(kernel: Kernel, deps: OauthDeps) {
             id: existing?.id ?? newId(),
             instance_id: instance.id,
             cred_type: 'oauth2',
+            // Linked tokens go only to the definition's token and check URLs, which the operator
+            // sets and no member can change: no origin to bind (docs/connectors.md, Credentials).
             sealed_value: sealCredentials(secrets, instance.id, 'oauth2', values),
+            origin: null,
             scopes: JSON.stringify(scopes),
             expires_at: tokens.expires_in ? new Date(stored.getTime() + tokens.expires_in * 1000).toISOString() : null,
             refresh_claim: null,
@@ -223,7 +226,7 @@ export function createOauthService(kernel: Kernel, deps: OauthDeps) {
         const rows = await db
           .selectFrom('connector_credentials')
           .innerJoin('connector_instances', 'connector_instances.id', 'connector_credentials.instance_id')
-          .select(['connector_credentials.id', 'connector_credentials.instance_id', 'connector_credentials.sealed_value', 'connector_credentials.scopes', 'connector_instances.connector_key', 'connector_instances.workspace_id', 'connector_instances.created_by', 'connector_instances.display_name'])
+          .select(['connector_credentials.id', 'connector_credentials.instance_id', 'connector_credentials.sealed_value', 'connector_credentials.origin', 'connector_credentials.scopes', 'connector_instances.connector_key', 'connector_instances.workspace_id', 'connector_instances.created_by', 'connector_instances.display_name'])
           .where('connector_credentials.refresh_claim', '=', claim)
           .execute();
         claimed += rows.length;
@@ -234,7 +237,7 @@ export function createOauthService(kernel: Kernel, deps: OauthDeps) {
             try {
               const def = await deps.definitions.get(row.connector_key, row.workspace_id);
               if (!def) throw new OauthFailure('unknown_connector', 'the connector definition no longer exists');
-              const values = openCredentials(secrets, row.instance_id, 'oauth2', row.sealed_value);
+              const values = openCredentials(secrets, row.instance_id, 'oauth2', row.sealed_value, row.origin);
               if (!values.refresh_token) throw new OauthFailure('no_refresh_token', 'no refresh token is stored; link the connector again');
               const tokens = await tokenRequest(def, { grant_type: 'refresh_token', refresh_token: values.refresh_token });
               const after = clock.now();
@@ -242,7 +245,7 @@ export function createOauthService(kernel: Kernel, deps: OauthDeps) {
               await db
                 .updateTable('connector_credentials')
                 .set({
-                  sealed_value: sealCredentials(secrets, row.instance_id, 'oauth2', fresh),
+                  sealed_value: sealCredentials(secrets, row.instance_id, 'oauth2', fresh, row.origin),
                   expires_at: tokens.expires_in ? new Date(after.getTime() + tokens.expires_in * 1000).toISOString() : null,
                   scopes: tokens.scope ? JSON.stringify(tokens.scope.split(' ').filter(Boolean)) : row.scopes,
                   rotated_at: after.toISOString(),

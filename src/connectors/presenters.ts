@@ -70,11 +70,18 @@ export function presentDefinition(def: Definition) {
   };
 }
 
-export function presentApproval(row: ApprovalRow) {
+/**
+ * `view` is the call's input as approvalInputView shows it, for those who may see it (the
+ * approvers and the requester); others get input null.
+ */
+export function presentApproval(row: ApprovalRow, view: { input: unknown; inputTruncated: boolean } | null = null) {
   return {
     id: row.id,
     instanceId: row.instance_id,
     toolId: row.tool_id,
+    targetOrigin: row.target_origin,
+    input: view ? view.input : null,
+    inputTruncated: view ? view.inputTruncated : false,
     status: row.status,
     requestedBy: row.requested_by,
     decidedBy: row.decided_by,

@@ -92,7 +92,7 @@ export function connectorRoutes(app: AppContext): ServerRoute[] {
       method: 'PATCH',
       path: `${C}/instances/{id}/tools/{toolId}`,
       options: { id: 'connectors.tools.toggle', validate: { params: schemas.toolParams, payload: schemas.toggleTool } },
-      handler: async (request, h) => reply(request, h, await connectors.tools.setEnabled(await actor(request), params(request).id, params(request).toolId, body<{ enabled: boolean }>(request).enabled)),
+      handler: async (request, h) => reply(request, h, await connectors.tools.update(await actor(request), params(request).id, params(request).toolId, body(request))),
     },
     {
       method: 'POST',
@@ -107,7 +107,7 @@ export function connectorRoutes(app: AppContext): ServerRoute[] {
       method: 'GET',
       path: `${C}/approvals`,
       options: { id: 'connectors.approvals.list', validate: { query: schemas.approvalsQuery } },
-      handler: async (request, h) => reply(request, h, await connectors.tools.listApprovals(await ws(request), (request.query as { status?: string }).status)),
+      handler: async (request, h) => reply(request, h, await connectors.tools.listApprovals(await actor(request), (request.query as { status?: string }).status)),
     },
     ...(['approve', 'reject'] as const).map(
       (decision): ServerRoute => ({

@@ -36,6 +36,6 @@ export const schemas = {
     rateLimitRpm: Joi.number().integer().min(1).max(100_000).allow(null),
     translations,
   }),
-  toggleTool: Joi.object({ enabled: Joi.boolean().required() }),
+  toggleTool: Joi.object({ enabled: Joi.boolean(), requiresApproval: Joi.boolean() }).or('enabled', 'requiresApproval'),
   invokeTool: Joi.object({ input: jsonObject.default({}) }),
 };

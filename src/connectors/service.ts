@@ -6,13 +6,14 @@ import type { IdentityService } from '../identity/service.js';
 import type { NotificationsService } from '../notifications/service.js';
 import { actorName, recordAudit, type AuditAction } from '../audit/record.js';
 import { inTransaction, type Executor } from '../db/tx.js';
-import { DomainError, badRequest, notFound } from '../http/errors.js';
+import { DomainError, badRequest, conflict, notFound } from '../http/errors.js';
 import { offsetMeta } from '../http/pagination.js';
 import { newId } from '../lib/ids.js';
 import type { Role } from '../accounts/roles.js';
+import type { WorkspaceRole } from '../accounts/workspaces.js';
 import { createDefinitions, type CredType, type CustomDefinitionInput, type Definition } from './definitions.js';
 import { assertPublicUrl } from '../lib/outbound.js';
-import { assertCredentialKeys, authHeaders, openCredentials, sealCredentials } from './credentials.js';
+import { assertCredentialKeys, authHeaders, credentialHeaderDetails, openCredentials, originOf, sealCredentials } from './credentials.js';
 import { presentCredentialRecord, presentCredentialStatus, presentDefinition, presentInstance } from './presenters.js';
 import { credentialStore, instanceStore } from './store.js';
 import { closeMcp, openMcp, pingMcp } from './mcp.js';
@@ -21,8 +22,12 @@ import { createToolsService } from './tools.js';
 import { createOauthService } from './oauth.js';
 import { reloadKeyring, KEYRING_TOPIC } from './rotation.js';
 
-/** Roles that may change connectors; every member may read them. */
+/**
+ * Roles that may change connectors: an account role among these and a workspace role that
+ * writes (a workspace viewer reads only). Every member of the workspace may read them.
+ */
 export const CONNECTOR_WRITERS: readonly Role[] = ['owner', 'admin', 'member'];
+export const WORKSPACE_WRITERS: readonly WorkspaceRole[] = ['admin', 'member'];
 
 export interface ConnectorsDeps {
   access: AccountAccess;
@@ -52,6 +57,7 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
   function assertWriter(ws: WorkspaceContext) {
     deps.access.assertWritable(ws);
     deps.access.requireRole(ws, CONNECTOR_WRITERS);
+    deps.access.requireWorkspaceRole(ws, WORKSPACE_WRITERS);
   }
 
   async function requireInstance(ws: WorkspaceContext, id: string, ex: Executor = db) {
@@ -63,19 +69,37 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
   /** Config validated against the definition's schema (ajv), and an MCP url against the SSRF guard. */
   async function checkConfig(def: Definition, value: Record<string, unknown>) {
     definitions.assertValid(def.configSchema, value, 'config', 'config');
-    if (def.adapter === 'mcp') await assertPublicUrl(String(value.url), config.allowPrivateNetworks);
+    if (def.adapter !== 'mcp') return;
+    const refused = credentialHeaderDetails(value.headers);
+    if (refused.length > 0) throw badRequest('config.headers may not carry credentials', refused);
+    await assertPublicUrl(String(value.url), config.allowPrivateNetworks);
   }
 
   async function credentialValues(instanceId: string) {
     const row = await credentialStore.find(db, instanceId);
     if (!row) return null;
-    return { row, values: openCredentials(secrets, instanceId, row.cred_type, row.sealed_value) };
+    return { row, values: openCredentials(secrets, instanceId, row.cred_type, row.sealed_value, row.origin) };
   }
 
-  /** Where an MCP instance connects, with its configured headers and stored credential. */
+  /**
+   * The origin an instance's credentials are bound to: the MCP url's, since a member can
+   * change that url; null for definitions whose destinations only the operator sets.
+   */
+  function credentialOrigin(def: Definition | null, instanceConfig: Record<string, unknown>): string | null {
+    return def?.adapter === 'mcp' ? originOf(instanceConfig.url) : null;
+  }
+
+  /**
+   * Where an MCP instance connects, with its configured headers and stored credential. The
+   * credential goes only to the origin it was stored for: an update that moves the url
+   * drops it, and this check refuses the call should a bound credential and the url disagree.
+   */
   async function mcpTarget(instance: { id: string; config: string }) {
     const cfg = JSON.parse(instance.config) as { url: string; headers?: Record<string, string> };
     const cred = await credentialValues(instance.id);
+    if (cred && cred.row.origin !== null && cred.row.origin !== originOf(cfg.url)) {
+      throw conflict(`The stored credentials are bound to ${cred.row.origin}, not to ${originOf(cfg.url) ?? 'this url'}: store them again for this url`);
+    }
     return { url: cfg.url, headers: { ...(cfg.headers ?? {}), ...(cred ? authHeaders(cred.row.cred_type, cred.values) : {}) }, allowPrivate: config.allowPrivateNetworks };
   }
 
@@ -138,11 +162,17 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
       return presentInstance({ ...row, seq: 0 });
     },
 
+    /**
+     * A config whose MCP url moves to another origin drops the instance's credentials (status
+     * pending_auth, audited): they were entrusted to the old origin, and any writer may
+     * change the url. The owner stores them again for the new one.
+     */
     async update(actor: Actor, id: string, patch: { displayName?: string; config?: Record<string, unknown>; enabled?: boolean }) {
       assertWriter(actor.ws);
       const current = await requireInstance(actor.ws, id);
+      let def: Definition | null = null;
       if (patch.config !== undefined) {
-        const def = await definitions.get(current.connector_key, actor.ws.workspaceId);
+        def = await definitions.get(current.connector_key, actor.ws.workspaceId);
         if (!def) throw notFound('Connector definition');
         await checkConfig(def, patch.config);
       }
@@ -156,8 +186,20 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
         if (!patch.enabled) changes.status = 'inactive';
       }
       return inTransaction(db, async (trx) => {
+        // Compared with the config as it is now, inside the transaction (not as read above).
+        const before = await instanceStore.findById(trx, id);
+        if (!before) throw notFound('Connector instance');
+        const from = credentialOrigin(def, JSON.parse(before.config) as Record<string, unknown>);
+        const to = patch.config !== undefined ? credentialOrigin(def, patch.config) : from;
+        const moved = from !== to ? { from, to } : null;
+        const dropped = moved ? await credentialStore.find(trx, id) : undefined;
+        if (moved && dropped) {
+          await credentialStore.delete(trx, id);
+          if (changes.status === undefined) changes.status = 'pending_auth';
+          await audit(trx, actor, 'connector.credentials_deleted', id, { credType: dropped.cred_type, reason: 'origin_changed', fromOrigin: moved.from, toOrigin: moved.to });
+        }
         await instanceStore.update(trx, id, changes);
-        await audit(trx, actor, 'connector.updated', id, { fields: Object.keys(patch) });
+        await audit(trx, actor, 'connector.updated', id, { fields: Object.keys(patch), ...(moved ? { fromOrigin: moved.from, toOrigin: moved.to } : {}) });
         return presentInstance((await instanceStore.findById(trx, id))!);
       });
     },
@@ -179,11 +221,12 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
 
     async storeCredentials(actor: Actor, id: string, input: { credType: CredType; credentials: Record<string, unknown>; scopes?: string[] }) {
       assertWriter(actor.ws);
-      await requireInstance(actor.ws, id);
+      const instance = await requireInstance(actor.ws, id);
       assertCredentialKeys(input.credType, input.credentials);
       const values = input.credentials as Record<string, string>;
       const now = clock.now().toISOString();
-      const sealed = sealCredentials(secrets, id, input.credType, values);
+      const origin = credentialOrigin(await definitions.get(instance.connector_key, actor.ws.workspaceId), JSON.parse(instance.config) as Record<string, unknown>);
+      const sealed = sealCredentials(secrets, id, input.credType, values, origin);
       const expiresIn = input.credType === 'oauth2' && values.expires_in ? Number(values.expires_in) : NaN;
       const expiresAt = Number.isFinite(expiresIn) ? new Date(clock.now().getTime() + expiresIn * 1000).toISOString() : values.expires_at && !Number.isNaN(Date.parse(values.expires_at)) ? new Date(values.expires_at).toISOString() : null;
       return inTransaction(db, async (trx) => {
@@ -192,9 +235,9 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
         await trx.deleteFrom('connector_credentials').where('instance_id', '=', id).execute();
         await trx
           .insertInto('connector_credentials')
-          .values({ id: credId, instance_id: id, cred_type: input.credType, sealed_value: sealed, scopes: input.scopes ? JSON.stringify(input.scopes) : null, expires_at: input.credType === 'oauth2' ? expiresAt : null, refresh_claim: null, refresh_claimed_until: null, created_at: existing?.created_at ?? now, rotated_at: now })
+          .values({ id: credId, instance_id: id, cred_type: input.credType, sealed_value: sealed, origin, scopes: input.scopes ? JSON.stringify(input.scopes) : null, expires_at: input.credType === 'oauth2' ? expiresAt : null, refresh_claim: null, refresh_claimed_until: null, created_at: existing?.created_at ?? now, rotated_at: now })
           .execute();
-        await audit(trx, actor, 'connector.credentials_stored', id, { credType: input.credType, replaced: !!existing });
+        await audit(trx, actor, 'connector.credentials_stored', id, { credType: input.credType, replaced: !!existing, origin });
         return presentCredentialRecord({ id: credId, instance_id: id, cred_type: input.credType, rotated_at: now });
       });
     },

@@ -43,6 +43,8 @@ export interface ConnectorCredentialsTable {
   instance_id: string;
   cred_type: string;
   sealed_value: string;
+  /** scheme://host:port the credential may be sent to (MCP instances); null: no user-set destination. */
+  origin: string | null;
   scopes: string | null; // JSON array
   expires_at: string | null;
   refresh_claim: string | null;
@@ -93,6 +95,8 @@ export interface ConnectorToolApprovalsTable {
   decided_by: string | null;
   decided_at: string | null;
   result: string | null; // JSON of the tool's answer once approved
+  target_origin: string | null; // the MCP url's origin when the call was asked
+  target_digest: string | null; // SHA-256 of the instance config then; the approved call needs it unchanged
   created_at: string;
 }
 

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Kernel } from '../kernel.js';
 import type { AccountAccess, WorkspaceContext } from '../accounts/access.js';
 import type { AuditAction } from '../audit/record.js';
@@ -5,12 +6,15 @@ import { inTransaction, toBool, type Executor } from '../db/tx.js';
 import { DomainError, conflict, notFound } from '../http/errors.js';
 import { rateLimitHeaders } from '../http/rate-limit.js';
 import { newId } from '../lib/ids.js';
+import { sha256Hex } from '../lib/crypto.js';
 import { open, seal } from '../lib/sealed.js';
 import { OWNER_OR_ADMIN } from '../accounts/roles.js';
 import type { Definitions } from './definitions.js';
 import type { Actor } from './service.js';
-import type { InstanceRow, ToolRow } from './tables.js';
+import type { ApprovalRow, InstanceRow, ToolRow } from './tables.js';
 import { presentApproval, presentTool } from './presenters.js';
+import { approvalInputView } from './approval-input.js';
+import { originOf } from './credentials.js';
 import { toolStore } from './store.js';
 import { callMcpTool, closeMcp, listAllTools, openMcp, type McpTarget, type McpToolDefinition } from './mcp.js';
 
@@ -38,6 +42,9 @@ const TRANSLATIONS_META = 'gantry/translations';
 const INSERT_CHUNK = 100;
 const upstream = (message: string) => new DomainError(502, 'UPSTREAM_FAILED', message);
 
+/** What an approval is bound to: the instance's config as it was when the call was asked. */
+const configDigest = (instance: InstanceRow) => sha256Hex(instance.config);
+
 /** Tools of an instance: list, MCP sync, manual tools, enablement, invocation and approvals. */
 /** Disabled instances and disabled tools are never executed (spec: Tool enablement). */
 function assertRunnable(instance: { enabled: number }, tool: { is_active: number }): void {
@@ -48,6 +55,13 @@ function assertRunnable(instance: { enabled: number }, tool: { is_active: number
 export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
   const { db, clock, secrets, limiter } = kernel;
   const approvalContext = (id: string) => `connector_tool_approvals:${id}:input`;
+
+  /** The approvers (owner/admin) and the requester see the input they decide or asked for. */
+  function approvalView(actor: Actor, row: ApprovalRow, inputSchema: string | null) {
+    if (!OWNER_OR_ADMIN.includes(actor.ws.role) && row.requested_by !== actor.principal.userId) return presentApproval(row);
+    const input = JSON.parse(open(secrets, row.input_sealed, approvalContext(row.id))) as unknown;
+    return presentApproval(row, approvalInputView(inputSchema ? (JSON.parse(inputSchema) as unknown) : undefined, input));
+  }
 
   async function execute(instance: InstanceRow, tool: ToolRow, input: Record<string, unknown>) {
     const def = await deps.definitions.get(instance.connector_key, instance.workspace_id);
@@ -133,7 +147,9 @@ export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
                   description: eb.ref('excluded.description'),
                   input_schema: eb.ref('excluded.input_schema'),
                   output_schema: eb.ref('excluded.output_schema'),
-                  requires_approval: eb.ref('excluded.requires_approval'),
+                  // A sync only ever raises the flag: the server at the url (which a member may
+                  // have set) must not lift an approval gate; only an owner/admin lowers it.
+                  requires_approval: sql<number>`max(connector_tools.requires_approval, excluded.requires_approval)`,
                   translations: eb.ref('excluded.translations'),
                   updated_at: eb.ref('excluded.updated_at'),
                 })),
@@ -185,15 +201,23 @@ export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
       return presentTool(row);
     },
 
-    async setEnabled(actor: Actor, instanceId: string, toolId: string, enabled: boolean) {
+    /**
+     * Enables or disables a tool, and raises or lowers its approval gate. Any writer may raise
+     * the gate; lowering it is an owner/admin decision (like deciding an approval).
+     */
+    async update(actor: Actor, instanceId: string, toolId: string, patch: { enabled?: boolean; requiresApproval?: boolean }) {
       deps.assertWriter(actor.ws);
       await deps.requireInstance(actor.ws, instanceId);
       return inTransaction(db, async (trx) => {
         const tool = await toolStore.find(trx, instanceId, toolId);
         if (!tool) throw notFound('Tool');
-        await trx.updateTable('connector_tools').set({ is_active: enabled ? 1 : 0, updated_at: clock.now().toISOString() }).where('id', '=', toolId).execute();
-        await deps.audit(trx, actor, 'connector.tool_toggled', toolId, { instanceId, enabled });
-        return { id: toolId, isActive: enabled };
+        if (patch.requiresApproval === false && toBool(tool.requires_approval)) deps.access.requireRole(actor.ws, OWNER_OR_ADMIN);
+        const enabled = patch.enabled ?? toBool(tool.is_active);
+        const changes: { is_active: number; updated_at: string; requires_approval?: number } = { is_active: enabled ? 1 : 0, updated_at: clock.now().toISOString() };
+        if (patch.requiresApproval !== undefined) changes.requires_approval = patch.requiresApproval ? 1 : 0;
+        await trx.updateTable('connector_tools').set(changes).where('id', '=', toolId).execute();
+        await deps.audit(trx, actor, 'connector.tool_toggled', toolId, { instanceId, ...patch });
+        return { id: toolId, isActive: enabled, ...(patch.requiresApproval !== undefined ? { requiresApproval: patch.requiresApproval } : {}) };
       });
     },
 
@@ -215,18 +239,27 @@ export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
       }
       if (toBool(tool.requires_approval)) {
         const id = newId();
-        const row = { id, workspace_id: actor.ws.workspaceId, instance_id: instanceId, tool_id: toolId, input_sealed: seal(secrets, JSON.stringify(input), approvalContext(id)), status: 'pending', requested_by: actor.principal.userId, decided_by: null, decided_at: null, result: null, created_at: clock.now().toISOString() };
+        const def = await deps.definitions.get(instance.connector_key, instance.workspace_id);
+        const targetOrigin = def?.adapter === 'mcp' ? originOf((JSON.parse(instance.config) as { url?: unknown }).url) : null;
+        const row = { id, workspace_id: actor.ws.workspaceId, instance_id: instanceId, tool_id: toolId, input_sealed: seal(secrets, JSON.stringify(input), approvalContext(id)), status: 'pending', requested_by: actor.principal.userId, decided_by: null, decided_at: null, result: null, target_origin: targetOrigin, target_digest: configDigest(instance), created_at: clock.now().toISOString() };
         await db.insertInto('connector_tool_approvals').values(row).execute();
-        return { status: 202, body: { status: 'pending_approval', approval: presentApproval({ ...row, seq: 0 }), result: null } };
+        return { status: 202, body: { status: 'pending_approval', approval: approvalView(actor, { ...row, seq: 0 }, tool.input_schema), result: null } };
       }
       const result = await execute(instance, tool, input);
       return { status: 200, body: { status: 'completed', approval: null, result } };
     },
 
-    async listApprovals(ws: WorkspaceContext, status?: string) {
-      let query = db.selectFrom('connector_tool_approvals').selectAll().where('workspace_id', '=', ws.workspaceId).orderBy('seq', 'desc').limit(100);
-      if (status) query = query.where('status', '=', status);
-      return (await query.execute()).map(presentApproval);
+    async listApprovals(actor: Actor, status?: string) {
+      let query = db
+        .selectFrom('connector_tool_approvals')
+        .leftJoin('connector_tools', 'connector_tools.id', 'connector_tool_approvals.tool_id')
+        .selectAll('connector_tool_approvals')
+        .select('connector_tools.input_schema')
+        .where('connector_tool_approvals.workspace_id', '=', actor.ws.workspaceId)
+        .orderBy('connector_tool_approvals.seq', 'desc')
+        .limit(100);
+      if (status) query = query.where('connector_tool_approvals.status', '=', status);
+      return (await query.execute()).map(({ input_schema, ...row }) => approvalView(actor, row, input_schema));
     },
 
     /**
@@ -260,6 +293,12 @@ export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
           if (!tool) throw notFound('Tool');
           // Disabled since the request was parked: disabled tools never run (spec, Tool enablement).
           assertRunnable(instance, tool);
+          // The approver approved a call against the instance as it was when asked (its origin
+          // is shown); if the url, headers or anything else of the config changed since, the
+          // call does not run.
+          if (approval.target_digest === null || approval.target_digest !== configDigest(instance)) {
+            throw conflict(`The connector instance changed since this call was asked${approval.target_origin ? ` against ${approval.target_origin}` : ''}; it did not run: ask for it again`);
+          }
           result = await execute(instance, tool, JSON.parse(open(secrets, approval.input_sealed, approvalContext(approvalId))) as Record<string, unknown>);
         } catch (err) {
           status = 'failed';
@@ -267,7 +306,9 @@ export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
         }
         await db.updateTable('connector_tool_approvals').set({ status, result: JSON.stringify(result) }).where('id', '=', approvalId).execute();
       }
-      return presentApproval((await db.selectFrom('connector_tool_approvals').selectAll().where('id', '=', approvalId).executeTakeFirstOrThrow()));
+      const decided = await db.selectFrom('connector_tool_approvals').selectAll().where('id', '=', approvalId).executeTakeFirstOrThrow();
+      const tool = await toolStore.find(db, decided.instance_id, decided.tool_id);
+      return approvalView(actor, decided, tool?.input_schema ?? null);
     },
   };
 }

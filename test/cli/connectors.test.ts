@@ -66,7 +66,7 @@ describe('gantry connector and gantry secrets rotate', () => {
     assert.equal(t.app.kernel.secrets.credentialKeys.has('k2'), false);
     await t.app.kernel.changes.poll();
     assert.equal(t.app.kernel.secrets.activeCredentialKeyId, 'k2');
-    assert.equal(openCredentials(t.app.kernel.secrets, inst.id, 'api_key', after1.sealed_value).apiKey, 'rotate-me-123');
+    assert.equal(openCredentials(t.app.kernel.secrets, inst.id, 'api_key', after1.sealed_value, after1.origin).apiKey, 'rotate-me-123');
     const status = await t.inject({ method: 'GET', url: `/api/v1/connectors/instances/${inst.id}/credentials/status`, headers: owner.headers });
     assert.equal(status.json().data.configured, true);
     await t.inject({ method: 'POST', url: `/api/v1/connectors/instances/${inst.id}/credentials`, headers: owner.headers, payload: { credType: 'api_key', credentials: { apiKey: 'after-rotation' } } });

@@ -10,6 +10,8 @@ export interface FakeTool {
   name: string;
   description?: string;
   inputSchema: Record<string, unknown>;
+  /** MCP tool annotations (destructiveHint...), listed as given. */
+  annotations?: Record<string, unknown>;
 }
 
 export interface McpFakeOptions {

@@ -184,9 +184,9 @@ describe('connector instances and credentials', () => {
     const flipped = Buffer.from(parts[4], 'base64url');
     flipped[0] ^= 1;
     parts[4] = flipped.toString('base64url');
-    assert.throws(() => openCredentials(t.app.kernel.secrets, inst.id, row.cred_type, parts.join('.')), /failed authentication/);
-    assert.throws(() => openCredentials(t.app.kernel.secrets, '00000000-0000-4000-8000-000000000000', row.cred_type, row.sealed_value), /failed authentication/);
-    assert.equal(openCredentials(t.app.kernel.secrets, inst.id, row.cred_type, row.sealed_value).anything, 'secret-custom-6');
+    assert.throws(() => openCredentials(t.app.kernel.secrets, inst.id, row.cred_type, parts.join('.'), row.origin), /failed authentication/);
+    assert.throws(() => openCredentials(t.app.kernel.secrets, '00000000-0000-4000-8000-000000000000', row.cred_type, row.sealed_value, row.origin), /failed authentication/);
+    assert.equal(openCredentials(t.app.kernel.secrets, inst.id, row.cred_type, row.sealed_value, row.origin).anything, 'secret-custom-6');
   });
 
   it('keeps credentials out of the MCP config: credential headers are refused, others pass', async () => {

@@ -1,0 +1,54 @@
+/** What an approver sees of a parked call's input: secrets masked, size capped. */
+
+/** Past this many characters of JSON, the approver gets the start of the text instead. */
+export const APPROVAL_INPUT_MAX_CHARS = 16 * 1024;
+export const REDACTED = '[redacted]';
+const MAX_DEPTH = 32;
+
+type Schema = Record<string, unknown>;
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The schema and the subschemas it combines (allOf, anyOf, oneOf), which may each mark a field. */
+function alternatives(schema: unknown, depth = 0): Schema[] {
+  if (!isObject(schema) || depth > MAX_DEPTH) return [];
+  const nested = ['allOf', 'anyOf', 'oneOf'].flatMap((k) => (Array.isArray(schema[k]) ? (schema[k] as unknown[]).flatMap((s) => alternatives(s, depth + 1)) : []));
+  return [schema, ...nested];
+}
+
+/** JSON Schema marks a value the server must not echo with writeOnly (2020-12 §9.4) or format password. */
+const isSecret = (schemas: Schema[]) => schemas.some((s) => s.writeOnly === true || s.format === 'password');
+
+function redact(schema: unknown, value: unknown, depth: number): unknown {
+  const schemas = alternatives(schema);
+  if (isSecret(schemas)) return REDACTED;
+  if (depth > MAX_DEPTH) return value;
+  if (Array.isArray(value)) {
+    const items = schemas.map((s) => s.items).filter(isObject);
+    return value.map((v) => redact(items.length > 0 ? { allOf: items } : undefined, v, depth + 1));
+  }
+  if (isObject(value)) {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, v]) => {
+        const subs = schemas.flatMap((s) => {
+          const props = isObject(s.properties) ? s.properties : {};
+          if (Object.hasOwn(props, key)) return [props[key]];
+          return isObject(s.additionalProperties) ? [s.additionalProperties] : [];
+        });
+        return [key, redact(subs.length > 0 ? { allOf: subs } : undefined, v, depth + 1)];
+      }),
+    );
+  }
+  return value;
+}
+
+/**
+ * The input as the approver sees it: fields the tool's input schema marks writeOnly (or
+ * format password) replaced by "[redacted]" ($ref is not followed), and when the JSON is
+ * longer than APPROVAL_INPUT_MAX_CHARS, its first characters as a string, flagged truncated.
+ */
+export function approvalInputView(inputSchema: unknown, input: unknown): { input: unknown; inputTruncated: boolean } {
+  const shown = redact(inputSchema, input, 0);
+  const text = JSON.stringify(shown);
+  if (text.length <= APPROVAL_INPUT_MAX_CHARS) return { input: shown, inputTruncated: false };
+  return { input: text.slice(0, APPROVAL_INPUT_MAX_CHARS), inputTruncated: true };
+}
