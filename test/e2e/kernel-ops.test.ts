@@ -54,12 +54,11 @@ describe('the built binary: operations', () => {
     }
   });
 
-  it('starts quickly, backs up while serving, and on SIGTERM finishes the in-flight request, then exits 0', async () => {
-    const started = Date.now();
+  // Start-up time is measured by `npm run bench` (bench/kernel.bench.ts), not asserted here:
+  // a wall-clock bound fails on a loaded machine and proves nothing on an idle one.
+  it('starts, backs up while serving, and on SIGTERM finishes the in-flight request, then exits 0', async () => {
     const g = await spawnGantry();
-    const startMs = Date.now() - started;
     try {
-      assert.ok(startMs < 5000, `listening after ${startMs} ms`);
       assert.equal((await fetch(`${g.url}/readyz`)).status, 200);
       const created = await g.cli(['user', 'create', '--email', 'ops@example.test', '--password', 'long enough pw', '--json']);
       assert.equal(created.code, 0, created.stderr);
