@@ -1,4 +1,4 @@
-import { conflict, DomainError, forbidden, notFound } from '../http/errors.js';
+import { conflict, DomainError, emailNotConfirmed, forbidden, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import { normalizeEmail } from '../identity/service.js';
@@ -14,11 +14,18 @@ export const INVITATION_TTL_SEC = 7 * 24 * 3600;
 const gone = () => new DomainError(410, 'GONE', 'This invitation link is invalid, was already used, was replaced by a newer one, or has expired');
 
 /**
- * Email invitations. Member status moves: inviting a user who already exists creates their
- * membership as `invited` (seat held, no access); accepting moves it to `active`. Inviting an
- * email with no user yet creates no membership until the accept. Revoking an invitation
- * removes the `invited` membership; an `active` member is never touched by invitations.
+ * Email invitations. Member status moves: inviting a user who already exists with a confirmed
+ * address creates their membership as `invited` (seat held, no access); accepting moves it to
+ * `active`. Inviting an email with no user yet, or whose user never confirmed it, creates no
+ * membership until the accept. Revoking an invitation removes the `invited` membership; an
+ * `active` member is never touched by invitations.
+ *
+ * The link's secret goes to the mailbox only: whoever registered an address without
+ * confirming it has not shown they read that mailbox (docs/accounts.md, Invitation).
  */
+/** The user only when they confirmed their address. */
+const confirmedUser = <U extends { email_verified_at: string | null }>(user: U | undefined): U | undefined => (user?.email_verified_at ? user : undefined);
+
 export function createInvitations(deps: AccountsDeps) {
   const { db, clock, config, mailer } = deps.kernel;
   const audit = makeAudit(deps);
@@ -31,7 +38,11 @@ export function createInvitations(deps: AccountsDeps) {
     return row;
   }
 
-  /** Issues a link, mails it and (for a known user) notifies in-app; all in the caller's transaction. */
+  /**
+   * Issues a link, mails it and (for a user with the confirmed address) notifies in-app; all in
+   * the caller's transaction. The notification only says an invitation is waiting in the mail:
+   * it never carries the link, which alone would let a signed-in reader accept.
+   */
   async function send(trx: Executor, input: { invitationId: string; accountName: string; email: string; role: string; userId: string | null; inviterName: string }) {
     const issued = await deps.identity.oneTimeTokens.issue(trx, { userId: input.userId, purpose: INVITATION_PURPOSE, ttlSec: INVITATION_TTL_SEC, payload: { invitationId: input.invitationId } });
     const url = link(issued.secret);
@@ -45,10 +56,9 @@ export function createInvitations(deps: AccountsDeps) {
       await deps.notifications.notify(trx, {
         userId: input.userId,
         title: `Invitation to ${input.accountName}`,
-        body: `${input.inviterName} invited you to join ${input.accountName} as ${input.role}.`,
+        body: `${input.inviterName} invited you to join ${input.accountName} as ${input.role}. Open the link in the invitation mail sent to ${input.email} to accept.`,
         category: 'account',
         priority: 'normal',
-        actionUrl: url,
       });
     }
     return issued;
@@ -66,9 +76,12 @@ export function createInvitations(deps: AccountsDeps) {
       const row = await inTransaction(db, async (trx) => {
         const account = await liveAccount(trx, accountId);
         const nowIso = clock.now().toISOString();
-        const user = await deps.identity.findUserByEmail(email, trx);
-        const existing = user ? await store.findMember(trx, accountId, user.id) : undefined;
+        const found = await deps.identity.findUserByEmail(email, trx);
+        const existing = found ? await store.findMember(trx, accountId, found.id) : undefined;
         if (existing?.status === 'active') throw conflict('This person is already a member of the account');
+        // Only a confirmed address ties the invitation to a user now (seat hold, notification);
+        // an unconfirmed one is treated like an address without a user.
+        const user = confirmedUser(found);
         const pending = await trx.selectFrom('account_invitations').select('id').where('account_id', '=', accountId).where('email', '=', email).where('status', '=', 'pending').where('expires_at', '>', nowIso).executeTakeFirst();
         if (pending) throw conflict('This email already has a pending invitation; resend it instead');
         // An expired invitation to the same email is superseded: one pending invitation per
@@ -100,12 +113,11 @@ export function createInvitations(deps: AccountsDeps) {
           revoked_at: null,
         };
         await trx.insertInto('account_invitations').values(invitation).execute();
-        if (user) {
-          if (existing) {
-            await trx.updateTable('account_members').set({ role: input.role, invited_by: actor?.userId ?? null }).where('account_id', '=', accountId).where('user_id', '=', user.id).execute();
-          } else {
-            await trx.insertInto('account_members').values({ account_id: accountId, user_id: user.id, role: input.role, status: 'invited', invited_by: actor?.userId ?? null, joined_at: null, created_at: nowIso }).execute();
-          }
+        if (existing) {
+          // An earlier invitation's hold: it now stands for this one.
+          await trx.updateTable('account_members').set({ role: input.role, invited_by: actor?.userId ?? null }).where('account_id', '=', accountId).where('user_id', '=', existing.user_id).execute();
+        } else if (user) {
+          await trx.insertInto('account_members').values({ account_id: accountId, user_id: user.id, role: input.role, status: 'invited', invited_by: actor?.userId ?? null, joined_at: null, created_at: nowIso }).execute();
         }
         await audit(trx, actor, { accountId, action: 'member.invited', targetId: email, metadata: { invitationId: id, email, role: input.role, existingUser: !!user } });
         return invitation;
@@ -145,7 +157,7 @@ export function createInvitations(deps: AccountsDeps) {
         const account = await liveAccount(trx, accountId);
         const invitation = await find(trx, accountId, invitationId);
         if (invitation.status !== 'pending') throw conflict(`The invitation is ${invitation.status}; only pending invitations can be resent`);
-        const user = await deps.identity.findUserByEmail(invitation.email, trx);
+        const user = confirmedUser(await deps.identity.findUserByEmail(invitation.email, trx));
         const issued = await send(trx, { invitationId: invitation.id, accountName: account.display_name ?? account.legal_name, email: invitation.email, role: invitation.role, userId: user?.id ?? null, inviterName: await actorLabel(trx, actor) });
         const expiresAt = new Date(clock.now().getTime() + INVITATION_TTL_SEC * 1000).toISOString();
         await trx.updateTable('account_invitations').set({ token_id: issued.id, expires_at: expiresAt, sent_count: invitation.sent_count + 1 }).where('id', '=', invitation.id).execute();
@@ -158,8 +170,9 @@ export function createInvitations(deps: AccountsDeps) {
 
     /**
      * The signed-in invitee accepts: the link is consumed, the membership becomes (or is
-     * created) active in the default workspace. Any refusal rolls back, link included, so
-     * signing in as the wrong person does not burn the invitation.
+     * created) active in the default workspace. It takes the mailed link and a user whose
+     * confirmed email is the invited one. Any refusal rolls back, link included, so signing in
+     * as the wrong person (or before confirming) does not burn the invitation.
      */
     async accept(userId: string, secret: string) {
       const member = await inTransaction(db, async (trx) => {
@@ -170,6 +183,7 @@ export function createInvitations(deps: AccountsDeps) {
         if (!invitation || invitation.status !== 'pending' || invitation.token_id !== consumed.id || invitation.expires_at <= nowIso) throw gone();
         const user = await deps.identity.getUser(userId, trx);
         if (user.email !== invitation.email) throw forbidden(`This invitation was sent to another email address; sign in as ${invitation.email} to accept it`);
+        if (!user.email_verified_at) throw emailNotConfirmed('Confirm your email address first (use the confirmation mail, or ask for a new one), then accept the invitation');
         const accountId = invitation.account_id;
         await liveAccount(trx, accountId);
         const existing = await store.findMember(trx, accountId, userId);
