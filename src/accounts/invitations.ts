@@ -32,6 +32,15 @@ export function createInvitations(deps: AccountsDeps) {
 
   const link = (secret: string) => `${config.publicUrl}/invitations/accept?token=${encodeURIComponent(secret)}`;
 
+  /** The pending invitation a live link stands for; 410 for anything else. */
+  async function invitationOf(executor: Executor, secret: string, use: 'peek' | 'consume') {
+    const token = await deps.identity.oneTimeTokens[use](executor, INVITATION_PURPOSE, secret);
+    if (!token) throw gone();
+    const invitation = await executor.selectFrom('account_invitations').selectAll().where('id', '=', String(token.payload.invitationId ?? '')).executeTakeFirst();
+    if (!invitation || invitation.status !== 'pending' || invitation.token_id !== token.id || invitation.expires_at <= clock.now().toISOString()) throw gone();
+    return invitation;
+  }
+
   async function find(executor: Executor, accountId: string, invitationId: string) {
     const row = await executor.selectFrom('account_invitations').selectAll().where('id', '=', invitationId).where('account_id', '=', accountId).executeTakeFirst();
     if (!row) throw notFound('Invitation');
@@ -168,6 +177,11 @@ export function createInvitations(deps: AccountsDeps) {
       return presentInvitation(row, clock.now());
     },
 
+    /** 410 unless the link is live; uses nothing (the page checks it before any password). */
+    async check(secret: string): Promise<void> {
+      await invitationOf(db, secret, 'peek');
+    },
+
     /**
      * The signed-in invitee accepts: the link is consumed, the membership becomes (or is
      * created) active in the default workspace. It takes the mailed link and a user whose
@@ -176,11 +190,8 @@ export function createInvitations(deps: AccountsDeps) {
      */
     async accept(userId: string, secret: string) {
       const member = await inTransaction(db, async (trx) => {
-        const consumed = await deps.identity.oneTimeTokens.consume(trx, INVITATION_PURPOSE, secret);
-        if (!consumed) throw gone();
-        const invitation = await trx.selectFrom('account_invitations').selectAll().where('id', '=', String(consumed.payload.invitationId ?? '')).executeTakeFirst();
+        const invitation = await invitationOf(trx, secret, 'consume');
         const nowIso = clock.now().toISOString();
-        if (!invitation || invitation.status !== 'pending' || invitation.token_id !== consumed.id || invitation.expires_at <= nowIso) throw gone();
         const user = await deps.identity.getUser(userId, trx);
         if (user.email !== invitation.email) throw forbidden(`This invitation was sent to another email address; sign in as ${invitation.email} to accept it`);
         if (!user.email_verified_at) throw emailNotConfirmed('Confirm your email address first (use the confirmation mail, or ask for a new one), then accept the invitation');

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { bearer, makeTeam, signedInUser } from '../helpers/factories.js';
+import { bearer, makeTeam, makeUser, signedInUser, TEST_PASSWORD } from '../helpers/factories.js';
 import { call } from '../helpers/accounts.js';
 import { ManualClock } from '../../src/lib/clock.js';
 
@@ -80,6 +80,53 @@ describe('accounts: security', () => {
       assert.match(notes.body.data[0].body, /invitation mail sent to/);
       const token = tokenIn((await mailTo(invitee.user.email, 'invitation')).body_text);
       assert.ok(!JSON.stringify(notes.body.data).includes(token));
+    });
+  });
+
+  describe('the invitation page as a password oracle', () => {
+    /** The accept form from one client address, so its budgets are this test's alone. */
+    const form = (ip: string, fields: Record<string, string>) =>
+      t.inject({ method: 'POST', url: '/invitations/accept', remoteAddress: ip, payload: new URLSearchParams(fields).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const login = (ip: string, email: string, password: string) => t.inject({ method: 'POST', url: '/api/v1/auth/login', remoteAddress: ip, payload: { email, password } });
+
+    it('a bogus token gets the same 410 whether the password is right or wrong', async () => {
+      const victim = await makeUser(t.app, { email: address('paul') });
+      const bogus = 'x'.repeat(43);
+      const right = await form('10.0.3.1', { token: bogus, email: victim.email, password: TEST_PASSWORD });
+      const wrong = await form('10.0.3.1', { token: bogus, email: victim.email, password: 'not the password' });
+      assert.equal(right.statusCode, 410);
+      assert.equal(wrong.statusCode, 410);
+      assert.equal(right.payload, wrong.payload);
+    });
+
+    it('with a live link, password guesses spend the login budget, and an exhausted login budget stops the page', async () => {
+      const { owner, account } = await makeTeam(t.app);
+      const invitee = await makeUser(t.app, { email: address('gina') });
+      await call(t, 'POST', `accounts/${account.id}/invitations`, owner.headers, { email: invitee.email, role: 'viewer' });
+      const token = tokenIn((await mailTo(invitee.email, 'invitation')).body_text);
+      const limit = 8; // the login row of the sign-in limits
+      for (let i = 0; i < limit; i++) assert.equal((await form('10.0.3.2', { token, email: invitee.email, password: `guess-${i}-wrong` })).statusCode, 401);
+      const blocked = await login('10.0.3.2', invitee.email, TEST_PASSWORD);
+      assert.equal(blocked.statusCode, 429);
+      assert.equal(JSON.parse(blocked.payload).error.code, 'RATE_LIMIT_EXCEEDED');
+      const page = await form('10.0.3.2', { token, email: invitee.email, password: TEST_PASSWORD });
+      assert.equal(page.statusCode, 429);
+      assert.ok(Number(page.headers['retry-after']) > 0);
+      // the refusal used nothing: the link still accepts from a fresh budget
+      clock.advance(61_000);
+      const done = await form('10.0.3.2', { token, email: invitee.email, password: TEST_PASSWORD });
+      assert.equal(done.statusCode, 200, done.payload);
+    });
+
+    it('sign-in attempts at /auth/login leave the page no budget of its own', async () => {
+      const { owner, account } = await makeTeam(t.app);
+      const invitee = await makeUser(t.app, { email: address('hugo') });
+      await call(t, 'POST', `accounts/${account.id}/invitations`, owner.headers, { email: invitee.email, role: 'viewer' });
+      const token = tokenIn((await mailTo(invitee.email, 'invitation')).body_text);
+      for (let i = 0; i < 8; i++) assert.equal((await login('10.0.3.3', invitee.email, `guess-${i}-wrong`)).statusCode, 401);
+      const page = await form('10.0.3.3', { token, email: invitee.email, password: TEST_PASSWORD });
+      assert.equal(page.statusCode, 429);
+      assert.equal((await t.app.kernel.db.selectFrom('account_invitations').select('status').where('email', '=', invitee.email).executeTakeFirstOrThrow()).status, 'pending');
     });
   });
 });
