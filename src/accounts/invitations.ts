@@ -1,6 +1,7 @@
 import { conflict, DomainError, emailNotConfirmed, forbidden, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
+import { oneLine } from '../lib/text.js';
 import { normalizeEmail } from '../identity/service.js';
 import { liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
 import { presentInvitation, presentMember } from './presenters.js';
@@ -10,6 +11,15 @@ import * as store from './store.js';
 export const INVITATION_PURPOSE = 'account_invitation';
 /** An invitation link is valid for 7 days; a resend issues a new link and restarts the period. */
 export const INVITATION_TTL_SEC = 7 * 24 * 3600;
+
+/**
+ * Invitation mails a recipient address may get in a day, from all accounts together, and an
+ * account may send in a day (first sends and resends alike). Counted from the outbox and the
+ * audit log, so they hold across restarts and processes.
+ */
+export const INVITATION_MAIL_QUOTAS = { perRecipient: 3, perAccount: 50, windowSec: 24 * 3600 } as const;
+/** Longest name put into an invitation mail (subject and body). */
+const MAIL_NAME_MAX = 80;
 
 const gone = () => new DomainError(410, 'GONE', 'This invitation link is invalid, was already used, was replaced by a newer one, or has expired');
 
@@ -52,13 +62,16 @@ export function createInvitations(deps: AccountsDeps) {
    * the caller's transaction. The notification only says an invitation is waiting in the mail:
    * it never carries the link, which alone would let a signed-in reader accept.
    */
-  async function send(trx: Executor, input: { invitationId: string; accountName: string; email: string; role: string; userId: string | null; inviterName: string }) {
+  async function send(trx: Executor, raw: { invitationId: string; accountName: string; email: string; role: string; userId: string | null; inviterName: string }) {
+    // The mail is plain text and the names are chosen by whoever invites: one line each, capped,
+    // so they cannot add paragraphs or headers of their own.
+    const input = { ...raw, accountName: oneLine(raw.accountName, MAIL_NAME_MAX), inviterName: oneLine(raw.inviterName, MAIL_NAME_MAX) };
     const issued = await deps.identity.oneTimeTokens.issue(trx, { userId: input.userId, purpose: INVITATION_PURPOSE, ttlSec: INVITATION_TTL_SEC, payload: { invitationId: input.invitationId } });
     const url = link(issued.secret);
     await mailer.enqueue(trx, {
       to: input.email,
-      subject: `You are invited to join ${input.accountName} on Gantry`,
-      text: `${input.inviterName} invited you to join ${input.accountName} as ${input.role}.\n\nAccept the invitation (sign in as ${input.email}): ${url}\n\nThe link can be used once and expires in 7 days.`,
+      subject: `Invitation to join "${input.accountName}" on Gantry`,
+      text: `${input.inviterName} invited you to join the account "${input.accountName}" on Gantry as ${input.role}.\n\nAccept the invitation (sign in as ${input.email}): ${url}\n\nThe link can be used once and expires in 7 days. If you do not know this account, ignore this mail.`,
       kind: 'invitation',
     });
     if (input.userId) {
@@ -73,17 +86,41 @@ export function createInvitations(deps: AccountsDeps) {
     return issued;
   }
 
-  const actorLabel = async (trx: Executor, actor: Actor) => {
+  /**
+   * Who signs the mail, refused unless their own address is confirmed: an invitation mail
+   * carries the inviter's words to a stranger's mailbox. The operator's CLI (no actor) may send.
+   */
+  const inviterLabel = async (trx: Executor, actor: Actor) => {
     if (!actor) return 'An administrator';
     const user = await deps.identity.getUser(actor.userId, trx);
+    if (!user.email_verified_at) throw emailNotConfirmed('Confirm your email address before sending invitations');
     return user.full_name ?? user.username ?? user.email;
   };
+
+  /** 429 when the recipient or the account has had its invitation mails for the day. */
+  async function checkQuotas(trx: Executor, accountId: string, email: string) {
+    const now = clock.now().getTime();
+    const since = new Date(now - INVITATION_MAIL_QUOTAS.windowSec * 1000).toISOString();
+    const refuse = (message: string, quota: 'recipient' | 'account', limit: number, oldest: string | null) => {
+      const retryAfter = oldest ? Math.max(1, Math.ceil((Date.parse(oldest) + INVITATION_MAIL_QUOTAS.windowSec * 1000 - now) / 1000)) : INVITATION_MAIL_QUOTAS.windowSec;
+      return new DomainError(429, 'RATE_LIMIT_EXCEEDED', message, { quota, limit, windowSec: INVITATION_MAIL_QUOTAS.windowSec }, { 'Retry-After': String(retryAfter) });
+    };
+    const toRecipient = await mailer.queuedSince(trx, email, 'invitation', since);
+    if (toRecipient.count >= INVITATION_MAIL_QUOTAS.perRecipient) {
+      throw refuse(`This address has received ${INVITATION_MAIL_QUOTAS.perRecipient} invitation mails in the last 24 hours; try again later`, 'recipient', INVITATION_MAIL_QUOTAS.perRecipient, toRecipient.oldest);
+    }
+    const fromAccount = await store.countAuditSince(trx, accountId, ['member.invited', 'invitation.resent'], since);
+    if (fromAccount.count >= INVITATION_MAIL_QUOTAS.perAccount) {
+      throw refuse(`This account has sent ${INVITATION_MAIL_QUOTAS.perAccount} invitation mails in the last 24 hours; try again later`, 'account', INVITATION_MAIL_QUOTAS.perAccount, fromAccount.oldest);
+    }
+  }
 
   return {
     async create(accountId: string, actor: Actor, input: { email: string; role: AssignableRole }) {
       const email = normalizeEmail(input.email);
       const row = await inTransaction(db, async (trx) => {
         const account = await liveAccount(trx, accountId);
+        const inviterName = await inviterLabel(trx, actor);
         const nowIso = clock.now().toISOString();
         const found = await deps.identity.findUserByEmail(email, trx);
         const existing = found ? await store.findMember(trx, accountId, found.id) : undefined;
@@ -93,6 +130,7 @@ export function createInvitations(deps: AccountsDeps) {
         const user = confirmedUser(found);
         const pending = await trx.selectFrom('account_invitations').select('id').where('account_id', '=', accountId).where('email', '=', email).where('status', '=', 'pending').where('expires_at', '>', nowIso).executeTakeFirst();
         if (pending) throw conflict('This email already has a pending invitation; resend it instead');
+        await checkQuotas(trx, accountId, email);
         // An expired invitation to the same email is superseded: one pending invitation per
         // email, so revoking the old one can never take the new one's invited hold with it.
         await trx
@@ -104,7 +142,7 @@ export function createInvitations(deps: AccountsDeps) {
           .execute();
         const id = newId();
         const accountName = account.display_name ?? account.legal_name;
-        const issued = await send(trx, { invitationId: id, accountName, email, role: input.role, userId: user?.id ?? null, inviterName: await actorLabel(trx, actor) });
+        const issued = await send(trx, { invitationId: id, accountName, email, role: input.role, userId: user?.id ?? null, inviterName });
         const inviter = actor?.userId ?? 'system';
         const invitation = {
           id,
@@ -166,8 +204,10 @@ export function createInvitations(deps: AccountsDeps) {
         const account = await liveAccount(trx, accountId);
         const invitation = await find(trx, accountId, invitationId);
         if (invitation.status !== 'pending') throw conflict(`The invitation is ${invitation.status}; only pending invitations can be resent`);
+        const inviterName = await inviterLabel(trx, actor);
+        await checkQuotas(trx, accountId, invitation.email);
         const user = confirmedUser(await deps.identity.findUserByEmail(invitation.email, trx));
-        const issued = await send(trx, { invitationId: invitation.id, accountName: account.display_name ?? account.legal_name, email: invitation.email, role: invitation.role, userId: user?.id ?? null, inviterName: await actorLabel(trx, actor) });
+        const issued = await send(trx, { invitationId: invitation.id, accountName: account.display_name ?? account.legal_name, email: invitation.email, role: invitation.role, userId: user?.id ?? null, inviterName });
         const expiresAt = new Date(clock.now().getTime() + INVITATION_TTL_SEC * 1000).toISOString();
         await trx.updateTable('account_invitations').set({ token_id: issued.id, expires_at: expiresAt, sent_count: invitation.sent_count + 1 }).where('id', '=', invitation.id).execute();
         await audit(trx, actor, { accountId, action: 'invitation.resent', targetId: invitation.id, metadata: { email: invitation.email, role: invitation.role, sentCount: invitation.sent_count + 1 } });

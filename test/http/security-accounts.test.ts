@@ -129,4 +129,100 @@ describe('accounts: security', () => {
       assert.equal((await t.app.kernel.db.selectFrom('account_invitations').select('status').where('email', '=', invitee.email).executeTakeFirstOrThrow()).status, 'pending');
     });
   });
+
+  describe('invitation mail as a spam and phishing relay', () => {
+    const PHISH_NAME = 'IT Security Team\n\nYour mailbox will be suspended today. Verify now: https://gantry-verify.example/login\n\nRegards,';
+    const PHISH_ACCOUNT = 'Payroll\n\nACTION REQUIRED: confirm your salary details at https://payroll-update.example before Friday.\n';
+
+    it('an unconfirmed user cannot send invitations (403 EMAIL_NOT_CONFIRMED, no mail queued)', async () => {
+      const sender = await registerAndLogin(address('mallory'), 'mallory-pass-1', 'Mallory');
+      const created = await call(t, 'POST', 'accounts', sender.headers, { slug: `m-${Date.now().toString(36)}-${n++}`, legalName: 'Mallory Ltd' });
+      assert.equal(created.status, 201);
+      const target = address('outside');
+      const res = await call(t, 'POST', `accounts/${created.body.data.id}/invitations`, sender.headers, { email: target, role: 'member' });
+      assert.equal(res.status, 403);
+      assert.equal(res.body.error!.code, 'EMAIL_NOT_CONFIRMED');
+      assert.equal((await t.app.kernel.db.selectFrom('mail_outbox').select('id').where('to_address', '=', target).execute()).length, 0);
+      assert.equal((await t.app.kernel.db.selectFrom('account_invitations').select('id').where('email', '=', target).execute()).length, 0);
+    });
+
+    it('multi-line names are refused at registration and on accounts (400 VALIDATION_FAILED)', async () => {
+      const reg = await call(t, 'POST', 'auth/register', {}, { email: address('phish'), password: 'phish-pass-1', fullName: PHISH_NAME });
+      assert.equal(reg.status, 400);
+      assert.equal(reg.body.error!.code, 'VALIDATION_FAILED');
+      assert.match(reg.body.error!.message, /single line/);
+      const { owner, account } = await makeTeam(t.app);
+      const create = await call(t, 'POST', 'accounts', owner.headers, { slug: `p-${Date.now().toString(36)}-${n++}`, legalName: PHISH_ACCOUNT });
+      assert.equal(create.status, 400);
+      assert.equal(create.body.error!.code, 'VALIDATION_FAILED');
+      for (const field of ['legalName', 'displayName', 'industry']) {
+        const patch = await call(t, 'PATCH', `accounts/${account.id}`, owner.headers, { [field]: 'Acme\u2028Click https://x.example' });
+        assert.equal(patch.status, 400, field);
+        assert.equal(patch.body.error!.code, 'VALIDATION_FAILED');
+      }
+      const rtl = await call(t, 'PATCH', `accounts/${account.id}`, owner.headers, { displayName: 'Acme \u202Egnp.exe' });
+      assert.equal(rtl.status, 400);
+      // an ordinary name with accents and emoji is fine
+      assert.equal((await call(t, 'PATCH', `accounts/${account.id}`, owner.headers, { displayName: 'Zoë & Co 🚀' })).status, 200);
+      await assert.rejects(t.app.services.identity.createUser({ email: address('cli'), password: 'cli-pass-123', fullName: 'a\nb' }), { code: 'VALIDATION_FAILED' });
+    });
+
+    it('names stored before the rule reach the mail as one capped line', async () => {
+      const { owner, account } = await makeTeam(t.app);
+      await t.app.kernel.db.updateTable('users').set({ full_name: PHISH_NAME }).where('id', '=', owner.user.id).execute();
+      await t.app.kernel.db.updateTable('accounts').set({ display_name: PHISH_ACCOUNT + 'x'.repeat(200) }).where('id', '=', account.id).execute();
+      const target = address('reader');
+      assert.equal((await call(t, 'POST', `accounts/${account.id}/invitations`, owner.headers, { email: target })).status, 201);
+      const mail = await mailTo(target, 'invitation');
+      assert.ok(!/[\r\n]/.test(mail.subject), mail.subject);
+      assert.ok(mail.subject.length < 120, mail.subject);
+      const firstParagraph = mail.body_text.split('\n\n')[0];
+      assert.match(firstParagraph, /^IT Security Team Your mailbox will be suspended today\. Verify now: \S+… invited you to join the account "Payroll ACTION REQUIRED: [^"]+…" on Gantry as member\.$/);
+      assert.ok(!firstParagraph.includes('\n'));
+      assert.ok(firstParagraph.includes('…'));
+      assert.equal(mail.body_text.split('\n\n').length, 3, mail.body_text);
+    });
+
+    it('resends stop at 3 mails per recipient a day (429 RATE_LIMIT_EXCEEDED, counted from the outbox), across accounts', async () => {
+      const { owner, account } = await makeTeam(t.app);
+      const target = address('spam');
+      const hour = 3600 * 1000;
+      const start = clock.now().getTime();
+      // the clock moves by hours here: each request signs in afresh
+      const asOwner = async () => bearer((await t.app.services.identity.sessions.start(owner.user.id)).accessToken);
+      const invited = await call(t, 'POST', `accounts/${account.id}/invitations`, await asOwner(), { email: target });
+      assert.equal(invited.status, 201);
+      const resend = async () => call(t, 'POST', `accounts/${account.id}/invitations/${invited.body.data.id}/resend`, await asOwner());
+      clock.advance(hour);
+      assert.equal((await resend()).status, 200);
+      clock.advance(hour);
+      assert.equal((await resend()).status, 200);
+      const over = await resend();
+      assert.equal(over.status, 429);
+      assert.equal(over.body.error!.code, 'RATE_LIMIT_EXCEEDED');
+      assert.deepEqual(over.body.error!.details, { quota: 'recipient', limit: 3, windowSec: 86400 });
+      assert.equal(over.headers['retry-after'], String(22 * 3600));
+      assert.equal((await t.app.kernel.db.selectFrom('mail_outbox').select('id').where('to_address', '=', target).execute()).length, 3);
+      const row = await t.app.kernel.db.selectFrom('account_invitations').select('sent_count').where('id', '=', invited.body.data.id).executeTakeFirstOrThrow();
+      assert.equal(row.sent_count, 3);
+      // another account cannot add to that address's mail either
+      const other = await makeTeam(t.app);
+      const again = await call(t, 'POST', `accounts/${other.account.id}/invitations`, other.owner.headers, { email: target });
+      assert.equal(again.status, 429);
+      assert.equal((await t.app.kernel.db.selectFrom('account_invitations').select('id').where('account_id', '=', other.account.id).execute()).length, 0);
+      // a day after the first mail, one more may go, and then the next waits again
+      clock.set(new Date(start + 24 * hour + 1000));
+      assert.equal((await resend()).status, 200);
+      assert.equal((await resend()).status, 429);
+    });
+
+    it('an account sends at most 50 invitation mails a day', async () => {
+      const { owner, account } = await makeTeam(t.app);
+      for (let i = 0; i < 50; i++) assert.equal((await call(t, 'POST', `accounts/${account.id}/invitations`, owner.headers, { email: address(`bulk${i}`) })).status, 201);
+      const over = await call(t, 'POST', `accounts/${account.id}/invitations`, owner.headers, { email: address('bulk-last') });
+      assert.equal(over.status, 429);
+      assert.equal(over.body.error!.code, 'RATE_LIMIT_EXCEEDED');
+      assert.equal((over.body.error!.details as { quota: string }).quota, 'account');
+    });
+  });
 });
