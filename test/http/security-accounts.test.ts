@@ -4,6 +4,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { bearer, makeTeam, makeUser, signedInUser, TEST_PASSWORD } from '../helpers/factories.js';
 import { call } from '../helpers/accounts.js';
 import { ManualClock } from '../../src/lib/clock.js';
+import { authorizeAndAllow, authorizeQuery, basic, form, FORM_HEADERS, makeClient, pkcePair, REDIRECT } from '../helpers/oauth.js';
 
 let n = 0;
 const address = (tag: string) => `${tag}-${Date.now().toString(36)}-${n++}@acme.example`;
@@ -223,6 +224,81 @@ describe('accounts: security', () => {
       assert.equal(over.status, 429);
       assert.equal(over.body.error!.code, 'RATE_LIMIT_EXCEEDED');
       assert.equal((over.body.error!.details as { quota: string }).quota, 'account');
+    });
+  });
+
+  describe('direct member add and removal', () => {
+    it('adding a user by id (e.g. an OAuth sub) discloses no email: not in the answer, the member list or the audit log', async () => {
+      const victim = await signedInUser(t.app, { email: address('alice'), fullName: 'Alice Example' });
+      const attacker = await registerAndLogin(address('operator'), 'operator-pass-1');
+      const own = await call(t, 'POST', 'accounts', attacker.headers, { slug: `own-${Date.now().toString(36)}-${n++}`, legalName: 'Own Ltd' });
+      assert.equal(own.status, 201);
+      const added = await call(t, 'POST', `accounts/${own.body.data.id}/members`, attacker.headers, { chainerId: victim.user.id, role: 'viewer' });
+      assert.equal(added.status, 201);
+      assert.equal(added.body.data.chainerId, victim.user.id);
+      assert.equal(added.body.data.status, 'active');
+      assert.equal(added.body.data.email, null);
+      assert.equal(added.body.data.joinedAt, null);
+      const list = await call(t, 'GET', `accounts/${own.body.data.id}/members`, attacker.headers);
+      assert.equal(list.body.data.find((m: { chainerId: string }) => m.chainerId === victim.user.id).email, null);
+      const logs = await call(t, 'GET', `accounts/${own.body.data.id}/logs`, attacker.headers);
+      assert.equal(logs.status, 200);
+      assert.ok(!JSON.stringify(logs.body).includes(victim.user.email), JSON.stringify(logs.body));
+      const removed = await call(t, 'DELETE', `accounts/${own.body.data.id}/members/${victim.user.id}`, attacker.headers);
+      assert.equal(removed.body.data.email, null);
+      assert.ok(!JSON.stringify((await call(t, 'GET', `accounts/${own.body.data.id}/logs`, attacker.headers)).body).includes(victim.user.email));
+      // the user is told, and sees the account they were put in
+      const notes = await call(t, 'GET', 'notifications', victim.headers);
+      assert.match(notes.body.data[0].title, /You were added to Own Ltd/);
+    });
+
+    it('removal from one account leaves the user signed in everywhere else; their session and OAuth tokens are shut out of that account only', async () => {
+      const paul = await signedInUser(t.app, { email: address('paul') });
+      const home = await makeTeam(t.app);
+      await call(t, 'POST', `accounts/${home.account.id}/members`, home.owner.headers, { chainerId: paul.user.id, role: 'member' });
+      const carol = await makeTeam(t.app);
+      const y = carol.account.id;
+      assert.equal((await call(t, 'POST', `accounts/${y}/members`, carol.owner.headers, { chainerId: paul.user.id, role: 'member' })).status, 201);
+
+      // Paul lets a third-party app run AI for him and read his wallet
+      const client = await makeClient(t);
+      const { verifier, challenge } = pkcePair();
+      const { location } = await authorizeAndAllow(t, authorizeQuery(client.clientId, challenge, { scope: 'execution:run wallet:read' }), paul.user.email, TEST_PASSWORD);
+      const exchanged = await t.inject({
+        method: 'POST',
+        url: '/api/v1/oauth/token',
+        headers: { ...FORM_HEADERS, authorization: basic(client.clientId, client.clientSecret!) },
+        payload: form({ grant_type: 'authorization_code', code: location.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: verifier }),
+      });
+      assert.equal(exchanged.statusCode, 200, exchanged.payload);
+      const { access_token: appToken, refresh_token: appRefresh } = JSON.parse(exchanged.payload) as { access_token: string; refresh_token: string };
+      const runIn = (accountId: string) => t.inject({ method: 'POST', url: '/api/v1/features/chat/runs', headers: { ...bearer(appToken), 'x-account-id': accountId }, payload: { messages: [{ role: 'user', content: 'hi' }] } });
+      // before: the app's token reaches account Y (it stops only at the AI entitlement)
+      assert.equal(JSON.parse((await runIn(y)).payload).error.code, 'AI_NOT_ENTITLED');
+
+      const removed = await call(t, 'DELETE', `accounts/${y}/members/${paul.user.id}`, carol.owner.headers);
+      assert.equal(removed.status, 200);
+      assert.equal(removed.body.data.revokedSessions, 0);
+
+      // Y is closed to every token of Paul's
+      const session = await call(t, 'GET', `accounts/${y}`, paul.headers);
+      assert.equal(session.status, 403);
+      assert.equal(session.body.error!.code, 'FORBIDDEN');
+      const app = await runIn(y);
+      assert.equal(app.statusCode, 403);
+      assert.equal(JSON.parse(app.payload).error.code, 'FORBIDDEN');
+      // everything that is not Y's keeps working: his sign-in, his other account, his grant
+      assert.equal((await call(t, 'GET', 'auth/me', paul.headers)).status, 200);
+      assert.equal((await call(t, 'GET', `accounts/${home.account.id}`, paul.headers)).status, 200);
+      assert.equal(JSON.parse((await runIn(home.account.id)).payload).error.code, 'AI_NOT_ENTITLED');
+      assert.equal((await t.inject({ url: '/api/v1/wallet/me', headers: bearer(appToken) })).statusCode, 200);
+      const refreshed = await t.inject({ method: 'POST', url: '/api/v1/oauth/token', headers: { ...FORM_HEADERS, authorization: basic(client.clientId, client.clientSecret!) }, payload: form({ grant_type: 'refresh_token', refresh_token: appRefresh }) });
+      assert.equal(refreshed.statusCode, 200);
+      const fresh = JSON.parse(refreshed.payload).access_token as string;
+      const again = await t.inject({ method: 'POST', url: '/api/v1/features/chat/runs', headers: { ...bearer(fresh), 'x-account-id': y }, payload: { messages: [{ role: 'user', content: 'hi' }] } });
+      assert.equal(JSON.parse(again.payload).error.code, 'FORBIDDEN');
+      const sessions = await t.app.kernel.db.selectFrom('auth_sessions').select('revoked_at').where('user_id', '=', paul.user.id).execute();
+      assert.ok(sessions.length > 0 && sessions.every((r) => r.revoked_at === null));
     });
   });
 });
