@@ -23,6 +23,9 @@ const MAIL_NAME_MAX = 80;
 
 const gone = () => new DomainError(410, 'GONE', 'This invitation link is invalid, was already used, was replaced by a newer one, or has expired');
 
+/** The user only when they confirmed their address. */
+const confirmedUser = <U extends { email_verified_at: string | null }>(user: U | undefined): U | undefined => (user?.email_verified_at ? user : undefined);
+
 /**
  * Email invitations. Member status moves: inviting a user who already exists with a confirmed
  * address creates their membership as `invited` (seat held, no access); accepting moves it to
@@ -33,9 +36,6 @@ const gone = () => new DomainError(410, 'GONE', 'This invitation link is invalid
  * The link's secret goes to the mailbox only: whoever registered an address without
  * confirming it has not shown they read that mailbox (docs/accounts.md, Invitation).
  */
-/** The user only when they confirmed their address. */
-const confirmedUser = <U extends { email_verified_at: string | null }>(user: U | undefined): U | undefined => (user?.email_verified_at ? user : undefined);
-
 export function createInvitations(deps: AccountsDeps) {
   const { db, clock, config, mailer } = deps.kernel;
   const audit = makeAudit(deps);
