@@ -1,6 +1,7 @@
-import { conflict, DomainError, forbidden, notFound } from '../http/errors.js';
+import { conflict, DomainError, emailNotConfirmed, forbidden, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
+import { oneLine } from '../lib/text.js';
 import { normalizeEmail } from '../identity/service.js';
 import { liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
 import { presentInvitation, presentMember } from './presenters.js';
@@ -11,13 +12,29 @@ export const INVITATION_PURPOSE = 'account_invitation';
 /** An invitation link is valid for 7 days; a resend issues a new link and restarts the period. */
 export const INVITATION_TTL_SEC = 7 * 24 * 3600;
 
+/**
+ * Invitation mails a recipient address may get in a day, from all accounts together, and an
+ * account may send in a day (first sends and resends alike). Counted from the outbox and the
+ * audit log, so they hold across restarts and processes.
+ */
+export const INVITATION_MAIL_QUOTAS = { perRecipient: 3, perAccount: 50, windowSec: 24 * 3600 } as const;
+/** Longest name put into an invitation mail (subject and body). */
+const MAIL_NAME_MAX = 80;
+
 const gone = () => new DomainError(410, 'GONE', 'This invitation link is invalid, was already used, was replaced by a newer one, or has expired');
 
+/** The user only when they confirmed their address. */
+const confirmedUser = <U extends { email_verified_at: string | null }>(user: U | undefined): U | undefined => (user?.email_verified_at ? user : undefined);
+
 /**
- * Email invitations. Member status moves: inviting a user who already exists creates their
- * membership as `invited` (seat held, no access); accepting moves it to `active`. Inviting an
- * email with no user yet creates no membership until the accept. Revoking an invitation
- * removes the `invited` membership; an `active` member is never touched by invitations.
+ * Email invitations. Member status moves: inviting a user who already exists with a confirmed
+ * address creates their membership as `invited` (seat held, no access); accepting moves it to
+ * `active`. Inviting an email with no user yet, or whose user never confirmed it, creates no
+ * membership until the accept. Revoking an invitation removes the `invited` membership; an
+ * `active` member is never touched by invitations.
+ *
+ * The link's secret goes to the mailbox only: whoever registered an address without
+ * confirming it has not shown they read that mailbox (docs/accounts.md, Invitation).
  */
 export function createInvitations(deps: AccountsDeps) {
   const { db, clock, config, mailer } = deps.kernel;
@@ -25,52 +42,95 @@ export function createInvitations(deps: AccountsDeps) {
 
   const link = (secret: string) => `${config.publicUrl}/invitations/accept?token=${encodeURIComponent(secret)}`;
 
+  /** The pending invitation a live link stands for; 410 for anything else. */
+  async function invitationOf(executor: Executor, secret: string, use: 'peek' | 'consume') {
+    const token = await deps.identity.oneTimeTokens[use](executor, INVITATION_PURPOSE, secret);
+    if (!token) throw gone();
+    const invitation = await executor.selectFrom('account_invitations').selectAll().where('id', '=', String(token.payload.invitationId ?? '')).executeTakeFirst();
+    if (!invitation || invitation.status !== 'pending' || invitation.token_id !== token.id || invitation.expires_at <= clock.now().toISOString()) throw gone();
+    return invitation;
+  }
+
   async function find(executor: Executor, accountId: string, invitationId: string) {
     const row = await executor.selectFrom('account_invitations').selectAll().where('id', '=', invitationId).where('account_id', '=', accountId).executeTakeFirst();
     if (!row) throw notFound('Invitation');
     return row;
   }
 
-  /** Issues a link, mails it and (for a known user) notifies in-app; all in the caller's transaction. */
-  async function send(trx: Executor, input: { invitationId: string; accountName: string; email: string; role: string; userId: string | null; inviterName: string }) {
+  /**
+   * Issues a link, mails it and (for a user with the confirmed address) notifies in-app; all in
+   * the caller's transaction. The notification only says an invitation is waiting in the mail:
+   * it never carries the link, which alone would let a signed-in reader accept.
+   */
+  async function send(trx: Executor, raw: { invitationId: string; accountName: string; email: string; role: string; userId: string | null; inviterName: string }) {
+    // The mail is plain text and the names are chosen by whoever invites: one line each, capped,
+    // so they cannot add paragraphs or headers of their own.
+    const input = { ...raw, accountName: oneLine(raw.accountName, MAIL_NAME_MAX), inviterName: oneLine(raw.inviterName, MAIL_NAME_MAX) };
     const issued = await deps.identity.oneTimeTokens.issue(trx, { userId: input.userId, purpose: INVITATION_PURPOSE, ttlSec: INVITATION_TTL_SEC, payload: { invitationId: input.invitationId } });
     const url = link(issued.secret);
     await mailer.enqueue(trx, {
       to: input.email,
-      subject: `You are invited to join ${input.accountName} on Gantry`,
-      text: `${input.inviterName} invited you to join ${input.accountName} as ${input.role}.\n\nAccept the invitation (sign in as ${input.email}): ${url}\n\nThe link can be used once and expires in 7 days.`,
+      subject: `Invitation to join "${input.accountName}" on Gantry`,
+      text: `${input.inviterName} invited you to join the account "${input.accountName}" on Gantry as ${input.role}.\n\nAccept the invitation (sign in as ${input.email}): ${url}\n\nThe link can be used once and expires in 7 days. If you do not know this account, ignore this mail.`,
       kind: 'invitation',
     });
     if (input.userId) {
       await deps.notifications.notify(trx, {
         userId: input.userId,
         title: `Invitation to ${input.accountName}`,
-        body: `${input.inviterName} invited you to join ${input.accountName} as ${input.role}.`,
+        body: `${input.inviterName} invited you to join ${input.accountName} as ${input.role}. Open the link in the invitation mail sent to ${input.email} to accept.`,
         category: 'account',
         priority: 'normal',
-        actionUrl: url,
       });
     }
     return issued;
   }
 
-  const actorLabel = async (trx: Executor, actor: Actor) => {
+  /**
+   * Who signs the mail, refused unless their own address is confirmed: an invitation mail
+   * carries the inviter's words to a stranger's mailbox. The operator's CLI (no actor) may send.
+   */
+  const inviterLabel = async (trx: Executor, actor: Actor) => {
     if (!actor) return 'An administrator';
     const user = await deps.identity.getUser(actor.userId, trx);
+    if (!user.email_verified_at) throw emailNotConfirmed('Confirm your email address before sending invitations');
     return user.full_name ?? user.username ?? user.email;
   };
+
+  /** 429 when the recipient or the account has had its invitation mails for the day. */
+  async function checkQuotas(trx: Executor, accountId: string, email: string) {
+    const now = clock.now().getTime();
+    const since = new Date(now - INVITATION_MAIL_QUOTAS.windowSec * 1000).toISOString();
+    const refuse = (message: string, quota: 'recipient' | 'account', limit: number, oldest: string | null) => {
+      const retryAfter = oldest ? Math.max(1, Math.ceil((Date.parse(oldest) + INVITATION_MAIL_QUOTAS.windowSec * 1000 - now) / 1000)) : INVITATION_MAIL_QUOTAS.windowSec;
+      return new DomainError(429, 'RATE_LIMIT_EXCEEDED', message, { quota, limit, windowSec: INVITATION_MAIL_QUOTAS.windowSec }, { 'Retry-After': String(retryAfter) });
+    };
+    const toRecipient = await mailer.queuedSince(trx, email, 'invitation', since);
+    if (toRecipient.count >= INVITATION_MAIL_QUOTAS.perRecipient) {
+      throw refuse(`This address has received ${INVITATION_MAIL_QUOTAS.perRecipient} invitation mails in the last 24 hours; try again later`, 'recipient', INVITATION_MAIL_QUOTAS.perRecipient, toRecipient.oldest);
+    }
+    const fromAccount = await store.countAuditSince(trx, accountId, ['member.invited', 'invitation.resent'], since);
+    if (fromAccount.count >= INVITATION_MAIL_QUOTAS.perAccount) {
+      throw refuse(`This account has sent ${INVITATION_MAIL_QUOTAS.perAccount} invitation mails in the last 24 hours; try again later`, 'account', INVITATION_MAIL_QUOTAS.perAccount, fromAccount.oldest);
+    }
+  }
 
   return {
     async create(accountId: string, actor: Actor, input: { email: string; role: AssignableRole }) {
       const email = normalizeEmail(input.email);
       const row = await inTransaction(db, async (trx) => {
         const account = await liveAccount(trx, accountId);
+        const inviterName = await inviterLabel(trx, actor);
         const nowIso = clock.now().toISOString();
-        const user = await deps.identity.findUserByEmail(email, trx);
-        const existing = user ? await store.findMember(trx, accountId, user.id) : undefined;
+        const found = await deps.identity.findUserByEmail(email, trx);
+        const existing = found ? await store.findMember(trx, accountId, found.id) : undefined;
         if (existing?.status === 'active') throw conflict('This person is already a member of the account');
+        // Only a confirmed address ties the invitation to a user now (seat hold, notification);
+        // an unconfirmed one is treated like an address without a user.
+        const user = confirmedUser(found);
         const pending = await trx.selectFrom('account_invitations').select('id').where('account_id', '=', accountId).where('email', '=', email).where('status', '=', 'pending').where('expires_at', '>', nowIso).executeTakeFirst();
         if (pending) throw conflict('This email already has a pending invitation; resend it instead');
+        await checkQuotas(trx, accountId, email);
         // An expired invitation to the same email is superseded: one pending invitation per
         // email, so revoking the old one can never take the new one's invited hold with it.
         await trx
@@ -82,7 +142,7 @@ export function createInvitations(deps: AccountsDeps) {
           .execute();
         const id = newId();
         const accountName = account.display_name ?? account.legal_name;
-        const issued = await send(trx, { invitationId: id, accountName, email, role: input.role, userId: user?.id ?? null, inviterName: await actorLabel(trx, actor) });
+        const issued = await send(trx, { invitationId: id, accountName, email, role: input.role, userId: user?.id ?? null, inviterName });
         const inviter = actor?.userId ?? 'system';
         const invitation = {
           id,
@@ -100,12 +160,11 @@ export function createInvitations(deps: AccountsDeps) {
           revoked_at: null,
         };
         await trx.insertInto('account_invitations').values(invitation).execute();
-        if (user) {
-          if (existing) {
-            await trx.updateTable('account_members').set({ role: input.role, invited_by: actor?.userId ?? null }).where('account_id', '=', accountId).where('user_id', '=', user.id).execute();
-          } else {
-            await trx.insertInto('account_members').values({ account_id: accountId, user_id: user.id, role: input.role, status: 'invited', invited_by: actor?.userId ?? null, joined_at: null, created_at: nowIso }).execute();
-          }
+        if (existing) {
+          // An earlier invitation's hold: it now stands for this one.
+          await trx.updateTable('account_members').set({ role: input.role, invited_by: actor?.userId ?? null }).where('account_id', '=', accountId).where('user_id', '=', existing.user_id).execute();
+        } else if (user) {
+          await trx.insertInto('account_members').values({ account_id: accountId, user_id: user.id, role: input.role, status: 'invited', invited_by: actor?.userId ?? null, joined_at: null, created_at: nowIso }).execute();
         }
         await audit(trx, actor, { accountId, action: 'member.invited', targetId: email, metadata: { invitationId: id, email, role: input.role, existingUser: !!user } });
         return invitation;
@@ -145,8 +204,10 @@ export function createInvitations(deps: AccountsDeps) {
         const account = await liveAccount(trx, accountId);
         const invitation = await find(trx, accountId, invitationId);
         if (invitation.status !== 'pending') throw conflict(`The invitation is ${invitation.status}; only pending invitations can be resent`);
-        const user = await deps.identity.findUserByEmail(invitation.email, trx);
-        const issued = await send(trx, { invitationId: invitation.id, accountName: account.display_name ?? account.legal_name, email: invitation.email, role: invitation.role, userId: user?.id ?? null, inviterName: await actorLabel(trx, actor) });
+        const inviterName = await inviterLabel(trx, actor);
+        await checkQuotas(trx, accountId, invitation.email);
+        const user = confirmedUser(await deps.identity.findUserByEmail(invitation.email, trx));
+        const issued = await send(trx, { invitationId: invitation.id, accountName: account.display_name ?? account.legal_name, email: invitation.email, role: invitation.role, userId: user?.id ?? null, inviterName });
         const expiresAt = new Date(clock.now().getTime() + INVITATION_TTL_SEC * 1000).toISOString();
         await trx.updateTable('account_invitations').set({ token_id: issued.id, expires_at: expiresAt, sent_count: invitation.sent_count + 1 }).where('id', '=', invitation.id).execute();
         await audit(trx, actor, { accountId, action: 'invitation.resent', targetId: invitation.id, metadata: { email: invitation.email, role: invitation.role, sentCount: invitation.sent_count + 1 } });
@@ -156,20 +217,24 @@ export function createInvitations(deps: AccountsDeps) {
       return presentInvitation(row, clock.now());
     },
 
+    /** 410 unless the link is live; uses nothing (the page checks it before any password). */
+    async check(secret: string): Promise<void> {
+      await invitationOf(db, secret, 'peek');
+    },
+
     /**
      * The signed-in invitee accepts: the link is consumed, the membership becomes (or is
-     * created) active in the default workspace. Any refusal rolls back, link included, so
-     * signing in as the wrong person does not burn the invitation.
+     * created) active in the default workspace. It takes the mailed link and a user whose
+     * confirmed email is the invited one. Any refusal rolls back, link included, so signing in
+     * as the wrong person (or before confirming) does not burn the invitation.
      */
     async accept(userId: string, secret: string) {
       const member = await inTransaction(db, async (trx) => {
-        const consumed = await deps.identity.oneTimeTokens.consume(trx, INVITATION_PURPOSE, secret);
-        if (!consumed) throw gone();
-        const invitation = await trx.selectFrom('account_invitations').selectAll().where('id', '=', String(consumed.payload.invitationId ?? '')).executeTakeFirst();
+        const invitation = await invitationOf(trx, secret, 'consume');
         const nowIso = clock.now().toISOString();
-        if (!invitation || invitation.status !== 'pending' || invitation.token_id !== consumed.id || invitation.expires_at <= nowIso) throw gone();
         const user = await deps.identity.getUser(userId, trx);
         if (user.email !== invitation.email) throw forbidden(`This invitation was sent to another email address; sign in as ${invitation.email} to accept it`);
+        if (!user.email_verified_at) throw emailNotConfirmed('Confirm your email address first (use the confirmation mail, or ask for a new one), then accept the invitation');
         const accountId = invitation.account_id;
         await liveAccount(trx, accountId);
         const existing = await store.findMember(trx, accountId, userId);

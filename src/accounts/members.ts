@@ -32,7 +32,12 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
       return presentMember(await requireMember(db, accountId, userId));
     },
 
-    /** Attaches an existing user directly (not an invitation): active at once, in the default workspace. */
+    /**
+     * Attaches an existing user directly (not an invitation): active at once, in the default
+     * workspace, told in-app. The user never gave this account their address, so the answer,
+     * the member views and the audit entry do not carry it (`joinedAt` stays null: they were
+     * attached, they did not join); docs/accounts.md, Members added by id.
+     */
     async add(accountId: string, actor: Actor, input: { chainerId: string; role: AssignableRole }) {
       const member = await inTransaction(db, async (trx) => {
         const account = await liveAccount(trx, accountId);
@@ -40,10 +45,10 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
         if (!user) throw notFound('User');
         if (await store.findMember(trx, accountId, user.id)) throw conflict('This user is already a member of the account (or invited to it)');
         const now = clock.now().toISOString();
-        await trx.insertInto('account_members').values({ account_id: accountId, user_id: user.id, role: input.role, status: 'active', invited_by: actor?.userId ?? null, joined_at: now, created_at: now }).execute();
+        await trx.insertInto('account_members').values({ account_id: accountId, user_id: user.id, role: input.role, status: 'active', invited_by: actor?.userId ?? null, joined_at: null, created_at: now }).execute();
         const ws = await store.defaultWorkspace(trx, accountId);
         if (ws) await trx.insertInto('workspace_members').values({ workspace_id: ws.id, user_id: user.id, role: 'member', created_at: now }).onConflict((oc) => oc.doNothing()).execute();
-        await audit(trx, actor, { accountId, action: 'member.added', targetId: user.id, metadata: { role: input.role, email: user.email } });
+        await audit(trx, actor, { accountId, action: 'member.added', targetId: user.id, metadata: { role: input.role } });
         await deps.notifications.notify(trx, {
           userId: user.id,
           title: `You were added to ${account.display_name ?? account.legal_name}`,
@@ -73,8 +78,12 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
 
     /**
      * Removes a member: revokes the enterprise API keys they own here, removes their workspace
-     * memberships in this account, ends their sessions, cancels their pending invitation and
-     * ownership transfer, and when asked (the literal true) releases their billing seat.
+     * memberships in this account, cancels their pending invitation and ownership transfer, and
+     * when asked (the literal true) releases their billing seat. It ends this account's reach
+     * only: sign-in sessions and third-party grants belong to the user, not to an account, and
+     * reach an account only through the membership that every request reads afresh, so
+     * deleting it shuts them all out of this account at once while the user's other accounts
+     * keep working (docs/accounts.md, Member removal). No session is ended (`revokedSessions` 0).
      */
     async remove(accountId: string, actor: Actor, userId: string, options: { releaseSeat: boolean }) {
       const outcome = await inTransaction(db, async (trx) => {
@@ -98,7 +107,6 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
           .where('status', '=', 'pending')
           .where((eb) => eb.or([eb('to_user_id', '=', userId), eb('from_user_id', '=', userId)]))
           .execute();
-        const revokedSessions = await deps.identity.sessions.revokeAllOfUser(trx, userId, 'member_removed');
         let release: { id: string; status: string } | null = null;
         if (options.releaseSeat) {
           release = { id: newId(), status: billing.adapter ? SEAT_RELEASE.pending : SEAT_RELEASE.notConfigured };
@@ -108,9 +116,9 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
           accountId,
           action: 'member.removed',
           targetId: userId,
-          metadata: { role: member.role, email: member.email, revokedApiKeys: keys.map((k) => k.id), removedWorkspaceMemberships, revokedSessions, releaseSeat: options.releaseSeat, seatReleaseId: release?.id ?? null },
+          metadata: { role: member.role, email: presentMember(member).email, revokedApiKeys: keys.map((k) => k.id), removedWorkspaceMemberships, revokedSessions: 0, releaseSeat: options.releaseSeat, seatReleaseId: release?.id ?? null },
         });
-        return { member, keys, removedWorkspaceMemberships, revokedSessions, release };
+        return { member, keys, removedWorkspaceMemberships, release };
       });
 
       let seatStatus: string = SEAT_RELEASE.notRequested;
@@ -125,7 +133,7 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
           return { id, name, keyPrefix, lastFour };
         }),
         removedWorkspaceMemberships: outcome.removedWorkspaceMemberships,
-        revokedSessions: outcome.revokedSessions,
+        revokedSessions: 0,
         seatRelease: { status: seatStatus },
       };
     },

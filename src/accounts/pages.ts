@@ -4,6 +4,8 @@ import type { AppContext } from '../app.js';
 import { DomainError } from '../http/errors.js';
 import { htmlErrorFormat } from '../http/html.js';
 import { escapeHtml as escape } from '../http/html.js';
+import { rateLimitBucket } from '../http/rate-limit.js';
+import { SIGN_IN_LIMITS } from '../identity/routes.js';
 
 function page(h: ResponseToolkit, title: string, body: string, status = 200) {
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escape(title)} - Gantry</title>
@@ -61,6 +63,12 @@ export function invitationPageRoutes(app: AppContext): ServerRoute[] {
       handler: async (request, h) => {
         const { token, email, password } = request.payload as { token: string; email: string; password: string };
         try {
+          // The link first: without a live one the password is never looked at, so the page
+          // cannot tell a right password from a wrong one to someone who holds no invitation.
+          await accounts.invitations.check(token);
+          // This form is another door to sign-in: it spends the login budget.
+          const spent = app.kernel.limiter.hit(rateLimitBucket('auth.login', request), SIGN_IN_LIMITS.login);
+          if (!spent.allowed) return page(h, 'Invitation not accepted', '<p>Too many sign-in attempts. Wait a few minutes, then try again.</p>', 429).header('Retry-After', String(Math.max(1, Math.ceil((spent.resetAt.getTime() - app.kernel.clock.now().getTime()) / 1000))));
           const user = await identity.authenticate(email, password);
           const member = await accounts.invitations.accept(user.id, token);
           const account = await accounts.get(member.accountId);

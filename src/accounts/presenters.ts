@@ -39,14 +39,17 @@ export interface MemberView {
   avatar_url: string | null;
 }
 
-/** The Account member resource of the spec. */
+/**
+ * The Account member resource of the spec. A member attached by id (active, never joined by
+ * their own act: `joined_at` null) shows no email: they did not give it to this account.
+ */
 export function presentMember(row: MemberView) {
   return {
     accountId: row.account_id,
     chainerId: row.user_id,
     role: row.role,
     status: row.status,
-    email: row.email,
+    email: row.status === 'active' && row.joined_at === null ? null : row.email,
     fullName: row.full_name,
     username: row.username,
     avatarUrl: row.avatar_url,

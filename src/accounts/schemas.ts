@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { badRequest } from '../http/errors.js';
+import { SINGLE_LINE } from '../lib/text.js';
 import { ACCOUNT_STATUSES, ASSIGNABLE_ROLES } from './roles.js';
 import { WORKSPACE_ROLES } from './workspaces.js';
 
@@ -22,13 +23,15 @@ const timeZone = Joi.string()
   .custom((value: string, helpers) => (isIanaTimeZone(value) ? value : helpers.error('any.invalid')))
   .messages({ 'any.invalid': '{{#label}} must be a valid IANA time zone (e.g. Europe/Berlin)' });
 const url = Joi.string().max(2048).uri({ scheme: ['http', 'https'] });
+/** Names go into mails and pages: one line, no control characters (docs/accounts.md, Validation). */
+const name = Joi.string().trim().pattern(SINGLE_LINE).messages({ 'string.pattern.base': '{{#label}} must be a single line without control characters' });
 
 const accountFields = {
   slug: Joi.string().min(3).max(64).pattern(SLUG_PATTERN).messages({ 'string.pattern.base': '{{#label}} must be lower-case letters, digits and inner hyphens (3-64 characters)' }),
-  legalName: Joi.string().trim().min(2).max(180),
-  displayName: Joi.string().trim().min(1).max(180).allow(null),
+  legalName: name.min(2).max(180),
+  displayName: name.min(1).max(180).allow(null),
   website: url.allow(null),
-  industry: Joi.string().trim().min(1).max(120).allow(null),
+  industry: name.min(1).max(120).allow(null),
   billingEmail: Joi.string().max(254).email({ tlds: false }).allow(null),
   defaultTimezone: timeZone.allow(null),
   avatarUrl: url.allow(null),

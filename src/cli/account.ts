@@ -112,7 +112,7 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
     if (!(ASSIGNABLE_ROLES as readonly string[]).includes(options.role)) throw new UsageError(`unknown role "${options.role}" (assignable: ${ASSIGNABLE_ROLES.join(', ')})`);
     await withApp(io, options, async (app) => {
       const added = await app.services.accounts.members.add(accountId, null, { chainerId: await resolveUser(app, user), role: options.role as (typeof ASSIGNABLE_ROLES)[number] });
-      emit(io, options, added, () => `added ${added.email} to ${accountId} as ${added.role}`);
+      emit(io, options, added, () => `added ${user} to ${accountId} as ${added.role}`);
     });
   });
   withCommon(
@@ -120,12 +120,12 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
       .command('remove')
       .argument('<accountId>')
       .argument('<user>', 'user id or email')
-      .description('remove a member: their API keys, workspace memberships and sessions end')
+      .description('remove a member: their API keys and workspace memberships in the account end')
       .option('--release-seat', 'release their billing seat'),
   ).action(async (accountId: string, user: string, options: CommonOptions & { releaseSeat?: boolean }) => {
     await withApp(io, options, async (app) => {
       const removed = await app.services.accounts.members.remove(accountId, null, await resolveUser(app, user), { releaseSeat: options.releaseSeat === true });
-      emit(io, options, removed, () => `removed ${removed.email} from ${accountId}: ${removed.revokedApiKeys.length} API key(s) and ${removed.revokedSessions} session(s) revoked, seat ${removed.seatRelease.status}`);
+      emit(io, options, removed, () => `removed ${user} from ${accountId}: ${removed.revokedApiKeys.length} API key(s) revoked, ${removed.removedWorkspaceMemberships} workspace membership(s) removed, seat ${removed.seatRelease.status}`);
     });
   });
   withCommon(member.command('list').argument('<accountId>').description("list an account's members")).action(async (accountId: string, options: CommonOptions) => {

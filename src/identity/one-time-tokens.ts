@@ -56,6 +56,18 @@ export function createOneTimeTokens(clock: Clock) {
       return { id, secret };
     },
 
+    /** Looks a secret up without using it: null when unknown, already used or expired. */
+    async peek(executor: Executor, purpose: OneTimePurpose, secret: string): Promise<ConsumedSecret | null> {
+      const row = await executor
+        .selectFrom('one_time_tokens')
+        .select(['id', 'user_id', 'payload', 'expires_at', 'consumed_at'])
+        .where('purpose', '=', purpose)
+        .where('token_hash', '=', sha256Hex(`${purpose}:${secret}`))
+        .executeTakeFirst();
+      if (!row || row.consumed_at !== null || row.expires_at <= clock.now().toISOString()) return null;
+      return { id: row.id, userId: row.user_id, payload: row.payload ? (JSON.parse(row.payload) as Record<string, unknown>) : {} };
+    },
+
     /** Uses up a secret: null when unknown, already used or expired. */
     async consume(executor: Executor, purpose: OneTimePurpose, secret: string): Promise<ConsumedSecret | null> {
       const nowIso = clock.now().toISOString();

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { SINGLE_LINE } from '../lib/text.js';
 import { canonicalEmail } from './email.js';
 
 const wellFormedEmail = Joi.string().email({ tlds: false }).max(254);
@@ -33,13 +34,16 @@ export const username = Joi.string()
 /** Names a username may not take: they read as the system speaking. */
 export const RESERVED_USERNAMES: ReadonlySet<string> = new Set(['admin', 'administrator', 'root', 'system', 'gantry', 'support', 'security', 'api', 'oauth', 'status', 'help', 'me', 'null', 'undefined']);
 
+/** A full name is shown to other people and put into mails: one line, no control characters. */
+export const fullName = Joi.string().trim().min(1).max(180).pattern(SINGLE_LINE).messages({ 'string.pattern.base': '{{#label}} must be a single line without control characters' });
+
 /** What every new user must be, whatever creates it (sign-up, invitation, the CLI). */
-export const newUserRules = Joi.object({ email: email.required(), password: password.allow(null), username: username.allow(null) });
+export const newUserRules = Joi.object({ email: email.required(), password: password.allow(null), username: username.allow(null), fullName: fullName.allow(null) });
 
 /** The emailed recovery code: six digits. */
 export const recoveryCode = Joi.string().trim().pattern(/^\d{6}$/, '6 digits');
 
-export const registerBody = Joi.object({ email: email.required(), password: password.required(), fullName: Joi.string().trim().min(1).max(180).allow(null), username: username.allow(null) });
+export const registerBody = Joi.object({ email: email.required(), password: password.required(), fullName: fullName.allow(null), username: username.allow(null) });
 export const emailBody = Joi.object({ email: email.required() });
 export const exchangeRecoveryBody = Joi.object({ email: email.required(), code: recoveryCode.required() });
 export const resetPasswordBody = Joi.object({ resetToken: opaqueToken.required(), password: password.required() });

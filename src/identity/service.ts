@@ -56,7 +56,7 @@ export function createIdentityService(kernel: Kernel) {
 
   async function createUser(input: NewUser, executor: Executor = db) {
     // The rules live here, not only in the route schemas, so every caller (the CLI too) obeys them.
-    const checked = newUserRules.validate({ email: input.email, password: input.password ?? null, username: input.username || null }, { abortEarly: false });
+    const checked = newUserRules.validate({ email: input.email, password: input.password ?? null, username: input.username || null, fullName: input.fullName ?? null }, { abortEarly: false });
     if (checked.error) throw badRequest(checked.error.details.map((d) => d.message.replace(/"/g, '')).join('; '), checked.error.details.map((d) => ({ field: d.path.join('.'), message: d.message.replace(/"/g, '') })));
     const email = (checked.value as { email: string }).email;
     const username = input.username ? input.username.trim().toLowerCase() : null;

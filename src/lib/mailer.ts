@@ -68,6 +68,18 @@ export class Mailer {
     return id;
   }
 
+  /** Mails of one kind to one address queued since a moment (for quotas): how many, and the oldest's time. */
+  async queuedSince(executor: Executor, to: string, kind: string, sinceIso: string): Promise<{ count: number; oldest: string | null }> {
+    const row = await executor
+      .selectFrom('mail_outbox')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
+      .where('to_address', '=', to)
+      .where('kind', '=', kind)
+      .where('created_at', '>', sinceIso)
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.n), oldest: (row.oldest as string | null) ?? null };
+  }
+
   /**
    * Sends pending mail over SMTP (no-op without SMTP). Never throws: failures stay queued
    * for the retry job. One run at a time, so a message is never sent twice by two runs; a

@@ -54,9 +54,11 @@ describe('gantry account', () => {
     const removed = await run(['account', 'member', 'remove', account.id, member.user.email, '--release-seat', '--json']);
     assert.equal(removed.code, 0, removed.stderr);
     const body = removed.json<{ revokedSessions: number; seatRelease: { status: string } }>();
-    assert.equal(body.revokedSessions, 1);
+    // the removal ends the account's reach, not the user's sign-in
+    assert.equal(body.revokedSessions, 0);
     assert.equal(body.seatRelease.status, 'billing_not_configured');
-    assert.equal((await t.inject({ url: '/api/v1/auth/me', headers: member.headers })).statusCode, 401);
+    assert.equal((await t.inject({ url: '/api/v1/auth/me', headers: member.headers })).statusCode, 200);
+    assert.equal((await t.inject({ url: `/api/v1/accounts/${account.id}`, headers: member.headers })).statusCode, 403);
     assert.equal((await run(['account', 'member', 'remove', account.id, owner.id])).code, 2);
 
     await t.app.services.accounts.deletion.softDelete(account.id, { userId: owner.id });

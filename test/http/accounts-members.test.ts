@@ -71,7 +71,7 @@ describe('accounts: members, API keys, seat release', () => {
     assert.equal((await call(t, 'PATCH', `accounts/${account.id}/members/00000000-0000-4000-8000-000000000000`, owner.headers, { role: 'viewer' })).status, 404);
   });
 
-  it('removal revokes the member API keys (the key stops working), workspace memberships and sessions (the session stops working)', async () => {
+  it('removal revokes the member API keys (the key stops working) and workspace memberships; the session stays, shut out of the account', async () => {
     const { owner, account, members } = await makeTeam(t.app, ['analyst']);
     const victim = members.analyst;
     const key = await call(t, 'POST', `accounts/${account.id}/api-keys`, victim.headers, { name: 'deploy bot' });
@@ -97,15 +97,18 @@ describe('accounts: members, API keys, seat release', () => {
     assert.equal(d.role, 'analyst');
     assert.deepEqual(d.revokedApiKeys, [{ id: key.body.data.id, name: 'deploy bot', keyPrefix: key.body.data.keyPrefix, lastFour: key.body.data.lastFour }]);
     assert.equal(d.removedWorkspaceMemberships, 2);
-    assert.equal(d.revokedSessions, 1);
+    assert.equal(d.revokedSessions, 0);
     assert.deepEqual(d.seatRelease, { status: 'not_requested' });
     // the side effects are real
     assert.equal((await call(t, 'GET', `accounts/${account.id}`, bearer(apiKey))).status, 401);
-    assert.equal((await call(t, 'GET', 'auth/me', victim.headers)).status, 401);
+    assert.equal((await call(t, 'GET', 'auth/me', victim.headers)).status, 200);
+    const shut = await call(t, 'GET', `accounts/${account.id}`, victim.headers);
+    assert.equal(shut.status, 403);
+    assert.equal(shut.body.error!.code, 'FORBIDDEN');
     assert.equal((await t.app.kernel.db.selectFrom('workspace_members').select('user_id').where('user_id', '=', victim.user.id).execute()).length, 0);
     const audit = await lastAudit(t.app, account.id, 'member.removed');
     assert.equal(audit.targetId, victim.user.id);
-    assert.equal(audit.metadata.revokedSessions, 1);
+    assert.equal(audit.metadata.revokedSessions, 0);
     assert.equal((await call(t, 'DELETE', `accounts/${account.id}/members/${victim.user.id}`, owner.headers)).status, 404);
   });
 
