@@ -3,6 +3,7 @@ import { withApp } from './context.js';
 import { emit, numberOption, withCommon, type CliIo, type CommonOptions } from './io.js';
 import { resolveConfig } from '../config.js';
 import { ensureDataDir } from '../config.js';
+import { inTransaction } from '../db/tx.js';
 import { loadSecrets } from '../lib/secrets.js';
 import { addCredentialKey, resealColumns, type SealedColumn } from '../lib/sealed-rotation.js';
 import { CONNECTOR_SEALED_COLUMNS, KEYRING_TOPIC } from '../connectors/rotation.js';
@@ -25,7 +26,7 @@ export function makeSecretsCommands(program: Command, io: CliIo): void {
       loadSecrets(config.dataDir, io.env);
       const { keyId } = addCredentialKey(config.dataDir);
       await withApp(io, options, async (app) => {
-        await app.kernel.db.transaction().execute((trx) => app.kernel.changes.publish(trx, KEYRING_TOPIC, keyId));
+        await inTransaction(app.kernel.db, (trx) => app.kernel.changes.publish(trx, KEYRING_TOPIC, keyId));
         if (settle > 0) await new Promise((resolve) => setTimeout(resolve, settle));
         const counts = await resealColumns(app.kernel.db, app.kernel.secrets, SEALED_COLUMNS);
         // Provider keys carry their key id in a column of their own: the AI domain re-seals them.

@@ -1,5 +1,15 @@
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, SqliteDialect, type SqliteDatabase as KyselySqlite } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Driver,
+  type SqliteDialectConfig,
+  type SqliteDatabase as KyselySqlite,
+  type TransactionSettings,
+} from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { DB } from './schema.js';
 
@@ -22,7 +32,7 @@ export function openDatabase(file: string): DbHandle {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
   let closed = false;
   return {
     db,
@@ -33,6 +43,29 @@ export function openDatabase(file: string): DbHandle {
       await db.destroy(); // closes the better-sqlite3 connection too
     },
   };
+}
+
+/**
+ * Every kysely transaction on SQLite begins IMMEDIATE (docs/kernel.md, Transactions): it takes
+ * the write lock at BEGIN, where busy_timeout waits for another process's writer. Kysely's
+ * driver begins DEFERRED, and a deferred transaction that has read and then writes after
+ * another connection committed gets SQLITE_BUSY at once, without the busy handler. A
+ * transaction asked for as read only stays DEFERRED and takes no write lock.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection, settings?: TransactionSettings): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw(settings?.accessMode === 'read only' ? 'begin' : 'begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly settings: SqliteDialectConfig) {
+    super(settings);
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.settings);
+  }
 }
 
 /**

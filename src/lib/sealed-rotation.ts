@@ -1,6 +1,7 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { randomBytes } from 'node:crypto';
 import type { DB } from '../db/schema.js';
+import { inTransaction } from '../db/tx.js';
 import { reseal } from './sealed.js';
 import { readSecretsFile, writeSecretsFile, type Secrets } from './secrets.js';
 
@@ -61,7 +62,8 @@ export async function resealColumns(db: Kysely<DB>, secrets: Secrets, columns: r
         .execute()) as Array<Record<string, unknown>>;
       if (rows.length === 0) break;
       after = String(rows[rows.length - 1][col.keyColumn]);
-      await anyDb.transaction().execute(async (trx) => {
+      await inTransaction(db, async (typed) => {
+        const trx = typed as unknown as Transaction<Record<string, Record<string, unknown>>>;
         for (const row of rows) {
           const sealed = String(row[col.column]);
           const next = reseal(secrets, sealed, col.context(row));

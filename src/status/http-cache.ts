@@ -1,5 +1,5 @@
 import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
-import type { Representation } from './projection.js';
+import { httpDate, type Representation } from './projection.js';
 
 /** Spec, Limits: status response cache. */
 export const STATUS_CACHE_CONTROL = 'public, max-age=30, stale-while-revalidate=300';
@@ -47,8 +47,10 @@ export function noneMatchHits(header: string, etag: string): boolean {
 
 /**
  * RFC 9110 13.2.2 for a GET/HEAD of a representation that exists: If-None-Match decides when
- * present (If-Modified-Since is then ignored); otherwise a valid If-Modified-Since at or after
- * Last-Modified means unchanged.
+ * present (If-Modified-Since is then ignored); otherwise a valid If-Modified-Since means
+ * unchanged only when the bytes first appeared strictly before the second it names. A date is
+ * a whole second and several changes may share one (RFC 9110 8.8.2.2): a copy stamped with the
+ * second of the current bytes may be an older copy of that second, so it gets a 200.
  */
 export function isNotModified(headers: Request['headers'], rep: Representation, nowMs: number): boolean {
   const inm = headers['if-none-match'];
@@ -56,7 +58,7 @@ export function isNotModified(headers: Request['headers'], rep: Representation, 
   const ims = headers['if-modified-since'];
   if (typeof ims !== 'string') return false;
   const since = parseHttpDate(ims, nowMs);
-  return since !== null && rep.lastModifiedMs <= since;
+  return since !== null && rep.firstSeenMs < since;
 }
 
 /**
@@ -66,6 +68,9 @@ export function isNotModified(headers: Request['headers'], rep: Representation, 
  * hapi's own check in its marshal step has nothing left to re-evaluate, and the body goes out
  * without content-coding so the strong ETag names the exact bytes on the wire (a CDN in
  * front compresses). Only existing representations come here: errors never become 304.
+ *
+ * Date is set from the same clock reading that bounds Last-Modified, so Last-Modified is never
+ * later than it (RFC 9110 8.8.2.1); Node's own Date reads the system time separately.
  */
 export function sendRepresentation(request: Request, h: ResponseToolkit, rep: Representation, nowMs: number): ResponseObject {
   const notModified = isNotModified(request.headers, rep, nowMs);
@@ -73,5 +78,10 @@ export function sendRepresentation(request: Request, h: ResponseToolkit, rep: Re
   if (request.headers['if-modified-since'] !== undefined) delete request.headers['if-modified-since'];
   (request.info as { acceptEncoding: string | null }).acceptEncoding = 'identity';
   const response = notModified ? h.response().code(304) : h.response(rep.bytes).type(rep.contentType);
-  return response.header('Cache-Control', STATUS_CACHE_CONTROL).header('ETag', rep.etag).header('Last-Modified', rep.lastModified);
+  const lastModified = rep.firstSeenMs <= nowMs ? rep.lastModified : httpDate(nowMs);
+  return response
+    .header('Date', httpDate(nowMs))
+    .header('Cache-Control', STATUS_CACHE_CONTROL)
+    .header('ETag', rep.etag)
+    .header('Last-Modified', lastModified);
 }

@@ -8,8 +8,12 @@ export interface Representation {
   bytes: Buffer;
   /** `"<sha1 hex of bytes>"` (a strong entity tag, RFC 9110 8.8.3). */
   etag: string;
-  /** Whole seconds (HTTP dates have no finer resolution). */
-  lastModifiedMs: number;
+  /**
+   * When these exact bytes first appeared, in ms. Kept exact (HTTP dates stop at the second)
+   * so If-Modified-Since can tell a copy from an earlier second from one of the same second.
+   */
+  firstSeenMs: number;
+  /** Last-Modified for a response sent at or after firstSeenMs: that second, as an HTTP-date. */
   lastModified: string;
   contentType: string;
 }
@@ -30,9 +34,10 @@ export const STATUS_TOPIC = 'status';
  * the refresh job's tick (rolling uptime windows move without writes). Requests never compute:
  * each answer's bytes and SHA-1 are built once per projection version and then served as is.
  *
- * Last-Modified is when those exact bytes first appeared: a rebuild that yields identical bytes
- * keeps the old ETag and date, and changed bytes always get a later second than the previous
- * ones, so If-Modified-Since can never confirm a stale copy.
+ * The time those exact bytes first appeared is kept per key: a rebuild that yields identical
+ * bytes keeps the old ETag and time. Last-Modified is that second, never later than the
+ * response's Date (RFC 9110 8.8.2.1), so several changes within one second share it; the
+ * strict rule in http-cache.ts keeps If-Modified-Since from confirming a stale copy.
  */
 export class StatusProjection {
   private generation = 1;
@@ -41,7 +46,7 @@ export class StatusProjection {
   private building: Promise<void> | null = null;
   private eager = false;
   private readonly bodies = new LRUCache<string, { rep: Representation | null }>({ max: 1_000, ttl: 3_600_000 });
-  private readonly previous = new LRUCache<string, { etag: string; lastModifiedMs: number }>({ max: 1_000, ttl: 7 * 86_400_000 });
+  private readonly previous = new LRUCache<string, { etag: string; firstSeenMs: number }>({ max: 1_000, ttl: 7 * 86_400_000 });
 
   constructor(private readonly kernel: Kernel) {
     kernel.changes.subscribe(STATUS_TOPIC, () => this.invalidate());
@@ -112,10 +117,15 @@ export class StatusProjection {
     const bytes = Buffer.from(built.body, 'utf8');
     const etag = `"${sha1Hex(bytes)}"`;
     const before = this.previous.get(key);
-    let lastModifiedMs = Math.floor(atMs / 1000) * 1000;
-    if (before?.etag === etag) lastModifiedMs = before.lastModifiedMs;
-    else if (before && lastModifiedMs <= before.lastModifiedMs) lastModifiedMs = before.lastModifiedMs + 1000;
-    this.previous.set(key, { etag, lastModifiedMs });
-    return { bytes, etag, lastModifiedMs, lastModified: new Date(lastModifiedMs).toUTCString(), contentType: built.contentType };
+    // Never earlier than the previous bytes' time, even if the wall clock stepped back: a
+    // newer copy must never look older to If-Modified-Since.
+    const firstSeenMs = before?.etag === etag ? before.firstSeenMs : Math.max(atMs, before?.firstSeenMs ?? 0);
+    this.previous.set(key, { etag, firstSeenMs });
+    return { bytes, etag, firstSeenMs, lastModified: httpDate(firstSeenMs), contentType: built.contentType };
   }
+}
+
+/** An IMF-fixdate (RFC 9110 5.6.7): the second that holds `ms`. */
+export function httpDate(ms: number): string {
+  return new Date(ms).toUTCString();
 }

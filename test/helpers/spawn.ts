@@ -48,7 +48,13 @@ export async function spawnGantry(options: { env?: NodeJS.ProcessEnv; args?: str
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gantry did not start: ${stderr}`)), 15_000);
+    // A server that never said it listens is killed: left running, its pipes would keep the
+    // test file's process alive after the failure, and the whole run would hang.
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      reject(new Error(`gantry did not start within 15 s: ${stderr}`));
+    }, 15_000);
     let buffer = '';
     proc.stdout!.on('data', (chunk) => {
       buffer += chunk;

@@ -70,16 +70,19 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
     assert.equal(miss.statusCode, 200);
   });
 
-  it('If-Modified-Since: 304 at or after Last-Modified, 200 before; every HTTP-date form', async () => {
+  it('If-Modified-Since: 304 only for a second after the one the bytes appeared in; every HTTP-date form', async () => {
     const lm = Date.parse((await t.inject(URL_)).headers['last-modified'] as string);
+    // The bytes appeared at 08:00:00.500: a date naming that very second may come from an
+    // older copy of the same second, so only later seconds confirm them.
     const cases: Array<[string, number]> = [
-      [new Date(lm).toUTCString(), 304],
+      [new Date(lm + 1000).toUTCString(), 304],
       [new Date(lm + 60_000).toUTCString(), 304],
+      [new Date(lm).toUTCString(), 200],
       [new Date(lm - 1000).toUTCString(), 200],
-      [rfc850(lm), 304],
-      [rfc850(lm - 1000), 200],
-      [asctime(lm), 304],
-      [asctime(lm - 1000), 200],
+      [rfc850(lm + 1000), 304],
+      [rfc850(lm), 200],
+      [asctime(lm + 1000), 304],
+      [asctime(lm), 200],
       ['not a date', 200],
     ];
     for (const [ims, status] of cases) {
@@ -97,9 +100,9 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
       // West of UTC, local parsing would push an older date past Last-Modified: must stay 200.
       process.env.TZ = 'America/New_York';
       assert.equal((await t.inject({ url: URL_, headers: { 'if-modified-since': asctime(lm - 3_600_000) } })).statusCode, 200);
-      // East of UTC, local parsing would pull the exact date before Last-Modified: must be 304.
+      // East of UTC, local parsing would pull the next second before Last-Modified: must be 304.
       process.env.TZ = 'Asia/Tokyo';
-      const exact = await t.inject({ url: URL_, headers: { 'if-modified-since': asctime(lm) } });
+      const exact = await t.inject({ url: URL_, headers: { 'if-modified-since': asctime(lm + 1000) } });
       assert.equal(exact.statusCode, 304);
       assert.equal(exact.headers['cache-control'], CACHE);
     } finally {
@@ -118,13 +121,15 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
     assert.equal(fresh.statusCode, 304, 'a matching If-None-Match ignores a failed If-Modified-Since');
   });
 
-  it('a status change gives a new ETag at once and a later Last-Modified, even within the same second', async () => {
+  it('a status change within the same second gives a new ETag at once; its old date no longer confirms', async () => {
     const before_ = await t.inject(URL_);
     await t.app.services.status.setComponentStatus('core-db', 'degraded_performance');
     const after_ = await t.inject(URL_);
     assert.notEqual(after_.headers.etag, before_.headers.etag);
     assert.equal(JSON.parse(after_.payload).data.status, 'degraded_performance');
-    assert.ok(Date.parse(after_.headers['last-modified'] as string) > Date.parse(before_.headers['last-modified'] as string));
+    // Same second, and never after Date (RFC 9110 8.8.2.1).
+    assert.equal(after_.headers['last-modified'], before_.headers['last-modified']);
+    assert.ok(Date.parse(after_.headers['last-modified'] as string) <= Date.parse(after_.headers.date as string));
     const old = await t.inject({ url: URL_, headers: { 'if-none-match': before_.headers.etag as string } });
     assert.equal(old.statusCode, 200);
     const oldDate = await t.inject({ url: URL_, headers: { 'if-modified-since': before_.headers['last-modified'] as string } });
@@ -139,6 +144,61 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
     const second = await t.inject('/api/v1/status/services');
     assert.equal(second.headers.etag, first.headers.etag);
     assert.equal(second.headers['last-modified'], first.headers['last-modified']);
+  });
+
+  it('a burst of changes in one second: Last-Modified never after Date; an older copy of that second is never confirmed', async () => {
+    clock.advance(60_000);
+    clock.set(new Date(Math.floor(clock.now().getTime() / 1000) * 1000 + 1_050));
+    const second = Math.floor(clock.now().getTime() / 1000) * 1000;
+    const urls = ['/api/v1/status/maintenance', URL_, '/status'];
+    const copies: Array<Record<string, { etag: string; lastModified: string; payload: string }>> = [];
+    const dates: Array<[string, string, number]> = [];
+    for (let i = 0; i < 5; i++) {
+      clock.advance(150);
+      await t.app.services.status.createMaintenance({ title: `Burst ${i}`, serviceSlug: 'core', startsAt: '2026-03-01T00:00:00Z', endsAt: '2026-03-01T01:00:00Z' });
+      if (i === 4) await t.app.services.status.setComponentStatus('core-db', 'partial_outage');
+      else if (i % 2 === 0) await t.app.services.status.setComponentStatus('core-db', 'degraded_performance');
+      else await t.app.services.status.setComponentStatus('core-db', 'operational');
+      const copy: (typeof copies)[number] = {};
+      for (const url of urls) {
+        const res = await t.inject(url);
+        assert.equal(res.statusCode, 200, url);
+        const lastModified = Date.parse(res.headers['last-modified'] as string);
+        assert.ok(lastModified <= second, `${url}: Last-Modified ${res.headers['last-modified']} ahead of the clock`);
+        dates.push([url, res.headers.date as string, lastModified]);
+        copy[url] = { etag: res.headers.etag as string, lastModified: res.headers['last-modified'] as string, payload: res.payload };
+      }
+      copies.push(copy);
+    }
+    for (const [url, date, lastModified] of dates) {
+      assert.equal(Date.parse(date), second, `${url}: Date is the clock's second`);
+      assert.ok(lastModified <= Date.parse(date), `${url}: Last-Modified after Date ${date}`);
+    }
+    assert.equal(new Set(copies.map((c) => c['/api/v1/status/maintenance'].etag)).size, 5);
+    assert.equal(JSON.parse(copies[4]['/api/v1/status/maintenance'].payload).data.filter((m: { title: string }) => m.title.startsWith('Burst ')).length, 5);
+    // The holder of the second-oldest copy asks with its date, in that second and any later one.
+    for (const later of [0, 1_000, 30_000]) {
+      clock.advance(later);
+      for (const url of urls) {
+        const stale = copies[1][url];
+        const res = await t.inject({ url, headers: { 'if-modified-since': stale.lastModified } });
+        assert.equal(res.statusCode, 200, `${url} +${later}ms`);
+        assert.equal(res.payload, copies[4][url].payload, url);
+        assert.equal(res.headers.etag, copies[4][url].etag, url);
+        assert.ok(Date.parse(res.headers['last-modified'] as string) <= Date.parse(res.headers.date as string), url);
+      }
+    }
+    // A date naming a later second than the one the current bytes appeared in confirms them.
+    for (const url of urls) {
+      const res = await t.inject({ url, headers: { 'if-modified-since': new Date(second + 1000).toUTCString() } });
+      assert.equal(res.statusCode, 304, url);
+      assert.equal(res.headers.etag, copies[4][url].etag, url);
+    }
+    // If-None-Match still decides first: the latest tag is confirmed whatever the date says.
+    const latest = copies[4]['/api/v1/status/maintenance'];
+    const byTag = await t.inject({ url: '/api/v1/status/maintenance', headers: { 'if-none-match': latest.etag, 'if-modified-since': latest.lastModified } });
+    assert.equal(byTag.statusCode, 304);
+    await t.app.services.status.setComponentStatus('core-db', 'operational');
   });
 
   it('HEAD: headers and length of GET, no body; conditional HEAD gives 304', async () => {
@@ -201,8 +261,9 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
 
 describe('the status-only listener', () => {
   let t: TestApp;
+  const solo = new ManualClock('2026-05-05T09:00:00.000Z');
   before(async () => {
-    t = await createTestApp({ statusOnly: true });
+    t = await createTestApp({ statusOnly: true, clock: solo });
     await t.app.services.status.createService({ slug: 'solo', name: 'Solo' });
   });
   after(() => t.close());
@@ -213,6 +274,30 @@ describe('the status-only listener', () => {
     assert.deepEqual(JSON.parse(res.payload).data.map((s: { slug: string }) => s.slug), ['solo']);
     assert.equal((await t.inject('/status')).statusCode, 200);
     assert.equal((await t.inject('/status/feed.atom')).statusCode, 200);
+  });
+
+  it('a burst of changes in one second: Last-Modified never after Date on the page and the API', async () => {
+    solo.set('2026-05-05T10:00:00.100Z');
+    const held: Record<string, string> = {};
+    const dates = new Set<string>();
+    for (let i = 0; i < 5; i++) {
+      solo.advance(150);
+      await t.app.services.status.createMaintenance({ title: `Solo ${i}`, serviceSlug: 'solo', startsAt: '2026-06-01T00:00:00Z', endsAt: '2026-06-01T01:00:00Z' });
+      for (const url of ['/status', '/api/v1/status/maintenance']) {
+        const res = await t.inject(url);
+        assert.equal(res.statusCode, 200, url);
+        assert.equal(res.headers['last-modified'], 'Tue, 05 May 2026 10:00:00 GMT', url);
+        dates.add(res.headers.date as string);
+        if (i === 1) held[url] = res.headers['last-modified'] as string;
+      }
+    }
+    assert.deepEqual([...dates], ['Tue, 05 May 2026 10:00:00 GMT']);
+    solo.advance(5_000);
+    for (const [url, since] of Object.entries(held)) {
+      const res = await t.inject({ url, headers: { 'if-modified-since': since } });
+      assert.equal(res.statusCode, 200, url);
+      assert.ok(res.payload.includes('Solo 4'), url);
+    }
   });
 
   it('serves nothing else', async () => {
