@@ -1,5 +1,5 @@
 import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
-import { httpDate, type Representation } from './projection.js';
+import { httpDate, wholeSecond, type Representation } from './projection.js';
 
 /** Spec, Limits: status response cache. */
 export const STATUS_CACHE_CONTROL = 'public, max-age=30, stale-while-revalidate=300';
@@ -48,9 +48,10 @@ export function noneMatchHits(header: string, etag: string): boolean {
 /**
  * RFC 9110 13.2.2 for a GET/HEAD of a representation that exists: If-None-Match decides when
  * present (If-Modified-Since is then ignored); otherwise a valid If-Modified-Since means
- * unchanged only when the bytes first appeared strictly before the second it names. A date is
- * a whole second and several changes may share one (RFC 9110 8.8.2.2): a copy stamped with the
- * second of the current bytes may be an older copy of that second, so it gets a 200.
+ * unchanged when the bytes first appeared strictly before the second it names, or within that
+ * very second when no other bytes appeared earlier in it. A date is a whole second and several
+ * changes may share one (RFC 9110 8.8.2.2): after a burst, a copy stamped with the second of the
+ * current bytes may be an older copy of that second, so it gets a 200 (docs/status.md).
  */
 export function isNotModified(headers: Request['headers'], rep: Representation, nowMs: number): boolean {
   const inm = headers['if-none-match'];
@@ -58,7 +59,9 @@ export function isNotModified(headers: Request['headers'], rep: Representation, 
   const ims = headers['if-modified-since'];
   if (typeof ims !== 'string') return false;
   const since = parseHttpDate(ims, nowMs);
-  return since !== null && rep.firstSeenMs < since;
+  if (since === null) return false;
+  if (rep.firstSeenMs < since) return true;
+  return !rep.sharesSecond && wholeSecond(rep.firstSeenMs) === since;
 }
 
 /**

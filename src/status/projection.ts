@@ -13,6 +13,11 @@ export interface Representation {
    * so If-Modified-Since can tell a copy from an earlier second from one of the same second.
    */
   firstSeenMs: number;
+  /**
+   * Whether other bytes under the same key first appeared earlier within the same second: then
+   * a copy dated that second may be one of them, and If-Modified-Since cannot confirm it.
+   */
+  sharesSecond: boolean;
   /** Last-Modified for a response sent at or after firstSeenMs: that second, as an HTTP-date. */
   lastModified: string;
   contentType: string;
@@ -46,7 +51,7 @@ export class StatusProjection {
   private building: Promise<void> | null = null;
   private eager = false;
   private readonly bodies = new LRUCache<string, { rep: Representation | null }>({ max: 1_000, ttl: 3_600_000 });
-  private readonly previous = new LRUCache<string, { etag: string; firstSeenMs: number }>({ max: 1_000, ttl: 7 * 86_400_000 });
+  private readonly previous = new LRUCache<string, { etag: string; firstSeenMs: number; sharesSecond: boolean }>({ max: 1_000, ttl: 7 * 86_400_000 });
 
   constructor(private readonly kernel: Kernel) {
     kernel.changes.subscribe(STATUS_TOPIC, () => this.invalidate());
@@ -119,11 +124,16 @@ export class StatusProjection {
     const before = this.previous.get(key);
     // Never earlier than the previous bytes' time, even if the wall clock stepped back: a
     // newer copy must never look older to If-Modified-Since.
-    const firstSeenMs = before?.etag === etag ? before.firstSeenMs : Math.max(atMs, before?.firstSeenMs ?? 0);
-    this.previous.set(key, { etag, firstSeenMs });
-    return { bytes, etag, firstSeenMs, lastModified: httpDate(firstSeenMs), contentType: built.contentType };
+    const same = before?.etag === etag;
+    const firstSeenMs = same ? before.firstSeenMs : Math.max(atMs, before?.firstSeenMs ?? 0);
+    const sharesSecond = same ? before.sharesSecond : before !== undefined && wholeSecond(before.firstSeenMs) === wholeSecond(firstSeenMs);
+    this.previous.set(key, { etag, firstSeenMs, sharesSecond });
+    return { bytes, etag, firstSeenMs, sharesSecond, lastModified: httpDate(firstSeenMs), contentType: built.contentType };
   }
 }
+
+/** The start of the second that holds `ms`: what an HTTP-date can name. */
+export const wholeSecond = (ms: number): number => Math.floor(ms / 1000) * 1000;
 
 /** An IMF-fixdate (RFC 9110 5.6.7): the second that holds `ms`. */
 export function httpDate(ms: number): string {
