@@ -16,6 +16,25 @@ export interface ConsumedSecret {
   payload: Record<string, unknown>;
 }
 
+interface SecretRow {
+  id: string;
+  user_id: string | null;
+  payload: string | null;
+}
+
+/** The row of a secret that is still usable (known, unused, unexpired), else null. */
+async function findLive(executor: Executor, purpose: OneTimePurpose, secret: string, nowIso: string): Promise<SecretRow | null> {
+  const row = await executor
+    .selectFrom('one_time_tokens')
+    .select(['id', 'user_id', 'payload', 'expires_at', 'consumed_at'])
+    .where('purpose', '=', purpose)
+    .where('token_hash', '=', sha256Hex(`${purpose}:${secret}`))
+    .executeTakeFirst();
+  return row && row.consumed_at === null && row.expires_at > nowIso ? row : null;
+}
+
+const present = (row: SecretRow): ConsumedSecret => ({ id: row.id, userId: row.user_id, payload: row.payload ? (JSON.parse(row.payload) as Record<string, unknown>) : {} });
+
 /**
  * Emailed single-use secrets: only their SHA-256 is stored, each expires, and consuming one
  * is a conditional update, so of two racing uses exactly one wins.
@@ -58,29 +77,18 @@ export function createOneTimeTokens(clock: Clock) {
 
     /** Looks a secret up without using it: null when unknown, already used or expired. */
     async peek(executor: Executor, purpose: OneTimePurpose, secret: string): Promise<ConsumedSecret | null> {
-      const row = await executor
-        .selectFrom('one_time_tokens')
-        .select(['id', 'user_id', 'payload', 'expires_at', 'consumed_at'])
-        .where('purpose', '=', purpose)
-        .where('token_hash', '=', sha256Hex(`${purpose}:${secret}`))
-        .executeTakeFirst();
-      if (!row || row.consumed_at !== null || row.expires_at <= clock.now().toISOString()) return null;
-      return { id: row.id, userId: row.user_id, payload: row.payload ? (JSON.parse(row.payload) as Record<string, unknown>) : {} };
+      const row = await findLive(executor, purpose, secret, clock.now().toISOString());
+      return row && present(row);
     },
 
     /** Uses up a secret: null when unknown, already used or expired. */
     async consume(executor: Executor, purpose: OneTimePurpose, secret: string): Promise<ConsumedSecret | null> {
       const nowIso = clock.now().toISOString();
-      const row = await executor
-        .selectFrom('one_time_tokens')
-        .select(['id', 'user_id', 'payload', 'expires_at', 'consumed_at'])
-        .where('purpose', '=', purpose)
-        .where('token_hash', '=', sha256Hex(`${purpose}:${secret}`))
-        .executeTakeFirst();
-      if (!row || row.consumed_at !== null || row.expires_at <= nowIso) return null;
+      const row = await findLive(executor, purpose, secret, nowIso);
+      if (!row) return null;
       const result = await executor.updateTable('one_time_tokens').set({ consumed_at: nowIso }).where('id', '=', row.id).where('consumed_at', 'is', null).executeTakeFirst();
       if (Number(result.numUpdatedRows) !== 1) return null;
-      return { id: row.id, userId: row.user_id, payload: row.payload ? (JSON.parse(row.payload) as Record<string, unknown>) : {} };
+      return present(row);
     },
 
     /**
