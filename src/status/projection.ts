@@ -48,6 +48,8 @@ export class StatusProjection {
   private generation = 1;
   private builtGeneration = 0;
   private model: StatusModel | null = null;
+  /** When the model before the current one was built: a stand-in for a key's forgotten history. */
+  private priorBuildMs: number | null = null;
   private building: Promise<void> | null = null;
   private eager = false;
   private readonly bodies = new LRUCache<string, { rep: Representation | null }>({ max: 1_000, ttl: 3_600_000 });
@@ -95,6 +97,7 @@ export class StatusProjection {
   private async rebuild(generation: number): Promise<void> {
     const now = this.kernel.clock.now();
     const rows = await loadRows(this.kernel.db, now);
+    if (this.model) this.priorBuildMs = this.model.at.getTime();
     this.model = buildModel(rows, now);
     this.builtGeneration = generation;
     this.bodies.clear();
@@ -126,7 +129,10 @@ export class StatusProjection {
     // newer copy must never look older to If-Modified-Since.
     const same = before?.etag === etag;
     const firstSeenMs = same ? before.firstSeenMs : Math.max(atMs, before?.firstSeenMs ?? 0);
-    const sharesSecond = same ? before.sharesSecond : before !== undefined && wholeSecond(before.firstSeenMs) === wholeSecond(firstSeenMs);
+    // A key whose history was evicted (callers choose keys such as page numbers) may have had
+    // other bytes earlier in this second: assume so when the projection itself was rebuilt then.
+    const earlierMs = before ? before.firstSeenMs : this.priorBuildMs;
+    const sharesSecond = same ? before.sharesSecond : earlierMs !== null && wholeSecond(earlierMs) === wholeSecond(firstSeenMs);
     this.previous.set(key, { etag, firstSeenMs, sharesSecond });
     return { bytes, etag, firstSeenMs, sharesSecond, lastModified: httpDate(firstSeenMs), contentType: built.contentType };
   }

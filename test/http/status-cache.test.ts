@@ -209,6 +209,22 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
     await t.app.services.status.setComponentStatus('core-db', 'operational');
   });
 
+  it('an answer whose history was evicted by other keys is not confirmed by a date from a second that saw a rebuild', async () => {
+    clock.advance(60_000);
+    clock.set(new Date(Math.floor(clock.now().getTime() / 1000) * 1000 + 100));
+    const url = '/api/v1/status/maintenance';
+    await t.app.services.status.createMaintenance({ title: 'Evicted 1', serviceSlug: 'core', startsAt: '2026-04-01T00:00:00Z', endsAt: '2026-04-01T01:00:00Z' });
+    const stale = await t.inject(url);
+    // Anonymous callers choose keys (page numbers): 1,100 of them push this answer's history out.
+    for (let page = 1; page <= 1_100; page++) assert.equal((await t.inject(`/api/v1/status/incidents?page=${page}`)).statusCode, 200);
+    clock.advance(100);
+    await t.app.services.status.createMaintenance({ title: 'Evicted 2', serviceSlug: 'core', startsAt: '2026-04-02T00:00:00Z', endsAt: '2026-04-02T01:00:00Z' });
+    const res = await t.inject({ url, headers: { 'if-modified-since': stale.headers['last-modified'] as string } });
+    assert.equal(res.statusCode, 200);
+    assert.notEqual(res.headers.etag, stale.headers.etag);
+    assert.match(res.payload, /Evicted 2/);
+  });
+
   it('HEAD: headers and length of GET, no body; conditional HEAD gives 304', async () => {
     const get = await t.inject(URL_);
     const head = await t.inject({ method: 'HEAD', url: URL_ });
