@@ -96,7 +96,7 @@ export interface ConnectorToolApprovalsTable {
   decided_at: string | null;
   result: string | null; // JSON of the tool's answer once approved
   target_origin: string | null; // the MCP url's origin when the call was asked
-  target_digest: string | null; // SHA-256 of the instance config then; the approved call needs it unchanged
+  target_digest: string | null; // SHA-256 of the instance config and tool input schema then; the approved call needs both unchanged
   created_at: string;
 }
 

@@ -42,8 +42,12 @@ const TRANSLATIONS_META = 'gantry/translations';
 const INSERT_CHUNK = 100;
 const upstream = (message: string) => new DomainError(502, 'UPSTREAM_FAILED', message);
 
-/** What an approval is bound to: the instance's config as it was when the call was asked. */
-const configDigest = (instance: InstanceRow) => sha256Hex(instance.config);
+/**
+ * What an approval is bound to: the instance's config and the tool's input schema as they were
+ * when the call was asked. The schema decides what the approver is shown (writeOnly fields are
+ * masked), so a sync that rewrites it must not carry an approval given on another view.
+ */
+const targetDigest = (instance: InstanceRow, tool: ToolRow) => sha256Hex(`${instance.config}\n${tool.input_schema}`);
 
 /** Tools of an instance: list, MCP sync, manual tools, enablement, invocation and approvals. */
 /** Disabled instances and disabled tools are never executed (spec: Tool enablement). */
@@ -241,7 +245,7 @@ export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
         const id = newId();
         const def = await deps.definitions.get(instance.connector_key, instance.workspace_id);
         const targetOrigin = def?.adapter === 'mcp' ? originOf((JSON.parse(instance.config) as { url?: unknown }).url) : null;
-        const row = { id, workspace_id: actor.ws.workspaceId, instance_id: instanceId, tool_id: toolId, input_sealed: seal(secrets, JSON.stringify(input), approvalContext(id)), status: 'pending', requested_by: actor.principal.userId, decided_by: null, decided_at: null, result: null, target_origin: targetOrigin, target_digest: configDigest(instance), created_at: clock.now().toISOString() };
+        const row = { id, workspace_id: actor.ws.workspaceId, instance_id: instanceId, tool_id: toolId, input_sealed: seal(secrets, JSON.stringify(input), approvalContext(id)), status: 'pending', requested_by: actor.principal.userId, decided_by: null, decided_at: null, result: null, target_origin: targetOrigin, target_digest: targetDigest(instance, tool), created_at: clock.now().toISOString() };
         await db.insertInto('connector_tool_approvals').values(row).execute();
         return { status: 202, body: { status: 'pending_approval', approval: approvalView(actor, { ...row, seq: 0 }, tool.input_schema), result: null } };
       }
@@ -293,11 +297,11 @@ export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
           if (!tool) throw notFound('Tool');
           // Disabled since the request was parked: disabled tools never run (spec, Tool enablement).
           assertRunnable(instance, tool);
-          // The approver approved a call against the instance as it was when asked (its origin
-          // is shown); if the url, headers or anything else of the config changed since, the
-          // call does not run.
-          if (approval.target_digest === null || approval.target_digest !== configDigest(instance)) {
-            throw conflict(`The connector instance changed since this call was asked${approval.target_origin ? ` against ${approval.target_origin}` : ''}; it did not run: ask for it again`);
+          // The approver approved a call against the instance and tool as they were when asked
+          // (its origin is shown); if the url, headers or anything else of the config, or the
+          // tool's schema, changed since, the call does not run.
+          if (approval.target_digest === null || approval.target_digest !== targetDigest(instance, tool)) {
+            throw conflict(`The connector instance or tool changed since this call was asked${approval.target_origin ? ` against ${approval.target_origin}` : ''}; it did not run: ask for it again`);
           }
           result = await execute(instance, tool, JSON.parse(open(secrets, approval.input_sealed, approvalContext(approvalId))) as Record<string, unknown>);
         } catch (err) {
