@@ -20,6 +20,20 @@ function formDecode(value: string): string | null {
   }
 }
 
+/**
+ * The client_id and secret of an HTTP Basic Authorization header (RFC 6749 2.3.1: each
+ * form-urlencoded, then joined by a colon and base64-encoded); a part is null when it can't be
+ * read. Undefined when the header is not Basic. Both what failures are counted against and what
+ * is authenticated read the header here, so they always name the same client_id.
+ */
+function basicCredentials(header: string | undefined): { id: string | null; secret: string | null } | undefined {
+  if (header === undefined || !/^basic\s/i.test(header)) return undefined;
+  const decoded = Buffer.from(header.replace(/^basic\s+/i, '').trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return { id: null, secret: null };
+  return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
+}
+
 function single(body: Record<string, unknown>, name: string): string | undefined {
   const value = body[name];
   if (value === undefined) return undefined;
@@ -32,12 +46,8 @@ function single(body: Record<string, unknown>, name: string): string | undefined
  * checked: what failed authentication is counted against (endpoint-limits.ts).
  */
 export function claimedClientId(credentials: ClientCredentials): string | null {
-  const header = credentials.authorization;
-  if (header !== undefined && /^basic\s/i.test(header)) {
-    const decoded = Buffer.from(header.replace(/^basic\s+/i, '').trim(), 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    return colon < 0 ? null : formDecode(decoded.slice(0, colon));
-  }
+  const basic = basicCredentials(credentials.authorization);
+  if (basic) return basic.id;
   const id = credentials.body.client_id;
   return typeof id === 'string' ? id : null;
 }
@@ -52,12 +62,9 @@ export async function authenticateClient(clients: OAuthClients, credentials: Cli
   const bodyClientId = single(credentials.body, 'client_id');
   if (credentials.body.client_secret !== undefined) throw invalidClient(false, 'client_secret in the body is not supported; use HTTP Basic (client_secret_basic)');
 
-  if (header !== undefined && /^basic\s/i.test(header)) {
-    const decoded = Buffer.from(header.replace(/^basic\s+/i, '').trim(), 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    if (colon < 0) throw invalidClient(true, 'Malformed HTTP Basic credentials');
-    const id = formDecode(decoded.slice(0, colon));
-    const secret = formDecode(decoded.slice(colon + 1));
+  const basic = basicCredentials(header);
+  if (basic) {
+    const { id, secret } = basic;
     if (id === null || secret === null) throw invalidClient(true, 'Malformed HTTP Basic credentials');
     if (bodyClientId !== undefined && bodyClientId !== id) throw invalidRequest('client_id in the body differs from the authenticated client');
     const client = await clients.find(id);

@@ -33,8 +33,10 @@ export interface EndpointCaller {
  *   the grant is looked up;
  * - failed client authentication: `oauth.client-auth|ip:<address>`, and
  *   `oauth.client-auth|client:<client_id>` when the id is a confidential client's; 20 per 60 s
- *   each, shared by both endpoints and checked before the secret is, so guessing a secret is
- *   bounded from one address and across addresses.
+ *   each, shared by both endpoints, so guessing a secret is bounded from one address and across
+ *   addresses. The address's bucket is checked before the secret is. The client_id's is not: a
+ *   client_id is public (it is in every authorize URL), so a spent client_id bucket only turns a
+ *   failed authentication's 401 into a 429, and the holder of the secret is never locked out.
  * All are plain in-memory hits of the kernel's limiter (the refresh grant's hot path stays cheap).
  */
 export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) {
@@ -46,32 +48,37 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
     return new OAuthError('invalid_request', 'Too many requests; retry after the time in Retry-After', 429, { 'Retry-After': retryAfter as string });
   }
 
+  const addressBucket = (caller: EndpointCaller) => `oauth.client-auth|ip:${caller.address}`;
+
   function failureBuckets(caller: EndpointCaller, claimedClientId: string | null): string[] {
-    const buckets = [`oauth.client-auth|ip:${caller.address}`];
+    const buckets = [addressBucket(caller)];
     // Only a well-formed id can name a client; anything else is counted by address alone.
     if (claimedClientId !== null && isUuid(claimedClientId)) buckets.push(`oauth.client-auth|client:${claimedClientId}`);
     return buckets;
   }
 
   return {
-    /** Throws the 429 when the address or the claimed client_id has used up its failures. */
-    beforeClientAuth(caller: EndpointCaller, claimedClientId: string | null): void {
-      for (const bucket of failureBuckets(caller, claimedClientId)) {
-        const decision = limiter.peek(bucket, CLIENT_AUTH_FAILURE_LIMIT);
-        if (!decision.allowed) throw refusal(caller, decision);
-      }
+    /** Throws the 429 when this address has used up its failures, before the secret is looked at. */
+    beforeClientAuth(caller: EndpointCaller): void {
+      const decision = limiter.peek(addressBucket(caller), CLIENT_AUTH_FAILURE_LIMIT);
+      if (!decision.allowed) throw refusal(caller, decision);
     },
 
     /**
      * Counts a failure against the address, and against the client_id when it names a
      * confidential client: only a secret can be guessed, and a public client's id, which anyone
-     * may send, must not let anyone stop that client's users.
+     * may send, must not let anyone stop that client's users. Returns the 429 to answer instead
+     * of the failure when a bucket was already spent (the client_id's, or the address's by a
+     * concurrent request), else null.
      */
-    clientAuthFailed(caller: EndpointCaller, confidentialClientId: string | null): void {
+    clientAuthFailed(caller: EndpointCaller, confidentialClientId: string | null): OAuthError | null {
+      let refused: RateDecision | null = null;
       for (const bucket of failureBuckets(caller, confidentialClientId)) {
         const decision = limiter.hit(bucket, CLIENT_AUTH_FAILURE_LIMIT);
+        if (!decision.allowed) refused ??= decision;
         if (!caller.rateLimit || decision.remaining < caller.rateLimit.remaining) caller.rateLimit = decision;
       }
+      return refused && refusal(caller, refused);
     },
 
     /** Throws the 429 when the client's failed requests from this address are used up. */

@@ -36,16 +36,19 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
   // to reach a running server, and a hot client polling userinfo then costs no query.
   const profiles = new LRUCache<string, Awaited<ReturnType<IdentityService['getUser']>>>({ max: 5_000, ttl: 1_000 });
 
-  /** Client authentication, within the failure budgets checked before the secret is. */
+  /**
+   * Client authentication within the failure budgets: a spent address is refused before the
+   * secret is looked at; a spent client_id only refuses a request that fails to authenticate.
+   */
   async function authenticate(credentials: ClientCredentials, caller: EndpointCaller) {
-    const claimed = claimedClientId(credentials);
-    limits.beforeClientAuth(caller, claimed);
+    limits.beforeClientAuth(caller);
     try {
       return (await authenticateClient(clients, credentials)).client;
     } catch (err) {
       if (err instanceof OAuthError) {
+        const claimed = claimedClientId(credentials);
         const named = claimed === null ? null : await clients.find(claimed);
-        limits.clientAuthFailed(caller, named?.type === 'confidential' ? named.id : null);
+        throw limits.clientAuthFailed(caller, named?.type === 'confidential' ? named.id : null) ?? err;
       }
       throw err;
     }

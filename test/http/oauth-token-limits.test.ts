@@ -104,7 +104,7 @@ describe('token and revoke rate limits', () => {
     assert.equal((await refresh(client, refreshToken, ip)).statusCode, 200);
   });
 
-  test('guessing spread over many addresses is cut at 20 per minute per client_id; revoke shares the budget', async () => {
+  test('guessing spread over many addresses is cut at 20 per minute per client_id; revoke shares the budget; the right secret still works', async () => {
     const client = await makeClient(t);
     const { refreshToken } = await tokensFor(client, '10.72.9.9');
     for (let i = 0; i < 10; i++) assert.equal((await refresh(client, refreshToken, `10.72.1.${i}`, `guess-${i}`)).statusCode, 401);
@@ -113,16 +113,71 @@ describe('token and revoke rate limits', () => {
       assert.equal(res.statusCode, 401);
       assert.equal(res.json().error, 'invalid_client');
     }
-    const refused = await refresh(client, refreshToken, '10.72.3.1');
+    // Wrong secrets from fresh addresses now get 429 at both endpoints.
+    const refused = await refresh(client, refreshToken, '10.72.3.1', 'guess-a');
     assert.equal(refused.statusCode, 429);
     assert.equal(refused.json().error, 'invalid_request');
     assert.ok(Number(refused.headers['retry-after']) >= 1);
-    const revokeRefused = await post(REVOKE, { token: refreshToken }, '10.72.3.2', basic(client.clientId, client.clientSecret!));
+    const revokeRefused = await post(REVOKE, { token: refreshToken }, '10.72.3.2', basic(client.clientId, 'guess-b'));
     assert.equal(revokeRefused.statusCode, 429);
     assert.equal(revokeRefused.json().error, 'invalid_request');
-    // Nothing was revoked: once the window is over the token still refreshes.
-    clock.advance(60_000);
-    assert.equal((await refresh(client, refreshToken, '10.72.3.1')).statusCode, 200);
+    // The right secret is not locked out by the client_id's budget: nothing was revoked, the
+    // token refreshes, and the client revokes what it holds.
+    const refreshed = await refresh(client, refreshToken, '10.72.3.3');
+    assert.equal(refreshed.statusCode, 200, refreshed.payload);
+    const revoked = await post(REVOKE, { token: refreshed.json().refresh_token }, '10.72.3.4', basic(client.clientId, client.clientSecret!));
+    assert.equal(revoked.statusCode, 200, revoked.payload);
+    assert.equal((await refresh(client, refreshed.json().refresh_token, '10.72.3.3')).json().error, 'invalid_grant');
+  });
+
+  test("a distributed guessing loop gets 429s but never locks the partner out: its right secret refreshes for every user", async () => {
+    const partnerIp = '10.76.9.9';
+    const client = await makeClient(t);
+    const chains = [await tokensFor(client, partnerIp), await tokensFor(client, partnerIp), await tokensFor(client, partnerIp)];
+    // 20 wrong secrets from 20 addresses, at token and revoke, spend the client_id's budget.
+    for (let i = 0; i < 20; i++) {
+      const res = i % 2 === 0
+        ? await refresh(client, chains[i % 3].refreshToken, `10.76.1.${i}`, `guess-${i}`)
+        : await post(REVOKE, { token: chains[i % 3].refreshToken }, `10.76.1.${i}`, basic(client.clientId, `guess-${i}`));
+      assert.equal(res.statusCode, 401, res.payload);
+      assert.equal(res.json().error, 'invalid_client');
+    }
+    const spent = await refresh(client, chains[0].refreshToken, '10.76.2.1', 'guess-x');
+    assert.equal(spent.statusCode, 429, spent.payload);
+
+    // The partner, from its own address, refreshes for each user as usual.
+    for (const chain of chains) {
+      const res = await refresh(client, chain.refreshToken, partnerIp);
+      assert.equal(res.statusCode, 200, res.payload);
+      assert.ok(res.json().access_token);
+      assert.equal(res.headers['x-ratelimit-limit'], '120');
+      chain.refreshToken = res.json().refresh_token;
+    }
+
+    // Further guesses, at both endpoints, get 429 in RFC 6749 form, and revoke nothing.
+    for (let i = 0; i < 6; i++) {
+      const token = chains[i % 3].refreshToken;
+      const res = i % 2 === 0
+        ? await refresh(client, token, `10.76.3.${i}`, `guess-more-${i}`)
+        : await post(REVOKE, { token }, `10.76.3.${i}`, basic(client.clientId, `guess-more-${i}`));
+      assert.equal(res.statusCode, 429, res.payload);
+      assert.equal(res.json().error, 'invalid_request');
+      assert.equal(res.json().access_token, undefined);
+      assert.ok(Number(res.headers['retry-after']) >= 1);
+      assert.equal(res.headers['cache-control'], 'no-store');
+    }
+    // Those 429s still count against their address: 20 wrong guesses from one address, then
+    // even the right secret from there is refused before it is looked at.
+    const guesser = '10.76.4.1';
+    for (let i = 0; i < 20; i++) assert.equal((await refresh(client, chains[0].refreshToken, guesser, `guess-ip-${i}`)).statusCode, 429);
+    const cut = await refresh(client, chains[0].refreshToken, guesser);
+    assert.equal(cut.statusCode, 429);
+
+    for (const chain of chains) {
+      const res = await refresh(client, chain.refreshToken, partnerIp);
+      assert.equal(res.statusCode, 200, res.payload);
+      chain.refreshToken = res.json().refresh_token;
+    }
   });
 
   test("a public client's id, which anyone may send, cannot be locked: failures claiming it count by address only", async () => {
