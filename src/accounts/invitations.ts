@@ -1,4 +1,4 @@
-import { conflict, DomainError, emailNotConfirmed, forbidden, notFound } from '../http/errors.js';
+import { conflict, DomainError, forbidden, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import { oneLine } from '../lib/text.js';
@@ -27,6 +27,13 @@ const INVITATION_MAIL_ACTIONS = ['member.invited', 'invitation.resent'] as const
 const MAIL_NAME_MAX = 80;
 
 const gone = () => new DomainError(410, 'GONE', 'This invitation link is invalid, was already used, was replaced by a newer one, or has expired');
+
+/**
+ * 403 `FORBIDDEN` for an action that needs a confirmed address; the detail's type lets a client
+ * tell it from other refusals without a code of its own (docs/accounts.md, Invitation).
+ */
+const emailNotConfirmed = (message: string) =>
+  new DomainError(403, 'FORBIDDEN', message, [{ field: 'email', message: 'the email address is not confirmed', type: 'email_not_confirmed' }]);
 
 /** The user only when they confirmed their address. */
 const confirmedUser = <U extends { email_verified_at: string | null }>(user: U | undefined): U | undefined => (user?.email_verified_at ? user : undefined);

@@ -53,7 +53,9 @@ describe('accounts: security', () => {
       const token = tokenIn((await mailTo(email, 'invitation')).body_text);
       const refused = await call(t, 'POST', 'invitations/accept', attacker.headers, { token });
       assert.equal(refused.status, 403);
-      assert.equal(refused.body.error!.code, 'EMAIL_NOT_CONFIRMED');
+      assert.equal(refused.body.error!.code, 'FORBIDDEN');
+      assert.deepEqual(refused.body.error!.details, [{ field: 'email', message: 'the email address is not confirmed', type: 'email_not_confirmed' }]);
+      assert.match(refused.body.error!.message, /Confirm your email address first/);
       assert.equal((await call(t, 'GET', `accounts/${account.id}/logs`, attacker.headers)).status, 403);
       const page = await t.inject({ method: 'POST', url: '/invitations/accept', payload: new URLSearchParams({ token, email, password: 'attacker-pass-1' }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
       assert.equal(page.statusCode, 403);
@@ -135,14 +137,16 @@ describe('accounts: security', () => {
     const PHISH_NAME = 'IT Security Team\n\nYour mailbox will be suspended today. Verify now: https://gantry-verify.example/login\n\nRegards,';
     const PHISH_ACCOUNT = 'Payroll\n\nACTION REQUIRED: confirm your salary details at https://payroll-update.example before Friday.\n';
 
-    it('an unconfirmed user cannot send invitations (403 EMAIL_NOT_CONFIRMED, no mail queued)', async () => {
+    it('an unconfirmed user cannot send invitations (403 FORBIDDEN with an email_not_confirmed detail, no mail queued)', async () => {
       const sender = await registerAndLogin(address('mallory'), 'mallory-pass-1', 'Mallory');
       const created = await call(t, 'POST', 'accounts', sender.headers, { slug: `m-${Date.now().toString(36)}-${n++}`, legalName: 'Mallory Ltd' });
       assert.equal(created.status, 201);
       const target = address('outside');
       const res = await call(t, 'POST', `accounts/${created.body.data.id}/invitations`, sender.headers, { email: target, role: 'member' });
       assert.equal(res.status, 403);
-      assert.equal(res.body.error!.code, 'EMAIL_NOT_CONFIRMED');
+      assert.equal(res.body.error!.code, 'FORBIDDEN');
+      assert.deepEqual(res.body.error!.details, [{ field: 'email', message: 'the email address is not confirmed', type: 'email_not_confirmed' }]);
+      assert.match(res.body.error!.message, /Confirm your email address before sending invitations/);
       assert.equal((await t.app.kernel.db.selectFrom('mail_outbox').select('id').where('to_address', '=', target).execute()).length, 0);
       assert.equal((await t.app.kernel.db.selectFrom('account_invitations').select('id').where('email', '=', target).execute()).length, 0);
     });
