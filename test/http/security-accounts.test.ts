@@ -114,6 +114,12 @@ describe('accounts: security', () => {
       assert.equal(JSON.parse(blocked.payload).error.code, 'RATE_LIMIT_EXCEEDED');
       const page = await form('10.0.3.2', { token, email: invitee.email, password: TEST_PASSWORD });
       assert.equal(page.statusCode, 429);
+      // the login budget's headers, as /auth/login answers them
+      assert.equal(page.headers['x-ratelimit-limit'], String(limit));
+      assert.equal(page.headers['x-ratelimit-remaining'], '0');
+      assert.equal(page.headers['x-ratelimit-reset'], blocked.headers['x-ratelimit-reset']);
+      const nowSec = Math.floor(clock.now().getTime() / 1000);
+      assert.equal(page.headers['retry-after'], String(Number(page.headers['x-ratelimit-reset']) - nowSec));
       assert.ok(Number(page.headers['retry-after']) > 0);
       // the refusal used nothing: the link still accepts from a fresh budget
       clock.advance(61_000);
