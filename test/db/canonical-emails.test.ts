@@ -5,6 +5,7 @@ import { bearer, makeTeam, makeUser, TEST_PASSWORD } from '../helpers/factories.
 import { call } from '../helpers/accounts.js';
 import { migrate } from '../../src/db/migrator.js';
 import { migrations } from '../../migrations/index.js';
+import { inTransaction } from '../../src/db/tx.js';
 
 const MIGRATION = '0013_canonical_emails';
 
@@ -90,5 +91,17 @@ describe('migration to canonical email addresses', () => {
     assert.equal((await t.app.services.identity.findUserByEmail(`${tag}@xn--mnchen-3ya.example`))?.id, a.id);
     assert.equal((await t.app.services.identity.authenticate(`${tag}@XN--MNCHEN-3YA.example`, TEST_PASSWORD)).id, a.id);
     assert.equal((await t.app.services.identity.findUserByEmail(refused))?.id, mixed.id);
+  });
+
+  it('an email change requested before the canonical form is stored in it when confirmed', async () => {
+    const tag = `z${Date.now().toString(36)}`;
+    const user = await makeUser(t.app);
+    const issued = await inTransaction(db(), (trx) =>
+      t.app.services.identity.oneTimeTokens.issue(trx, { userId: user.id, purpose: 'email_change', ttlSec: 3600, payload: { newEmail: `${tag}@xn--bcher-kva.example` } }),
+    );
+    const confirmed = await call(t, 'POST', 'auth/confirm-email', {}, { token: issued.secret });
+    assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
+    assert.equal(await emailOf(user.id), `${tag}@bücher.example`);
+    assert.equal(confirmed.body.data.user.email, `${tag}@bücher.example`);
   });
 });
