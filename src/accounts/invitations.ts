@@ -1,4 +1,4 @@
-import { conflict, DomainError, emailNotConfirmed, forbidden, notFound } from '../http/errors.js';
+import { conflict, DomainError, forbidden, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import { oneLine } from '../lib/text.js';
@@ -13,15 +13,27 @@ export const INVITATION_PURPOSE = 'account_invitation';
 export const INVITATION_TTL_SEC = 7 * 24 * 3600;
 
 /**
- * Invitation mails a recipient address may get in a day, from all accounts together, and an
- * account may send in a day (first sends and resends alike). Counted from the outbox and the
- * audit log, so they hold across restarts and processes.
+ * Invitation mails in a day: from one account to one address (first sends and resends alike),
+ * to one address from all accounts together, and from one account in all. The per-address
+ * count is per account so that a throwaway account cannot spend an address's day and lock
+ * out the real inviter; the higher total still stops spraying one address from many accounts
+ * (docs/accounts.md, Invitation). Counted from the audit log and the outbox, so they hold
+ * across restarts and processes.
  */
-export const INVITATION_MAIL_QUOTAS = { perRecipient: 3, perAccount: 50, windowSec: 24 * 3600 } as const;
+export const INVITATION_MAIL_QUOTAS = { perRecipient: 3, perRecipientAllAccounts: 10, perAccount: 50, windowSec: 24 * 3600 } as const;
+/** The audit actions that each stand for one invitation mail; their metadata names the address. */
+const INVITATION_MAIL_ACTIONS = ['member.invited', 'invitation.resent'] as const;
 /** Longest name put into an invitation mail (subject and body). */
 const MAIL_NAME_MAX = 80;
 
 const gone = () => new DomainError(410, 'GONE', 'This invitation link is invalid, was already used, was replaced by a newer one, or has expired');
+
+/**
+ * 403 `FORBIDDEN` for an action that needs a confirmed address; the detail's type lets a client
+ * tell it from other refusals without a code of its own (docs/accounts.md, Invitation).
+ */
+const emailNotConfirmed = (message: string) =>
+  new DomainError(403, 'FORBIDDEN', message, [{ field: 'email', message: 'the email address is not confirmed', type: 'email_not_confirmed' }]);
 
 /** The user only when they confirmed their address. */
 const confirmedUser = <U extends { email_verified_at: string | null }>(user: U | undefined): U | undefined => (user?.email_verified_at ? user : undefined);
@@ -97,19 +109,23 @@ export function createInvitations(deps: AccountsDeps) {
     return user.full_name ?? user.username ?? user.email;
   };
 
-  /** 429 when the recipient or the account has had its invitation mails for the day. */
+  /** 429 when the address (from this account, or from all) or the account has had its invitation mails for the day. */
   async function checkQuotas(trx: Executor, accountId: string, email: string) {
     const now = clock.now().getTime();
     const since = new Date(now - INVITATION_MAIL_QUOTAS.windowSec * 1000).toISOString();
-    const refuse = (message: string, quota: 'recipient' | 'account', limit: number, oldest: string | null) => {
+    const refuse = (message: string, quota: 'recipient' | 'recipientAllAccounts' | 'account', limit: number, oldest: string | null) => {
       const retryAfter = oldest ? Math.max(1, Math.ceil((Date.parse(oldest) + INVITATION_MAIL_QUOTAS.windowSec * 1000 - now) / 1000)) : INVITATION_MAIL_QUOTAS.windowSec;
       return new DomainError(429, 'RATE_LIMIT_EXCEEDED', message, { quota, limit, windowSec: INVITATION_MAIL_QUOTAS.windowSec }, { 'Retry-After': String(retryAfter) });
     };
-    const toRecipient = await mailer.queuedSince(trx, email, 'invitation', since);
-    if (toRecipient.count >= INVITATION_MAIL_QUOTAS.perRecipient) {
-      throw refuse(`This address has received ${INVITATION_MAIL_QUOTAS.perRecipient} invitation mails in the last 24 hours; try again later`, 'recipient', INVITATION_MAIL_QUOTAS.perRecipient, toRecipient.oldest);
+    const fromAccountToRecipient = await store.countAuditSince(trx, accountId, INVITATION_MAIL_ACTIONS, since, email);
+    if (fromAccountToRecipient.count >= INVITATION_MAIL_QUOTAS.perRecipient) {
+      throw refuse(`This account has sent ${INVITATION_MAIL_QUOTAS.perRecipient} invitation mails to this address in the last 24 hours; try again later`, 'recipient', INVITATION_MAIL_QUOTAS.perRecipient, fromAccountToRecipient.oldest);
     }
-    const fromAccount = await store.countAuditSince(trx, accountId, ['member.invited', 'invitation.resent'], since);
+    const toRecipient = await mailer.queuedSince(trx, email, 'invitation', since);
+    if (toRecipient.count >= INVITATION_MAIL_QUOTAS.perRecipientAllAccounts) {
+      throw refuse(`This address has received ${INVITATION_MAIL_QUOTAS.perRecipientAllAccounts} invitation mails in the last 24 hours; try again later`, 'recipientAllAccounts', INVITATION_MAIL_QUOTAS.perRecipientAllAccounts, toRecipient.oldest);
+    }
+    const fromAccount = await store.countAuditSince(trx, accountId, INVITATION_MAIL_ACTIONS, since);
     if (fromAccount.count >= INVITATION_MAIL_QUOTAS.perAccount) {
       throw refuse(`This account has sent ${INVITATION_MAIL_QUOTAS.perAccount} invitation mails in the last 24 hours; try again later`, 'account', INVITATION_MAIL_QUOTAS.perAccount, fromAccount.oldest);
     }

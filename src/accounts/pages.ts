@@ -4,7 +4,7 @@ import type { AppContext } from '../app.js';
 import { DomainError } from '../http/errors.js';
 import { htmlErrorFormat } from '../http/html.js';
 import { escapeHtml as escape } from '../http/html.js';
-import { rateLimitBucket } from '../http/rate-limit.js';
+import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../http/rate-limit.js';
 import { SIGN_IN_LIMITS } from '../identity/routes.js';
 
 function page(h: ResponseToolkit, title: string, body: string, status = 200) {
@@ -68,7 +68,13 @@ export function invitationPageRoutes(app: AppContext): ServerRoute[] {
           await accounts.invitations.check(token);
           // This form is another door to sign-in: it spends the login budget.
           const spent = app.kernel.limiter.hit(rateLimitBucket('auth.login', request), SIGN_IN_LIMITS.login);
-          if (!spent.allowed) return page(h, 'Invitation not accepted', '<p>Too many sign-in attempts. Wait a few minutes, then try again.</p>', 429).header('Retry-After', String(Math.max(1, Math.ceil((spent.resetAt.getTime() - app.kernel.clock.now().getTime()) / 1000))));
+          if (!spent.allowed) {
+            // The refusing budget's headers, as on the API: X-RateLimit-* from the kernel (which
+            // reads request.app.rateLimit), Retry-After from the same decision.
+            (request.app as { rateLimit?: RateDecision }).rateLimit = spent;
+            const retryAfter = rateLimitHeaders(spent, app.kernel.clock.now().getTime())['Retry-After'] as string;
+            return page(h, 'Invitation not accepted', '<p>Too many sign-in attempts. Wait a few minutes, then try again.</p>', 429).header('Retry-After', retryAfter);
+          }
           const user = await identity.authenticate(email, password);
           const member = await accounts.invitations.accept(user.id, token);
           const account = await accounts.get(member.accountId);

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Executor } from '../db/tx.js';
 
 /** Every SQL statement over the accounts core tables (accounts, members, workspaces). */
@@ -79,14 +80,18 @@ export async function removeWorkspaceMemberships(db: Executor, accountId: string
   return Number(result.numDeletedRows);
 }
 
-/** Audit entries of some actions in an account since a moment (for quotas): how many, and the oldest's time. */
-export async function countAuditSince(db: Executor, accountId: string, actions: readonly string[], sinceIso: string): Promise<{ count: number; oldest: string | null }> {
-  const row = await db
+/**
+ * Audit entries of some actions in an account since a moment (for quotas): how many, and the
+ * oldest's time; with `email`, only those whose metadata names that address.
+ */
+export async function countAuditSince(db: Executor, accountId: string, actions: readonly string[], sinceIso: string, email?: string): Promise<{ count: number; oldest: string | null }> {
+  let query = db
     .selectFrom('account_audit_log')
     .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
     .where('account_id', '=', accountId)
     .where('action', 'in', [...actions])
-    .where('created_at', '>', sinceIso)
-    .executeTakeFirstOrThrow();
+    .where('created_at', '>', sinceIso);
+  if (email !== undefined) query = query.where(sql<string>`json_extract(metadata, '$.email')`, '=', email);
+  const row = await query.executeTakeFirstOrThrow();
   return { count: Number(row.n), oldest: (row.oldest as string | null) ?? null };
 }

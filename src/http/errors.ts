@@ -11,8 +11,6 @@ export const ErrorCodes = {
   INVALID_CREDENTIALS: 'INVALID_CREDENTIALS',
   /** 403: authenticated, but not allowed (not a member, missing role, another user's item). */
   FORBIDDEN: 'FORBIDDEN',
-  /** 403: the action needs a confirmed email address (send invitations, accept one). */
-  EMAIL_NOT_CONFIRMED: 'EMAIL_NOT_CONFIRMED',
   /** 403: a third-party OAuth token whose scopes do not cover this endpoint. */
   INSUFFICIENT_SCOPE: 'INSUFFICIENT_SCOPE',
   /** 403: the account is suspended; its workspaces refuse writes, reads still work. */
@@ -65,6 +63,5 @@ export const badRequest = (message: string, details?: unknown) => new DomainErro
 export const unauthorized = (message = 'Authentication required') =>
   new DomainError(401, 'UNAUTHORIZED', message, undefined, { 'WWW-Authenticate': 'Bearer' });
 export const forbidden = (message = 'You are not allowed to do this') => new DomainError(403, 'FORBIDDEN', message);
-export const emailNotConfirmed = (message: string) => new DomainError(403, 'EMAIL_NOT_CONFIRMED', message);
 export const notFound = (what = 'Resource') => new DomainError(404, 'NOT_FOUND', `${what} not found`);
 export const conflict = (message: string) => new DomainError(409, 'CONFLICT', message);

@@ -74,3 +74,9 @@ export function normalizeEmail(raw: string): string {
   const canonical = canonicalEmail(raw);
   return canonical.ok ? canonical.email : raw.normalize('NFKC').trim().toLowerCase();
 }
+
+/**
+ * The form stored before the canonical one (trimmed, lower case). A row the canonical migration
+ * left alone, because its canonical form was refused or another user's, is found by this form.
+ */
+export const legacyEmail = (raw: string): string => raw.trim().toLowerCase();

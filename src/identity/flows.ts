@@ -5,6 +5,7 @@ import type { Kernel } from '../kernel.js';
 import type { OneTimeTokens } from './one-time-tokens.js';
 import { confirmationMail, emailChangeMail, emailChangeNoticeMail, passwordChangedMail, recoveryMail } from './mails.js';
 import * as store from './store.js';
+import { normalizeEmail } from './email.js';
 import { RESERVED_USERNAMES } from './schemas.js';
 import type { UserRow } from './store.js';
 
@@ -80,7 +81,8 @@ export function createAccountFlows(deps: FlowDeps) {
           return { ...user, email_verified_at: user.email_verified_at ?? nowIso };
         }
         const change = await tokens.consume(trx, 'email_change', secret);
-        const newEmail = typeof change?.payload.newEmail === 'string' ? change.payload.newEmail : null;
+        // A change requested before the canonical form carries the old form: stored canonical.
+        const newEmail = typeof change?.payload.newEmail === 'string' ? normalizeEmail(change.payload.newEmail) : null;
         if (!change?.userId || !newEmail) throw invalidSecret('confirmation link');
         const user = await store.findUserById(trx, change.userId);
         if (!user) throw invalidSecret('confirmation link');

@@ -159,7 +159,7 @@ export function createSessions(kernel: Kernel) {
 
     revoke,
 
-    /** Ends every session of a user (password reset, member removal), but `exceptSessionId`; returns how many. */
+    /** Ends every session of a user (password reset or change, a proven mailbox), but `exceptSessionId`; returns how many. */
     async revokeAllOfUser(executor: Parameters<typeof store.revokeSession>[0], userId: string, reason: string, exceptSessionId: string | null = null): Promise<number> {
       const ids = await store.revokeUserSessions(executor, userId, reason, clock.now().toISOString(), exceptSessionId);
       for (const id of ids) {

@@ -1,14 +1,19 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Executor } from '../db/tx.js';
 import type { UsersTable } from './tables.js';
-import { normalizeEmail } from './email.js';
+import { legacyEmail, normalizeEmail } from './email.js';
 
 export type UserRow = Selectable<UsersTable>;
 
 export const findUserById = (db: Executor, id: string) => db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 
-export const findUserByEmail = (db: Executor, email: string) =>
-  db.selectFrom('users').selectAll().where('email', '=', normalizeEmail(email)).executeTakeFirst();
+/** By the canonical form first; then by the legacy form, for rows the migration to it left (migrations/0013). */
+export async function findUserByEmail(db: Executor, email: string) {
+  const canonical = normalizeEmail(email);
+  const legacy = legacyEmail(email);
+  const rows = await db.selectFrom('users').selectAll().where('email', 'in', [canonical, legacy]).execute();
+  return rows.find((r) => r.email === canonical) ?? rows[0];
+}
 
 export const findUserByUsername = (db: Executor, username: string) =>
   db.selectFrom('users').selectAll().where('username', '=', username.trim().toLowerCase()).executeTakeFirst();

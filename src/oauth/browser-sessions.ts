@@ -10,8 +10,9 @@ export const BROWSER_SESSION_TTL_SEC = 12 * 3600;
 
 /**
  * The sign-in state of the OAuth pages: the cookie holds a random id, the table its SHA-256.
- * Each one stands on an identity session, so whatever ends the user's sessions (password
- * reset, member removal) signs the browser out of the pages too.
+ * Each one stands on an identity session, so whatever ends the user's sessions (a password
+ * reset, say) signs the browser out of the pages too. A member removal ends no session, only
+ * that account's reach (docs/accounts.md), so it leaves these pages signed in.
  */
 export function createBrowserSessions(kernel: Kernel, identity: IdentityService) {
   const { db, clock } = kernel;

@@ -53,7 +53,9 @@ describe('accounts: security', () => {
       const token = tokenIn((await mailTo(email, 'invitation')).body_text);
       const refused = await call(t, 'POST', 'invitations/accept', attacker.headers, { token });
       assert.equal(refused.status, 403);
-      assert.equal(refused.body.error!.code, 'EMAIL_NOT_CONFIRMED');
+      assert.equal(refused.body.error!.code, 'FORBIDDEN');
+      assert.deepEqual(refused.body.error!.details, [{ field: 'email', message: 'the email address is not confirmed', type: 'email_not_confirmed' }]);
+      assert.match(refused.body.error!.message, /Confirm your email address first/);
       assert.equal((await call(t, 'GET', `accounts/${account.id}/logs`, attacker.headers)).status, 403);
       const page = await t.inject({ method: 'POST', url: '/invitations/accept', payload: new URLSearchParams({ token, email, password: 'attacker-pass-1' }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
       assert.equal(page.statusCode, 403);
@@ -112,6 +114,12 @@ describe('accounts: security', () => {
       assert.equal(JSON.parse(blocked.payload).error.code, 'RATE_LIMIT_EXCEEDED');
       const page = await form('10.0.3.2', { token, email: invitee.email, password: TEST_PASSWORD });
       assert.equal(page.statusCode, 429);
+      // the login budget's headers, as /auth/login answers them
+      assert.equal(page.headers['x-ratelimit-limit'], String(limit));
+      assert.equal(page.headers['x-ratelimit-remaining'], '0');
+      assert.equal(page.headers['x-ratelimit-reset'], blocked.headers['x-ratelimit-reset']);
+      const nowSec = Math.floor(clock.now().getTime() / 1000);
+      assert.equal(page.headers['retry-after'], String(Number(page.headers['x-ratelimit-reset']) - nowSec));
       assert.ok(Number(page.headers['retry-after']) > 0);
       // the refusal used nothing: the link still accepts from a fresh budget
       clock.advance(61_000);
@@ -135,14 +143,16 @@ describe('accounts: security', () => {
     const PHISH_NAME = 'IT Security Team\n\nYour mailbox will be suspended today. Verify now: https://gantry-verify.example/login\n\nRegards,';
     const PHISH_ACCOUNT = 'Payroll\n\nACTION REQUIRED: confirm your salary details at https://payroll-update.example before Friday.\n';
 
-    it('an unconfirmed user cannot send invitations (403 EMAIL_NOT_CONFIRMED, no mail queued)', async () => {
+    it('an unconfirmed user cannot send invitations (403 FORBIDDEN with an email_not_confirmed detail, no mail queued)', async () => {
       const sender = await registerAndLogin(address('mallory'), 'mallory-pass-1', 'Mallory');
       const created = await call(t, 'POST', 'accounts', sender.headers, { slug: `m-${Date.now().toString(36)}-${n++}`, legalName: 'Mallory Ltd' });
       assert.equal(created.status, 201);
       const target = address('outside');
       const res = await call(t, 'POST', `accounts/${created.body.data.id}/invitations`, sender.headers, { email: target, role: 'member' });
       assert.equal(res.status, 403);
-      assert.equal(res.body.error!.code, 'EMAIL_NOT_CONFIRMED');
+      assert.equal(res.body.error!.code, 'FORBIDDEN');
+      assert.deepEqual(res.body.error!.details, [{ field: 'email', message: 'the email address is not confirmed', type: 'email_not_confirmed' }]);
+      assert.match(res.body.error!.message, /Confirm your email address before sending invitations/);
       assert.equal((await t.app.kernel.db.selectFrom('mail_outbox').select('id').where('to_address', '=', target).execute()).length, 0);
       assert.equal((await t.app.kernel.db.selectFrom('account_invitations').select('id').where('email', '=', target).execute()).length, 0);
     });
@@ -184,7 +194,7 @@ describe('accounts: security', () => {
       assert.equal(mail.body_text.split('\n\n').length, 3, mail.body_text);
     });
 
-    it('resends stop at 3 mails per recipient a day (429 RATE_LIMIT_EXCEEDED, counted from the outbox), across accounts', async () => {
+    it('resends stop at 3 mails from one account to one recipient a day (429 RATE_LIMIT_EXCEEDED, counted from the audit log)', async () => {
       const { owner, account } = await makeTeam(t.app);
       const target = address('spam');
       const hour = 3600 * 1000;
@@ -206,15 +216,52 @@ describe('accounts: security', () => {
       assert.equal((await t.app.kernel.db.selectFrom('mail_outbox').select('id').where('to_address', '=', target).execute()).length, 3);
       const row = await t.app.kernel.db.selectFrom('account_invitations').select('sent_count').where('id', '=', invited.body.data.id).executeTakeFirstOrThrow();
       assert.equal(row.sent_count, 3);
-      // another account cannot add to that address's mail either
+      // another account's quota for that address is its own
       const other = await makeTeam(t.app);
-      const again = await call(t, 'POST', `accounts/${other.account.id}/invitations`, other.owner.headers, { email: target });
-      assert.equal(again.status, 429);
-      assert.equal((await t.app.kernel.db.selectFrom('account_invitations').select('id').where('account_id', '=', other.account.id).execute()).length, 0);
+      const again = await call(t, 'POST', `accounts/${other.account.id}/invitations`, bearer((await t.app.services.identity.sessions.start(other.owner.user.id)).accessToken), { email: target });
+      assert.equal(again.status, 201, JSON.stringify(again.body));
       // a day after the first mail, one more may go, and then the next waits again
       clock.set(new Date(start + 24 * hour + 1000));
       assert.equal((await resend()).status, 200);
       assert.equal((await resend()).status, 429);
+    });
+
+    it('a throwaway account that spent its 3 mails to an address leaves the real inviter free; 10 mails a day from all accounts together is the cap', async () => {
+      const target = address('victim');
+      const invitationsTo = async () => (await t.app.kernel.db.selectFrom('mail_outbox').select('id').where('to_address', '=', target).where('kind', '=', 'invitation').execute()).length;
+      const throwaway = await makeTeam(t.app);
+      const first = await call(t, 'POST', `accounts/${throwaway.account.id}/invitations`, throwaway.owner.headers, { email: target });
+      assert.equal(first.status, 201);
+      const resend = () => call(t, 'POST', `accounts/${throwaway.account.id}/invitations/${first.body.data.id}/resend`, throwaway.owner.headers);
+      assert.equal((await resend()).status, 200);
+      assert.equal((await resend()).status, 200);
+      const spent = await resend();
+      assert.equal(spent.status, 429);
+      assert.equal((spent.body.error!.details as { quota: string }).quota, 'recipient');
+
+      // the employer still invites the address
+      const employer = await makeTeam(t.app);
+      const real = await call(t, 'POST', `accounts/${employer.account.id}/invitations`, employer.owner.headers, { email: target });
+      assert.equal(real.status, 201, JSON.stringify(real.body));
+      assert.equal(await invitationsTo(), 4);
+
+      // more accounts spraying the same address stop at 10 mails in all
+      const sprayers = [await makeTeam(t.app), await makeTeam(t.app), await makeTeam(t.app)];
+      for (const team of sprayers.slice(0, 2)) {
+        const sent = await call(t, 'POST', `accounts/${team.account.id}/invitations`, team.owner.headers, { email: target });
+        assert.equal(sent.status, 201);
+        for (let i = 0; i < 2; i++) assert.equal((await call(t, 'POST', `accounts/${team.account.id}/invitations/${sent.body.data.id}/resend`, team.owner.headers)).status, 200);
+      }
+      assert.equal(await invitationsTo(), 10);
+      const eleventh = await call(t, 'POST', `accounts/${sprayers[2].account.id}/invitations`, sprayers[2].owner.headers, { email: target });
+      assert.equal(eleventh.status, 429);
+      assert.equal(eleventh.body.error!.code, 'RATE_LIMIT_EXCEEDED');
+      assert.deepEqual(eleventh.body.error!.details, { quota: 'recipientAllAccounts', limit: 10, windowSec: 86400 });
+      assert.equal(eleventh.headers['retry-after'], String(24 * 3600));
+      assert.equal(await invitationsTo(), 10);
+      assert.equal((await t.app.kernel.db.selectFrom('account_invitations').select('id').where('account_id', '=', sprayers[2].account.id).execute()).length, 0);
+      // the employer's own resend is refused by the same cap
+      assert.equal((await call(t, 'POST', `accounts/${employer.account.id}/invitations/${real.body.data.id}/resend`, employer.owner.headers)).status, 429);
     });
 
     it('an account sends at most 50 invitation mails a day', async () => {
