@@ -23,7 +23,7 @@ export function createServices(kernel: Kernel) {
   const identity = createIdentityService(kernel);
   const notifications = createNotificationsService(kernel);
   const accounts = createAccountsService(kernel, { identity, notifications });
-  const wallet = createWalletService(kernel);
+  const wallet = createWalletService(kernel, { identity });
   const status = createStatusService(kernel);
   const oauth = createOAuthService(kernel, { identity });
   // A password reset or change, or a mailbox proven on an unconfirmed account, also ends the

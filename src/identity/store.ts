@@ -7,6 +7,9 @@ export type UserRow = Selectable<UsersTable>;
 
 export const findUserById = (db: Executor, id: string) => db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 
+/** Whether a user with this id exists (no columns read: other domains only check the reference). */
+export const userExists = async (db: Executor, id: string): Promise<boolean> => (await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+
 export const findUserByEmail = (db: Executor, email: string) =>
   db.selectFrom('users').selectAll().where('email', '=', normalizeEmail(email)).executeTakeFirst();
 
