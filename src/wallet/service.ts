@@ -31,7 +31,7 @@ export function createWalletService(kernel: Kernel, deps: { identity: Pick<Ident
 
     /** Adds funds (operator action); atomic with its ledger row. */
     async credit(userId: string, amount: number, reason = 'credit') {
-      if (!Number.isFinite(amount) || amount <= 0) throw badRequest('The amount must be a positive number');
+      if (!Number.isFinite(amount) || amount <= 0) throw badRequest('amount must be a positive number');
       return inTransaction(db, async (trx) => {
         if (!(await deps.identity.userExists(userId, trx))) throw new DomainError(404, 'NOT_FOUND', 'User not found');
         await ensure(trx, userId);
