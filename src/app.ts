@@ -21,9 +21,9 @@ import { aiJobs } from './ai/jobs.js';
 /** Every domain service, built over the kernel. Domains reach each other only through these. */
 export function createServices(kernel: Kernel) {
   const identity = createIdentityService(kernel);
-  const notifications = createNotificationsService(kernel);
+  const notifications = createNotificationsService(kernel, { identity });
   const accounts = createAccountsService(kernel, { identity, notifications });
-  const wallet = createWalletService(kernel);
+  const wallet = createWalletService(kernel, { identity });
   const status = createStatusService(kernel);
   const oauth = createOAuthService(kernel, { identity });
   // A password reset or change, or a mailbox proven on an unconfirmed account, also ends the

@@ -1,6 +1,6 @@
 import type { Server } from '@hapi/hapi';
-import { sql } from 'kysely';
 import type { Database } from '../db/connection.js';
+import { pingDatabase } from '../db/store/health.js';
 import { DomainError } from './errors.js';
 import { reply } from './envelope.js';
 
@@ -18,7 +18,7 @@ export function registerHealth(server: Server, db: Database, isDraining: () => b
     options: { id: 'kernel.readyz', auth: false, plugins: { gantry: { rateLimit: false } } },
     handler: async (request, h) => {
       if (isDraining()) throw new DomainError(503, 'NOT_CONFIGURED', 'Shutting down');
-      await sql`select 1`.execute(db);
+      await pingDatabase(db);
       return reply(request, h, { status: 'ready' });
     },
   });

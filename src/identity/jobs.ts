@@ -1,5 +1,6 @@
 import type { AppContext } from '../app.js';
 import type { JobSpec } from '../jobs/scheduler.js';
+import { purgeExpiredSecrets } from './store.js';
 
 /** Housekeeping: drop refresh tokens and one-time secrets well past their expiry. */
 export function identityJobs(app: AppContext): JobSpec[] {
@@ -10,8 +11,7 @@ export function identityJobs(app: AppContext): JobSpec[] {
       pattern: '41 * * * *',
       async run(now) {
         const cutoff = new Date(now.getTime() - 24 * 3_600_000).toISOString();
-        await db.deleteFrom('auth_refresh_tokens').where('expires_at', '<', cutoff).execute();
-        await db.deleteFrom('one_time_tokens').where('expires_at', '<', cutoff).execute();
+        await purgeExpiredSecrets(db, cutoff);
       },
     },
   ];

@@ -2,6 +2,7 @@ import type { Executor } from '../db/tx.js';
 import type { Clock } from '../lib/clock.js';
 import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
+import { consumeOneTimeToken, findLatestLiveOneTimeToken, findOneTimeToken, insertOneTimeToken, recordOneTimeTokenAttempt, retireOneTimeTokens } from './store.js';
 
 export type OneTimePurpose = 'magic_link' | 'email_confirmation' | 'password_recovery_code' | 'password_reset' | 'email_change' | (string & {});
 
@@ -24,12 +25,7 @@ interface SecretRow {
 
 /** The row of a secret that is still usable (known, unused, unexpired), else null. */
 async function findLive(executor: Executor, purpose: OneTimePurpose, secret: string, nowIso: string): Promise<SecretRow | null> {
-  const row = await executor
-    .selectFrom('one_time_tokens')
-    .select(['id', 'user_id', 'payload', 'expires_at', 'consumed_at'])
-    .where('purpose', '=', purpose)
-    .where('token_hash', '=', sha256Hex(`${purpose}:${secret}`))
-    .executeTakeFirst();
+  const row = await findOneTimeToken(executor, purpose, sha256Hex(`${purpose}:${secret}`));
   return row && row.consumed_at === null && row.expires_at > nowIso ? row : null;
 }
 
@@ -48,30 +44,21 @@ export function createOneTimeTokens(clock: Clock) {
       const now = clock.now();
       if (input.replacePrevious && input.userId) {
         // A new link or code supersedes the unused ones of the same purpose.
-        await executor
-          .updateTable('one_time_tokens')
-          .set({ consumed_at: now.toISOString() })
-          .where('user_id', '=', input.userId)
-          .where('purpose', '=', input.purpose)
-          .where('consumed_at', 'is', null)
-          .execute();
+        await retireOneTimeTokens(executor, input.userId, input.purpose, now.toISOString());
       }
       const secret = input.secret ?? randomToken();
       const id = newId();
-      await executor
-        .insertInto('one_time_tokens')
-        .values({
-          id,
-          user_id: input.userId,
-          purpose: input.purpose,
-          token_hash: sha256Hex(`${input.purpose}:${secret}`),
-          payload: input.payload ? JSON.stringify(input.payload) : null,
-          created_at: now.toISOString(),
-          expires_at: new Date(now.getTime() + input.ttlSec * 1000).toISOString(),
-          consumed_at: null,
-          attempts: 0,
-        })
-        .execute();
+      await insertOneTimeToken(executor, {
+        id,
+        user_id: input.userId,
+        purpose: input.purpose,
+        token_hash: sha256Hex(`${input.purpose}:${secret}`),
+        payload: input.payload ? JSON.stringify(input.payload) : null,
+        created_at: now.toISOString(),
+        expires_at: new Date(now.getTime() + input.ttlSec * 1000).toISOString(),
+        consumed_at: null,
+        attempts: 0,
+      });
       return { id, secret };
     },
 
@@ -86,8 +73,7 @@ export function createOneTimeTokens(clock: Clock) {
       const nowIso = clock.now().toISOString();
       const row = await findLive(executor, purpose, secret, nowIso);
       if (!row) return null;
-      const result = await executor.updateTable('one_time_tokens').set({ consumed_at: nowIso }).where('id', '=', row.id).where('consumed_at', 'is', null).executeTakeFirst();
-      if (Number(result.numUpdatedRows) !== 1) return null;
+      if (!(await consumeOneTimeToken(executor, row.id, nowIso))) return null;
       return present(row);
     },
 
@@ -98,27 +84,14 @@ export function createOneTimeTokens(clock: Clock) {
      */
     async consumeCode(executor: Executor, userId: string, purpose: OneTimePurpose, code: string, maxAttempts: number): Promise<ConsumedSecret | null> {
       const nowIso = clock.now().toISOString();
-      const row = await executor
-        .selectFrom('one_time_tokens')
-        .select(['id', 'user_id', 'payload', 'token_hash', 'attempts'])
-        .where('user_id', '=', userId)
-        .where('purpose', '=', purpose)
-        .where('consumed_at', 'is', null)
-        .where('expires_at', '>', nowIso)
-        .orderBy('created_at', 'desc')
-        .executeTakeFirst();
+      const row = await findLatestLiveOneTimeToken(executor, userId, purpose, nowIso);
       if (!row) return null;
       if (!safeEqual(row.token_hash, sha256Hex(`${purpose}:${userId}:${code}`))) {
         const attempts = row.attempts + 1;
-        await executor
-          .updateTable('one_time_tokens')
-          .set({ attempts, consumed_at: attempts >= maxAttempts ? nowIso : null })
-          .where('id', '=', row.id)
-          .execute();
+        await recordOneTimeTokenAttempt(executor, row.id, attempts, attempts >= maxAttempts ? nowIso : null);
         return null;
       }
-      const result = await executor.updateTable('one_time_tokens').set({ consumed_at: nowIso }).where('id', '=', row.id).where('consumed_at', 'is', null).executeTakeFirst();
-      if (Number(result.numUpdatedRows) !== 1) return null;
+      if (!(await consumeOneTimeToken(executor, row.id, nowIso))) return null;
       return { id: row.id, userId: row.user_id, payload: row.payload ? (JSON.parse(row.payload) as Record<string, unknown>) : {} };
     },
 
@@ -140,7 +113,7 @@ export function createOneTimeTokens(clock: Clock) {
 
     /** Retires every unused secret of a purpose for a user (after a reset, say). */
     async retireAll(executor: Executor, userId: string, purpose: OneTimePurpose): Promise<void> {
-      await executor.updateTable('one_time_tokens').set({ consumed_at: clock.now().toISOString() }).where('user_id', '=', userId).where('purpose', '=', purpose).where('consumed_at', 'is', null).execute();
+      await retireOneTimeTokens(executor, userId, purpose, clock.now().toISOString());
     },
   };
 }

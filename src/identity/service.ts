@@ -128,6 +128,8 @@ export function createIdentityService(kernel: Kernel) {
     },
 
     findUserById: (id: string, executor: Executor = db) => store.findUserById(executor, id),
+    /** For domains that only hold a user id and must check it refers to someone. */
+    userExists: (id: string, executor: Executor = db) => store.userExists(executor, id),
     findUserByEmail: (email: string, executor: Executor = db) => store.findUserByEmail(executor, email),
 
     /** Email + password; one answer for a wrong password and an unknown email, in similar time. */

@@ -1,11 +1,14 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Executor } from '../db/tx.js';
-import type { UsersTable } from './tables.js';
+import type { OneTimeTokensTable, UsersTable } from './tables.js';
 import { legacyEmail, normalizeEmail } from './email.js';
 
 export type UserRow = Selectable<UsersTable>;
 
 export const findUserById = (db: Executor, id: string) => db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+
+/** Whether a user with this id exists (no columns read: other domains only check the reference). */
+export const userExists = async (db: Executor, id: string): Promise<boolean> => (await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 
 /** By the canonical form first; then by the legacy form, for rows the migration to it left (migrations/0013). */
 export async function findUserByEmail(db: Executor, email: string) {
@@ -72,3 +75,46 @@ export const consumeRefreshToken = async (db: Executor, id: string, at: string):
 };
 
 export const touchSession = (db: Executor, id: string, at: string) => db.updateTable('auth_sessions').set({ last_used_at: at }).where('id', '=', id).execute();
+
+/** A one-time secret by purpose and hash, used or not: the caller decides whether it is live. */
+export const findOneTimeToken = (db: Executor, purpose: string, tokenHash: string) =>
+  db
+    .selectFrom('one_time_tokens')
+    .select(['id', 'user_id', 'payload', 'expires_at', 'consumed_at'])
+    .where('purpose', '=', purpose)
+    .where('token_hash', '=', tokenHash)
+    .executeTakeFirst();
+
+/** The newest unused, unexpired secret of a purpose for a user (a typed short code). */
+export const findLatestLiveOneTimeToken = (db: Executor, userId: string, purpose: string, nowIso: string) =>
+  db
+    .selectFrom('one_time_tokens')
+    .select(['id', 'user_id', 'payload', 'token_hash', 'attempts'])
+    .where('user_id', '=', userId)
+    .where('purpose', '=', purpose)
+    .where('consumed_at', 'is', null)
+    .where('expires_at', '>', nowIso)
+    .orderBy('created_at', 'desc')
+    .executeTakeFirst();
+
+export const insertOneTimeToken = (db: Executor, row: Insertable<OneTimeTokensTable>) => db.insertInto('one_time_tokens').values(row).execute();
+
+/** Marks every unused secret of a purpose for a user used. */
+export const retireOneTimeTokens = (db: Executor, userId: string, purpose: string, at: string) =>
+  db.updateTable('one_time_tokens').set({ consumed_at: at }).where('user_id', '=', userId).where('purpose', '=', purpose).where('consumed_at', 'is', null).execute();
+
+/** Marks a secret used only if it still is not: the one winner of a race gets true. */
+export const consumeOneTimeToken = async (db: Executor, id: string, at: string): Promise<boolean> => {
+  const result = await db.updateTable('one_time_tokens').set({ consumed_at: at }).where('id', '=', id).where('consumed_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+};
+
+/** Records a wrong guess; `consumedAt` burns the secret when the guesses ran out. */
+export const recordOneTimeTokenAttempt = (db: Executor, id: string, attempts: number, consumedAt: string | null) =>
+  db.updateTable('one_time_tokens').set({ attempts, consumed_at: consumedAt }).where('id', '=', id).execute();
+
+/** Housekeeping: drops refresh tokens and one-time secrets that expired before the cutoff. */
+export async function purgeExpiredSecrets(db: Executor, cutoff: string): Promise<void> {
+  await db.deleteFrom('auth_refresh_tokens').where('expires_at', '<', cutoff).execute();
+  await db.deleteFrom('one_time_tokens').where('expires_at', '<', cutoff).execute();
+}

@@ -4,6 +4,7 @@ import { newId } from './ids.js';
 import type { Logger } from './logger.js';
 import type { Database } from '../db/connection.js';
 import type { Executor } from '../db/tx.js';
+import * as outbox from '../db/store/outbox.js';
 
 export interface MailMessage {
   to: string;
@@ -61,22 +62,13 @@ export class Mailer {
 
   async enqueue(executor: Executor, message: MailMessage): Promise<string> {
     const id = newId();
-    await executor
-      .insertInto('mail_outbox')
-      .values({ id, to_address: message.to, subject: message.subject, body_text: message.text, kind: message.kind, created_at: this.clock.now().toISOString(), sent_at: null, attempts: 0, last_error: null })
-      .execute();
+    await outbox.insertOutboxMail(executor, { id, to_address: message.to, subject: message.subject, body_text: message.text, kind: message.kind, created_at: this.clock.now().toISOString(), sent_at: null, attempts: 0, last_error: null });
     return id;
   }
 
   /** Mails of one kind to one address queued since a moment (for quotas): how many, and the oldest's time. */
   async queuedSince(executor: Executor, to: string, kind: string, sinceIso: string): Promise<{ count: number; oldest: string | null }> {
-    const row = await executor
-      .selectFrom('mail_outbox')
-      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
-      .where('to_address', '=', to)
-      .where('kind', '=', kind)
-      .where('created_at', '>', sinceIso)
-      .executeTakeFirstOrThrow();
+    const row = await outbox.countQueuedSince(executor, to, kind, sinceIso);
     return { count: Number(row.n), oldest: (row.oldest as string | null) ?? null };
   }
 
@@ -108,30 +100,23 @@ export class Mailer {
   }
 
   private async deliverBatch(maxAttempts: number): Promise<number> {
-    const pending = await this.db.selectFrom('mail_outbox').selectAll().where('sent_at', 'is', null).where('attempts', '<', maxAttempts).orderBy('created_at').limit(50).execute();
+    const pending = await outbox.pendingOutboxMail(this.db, maxAttempts, 50);
     if (pending.length === 0) return 0;
     const transport = await this.transport();
     let sent = 0;
     for (const row of pending) {
       // Claim the row first (attempts moves only if no other process moved it): of a server
       // and a CLI process delivering at once, one sends.
-      const claim = await this.db
-        .updateTable('mail_outbox')
-        .set({ attempts: row.attempts + 1 })
-        .where('id', '=', row.id)
-        .where('attempts', '=', row.attempts)
-        .where('sent_at', 'is', null)
-        .executeTakeFirst();
-      if (Number(claim.numUpdatedRows) !== 1) continue;
+      if (!(await outbox.claimOutboxMail(this.db, row.id, row.attempts))) continue;
       try {
         await transport.sendMail({ from: this.from, to: row.to_address, subject: row.subject, text: row.body_text });
-        await this.db.updateTable('mail_outbox').set({ sent_at: this.clock.now().toISOString(), last_error: null }).where('id', '=', row.id).execute();
+        await outbox.markOutboxMailSent(this.db, row.id, this.clock.now().toISOString());
         sent++;
       } catch (err) {
         // The SMTP reply may echo the message; log only its first line, never the body.
         const reason = String((err as Error).message).split('\n')[0].slice(0, 300);
         this.logger.warn('mail delivery failed', { mailId: row.id, kind: row.kind, attempt: row.attempts + 1, reason });
-        await this.db.updateTable('mail_outbox').set({ last_error: reason }).where('id', '=', row.id).execute();
+        await outbox.recordOutboxMailError(this.db, row.id, reason);
       }
     }
     return sent;
@@ -144,7 +129,7 @@ export class Mailer {
   }
 
   async list(limit = 20): Promise<OutboxEntry[]> {
-    const rows = await this.db.selectFrom('mail_outbox').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    const rows = await outbox.latestOutboxMail(this.db, limit);
     return rows.map((r) => ({ id: r.id, to: r.to_address, subject: r.subject, text: r.body_text, kind: r.kind, createdAt: r.created_at, sentAt: r.sent_at, attempts: r.attempts, lastError: r.last_error }));
   }
 }

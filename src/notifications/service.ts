@@ -3,6 +3,7 @@ import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import { offsetMeta } from '../http/pagination.js';
 import type { Kernel } from '../kernel.js';
+import type { IdentityService } from '../identity/service.js';
 import * as store from './store.js';
 import { presentNotification } from './presenters.js';
 import { NotificationCounts } from './counts.js';
@@ -75,7 +76,7 @@ function checkInput(input: Omit<NewNotification, 'userId'>): void {
  * Every change to a user's notifications publishes NOTIFICATIONS_TOPIC (key = user id) in the
  * same transaction, which is what live streams in every process listen to.
  */
-export function createNotificationsService(kernel: Kernel) {
+export function createNotificationsService(kernel: Kernel, deps: { identity: Pick<IdentityService, 'userExists'> }) {
   const { db, clock, changes, cursors } = kernel;
   const nowIso = () => clock.now().toISOString();
   const counts = new NotificationCounts(clock);
@@ -88,8 +89,7 @@ export function createNotificationsService(kernel: Kernel) {
   }
 
   async function insertOne(executor: Executor, input: NewNotification): Promise<string> {
-    const user = await executor.selectFrom('users').select('id').where('id', '=', input.userId).executeTakeFirst();
-    if (!user) throw notFound('User');
+    if (!(await deps.identity.userExists(input.userId, executor))) throw notFound('User');
     const id = newId();
     await store.insertNotification(executor, {
       id,

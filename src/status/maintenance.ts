@@ -91,7 +91,7 @@ export async function advanceMaintenance(ctx: StatusContext, now: Date): Promise
   await ctx.write('maintenance', async (trx) => {
     for (const move of moves) {
       // Guarded by the old status: a manual move made meanwhile wins.
-      await trx.updateTable('status_maintenance').set({ status: move.to, updated_at: now.toISOString() }).where('id', '=', move.id).where('status', '=', move.from).execute();
+      await store.moveMaintenance(trx, move.id, move.from, move.to, now.toISOString());
     }
   });
   return moves;

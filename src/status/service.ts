@@ -207,9 +207,9 @@ export class StatusService {
     const db = this.kernel.db;
     const row = await this.incidentOf(db, idOrSlug);
     const [updates, services, components] = await Promise.all([
-      db.selectFrom('status_incident_updates').selectAll().where('incident_id', '=', row.id).orderBy('created_at').orderBy('id').execute(),
-      db.selectFrom('status_incident_services as l').innerJoin('status_services as s', 's.id', 'l.service_id').select('s.slug').where('l.incident_id', '=', row.id).execute(),
-      db.selectFrom('status_incident_components as l').innerJoin('status_components as c', 'c.id', 'l.component_id').select('c.slug').where('l.incident_id', '=', row.id).execute(),
+      store.updatesOfIncident(db, row.id),
+      store.serviceSlugsOfIncident(db, row.id),
+      store.componentSlugsOfIncident(db, row.id),
     ]);
     return { ...row, updates, services: services.map((s) => s.slug), components: components.map((c) => c.slug) };
   }

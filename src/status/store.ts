@@ -54,6 +54,12 @@ export const linkIncidentService = (db: Executor, incidentId: string, serviceId:
   db.insertInto('status_incident_services').values({ incident_id: incidentId, service_id: serviceId }).onConflict((oc) => oc.doNothing()).execute();
 export const linkIncidentComponent = (db: Executor, incidentId: string, componentId: string) =>
   db.insertInto('status_incident_components').values({ incident_id: incidentId, component_id: componentId }).onConflict((oc) => oc.doNothing()).execute();
+export const updatesOfIncident = (db: Executor, incidentId: string) =>
+  db.selectFrom('status_incident_updates').selectAll().where('incident_id', '=', incidentId).orderBy('created_at').orderBy('id').execute();
+export const serviceSlugsOfIncident = (db: Executor, incidentId: string) =>
+  db.selectFrom('status_incident_services as l').innerJoin('status_services as s', 's.id', 'l.service_id').select('s.slug').where('l.incident_id', '=', incidentId).execute();
+export const componentSlugsOfIncident = (db: Executor, incidentId: string) =>
+  db.selectFrom('status_incident_components as l').innerJoin('status_components as c', 'c.id', 'l.component_id').select('c.slug').where('l.incident_id', '=', incidentId).execute();
 export const allIncidentServices = (db: Executor) => db.selectFrom('status_incident_services').selectAll().execute();
 export const allIncidentComponents = (db: Executor) => db.selectFrom('status_incident_components').selectAll().execute();
 
@@ -61,6 +67,9 @@ export const insertMaintenance = (db: Executor, row: MaintenanceRow) => db.inser
 export const maintenanceById = (db: Executor, id: string) => db.selectFrom('status_maintenance').selectAll().where('id', '=', id).executeTakeFirst();
 export const maintenanceBySlug = (db: Executor, slug: string) => db.selectFrom('status_maintenance').selectAll().where('slug', '=', slug).executeTakeFirst();
 export const updateMaintenance = (db: Executor, id: string, patch: Partial<MaintenanceRow>) => db.updateTable('status_maintenance').set(patch).where('id', '=', id).execute();
+/** Moves a window to `to` only if it is still in `from`: a manual move made meanwhile wins. */
+export const moveMaintenance = (db: Executor, id: string, from: string, to: string, at: string) =>
+  db.updateTable('status_maintenance').set({ status: to, updated_at: at }).where('id', '=', id).where('status', '=', from).execute();
 export const allMaintenance = (db: Executor) => db.selectFrom('status_maintenance').selectAll().orderBy('starts_at').orderBy('created_at').execute();
 export const openMaintenance = (db: Executor) => db.selectFrom('status_maintenance').selectAll().where('status', 'in', ['scheduled', 'in_progress']).orderBy('starts_at').execute();
 

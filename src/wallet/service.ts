@@ -2,6 +2,8 @@ import { DomainError, badRequest } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
+import type { IdentityService } from '../identity/service.js';
+import * as store from './store.js';
 
 export const WALLET_CURRENCY = 'USD';
 const MICROS = 1_000_000;
@@ -10,19 +12,15 @@ export const toMicros = (amount: number): number => Math.round(amount * MICROS);
 export const fromMicros = (micros: number): number => micros / MICROS;
 
 /** Each user's prepaid balance, changed only through the ledger (credit, debit). */
-export function createWalletService(kernel: Kernel) {
+export function createWalletService(kernel: Kernel, deps: { identity: Pick<IdentityService, 'userExists'> }) {
   const { db, clock } = kernel;
 
   async function ensure(executor: Executor, userId: string): Promise<void> {
-    await executor
-      .insertInto('wallets')
-      .values({ user_id: userId, balance_micros: 0, currency: WALLET_CURRENCY, updated_at: clock.now().toISOString() })
-      .onConflict((oc) => oc.column('user_id').doNothing())
-      .execute();
+    await store.ensureWallet(executor, userId, WALLET_CURRENCY, clock.now().toISOString());
   }
 
   async function get(userId: string, executor: Executor = db) {
-    const row = await executor.selectFrom('wallets').selectAll().where('user_id', '=', userId).executeTakeFirst();
+    const row = await store.findWallet(executor, userId);
     return row
       ? { balance: fromMicros(row.balance_micros), currency: row.currency, updatedAt: row.updated_at }
       : { balance: 0, currency: WALLET_CURRENCY, updatedAt: null as string | null };
@@ -33,15 +31,14 @@ export function createWalletService(kernel: Kernel) {
 
     /** Adds funds (operator action); atomic with its ledger row. */
     async credit(userId: string, amount: number, reason = 'credit') {
-      if (!Number.isFinite(amount) || amount <= 0) throw badRequest('The amount must be a positive number');
+      if (!Number.isFinite(amount) || amount <= 0) throw badRequest('amount must be a positive number');
       return inTransaction(db, async (trx) => {
-        const user = await trx.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst();
-        if (!user) throw new DomainError(404, 'NOT_FOUND', 'User not found');
+        if (!(await deps.identity.userExists(userId, trx))) throw new DomainError(404, 'NOT_FOUND', 'User not found');
         await ensure(trx, userId);
         const micros = toMicros(amount);
         const now = clock.now().toISOString();
-        await trx.updateTable('wallets').set((eb) => ({ balance_micros: eb('balance_micros', '+', micros), updated_at: now })).where('user_id', '=', userId).execute();
-        await trx.insertInto('wallet_ledger').values({ id: newId(), user_id: userId, amount_micros: micros, reason, reference: null, created_at: now }).execute();
+        await store.addToBalance(trx, userId, micros, now);
+        await store.insertLedgerEntry(trx, { id: newId(), user_id: userId, amount_micros: micros, reason, reference: null, created_at: now });
         return get(userId, trx);
       });
     },
@@ -54,14 +51,8 @@ export function createWalletService(kernel: Kernel) {
     async debit(executor: Executor, userId: string, micros: number, reason: string, reference: string | null): Promise<void> {
       if (micros <= 0) return;
       const now = clock.now().toISOString();
-      const result = await executor
-        .updateTable('wallets')
-        .set((eb) => ({ balance_micros: eb('balance_micros', '-', micros), updated_at: now }))
-        .where('user_id', '=', userId)
-        .where('balance_micros', '>=', micros)
-        .executeTakeFirst();
-      if (Number(result.numUpdatedRows) !== 1) throw new DomainError(402, 'INSUFFICIENT_FUNDS', 'The wallet balance is too low for this operation');
-      await executor.insertInto('wallet_ledger').values({ id: newId(), user_id: userId, amount_micros: -micros, reason, reference, created_at: now }).execute();
+      if (!(await store.takeFromBalance(executor, userId, micros, now))) throw new DomainError(402, 'INSUFFICIENT_FUNDS', 'The wallet balance is too low for this operation');
+      await store.insertLedgerEntry(executor, { id: newId(), user_id: userId, amount_micros: -micros, reason, reference, created_at: now });
     },
   };
 }
