@@ -5,6 +5,7 @@ import { badRequest, conflict, notFound } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import { open, seal } from '../lib/sealed.js';
 import { createJsonSchemaEngine } from './json-schema.js';
+import { clientSecretContext } from './sealing.js';
 import type { ConnectorDefinitionsTable } from './tables.js';
 
 export const CRED_TYPES = ['oauth2', 'api_key', 'basic_auth', 'bearer_token', 'connection_string', 'custom'] as const;
@@ -132,7 +133,7 @@ export function createDefinitions(kernel: Kernel) {
             tokenUrl: row.token_url,
             checkUrl: row.check_url,
             clientId: row.client_id,
-            clientSecret: row.client_secret_sealed ? open(kernel.secrets, row.client_secret_sealed, `connector_definitions:${row.key}:client_secret`) : null,
+            clientSecret: row.client_secret_sealed ? open(kernel.secrets, row.client_secret_sealed, clientSecretContext(row.key)) : null,
             scopes: JSON.parse(row.scopes) as string[],
             pkce: toBool(row.pkce),
           }
@@ -224,7 +225,7 @@ export function createDefinitions(kernel: Kernel) {
           token_url: input.tokenUrl,
           check_url: input.checkUrl ?? null,
           client_id: input.clientId,
-          client_secret_sealed: seal(kernel.secrets, input.clientSecret, `connector_definitions:${input.key}:client_secret`),
+          client_secret_sealed: seal(kernel.secrets, input.clientSecret, clientSecretContext(input.key)),
           scopes: JSON.stringify(input.scopes),
           pkce: input.pkce ? 1 : 0,
           config_schema: JSON.stringify(schema),

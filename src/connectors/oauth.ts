@@ -12,6 +12,7 @@ import type { Definition, Definitions } from './definitions.js';
 import type { Actor } from './service.js';
 import type { InstanceRow } from './tables.js';
 import { openCredentials, sealCredentials } from './credentials.js';
+import { verifierContext } from './sealing.js';
 import { guardedFetch, readLimited } from '../lib/outbound.js';
 
 /** Spec: state is single-use with a short TTL; ours lives 10 minutes. */
@@ -49,7 +50,6 @@ export function createOauthService(kernel: Kernel, deps: OauthDeps) {
   const fetchOut = () => guardedFetch({ allowPrivate: config.allowPrivateNetworks });
   // The versioned API prefix (http/server.ts API); spelled here so the service imports no HTTP.
   const callbackUrl = (key: string) => `${config.publicUrl}/api/v1/connectors/oauth/${encodeURIComponent(key)}/callback`;
-  const verifierContext = (stateHash: string) => `connector_oauth_states:${stateHash}:verifier`;
 
   function ready(def: Definition) {
     const o = def.oauth;

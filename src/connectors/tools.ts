@@ -15,6 +15,7 @@ import type { ApprovalRow, InstanceRow, ToolRow } from './tables.js';
 import { presentApproval, presentTool } from './presenters.js';
 import { approvalInputView } from './approval-input.js';
 import { originOf } from './credentials.js';
+import { approvalInputContext } from './sealing.js';
 import { toolStore } from './store.js';
 import { callMcpTool, closeMcp, listAllTools, openMcp, type McpTarget, type McpToolDefinition } from './mcp.js';
 
@@ -54,12 +55,11 @@ function assertRunnable(instance: { enabled: number }, tool: { is_active: number
 
 export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
   const { db, clock, secrets, limiter } = kernel;
-  const approvalContext = (id: string) => `connector_tool_approvals:${id}:input`;
 
   /** The approvers (owner/admin) and the requester see the input they decide or asked for. */
   function approvalView(actor: Actor, row: ApprovalRow, inputSchema: string | null) {
     if (!OWNER_OR_ADMIN.includes(actor.ws.role) && row.requested_by !== actor.principal.userId) return presentApproval(row);
-    const input = JSON.parse(open(secrets, row.input_sealed, approvalContext(row.id))) as unknown;
+    const input = JSON.parse(open(secrets, row.input_sealed, approvalInputContext(row.id))) as unknown;
     return presentApproval(row, approvalInputView(inputSchema ? (JSON.parse(inputSchema) as unknown) : undefined, input));
   }
 
@@ -241,7 +241,7 @@ export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
         const id = newId();
         const def = await deps.definitions.get(instance.connector_key, instance.workspace_id);
         const targetOrigin = def?.adapter === 'mcp' ? originOf((JSON.parse(instance.config) as { url?: unknown }).url) : null;
-        const row = { id, workspace_id: actor.ws.workspaceId, instance_id: instanceId, tool_id: toolId, input_sealed: seal(secrets, JSON.stringify(input), approvalContext(id)), status: 'pending', requested_by: actor.principal.userId, decided_by: null, decided_at: null, result: null, target_origin: targetOrigin, target_digest: configDigest(instance), created_at: clock.now().toISOString() };
+        const row = { id, workspace_id: actor.ws.workspaceId, instance_id: instanceId, tool_id: toolId, input_sealed: seal(secrets, JSON.stringify(input), approvalInputContext(id)), status: 'pending', requested_by: actor.principal.userId, decided_by: null, decided_at: null, result: null, target_origin: targetOrigin, target_digest: configDigest(instance), created_at: clock.now().toISOString() };
         await db.insertInto('connector_tool_approvals').values(row).execute();
         return { status: 202, body: { status: 'pending_approval', approval: approvalView(actor, { ...row, seq: 0 }, tool.input_schema), result: null } };
       }
@@ -299,7 +299,7 @@ export function createToolsService(kernel: Kernel, deps: ToolsDeps) {
           if (approval.target_digest === null || approval.target_digest !== configDigest(instance)) {
             throw conflict(`The connector instance changed since this call was asked${approval.target_origin ? ` against ${approval.target_origin}` : ''}; it did not run: ask for it again`);
           }
-          result = await execute(instance, tool, JSON.parse(open(secrets, approval.input_sealed, approvalContext(approvalId))) as Record<string, unknown>);
+          result = await execute(instance, tool, JSON.parse(open(secrets, approval.input_sealed, approvalInputContext(approvalId))) as Record<string, unknown>);
         } catch (err) {
           status = 'failed';
           result = { error: (err as Error).message };
