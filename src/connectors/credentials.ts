@@ -1,7 +1,7 @@
 import { badRequest } from '../http/errors.js';
 import { open, seal } from '../lib/sealed.js';
 import type { Secrets } from '../lib/secrets.js';
-import type { CredType } from './definitions.js';
+import type { CredType } from './types.js';
 import { credentialContext } from './sealing.js';
 
 /** Spec, "Credential types and required keys". */
