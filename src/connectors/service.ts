@@ -8,12 +8,13 @@ import { createHealthCheck } from './health.js';
 import { createInstanceCredentials } from './instance-credentials.js';
 import { createInstances } from './instances.js';
 import { createInvoker } from './invoke.js';
+import { callbackUrl } from './oauth-client.js';
 import { createOauthLinking } from './oauth-linking.js';
 import { createTokenRefresh } from './oauth-refresh.js';
 import { presentDefinition } from './presenters.js';
 import { reloadKeyring, KEYRING_TOPIC } from './rotation.js';
 import { createToolCatalog } from './tools.js';
-import type { Actor, CustomDefinitionInput } from './types.js';
+import type { Actor, CustomDefinitionInput, SystemDefinitionInput } from './types.js';
 
 export { CONNECTOR_WRITERS, WORKSPACE_WRITERS, type ConnectorsDeps } from './context.js';
 export type { Actor } from './types.js';
@@ -24,7 +25,7 @@ export type { Actor } from './types.js';
  * Each concept lives in its own file; this composes them into one API.
  */
 export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
-  const { db } = kernel;
+  const { db, config } = kernel;
   const definitions = createDefinitions(kernel);
   kernel.changes.subscribe(KEYRING_TOPIC, () => reloadKeyring(kernel));
   const ctx = createConnectorsContext(kernel, deps, definitions);
@@ -51,6 +52,17 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
         return created;
       });
       return presentDefinition(def);
+    },
+
+    /** `gantry connector define`: the operator's system OAuth definition, with the callback URL to register at the provider. */
+    async defineSystem(input: SystemDefinitionInput) {
+      const def = await inTransaction(db, (trx) => definitions.defineSystem(trx, input));
+      return { definition: presentDefinition(def), callbackUrl: callbackUrl(config.publicUrl, def.key) };
+    },
+
+    /** `gantry connector list`: the definitions every workspace sees (built-in and system). */
+    async listSystemDefinitions() {
+      return (await definitions.list(null)).map(presentDefinition);
     },
   };
 }
