@@ -2,8 +2,6 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { withApp } from './context.js';
 import { emit, required, table, UsageError, withCommon, type CliIo, type CommonOptions } from './io.js';
-import { presentDefinition } from '../connectors/presenters.js';
-import { inTransaction } from '../db/tx.js';
 
 interface DefineOptions extends CommonOptions {
   key?: string;
@@ -55,17 +53,14 @@ export function makeConnectorCommands(program: Command, io: CliIo): void {
       }
     }
     await withApp(io, options, async (app) => {
-      const def = await inTransaction(app.kernel.db, (trx) =>
-        app.services.connectors.definitions.defineSystem(trx, { key, name, authorizeUrl, tokenUrl, clientId, clientSecret, scopes: options.scope ?? [], pkce: !!options.pkce, checkUrl: options.checkUrl ?? null, configSchema }),
-      );
-      const shown = presentDefinition(def);
-      emit(io, options, shown, () => `defined connector ${def.key} (${def.name}); callback: ${app.kernel.config.publicUrl}/api/v1/connectors/oauth/${def.key}/callback`);
+      const { definition, callbackUrl } = await app.services.connectors.defineSystem({ key, name, authorizeUrl, tokenUrl, clientId, clientSecret, scopes: options.scope ?? [], pkce: !!options.pkce, checkUrl: options.checkUrl ?? null, configSchema });
+      emit(io, options, definition, () => `defined connector ${definition.key} (${definition.name}); callback: ${callbackUrl}`);
     });
   });
 
   withCommon(connector.command('list').description('list system connector definitions')).action(async (options: CommonOptions) => {
     await withApp(io, options, async (app) => {
-      const defs = (await app.services.connectors.definitions.list(null)).map(presentDefinition);
+      const defs = await app.services.connectors.listSystemDefinitions();
       emit(io, options, defs, () => table(defs.map((d) => ({ key: d.key, name: d.name, auth: d.authKind, adapter: d.adapter, configured: d.oauth ? d.oauth.configured : '-' })), ['key', 'name', 'auth', 'adapter', 'configured']));
     });
   });

@@ -1,7 +1,8 @@
 import { badRequest } from '../http/errors.js';
 import { open, seal } from '../lib/sealed.js';
 import type { Secrets } from '../lib/secrets.js';
-import type { CredType } from './definitions.js';
+import type { CredType } from './types.js';
+import { credentialContext } from './sealing.js';
 
 /** Spec, "Credential types and required keys". */
 export const REQUIRED_KEYS: Record<CredType, readonly string[]> = {
@@ -23,13 +24,6 @@ export function assertCredentialKeys(credType: CredType, credentials: Record<str
   const notString = Object.entries(credentials).filter(([, v]) => typeof v !== 'string');
   if (notString.length > 0) throw badRequest('credential values must be strings', notString.map(([k]) => ({ field: `credentials.${k}`, message: 'must be a string', type: 'string.base' })));
 }
-
-/**
- * The AAD of an instance's credential: a value copied to another instance fails to open, and
- * so does one whose origin column was rewritten (the origin it was stored for is bound in).
- */
-export const credentialContext = (instanceId: string, credType: string, origin: string | null = null) =>
-  origin === null ? `connector_credentials:${instanceId}:${credType}` : `connector_credentials:${instanceId}:${credType}:${origin}`;
 
 export function sealCredentials(secrets: Secrets, instanceId: string, credType: string, values: Record<string, string>, origin: string | null = null): string {
   return seal(secrets, JSON.stringify(values), credentialContext(instanceId, credType, origin));

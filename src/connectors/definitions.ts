@@ -4,101 +4,12 @@ import { toBool } from '../db/tx.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import { open, seal } from '../lib/sealed.js';
+import { builtinDefinitions, EMPTY_CONFIG_SCHEMA } from './builtins.js';
 import { createJsonSchemaEngine } from './json-schema.js';
+import { clientSecretContext } from './sealing.js';
+import { definitionStore } from './store/index.js';
 import type { ConnectorDefinitionsTable } from './tables.js';
-
-export const CRED_TYPES = ['oauth2', 'api_key', 'basic_auth', 'bearer_token', 'connection_string', 'custom'] as const;
-export type CredType = (typeof CRED_TYPES)[number];
-
-/** A connector definition as the service uses it (built-in, operator-defined or custom). */
-export interface Definition {
-  key: string;
-  name: string;
-  description: string | null;
-  /** oauth2: linked through the provider; credentials: a stored credType; none: no secret needed. */
-  authKind: 'oauth2' | 'credentials' | 'none';
-  credType: CredType | null;
-  /** mcp: tools come from (and calls go to) the MCP server at config.url; none: manual tools only. */
-  adapter: 'mcp' | 'none';
-  oauth: { authorizeUrl: string | null; tokenUrl: string | null; checkUrl: string | null; clientId: string | null; clientSecret: string | null; scopes: string[]; pkce: boolean } | null;
-  configSchema: Record<string, unknown>;
-  isSystem: boolean;
-  workspaceId: string | null;
-}
-
-const MCP_CONFIG_SCHEMA = {
-  type: 'object',
-  required: ['url'],
-  additionalProperties: false,
-  properties: {
-    url: { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2048 },
-    // Header names that carry credentials are refused by the service (credentialHeaderDetails).
-    headers: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string', maxLength: 4096 } },
-  },
-};
-
-const EMPTY_CONFIG_SCHEMA = { type: 'object', additionalProperties: true, maxProperties: 64 };
-
-/** Built-in OAuth connectors; endpoints and client come from configuration (GANTRY_CONNECTOR_<KEY>_*). */
-const OAUTH_BUILTINS = [
-  { key: 'github', name: 'GitHub', authorizeUrl: 'https://github.com/login/oauth/authorize', tokenUrl: 'https://github.com/login/oauth/access_token', checkUrl: 'https://api.github.com/user', scopes: ['repo', 'read:user'], pkce: true },
-  { key: 'google', name: 'Google', authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth', tokenUrl: 'https://oauth2.googleapis.com/token', checkUrl: 'https://openidconnect.googleapis.com/v1/userinfo', scopes: ['openid', 'email'], pkce: true },
-  { key: 'slack', name: 'Slack', authorizeUrl: 'https://slack.com/oauth/v2/authorize', tokenUrl: 'https://slack.com/api/oauth.v2.access', checkUrl: 'https://slack.com/api/auth.test', scopes: ['channels:read', 'chat:write'], pkce: false },
-];
-
-export function builtinDefinitions(kernel: Kernel): Definition[] {
-  const providers = kernel.config.connectorProviders;
-  return [
-    {
-      key: 'mcp-generic',
-      name: 'Generic MCP server',
-      description: 'Any MCP tool server reachable over Streamable HTTP (protocol 2025-11-25 or 2026-07-28)',
-      authKind: 'none',
-      credType: null,
-      adapter: 'mcp',
-      oauth: null,
-      configSchema: MCP_CONFIG_SCHEMA,
-      isSystem: true,
-      workspaceId: null,
-    },
-    ...OAUTH_BUILTINS.map((b): Definition => {
-      const p = providers[b.key] ?? {};
-      return {
-        key: b.key,
-        name: b.name,
-        description: `${b.name} through OAuth 2.0`,
-        authKind: 'oauth2',
-        credType: 'oauth2',
-        adapter: 'none',
-        oauth: { authorizeUrl: p.authorizeUrl ?? b.authorizeUrl, tokenUrl: p.tokenUrl ?? b.tokenUrl, checkUrl: p.checkUrl ?? b.checkUrl, clientId: p.clientId ?? null, clientSecret: p.clientSecret ?? null, scopes: b.scopes, pkce: b.pkce },
-        configSchema: EMPTY_CONFIG_SCHEMA,
-        isSystem: true,
-        workspaceId: null,
-      };
-    }),
-  ];
-}
-
-export interface SystemDefinitionInput {
-  key: string;
-  name: string;
-  authorizeUrl: string;
-  tokenUrl: string;
-  clientId: string;
-  clientSecret: string;
-  scopes: string[];
-  pkce: boolean;
-  checkUrl?: string | null;
-  configSchema?: Record<string, unknown> | null;
-}
-
-export interface CustomDefinitionInput {
-  key: string;
-  name: string;
-  description?: string | null;
-  credType?: CredType | null;
-  configSchema?: Record<string, unknown> | null;
-}
+import type { CredType, CustomDefinitionInput, Definition, SystemDefinitionInput } from './types.js';
 
 const KEY_PATTERN = /^[a-z0-9][a-z0-9_-]{1,62}$/;
 
@@ -132,7 +43,7 @@ export function createDefinitions(kernel: Kernel) {
             tokenUrl: row.token_url,
             checkUrl: row.check_url,
             clientId: row.client_id,
-            clientSecret: row.client_secret_sealed ? open(kernel.secrets, row.client_secret_sealed, `connector_definitions:${row.key}:client_secret`) : null,
+            clientSecret: row.client_secret_sealed ? open(kernel.secrets, row.client_secret_sealed, clientSecretContext(row.key)) : null,
             scopes: JSON.parse(row.scopes) as string[],
             pkce: toBool(row.pkce),
           }
@@ -151,16 +62,12 @@ export function createDefinitions(kernel: Kernel) {
   async function get(key: string, workspaceId: string | null): Promise<Definition | null> {
     const builtin = builtinDefinitions(kernel).find((d) => d.key === key);
     if (builtin) return builtin;
-    let query = db.selectFrom('connector_definitions').selectAll().where('key', '=', key);
-    query = workspaceId ? query.where((eb) => eb.or([eb('is_system', '=', 1), eb('workspace_id', '=', workspaceId)])) : query.where('is_system', '=', 1);
-    const row = await query.orderBy('is_system').executeTakeFirst();
+    const row = await definitionStore.find(db, key, workspaceId);
     return row ? fromRow(row) : null;
   }
 
   async function list(workspaceId: string | null): Promise<Definition[]> {
-    let query = db.selectFrom('connector_definitions').selectAll().orderBy('key');
-    query = workspaceId ? query.where((eb) => eb.or([eb('is_system', '=', 1), eb('workspace_id', '=', workspaceId)])) : query.where('is_system', '=', 1);
-    const rows = await query.execute();
+    const rows = await definitionStore.list(db, workspaceId);
     const own = new Set(rows.filter((r) => !toBool(r.is_system)).map((r) => r.key));
     return [...builtinDefinitions(kernel), ...rows.filter((r) => !toBool(r.is_system) || !own.has(r.key)).map(fromRow)];
   }
@@ -173,17 +80,17 @@ export function createDefinitions(kernel: Kernel) {
   async function assertKeyFree(executor: Executor, key: string, workspaceId: string | null): Promise<void> {
     if (!KEY_PATTERN.test(key)) throw badRequest('key must be 2-63 lowercase letters, digits, - or _', [{ field: 'key', message: 'invalid key', type: 'string.pattern' }]);
     if (builtinDefinitions(kernel).some((d) => d.key === key)) throw conflict(`${key} is a built-in connector`);
-    const system = await executor.selectFrom('connector_definitions').select('id').where('key', '=', key).where('is_system', '=', 1).executeTakeFirst();
+    const system = await definitionStore.findSystem(executor, key);
     if (system) throw conflict(workspaceId ? `${key} is a system connector` : `A connector definition with key ${key} already exists`);
     if (!workspaceId) return;
-    const own = await executor.selectFrom('connector_definitions').select('id').where('key', '=', key).where('is_system', '=', 0).where('workspace_id', '=', workspaceId).executeTakeFirst();
+    const own = await definitionStore.findCustom(executor, key, workspaceId);
     if (own) throw conflict(`A connector definition with key ${key} already exists`);
   }
 
   /** The unique indexes back assertKeyFree against two concurrent creations of one key. */
   async function insertDefinition(executor: Executor, row: ConnectorDefinitionsTable): Promise<void> {
     try {
-      await executor.insertInto('connector_definitions').values(row).execute();
+      await definitionStore.insert(executor, row);
     } catch (err) {
       if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw conflict(`A connector definition with key ${row.key} already exists`);
       throw err;
@@ -224,7 +131,7 @@ export function createDefinitions(kernel: Kernel) {
           token_url: input.tokenUrl,
           check_url: input.checkUrl ?? null,
           client_id: input.clientId,
-          client_secret_sealed: seal(kernel.secrets, input.clientSecret, `connector_definitions:${input.key}:client_secret`),
+          client_secret_sealed: seal(kernel.secrets, input.clientSecret, clientSecretContext(input.key)),
           scopes: JSON.stringify(input.scopes),
           pkce: input.pkce ? 1 : 0,
           config_schema: JSON.stringify(schema),

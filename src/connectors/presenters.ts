@@ -1,5 +1,5 @@
 import { toBool } from '../db/tx.js';
-import type { Definition } from './definitions.js';
+import type { Definition } from './types.js';
 import type { ConnectorCredentialsTable, InstanceRow, ApprovalRow, ToolRow } from './tables.js';
 
 export function presentInstance(row: InstanceRow) {

@@ -1,6 +1,6 @@
 import type { Kernel } from '../kernel.js';
 import { reloadCredentialKeys, type SealedColumn } from '../lib/sealed-rotation.js';
-import { credentialContext } from './credentials.js';
+import { approvalInputContext, clientSecretContext, credentialContext, verifierContext } from './sealing.js';
 
 /** Change-feed topic: the credential keyring changed on disk; every process reloads it. */
 export const KEYRING_TOPIC = 'secrets.keyring';
@@ -8,9 +8,9 @@ export const KEYRING_TOPIC = 'secrets.keyring';
 /** The connectors domain's sealed columns (AI provider keys add theirs to the CLI's list). */
 export const CONNECTOR_SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'connector_credentials', keyColumn: 'id', column: 'sealed_value', contextColumns: ['instance_id', 'cred_type', 'origin'], context: (r) => credentialContext(String(r.instance_id), String(r.cred_type), r.origin == null ? null : String(r.origin)) },
-  { table: 'connector_definitions', keyColumn: 'id', column: 'client_secret_sealed', contextColumns: ['key'], context: (r) => `connector_definitions:${String(r.key)}:client_secret` },
-  { table: 'connector_oauth_states', keyColumn: 'state_hash', column: 'verifier_sealed', contextColumns: [], context: (r) => `connector_oauth_states:${String(r.state_hash)}:verifier` },
-  { table: 'connector_tool_approvals', keyColumn: 'id', column: 'input_sealed', contextColumns: [], context: (r) => `connector_tool_approvals:${String(r.id)}:input` },
+  { table: 'connector_definitions', keyColumn: 'id', column: 'client_secret_sealed', contextColumns: ['key'], context: (r) => clientSecretContext(String(r.key)) },
+  { table: 'connector_oauth_states', keyColumn: 'state_hash', column: 'verifier_sealed', contextColumns: [], context: (r) => verifierContext(String(r.state_hash)) },
+  { table: 'connector_tool_approvals', keyColumn: 'id', column: 'input_sealed', contextColumns: [], context: (r) => approvalInputContext(String(r.id)) },
 ];
 
 export function reloadKeyring(kernel: Kernel): void {

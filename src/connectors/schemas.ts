@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { offsetQuery } from '../http/pagination.js';
-import { CRED_TYPES } from './definitions.js';
+import { CRED_TYPES } from './types.js';
 
 const id = Joi.string().guid().required();
 const key = Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{1,62}$/);

@@ -1,7 +1,7 @@
-import type { Executor } from '../db/tx.js';
-import type { ConnectorInstancesTable } from './tables.js';
+import type { Executor } from '../../db/tx.js';
+import type { ConnectorInstancesTable } from '../tables.js';
 
-/** Every SQL statement over the instances and credentials tables. */
+/** Every SQL statement over connector_instances. */
 export const instanceStore = {
   find: (ex: Executor, workspaceId: string, id: string) =>
     ex.selectFrom('connector_instances').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).executeTakeFirst(),
@@ -16,14 +16,14 @@ export const instanceStore = {
   insert: (ex: Executor, row: Omit<ConnectorInstancesTable, 'seq'>) => ex.insertInto('connector_instances').values(row).execute(),
   update: (ex: Executor, id: string, patch: Partial<Omit<ConnectorInstancesTable, 'seq' | 'id'>>) => ex.updateTable('connector_instances').set(patch).where('id', '=', id).execute(),
   delete: (ex: Executor, id: string) => ex.deleteFrom('connector_instances').where('id', '=', id).execute(),
-};
 
-export const credentialStore = {
-  find: (ex: Executor, instanceId: string) => ex.selectFrom('connector_credentials').selectAll().where('instance_id', '=', instanceId).executeTakeFirst(),
-  delete: (ex: Executor, instanceId: string) => ex.deleteFrom('connector_credentials').where('instance_id', '=', instanceId).execute(),
-};
+  /** A successful OAuth link: pending_auth or error -> active; a disabled (inactive) instance stays so. */
+  activateLinked: (ex: Executor, id: string, at: string) =>
+    ex.updateTable('connector_instances').set({ status: 'active', health_message: null, updated_at: at }).where('id', '=', id).where('status', 'in', ['pending_auth', 'error']).execute(),
 
-export const toolStore = {
-  list: (ex: Executor, instanceId: string) => ex.selectFrom('connector_tools').selectAll().where('instance_id', '=', instanceId).orderBy('seq').execute(),
-  find: (ex: Executor, instanceId: string, id: string) => ex.selectFrom('connector_tools').selectAll().where('instance_id', '=', instanceId).where('id', '=', id).executeTakeFirst(),
+  /** active -> error with a message; true when this call moved it (so the creator is told once). */
+  async failIfActive(ex: Executor, id: string, message: string, at: string): Promise<boolean> {
+    const moved = await ex.updateTable('connector_instances').set({ status: 'error', health_message: message, updated_at: at }).where('id', '=', id).where('status', '=', 'active').executeTakeFirst();
+    return Number(moved.numUpdatedRows) === 1;
+  },
 };

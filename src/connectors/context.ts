@@ -1,0 +1,98 @@
+import type { Kernel } from '../kernel.js';
+import type { AccountAccess, WorkspaceContext } from '../accounts/access.js';
+import type { Role } from '../accounts/roles.js';
+import type { WorkspaceRole } from '../accounts/workspaces.js';
+import type { IdentityService } from '../identity/service.js';
+import type { NotificationsService } from '../notifications/service.js';
+import { actorName, recordAudit, type AuditAction } from '../audit/record.js';
+import type { Executor } from '../db/tx.js';
+import { conflict, notFound } from '../http/errors.js';
+import { authHeaders, openCredentials, originOf } from './credentials.js';
+import type { Definitions } from './definitions.js';
+import type { McpTarget } from './mcp.js';
+import { credentialStore, instanceStore } from './store/index.js';
+import type { InstanceRow } from './tables.js';
+import type { Actor, Definition } from './types.js';
+
+/**
+ * Roles that may change connectors: an account role among these and a workspace role that
+ * writes (a workspace viewer reads only). Every member of the workspace may read them.
+ */
+export const CONNECTOR_WRITERS: readonly Role[] = ['owner', 'admin', 'member'];
+export const WORKSPACE_WRITERS: readonly WorkspaceRole[] = ['admin', 'member'];
+
+export interface ConnectorsDeps {
+  access: AccountAccess;
+  identity: IdentityService;
+  notifications: NotificationsService;
+}
+
+/** What every connectors use case shares: the kernel, the catalog and the checks. */
+export interface ConnectorsContext {
+  kernel: Kernel;
+  definitions: Definitions;
+  access: AccountAccess;
+  notifications: NotificationsService;
+  requireInstance(ws: WorkspaceContext, id: string, ex?: Executor): Promise<InstanceRow>;
+  assertWriter(ws: WorkspaceContext): void;
+  audit(ex: Executor, actor: Actor, action: AuditAction, targetId: string, metadata?: Record<string, unknown>): Promise<void>;
+  credentialValues(instanceId: string): Promise<{ row: NonNullable<Awaited<ReturnType<typeof credentialStore.find>>>; values: Record<string, string> } | null>;
+  mcpTarget(instance: { id: string; config: string }): Promise<McpTarget>;
+}
+
+/**
+ * The origin an instance's credentials are bound to: the MCP url's, since a member can
+ * change that url; null for definitions whose destinations only the operator sets.
+ */
+export function credentialOrigin(def: Definition | null, instanceConfig: Record<string, unknown>): string | null {
+  return def?.adapter === 'mcp' ? originOf(instanceConfig.url) : null;
+}
+
+export function createConnectorsContext(kernel: Kernel, deps: ConnectorsDeps, definitions: Definitions): ConnectorsContext {
+  const { db, clock, secrets, config } = kernel;
+
+  async function credentialValues(instanceId: string) {
+    const row = await credentialStore.find(db, instanceId);
+    if (!row) return null;
+    return { row, values: openCredentials(secrets, instanceId, row.cred_type, row.sealed_value, row.origin) };
+  }
+
+  return {
+    kernel,
+    definitions,
+    access: deps.access,
+    notifications: deps.notifications,
+    credentialValues,
+
+    async audit(ex, actor, action, targetId, metadata = {}) {
+      const user = await deps.identity.getUser(actor.principal.userId, ex);
+      await recordAudit(ex, { accountId: actor.ws.accountId, action, actorId: actor.principal.userId, actorUsername: actorName(user), targetId, metadata, at: clock.now() });
+    },
+
+    assertWriter(ws) {
+      deps.access.assertWritable(ws);
+      deps.access.requireRole(ws, CONNECTOR_WRITERS);
+      deps.access.requireWorkspaceRole(ws, WORKSPACE_WRITERS);
+    },
+
+    async requireInstance(ws, id, ex = db) {
+      const row = await instanceStore.find(ex, ws.workspaceId, id);
+      if (!row) throw notFound('Connector instance');
+      return row;
+    },
+
+    /**
+     * Where an MCP instance connects, with its configured headers and stored credential. The
+     * credential goes only to the origin it was stored for: an update that moves the url
+     * drops it, and this check refuses the call should a bound credential and the url disagree.
+     */
+    async mcpTarget(instance) {
+      const cfg = JSON.parse(instance.config) as { url: string; headers?: Record<string, string> };
+      const cred = await credentialValues(instance.id);
+      if (cred && cred.row.origin !== null && cred.row.origin !== originOf(cfg.url)) {
+        throw conflict(`The stored credentials are bound to ${cred.row.origin}, not to ${originOf(cfg.url) ?? 'this url'}: store them again for this url`);
+      }
+      return { url: cfg.url, headers: { ...(cfg.headers ?? {}), ...(cred ? authHeaders(cred.row.cred_type, cred.values) : {}) }, allowPrivate: config.allowPrivateNetworks };
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import type { WorkspaceContext } from '../accounts/access.js';
+import { inTransaction, type Executor } from '../db/tx.js';
+import { notFound } from '../http/errors.js';
+import { newId } from '../lib/ids.js';
+import type { Secrets } from '../lib/secrets.js';
+import { credentialOrigin, type ConnectorsContext } from './context.js';
+import { assertCredentialKeys, sealCredentials } from './credentials.js';
+import { presentCredentialRecord, presentCredentialStatus } from './presenters.js';
+import { credentialStore, instanceStore } from './store/index.js';
+import type { Actor, CredType } from './types.js';
+
+export interface CredentialReplacement {
+  instanceId: string;
+  credType: CredType;
+  values: Record<string, string>;
+  /** The origin the values are bound to (credentialOrigin), sealed into their context. */
+  origin: string | null;
+  scopes: string[] | null;
+  expiresAt: string | null;
+  at: string;
+}
+
+/**
+ * The one way an instance's credentials are replaced (stored through the API or linked
+ * through OAuth): sealed for the instance, type and origin; the row keeps its id and
+ * created_at across replacements. Returns the row's id and whether one was replaced.
+ */
+export function replaceCredentials(ex: Executor, secrets: Secrets, input: CredentialReplacement): Promise<{ id: string; replaced: boolean }> {
+  return credentialStore.replace(
+    ex,
+    {
+      instance_id: input.instanceId,
+      cred_type: input.credType,
+      sealed_value: sealCredentials(secrets, input.instanceId, input.credType, input.values, input.origin),
+      origin: input.origin,
+      scopes: input.scopes ? JSON.stringify(input.scopes) : null,
+      expires_at: input.expiresAt,
+      refresh_claim: null,
+      refresh_claimed_until: null,
+      rotated_at: input.at,
+    },
+    newId(),
+  );
+}
+
+/** Credentials of an instance through the API: store (replace), status, delete. */
+export function createInstanceCredentials(ctx: ConnectorsContext) {
+  const { db, clock, secrets } = ctx.kernel;
+
+  return {
+    async storeCredentials(actor: Actor, id: string, input: { credType: CredType; credentials: Record<string, unknown>; scopes?: string[] }) {
+      ctx.assertWriter(actor.ws);
+      const instance = await ctx.requireInstance(actor.ws, id);
+      assertCredentialKeys(input.credType, input.credentials);
+      const values = input.credentials as Record<string, string>;
+      const now = clock.now().toISOString();
+      const origin = credentialOrigin(await ctx.definitions.get(instance.connector_key, actor.ws.workspaceId), JSON.parse(instance.config) as Record<string, unknown>);
+      const expiresIn = input.credType === 'oauth2' && values.expires_in ? Number(values.expires_in) : NaN;
+      const expiresAt = Number.isFinite(expiresIn) ? new Date(clock.now().getTime() + expiresIn * 1000).toISOString() : values.expires_at && !Number.isNaN(Date.parse(values.expires_at)) ? new Date(values.expires_at).toISOString() : null;
+      return inTransaction(db, async (trx) => {
+        const { id: credId, replaced } = await replaceCredentials(trx, secrets, { instanceId: id, credType: input.credType, values, origin, scopes: input.scopes ?? null, expiresAt: input.credType === 'oauth2' ? expiresAt : null, at: now });
+        await ctx.audit(trx, actor, 'connector.credentials_stored', id, { credType: input.credType, replaced, origin });
+        return presentCredentialRecord({ id: credId, instance_id: id, cred_type: input.credType, rotated_at: now });
+      });
+    },
+
+    async credentialStatus(ws: WorkspaceContext, id: string) {
+      await ctx.requireInstance(ws, id);
+      return presentCredentialStatus(await credentialStore.find(db, id));
+    },
+
+    /** Spec: "any | DELETE credentials | credentials removed -> pending_auth". */
+    async deleteCredentials(actor: Actor, id: string) {
+      ctx.assertWriter(actor.ws);
+      await ctx.requireInstance(actor.ws, id);
+      return inTransaction(db, async (trx) => {
+        const existing = await credentialStore.find(trx, id);
+        if (!existing) throw notFound('Credentials');
+        await credentialStore.delete(trx, id);
+        await instanceStore.update(trx, id, { status: 'pending_auth', updated_at: clock.now().toISOString() });
+        await ctx.audit(trx, actor, 'connector.credentials_deleted', id, { credType: existing.cred_type });
+        return presentCredentialRecord({ ...existing, rotated_at: clock.now().toISOString() });
+      });
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import { OWNER_OR_ADMIN } from '../accounts/roles.js';
+import { toBool } from '../db/tx.js';
+import { DomainError, conflict, notFound } from '../http/errors.js';
+import { rateLimitHeaders } from '../http/rate-limit.js';
+import { sha256Hex } from '../lib/crypto.js';
+import { newId } from '../lib/ids.js';
+import { open, seal } from '../lib/sealed.js';
+import { approvalInputView } from './approval-input.js';
+import type { ConnectorsContext } from './context.js';
+import { originOf } from './credentials.js';
+import { callMcpTool, closeMcp, openMcp } from './mcp.js';
+import { presentApproval } from './presenters.js';
+import { approvalInputContext } from './sealing.js';
+import { approvalStore, toolStore } from './store/index.js';
+import type { ApprovalRow, InstanceRow, ToolRow } from './tables.js';
+import type { Actor } from './types.js';
+
+export const upstream = (message: string) => new DomainError(502, 'UPSTREAM_FAILED', message);
+
+/**
+ * What an approval is bound to: the instance's config and the tool's input schema as they were
+ * when the call was asked. The schema decides what the approver is shown (writeOnly fields are
+ * masked), so a sync that rewrites it must not carry an approval given on another view.
+ */
+export const targetDigest = (instance: InstanceRow, tool: ToolRow) => sha256Hex(`${instance.config}\n${tool.input_schema}`);
+
+/** Disabled instances and disabled tools are never executed (spec: Tool enablement). */
+export function assertRunnable(instance: { enabled: number }, tool: { is_active: number }): void {
+  if (!toBool(instance.enabled)) throw conflict('The connector instance is disabled');
+  if (!toBool(tool.is_active)) throw conflict('The tool is disabled');
+}
+
+/** Running a tool call: now, or parked as a pending approval when the tool is gated. */
+export function createInvoker(ctx: ConnectorsContext) {
+  const { db, clock, secrets, limiter } = ctx.kernel;
+
+  /** The approvers (owner/admin) and the requester see the input they decide or asked for. */
+  function approvalView(actor: Actor, row: ApprovalRow, inputSchema: string | null) {
+    if (!OWNER_OR_ADMIN.includes(actor.ws.role) && row.requested_by !== actor.principal.userId) return presentApproval(row);
+    const input = JSON.parse(open(secrets, row.input_sealed, approvalInputContext(row.id))) as unknown;
+    return presentApproval(row, approvalInputView(inputSchema ? (JSON.parse(inputSchema) as unknown) : undefined, input));
+  }
+
+  async function execute(instance: InstanceRow, tool: ToolRow, input: Record<string, unknown>) {
+    const def = await ctx.definitions.get(instance.connector_key, instance.workspace_id);
+    if (!def || def.adapter !== 'mcp') throw conflict('This connector has no adapter that can run tools');
+    let session;
+    try {
+      session = await openMcp(await ctx.mcpTarget(instance));
+    } catch (err) {
+      if (err instanceof DomainError) throw err;
+      throw upstream(`The MCP server could not be reached: ${(err as Error).message}`.slice(0, 300));
+    }
+    try {
+      return await callMcpTool(session, tool.tool_key, input);
+    } catch (err) {
+      throw upstream(`The MCP server failed the call: ${(err as Error).message}`.slice(0, 300));
+    } finally {
+      await closeMcp(session);
+    }
+  }
+
+  return {
+    approvalView,
+    execute,
+
+    /**
+     * Runs a tool: input validated against its inputSchema, disabled tools and instances
+     * refused, rateLimitRpm enforced per tool, approval-gated tools parked as a pending
+     * approval (202) for an owner/admin.
+     */
+    async invoke(actor: Actor, instanceId: string, toolId: string, input: Record<string, unknown>) {
+      ctx.assertWriter(actor.ws);
+      const instance = await ctx.requireInstance(actor.ws, instanceId);
+      const tool = await toolStore.find(db, instanceId, toolId);
+      if (!tool) throw notFound('Tool');
+      assertRunnable(instance, tool);
+      ctx.definitions.assertValid(JSON.parse(tool.input_schema) as Record<string, unknown>, input, 'input', 'input');
+      if (tool.rate_limit_rpm !== null) {
+        const decision = limiter.hit(`connector-tool:${tool.id}`, { limit: tool.rate_limit_rpm, windowSec: 60 });
+        if (!decision.allowed) throw new DomainError(429, 'RATE_LIMIT_EXCEEDED', `This tool allows ${tool.rate_limit_rpm} calls per minute`, undefined, rateLimitHeaders(decision, clock.now().getTime()));
+      }
+      if (toBool(tool.requires_approval)) {
+        const id = newId();
+        const def = await ctx.definitions.get(instance.connector_key, instance.workspace_id);
+        const targetOrigin = def?.adapter === 'mcp' ? originOf((JSON.parse(instance.config) as { url?: unknown }).url) : null;
+        const row = { id, workspace_id: actor.ws.workspaceId, instance_id: instanceId, tool_id: toolId, input_sealed: seal(secrets, JSON.stringify(input), approvalInputContext(id)), status: 'pending', requested_by: actor.principal.userId, decided_by: null, decided_at: null, result: null, target_origin: targetOrigin, target_digest: targetDigest(instance, tool), created_at: clock.now().toISOString() };
+        await approvalStore.insert(db, row);
+        return { status: 202, body: { status: 'pending_approval', approval: approvalView(actor, { ...row, seq: 0 }, tool.input_schema), result: null } };
+      }
+      const result = await execute(instance, tool, input);
+      return { status: 200, body: { status: 'completed', approval: null, result } };
+    },
+  };
+}
+
+export type Invoker = ReturnType<typeof createInvoker>;

@@ -1,0 +1,7 @@
+/** The connectors domain's SQL, one file per table. */
+export { approvalStore } from './approvals.js';
+export { credentialStore } from './credentials.js';
+export { definitionStore } from './definitions.js';
+export { instanceStore } from './instances.js';
+export { oauthStateStore } from './oauth-states.js';
+export { toolStore } from './tools.js';

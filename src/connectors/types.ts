@@ -1,0 +1,48 @@
+import type { WorkspaceContext } from '../accounts/access.js';
+import type { Principal } from '../http/auth.js';
+
+/** Who acts: the principal and the workspace they act in (a leaf every connectors file may import). */
+export interface Actor {
+  principal: Principal;
+  ws: WorkspaceContext;
+}
+
+export const CRED_TYPES = ['oauth2', 'api_key', 'basic_auth', 'bearer_token', 'connection_string', 'custom'] as const;
+export type CredType = (typeof CRED_TYPES)[number];
+
+/** A connector definition as the service uses it (built-in, operator-defined or custom). */
+export interface Definition {
+  key: string;
+  name: string;
+  description: string | null;
+  /** oauth2: linked through the provider; credentials: a stored credType; none: no secret needed. */
+  authKind: 'oauth2' | 'credentials' | 'none';
+  credType: CredType | null;
+  /** mcp: tools come from (and calls go to) the MCP server at config.url; none: manual tools only. */
+  adapter: 'mcp' | 'none';
+  oauth: { authorizeUrl: string | null; tokenUrl: string | null; checkUrl: string | null; clientId: string | null; clientSecret: string | null; scopes: string[]; pkce: boolean } | null;
+  configSchema: Record<string, unknown>;
+  isSystem: boolean;
+  workspaceId: string | null;
+}
+
+export interface SystemDefinitionInput {
+  key: string;
+  name: string;
+  authorizeUrl: string;
+  tokenUrl: string;
+  clientId: string;
+  clientSecret: string;
+  scopes: string[];
+  pkce: boolean;
+  checkUrl?: string | null;
+  configSchema?: Record<string, unknown> | null;
+}
+
+export interface CustomDefinitionInput {
+  key: string;
+  name: string;
+  description?: string | null;
+  credType?: CredType | null;
+  configSchema?: Record<string, unknown> | null;
+}
