@@ -7,6 +7,7 @@ import { liveAccount, makeAudit, type AccountsDeps, type Actor } from './context
 import { presentInvitation, presentMember } from './presenters.js';
 import type { AssignableRole } from './roles.js';
 import * as store from './store.js';
+import { countAuditSince } from '../audit/log.js';
 
 export const INVITATION_PURPOSE = 'account_invitation';
 /** An invitation link is valid for 7 days; a resend issues a new link and restarts the period. */
@@ -109,7 +110,7 @@ export function createInvitations(deps: AccountsDeps) {
     if (toRecipient.count >= INVITATION_MAIL_QUOTAS.perRecipient) {
       throw refuse(`This address has received ${INVITATION_MAIL_QUOTAS.perRecipient} invitation mails in the last 24 hours; try again later`, 'recipient', INVITATION_MAIL_QUOTAS.perRecipient, toRecipient.oldest);
     }
-    const fromAccount = await store.countAuditSince(trx, accountId, ['member.invited', 'invitation.resent'], since);
+    const fromAccount = await countAuditSince(trx, accountId, ['member.invited', 'invitation.resent'], since);
     if (fromAccount.count >= INVITATION_MAIL_QUOTAS.perAccount) {
       throw refuse(`This account has sent ${INVITATION_MAIL_QUOTAS.perAccount} invitation mails in the last 24 hours; try again later`, 'account', INVITATION_MAIL_QUOTAS.perAccount, fromAccount.oldest);
     }

@@ -78,15 +78,3 @@ export async function removeWorkspaceMemberships(db: Executor, accountId: string
   const result = await db.deleteFrom('workspace_members').where('user_id', '=', userId).where('workspace_id', 'in', workspaceIdsOf(db, accountId)).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
-
-/** Audit entries of some actions in an account since a moment (for quotas): how many, and the oldest's time. */
-export async function countAuditSince(db: Executor, accountId: string, actions: readonly string[], sinceIso: string): Promise<{ count: number; oldest: string | null }> {
-  const row = await db
-    .selectFrom('account_audit_log')
-    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
-    .where('account_id', '=', accountId)
-    .where('action', 'in', [...actions])
-    .where('created_at', '>', sinceIso)
-    .executeTakeFirstOrThrow();
-  return { count: Number(row.n), oldest: (row.oldest as string | null) ?? null };
-}
