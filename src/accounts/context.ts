@@ -4,7 +4,7 @@ import type { IdentityService } from '../identity/service.js';
 import type { NotificationsService } from '../notifications/service.js';
 import { makeActorAudit } from '../audit/record.js';
 import { notFound } from '../http/errors.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
 
 export interface AccountsDeps {
   kernel: Kernel;

@@ -6,7 +6,7 @@ import { normalizeEmail } from '../identity/service.js';
 import { liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
 import { presentInvitation, presentMember } from './presenters.js';
 import type { AssignableRole } from './roles.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
 import { countAuditSince } from '../audit/log.js';
 
 export const INVITATION_PURPOSE = 'account_invitation';
@@ -47,13 +47,13 @@ export function createInvitations(deps: AccountsDeps) {
   async function invitationOf(executor: Executor, secret: string, use: 'peek' | 'consume') {
     const token = await deps.identity.oneTimeTokens[use](executor, INVITATION_PURPOSE, secret);
     if (!token) throw gone();
-    const invitation = await executor.selectFrom('account_invitations').selectAll().where('id', '=', String(token.payload.invitationId ?? '')).executeTakeFirst();
+    const invitation = await store.findInvitationById(executor, String(token.payload.invitationId ?? ''));
     if (!invitation || invitation.status !== 'pending' || invitation.token_id !== token.id || invitation.expires_at <= clock.now().toISOString()) throw gone();
     return invitation;
   }
 
   async function find(executor: Executor, accountId: string, invitationId: string) {
-    const row = await executor.selectFrom('account_invitations').selectAll().where('id', '=', invitationId).where('account_id', '=', accountId).executeTakeFirst();
+    const row = await store.findInvitation(executor, accountId, invitationId);
     if (!row) throw notFound('Invitation');
     return row;
   }
@@ -129,18 +129,12 @@ export function createInvitations(deps: AccountsDeps) {
         // Only a confirmed address ties the invitation to a user now (seat hold, notification);
         // an unconfirmed one is treated like an address without a user.
         const user = confirmedUser(found);
-        const pending = await trx.selectFrom('account_invitations').select('id').where('account_id', '=', accountId).where('email', '=', email).where('status', '=', 'pending').where('expires_at', '>', nowIso).executeTakeFirst();
+        const pending = await store.findLivePendingInvitation(trx, accountId, email, nowIso);
         if (pending) throw conflict('This email already has a pending invitation; resend it instead');
         await checkQuotas(trx, accountId, email);
         // An expired invitation to the same email is superseded: one pending invitation per
         // email, so revoking the old one can never take the new one's invited hold with it.
-        await trx
-          .updateTable('account_invitations')
-          .set({ status: 'revoked', revoked_at: nowIso })
-          .where('account_id', '=', accountId)
-          .where('email', '=', email)
-          .where('status', '=', 'pending')
-          .execute();
+        await store.revokePendingInvitationsTo(trx, accountId, email, nowIso);
         const id = newId();
         const accountName = account.display_name ?? account.legal_name;
         const issued = await send(trx, { invitationId: id, accountName, email, role: input.role, userId: user?.id ?? null, inviterName });
@@ -160,12 +154,12 @@ export function createInvitations(deps: AccountsDeps) {
           accepted_by: null,
           revoked_at: null,
         };
-        await trx.insertInto('account_invitations').values(invitation).execute();
+        await store.insertInvitation(trx, invitation);
         if (existing) {
           // An earlier invitation's hold: it now stands for this one.
-          await trx.updateTable('account_members').set({ role: input.role, invited_by: actor?.userId ?? null }).where('account_id', '=', accountId).where('user_id', '=', existing.user_id).execute();
+          await store.updateMember(trx, accountId, existing.user_id, { role: input.role, invited_by: actor?.userId ?? null });
         } else if (user) {
-          await trx.insertInto('account_members').values({ account_id: accountId, user_id: user.id, role: input.role, status: 'invited', invited_by: actor?.userId ?? null, joined_at: null, created_at: nowIso }).execute();
+          await store.insertMember(trx, { account_id: accountId, user_id: user.id, role: input.role, status: 'invited', invited_by: actor?.userId ?? null, joined_at: null, created_at: nowIso });
         }
         await audit(trx, actor, { accountId, action: 'member.invited', targetId: email, metadata: { invitationId: id, email, role: input.role, existingUser: !!user } });
         return invitation;
@@ -175,12 +169,9 @@ export function createInvitations(deps: AccountsDeps) {
     },
 
     async list(accountId: string, limit: number, offset: number) {
-      const [rows, count] = await Promise.all([
-        db.selectFrom('account_invitations').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-        db.selectFrom('account_invitations').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow(),
-      ]);
+      const [rows, total] = await Promise.all([store.listInvitations(db, accountId, limit, offset), store.countInvitations(db, accountId)]);
       const now = clock.now();
-      return { items: rows.map((r) => presentInvitation(r, now)), total: Number(count.n) };
+      return { items: rows.map((r) => presentInvitation(r, now)), total };
     },
 
     /** Pending invitations only; the invited membership (if any) goes with it. */
@@ -190,9 +181,9 @@ export function createInvitations(deps: AccountsDeps) {
         const invitation = await find(trx, accountId, invitationId);
         if (invitation.status !== 'pending') throw conflict(`The invitation is ${invitation.status}; only pending invitations can be revoked`);
         const nowIso = clock.now().toISOString();
-        await trx.updateTable('account_invitations').set({ status: 'revoked', revoked_at: nowIso }).where('id', '=', invitation.id).execute();
+        await store.updateInvitation(trx, invitation.id, { status: 'revoked', revoked_at: nowIso });
         const user = await deps.identity.findUserByEmail(invitation.email, trx);
-        if (user) await trx.deleteFrom('account_members').where('account_id', '=', accountId).where('user_id', '=', user.id).where('status', '=', 'invited').execute();
+        if (user) await store.deleteInvitedMember(trx, accountId, user.id);
         await audit(trx, actor, { accountId, action: 'invitation.revoked', targetId: invitation.id, metadata: { email: invitation.email, role: invitation.role } });
         return { ...invitation, status: 'revoked', revoked_at: nowIso };
       });
@@ -210,7 +201,7 @@ export function createInvitations(deps: AccountsDeps) {
         const user = confirmedUser(await deps.identity.findUserByEmail(invitation.email, trx));
         const issued = await send(trx, { invitationId: invitation.id, accountName: account.display_name ?? account.legal_name, email: invitation.email, role: invitation.role, userId: user?.id ?? null, inviterName });
         const expiresAt = new Date(clock.now().getTime() + INVITATION_TTL_SEC * 1000).toISOString();
-        await trx.updateTable('account_invitations').set({ token_id: issued.id, expires_at: expiresAt, sent_count: invitation.sent_count + 1 }).where('id', '=', invitation.id).execute();
+        await store.updateInvitation(trx, invitation.id, { token_id: issued.id, expires_at: expiresAt, sent_count: invitation.sent_count + 1 });
         await audit(trx, actor, { accountId, action: 'invitation.resent', targetId: invitation.id, metadata: { email: invitation.email, role: invitation.role, sentCount: invitation.sent_count + 1 } });
         return { ...invitation, token_id: issued.id, expires_at: expiresAt, sent_count: invitation.sent_count + 1 };
       });
@@ -242,13 +233,13 @@ export function createInvitations(deps: AccountsDeps) {
         if (existing?.status === 'active') throw conflict('You are already a member of this account');
         const invitedBy = invitation.invited_by === 'system' ? null : invitation.invited_by;
         if (existing) {
-          await trx.updateTable('account_members').set({ status: 'active', role: invitation.role, joined_at: nowIso }).where('account_id', '=', accountId).where('user_id', '=', userId).execute();
+          await store.updateMember(trx, accountId, userId, { status: 'active', role: invitation.role, joined_at: nowIso });
         } else {
-          await trx.insertInto('account_members').values({ account_id: accountId, user_id: userId, role: invitation.role, status: 'active', invited_by: invitedBy, joined_at: nowIso, created_at: nowIso }).execute();
+          await store.insertMember(trx, { account_id: accountId, user_id: userId, role: invitation.role, status: 'active', invited_by: invitedBy, joined_at: nowIso, created_at: nowIso });
         }
         const ws = await store.defaultWorkspace(trx, accountId);
-        if (ws) await trx.insertInto('workspace_members').values({ workspace_id: ws.id, user_id: userId, role: 'member', created_at: nowIso }).onConflict((oc) => oc.doNothing()).execute();
-        await trx.updateTable('account_invitations').set({ status: 'accepted', accepted_at: nowIso, accepted_by: userId }).where('id', '=', invitation.id).execute();
+        if (ws) await store.ensureWorkspaceMember(trx, { workspace_id: ws.id, user_id: userId, role: 'member', created_at: nowIso });
+        await store.updateInvitation(trx, invitation.id, { status: 'accepted', accepted_at: nowIso, accepted_by: userId });
         await audit(trx, { userId }, { accountId, action: 'invitation.accepted', targetId: invitation.id, metadata: { email: invitation.email, role: invitation.role } });
         await audit(trx, { userId }, { accountId, action: 'member.joined', targetId: userId, metadata: { role: invitation.role, invitationId: invitation.id } });
         return store.findMember(trx, accountId, userId);
