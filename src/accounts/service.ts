@@ -48,6 +48,15 @@ const FIELDS: Array<[keyof NewAccount, 'slug' | 'legal_name' | 'display_name' | 
   ['avatarUrl', 'avatar_url'],
 ];
 
+/**
+ * What another domain may show of an account (the AI prompt context): its names, industry and
+ * timezone, with updated_at to version what it derives from them.
+ */
+export const accountProfile = (executor: Executor, accountId: string) => store.findAccountProfile(executor, accountId);
+
+/** What another domain may show of a user (the AI prompt context): names, with updated_at. */
+export const userProfile = (executor: Executor, userId: string) => store.findUserProfile(executor, userId);
+
 /** Accounts: the tenancy boundary. Owns accounts, members, workspaces, entitlements, audit. */
 export function createAccountsService(kernel: Kernel, services: { identity: IdentityService; notifications: NotificationsService }) {
   const { db, clock, changes } = kernel;
