@@ -1,11 +1,18 @@
-import { conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import { liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
 import { presentApiKey, presentMember } from './presenters.js';
 import { SEAT_RELEASE, type BillingAdapter } from './billing.js';
-import type { AssignableRole } from './roles.js';
+import { ASSIGNABLE_ROLES, type AssignableRole } from './roles.js';
 import * as store from './store/index.js';
+
+/** Roles a member may be given directly; owner moves only through ownership transfer. */
+export function assertAssignableRole(role: string): asserts role is AssignableRole {
+  if (!(ASSIGNABLE_ROLES as readonly string[]).includes(role)) {
+    throw badRequest(`unknown role "${role}" (assignable: ${ASSIGNABLE_ROLES.join(', ')})`, [{ field: 'role', message: 'not an assignable role', type: 'any.only' }]);
+  }
+}
 
 export interface BillingHolder {
   adapter: BillingAdapter | null;
@@ -39,6 +46,7 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
      * attached, they did not join); docs/accounts.md, Members added by id.
      */
     async add(accountId: string, actor: Actor, input: { chainerId: string; role: AssignableRole }) {
+      assertAssignableRole(input.role);
       const member = await inTransaction(db, async (trx) => {
         const account = await liveAccount(trx, accountId);
         const user = await deps.identity.findUserById(input.chainerId, trx);

@@ -36,6 +36,17 @@ export interface AccountChanges extends Partial<NewAccount> {
 
 export const ENTITLEMENT_TOPIC = 'accounts.entitlement';
 
+/** Features an account can be entitled to. */
+export const ENTITLEMENT_FEATURES: readonly string[] = ['ai'];
+
+export function assertKnownFeature(feature: string): void {
+  if (!ENTITLEMENT_FEATURES.includes(feature)) {
+    throw badRequest(`unknown feature "${feature}" (known: ${ENTITLEMENT_FEATURES.join(', ')})`, [{ field: 'feature', message: 'unknown feature', type: 'any.only' }]);
+  }
+}
+
+export { assertAssignableRole } from './members.js';
+
 /** PATCH fields and their columns, in the order account.updated entries are written. */
 const FIELDS: Array<[keyof NewAccount, 'slug' | 'legal_name' | 'display_name' | 'website' | 'industry' | 'billing_email' | 'default_timezone' | 'avatar_url']> = [
   ['slug', 'slug'],
@@ -190,6 +201,7 @@ export function createAccountsService(kernel: Kernel, services: { identity: Iden
 
     /** Grants or revokes a feature entitlement (e.g. ai); visible to running servers at once. */
     async setEntitlement(accountId: string, feature: string, granted: boolean, actorId: string | null = null) {
+      assertKnownFeature(feature);
       await inTransaction(db, async (trx) => {
         const account = await store.findAccountStatus(trx, accountId);
         if (!account || !LIVE.includes(account.status)) throw notFound('Account');
