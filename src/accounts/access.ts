@@ -1,9 +1,9 @@
-import { sql } from 'kysely';
 import { DomainError, forbidden, notFound } from '../http/errors.js';
 import type { Principal } from '../http/auth.js';
 import type { Executor } from '../db/tx.js';
 import type { Role } from './roles.js';
 import type { WorkspaceRole } from './workspaces.js';
+import * as store from './store/index.js';
 
 /** The account a request acts in, with the caller's role there. */
 export interface AccountContext {
@@ -41,13 +41,7 @@ const LIVE_STATUSES = ['active', 'suspended'];
  */
 export function createAccountAccess(db: Executor) {
   async function membership(accountId: string, userId: string) {
-    return db
-      .selectFrom('account_members')
-      .innerJoin('accounts', 'accounts.id', 'account_members.account_id')
-      .select(['account_members.role', 'account_members.status', 'accounts.status as accountStatus'])
-      .where('account_members.account_id', '=', accountId)
-      .where('account_members.user_id', '=', userId)
-      .executeTakeFirst();
+    return store.findMembership(db, accountId, userId);
   }
 
   /**
@@ -66,17 +60,7 @@ export function createAccountAccess(db: Executor) {
   async function current(principal: Principal, headerAccountId?: string | null): Promise<AccountContext> {
     if (headerAccountId) return inAccount(principal, headerAccountId);
     if (principal.kind === 'api_key' && principal.accountId) return inAccount(principal, principal.accountId);
-    const oldest = await db
-      .selectFrom('account_members')
-      .innerJoin('accounts', 'accounts.id', 'account_members.account_id')
-      .select(['account_members.account_id', 'account_members.role', 'accounts.status'])
-      .where('account_members.user_id', '=', principal.userId)
-      .where('account_members.status', '=', 'active')
-      .where('accounts.status', 'in', LIVE_STATUSES)
-      .orderBy('account_members.created_at')
-      // Memberships made in the same millisecond: insertion order decides, not a random id.
-      .orderBy(sql`account_members.rowid`)
-      .executeTakeFirst();
+    const oldest = await store.findOldestMembership(db, principal.userId, LIVE_STATUSES);
     if (!oldest) throw notFound('Account (you are not a member of any account)');
     return { accountId: oldest.account_id, role: oldest.role as Role, accountStatus: oldest.status };
   }
@@ -87,7 +71,7 @@ export function createAccountAccess(db: Executor) {
    */
   async function workspace(principal: Principal, headers: { accountId?: string | null; workspaceId?: string | null }): Promise<WorkspaceContext> {
     if (headers.workspaceId) {
-      const ws = await db.selectFrom('workspaces').select(['id', 'account_id']).where('id', '=', headers.workspaceId).executeTakeFirst();
+      const ws = await store.findWorkspaceAccount(db, headers.workspaceId);
       if (!ws) throw notFound('Workspace');
       const account = await inAccount(principal, ws.account_id).catch((err) => {
         throw err instanceof DomainError && err.status === 403 ? notFound('Workspace') : err;
@@ -97,14 +81,14 @@ export function createAccountAccess(db: Executor) {
       return { ...account, workspaceId: ws.id, workspaceRole: effectiveWorkspaceRole(account.role, member?.role) };
     }
     const account = await current(principal, headers.accountId);
-    const ws = await db.selectFrom('workspaces').select('id').where('account_id', '=', account.accountId).where('is_default', '=', 1).executeTakeFirst();
+    const ws = await store.defaultWorkspaceId(db, account.accountId);
     if (!ws) throw notFound('Workspace');
     const member = await workspaceMembership(ws.id, principal.userId);
     return { ...account, workspaceId: ws.id, workspaceRole: effectiveWorkspaceRole(account.role, member?.role) };
   }
 
   async function workspaceMembership(workspaceId: string, userId: string) {
-    return db.selectFrom('workspace_members').select('role').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst();
+    return store.findWorkspaceMember(db, workspaceId, userId);
   }
 
   return {
@@ -129,14 +113,14 @@ export function createAccountAccess(db: Executor) {
 
     /** Users with an active membership of a live account; null when the account is unknown or gone. */
     async activeMemberIds(accountId: string): Promise<string[] | null> {
-      const account = await db.selectFrom('accounts').select('status').where('id', '=', accountId).executeTakeFirst();
+      const account = await store.findAccountStatus(db, accountId);
       if (!account || !LIVE_STATUSES.includes(account.status)) return null;
-      const rows = await db.selectFrom('account_members').select('user_id').where('account_id', '=', accountId).where('status', '=', 'active').orderBy('created_at').execute();
+      const rows = await store.listActiveMemberIds(db, accountId);
       return rows.map((r) => r.user_id);
     },
 
     async hasEntitlement(accountId: string, feature: string): Promise<boolean> {
-      const row = await db.selectFrom('account_entitlements').select('feature').where('account_id', '=', accountId).where('feature', '=', feature).executeTakeFirst();
+      const row = await store.findEntitlement(db, accountId, feature);
       return !!row;
     },
   };

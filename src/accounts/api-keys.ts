@@ -5,7 +5,7 @@ import { newId } from '../lib/ids.js';
 import { randomToken, sha256Hex } from '../lib/crypto.js';
 import { LIVE, liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
 import { presentApiKey } from './presenters.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
 
 /** Every enterprise key starts with this, so the verifier recognises its own tokens. */
 export const API_KEY_PREFIX = 'gak_';
@@ -26,17 +26,11 @@ export function createApiKeys(deps: AccountsDeps) {
     name: 'account-api-key',
     async verify(token) {
       if (!token.startsWith(API_KEY_PREFIX)) return undefined;
-      const row = await db
-        .selectFrom('account_api_keys')
-        .innerJoin('accounts', 'accounts.id', 'account_api_keys.account_id')
-        .innerJoin('account_members', (join) => join.onRef('account_members.account_id', '=', 'account_api_keys.account_id').onRef('account_members.user_id', '=', 'account_api_keys.user_id'))
-        .select(['account_api_keys.id', 'account_api_keys.user_id', 'account_api_keys.account_id', 'account_api_keys.revoked_at', 'account_api_keys.last_used_at', 'accounts.status as account_status', 'account_members.status as member_status'])
-        .where('account_api_keys.key_hash', '=', sha256Hex(token))
-        .executeTakeFirst();
+      const row = await store.findKeyByHash(db, sha256Hex(token));
       if (!row || row.revoked_at !== null || !LIVE.includes(row.account_status) || row.member_status !== 'active') return null;
       const now = clock.now();
       if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() > TOUCH_INTERVAL_MS) {
-        await db.updateTable('account_api_keys').set({ last_used_at: now.toISOString() }).where('id', '=', row.id).execute();
+        await store.touchKey(db, row.id, now.toISOString());
       }
       const principal: Principal = { userId: row.user_id, kind: 'api_key', scopes: null, clientId: null, sessionId: null, accountId: row.account_id, tokenId: row.id };
       return principal;
@@ -66,7 +60,7 @@ export function createApiKeys(deps: AccountsDeps) {
           revoked_at: null,
           revoke_reason: null,
         };
-        await trx.insertInto('account_api_keys').values(row).execute();
+        await store.insertKey(trx, row);
         await audit(trx, { userId: ownerId }, { accountId, action: 'api_key.created', targetId: row.id, metadata: { name, keyPrefix: row.key_prefix, lastFour: row.last_four } });
         return { ...presentApiKey(row), key };
       });
@@ -74,9 +68,7 @@ export function createApiKeys(deps: AccountsDeps) {
 
     /** Owners and admins see every key of the account; other members their own. */
     async list(accountId: string, viewer: { userId: string; role: string }) {
-      let q = db.selectFrom('account_api_keys').selectAll().where('account_id', '=', accountId);
-      if (viewer.role !== 'owner' && viewer.role !== 'admin') q = q.where('user_id', '=', viewer.userId);
-      const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+      const rows = await store.listKeys(db, accountId, viewer.role !== 'owner' && viewer.role !== 'admin' ? viewer.userId : null);
       return rows.map(presentApiKey);
     },
 
@@ -84,13 +76,13 @@ export function createApiKeys(deps: AccountsDeps) {
     async revoke(accountId: string, actor: Actor, viewerRole: string | null, keyId: string) {
       return inTransaction(db, async (trx) => {
         await liveAccount(trx, accountId);
-        const row = await trx.selectFrom('account_api_keys').selectAll().where('id', '=', keyId).where('account_id', '=', accountId).executeTakeFirst();
+        const row = await store.findKey(trx, accountId, keyId);
         if (!row) throw notFound('API key');
         const mayRevoke = !actor || row.user_id === actor.userId || viewerRole === 'owner' || viewerRole === 'admin';
         if (!mayRevoke) throw notFound('API key');
         if (row.revoked_at) return presentApiKey(row);
         const now = clock.now().toISOString();
-        await trx.updateTable('account_api_keys').set({ revoked_at: now, revoke_reason: 'revoked' }).where('id', '=', row.id).execute();
+        await store.revokeKeys(trx, [row.id], now, 'revoked');
         await audit(trx, actor, { accountId, action: 'api_key.revoked', targetId: row.id, metadata: { name: row.name, keyPrefix: row.key_prefix, ownerChainerId: row.user_id } });
         return presentApiKey({ ...row, revoked_at: now });
       });

@@ -1,7 +1,7 @@
 import { conflict, notFound } from '../http/errors.js';
 import { inTransaction } from '../db/tx.js';
 import { makeAudit, type AccountsDeps, type Actor } from './context.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
 
 const DAY_MS = 24 * 3_600_000;
 
@@ -25,38 +25,13 @@ export function createDeletion(deps: AccountsDeps) {
       if (!account) return false;
       const due = account.status === 'deletion_approved' || (account.status === 'closed' && account.purge_after !== null && account.purge_after <= now.toISOString());
       if (!due) return false;
-      const workspaceIds = (await store.workspaceIdsOf(trx, accountId).execute()).map((w) => w.id);
-      if (workspaceIds.length > 0) await trx.deleteFrom('workspace_members').where('workspace_id', 'in', workspaceIds).execute();
-      const workspaces = await trx.deleteFrom('workspaces').where('account_id', '=', accountId).executeTakeFirst();
-      const members = await trx.deleteFrom('account_members').where('account_id', '=', accountId).executeTakeFirst();
-      await trx.deleteFrom('account_invitations').where('account_id', '=', accountId).execute();
-      await trx.deleteFrom('account_api_keys').where('account_id', '=', accountId).execute();
-      await trx.deleteFrom('account_ownership_transfers').where('account_id', '=', accountId).execute();
-      await trx.deleteFrom('account_entitlements').where('account_id', '=', accountId).execute();
-      const nowIso = now.toISOString();
-      await trx
-        .updateTable('accounts')
-        .set({
-          status: 'hard_deleted',
-          hard_deleted_at: nowIso,
-          updated_at: nowIso,
-          slug: `hard-deleted-${accountId}`,
-          legal_name: 'Deleted account',
-          display_name: null,
-          website: null,
-          industry: null,
-          billing_email: null,
-          default_timezone: null,
-          avatar_url: null,
-          purge_after: null,
-        })
-        .where('id', '=', accountId)
-        .execute();
+      const purged = await store.purgeAccountRows(trx, accountId);
+      await store.markHardDeleted(trx, accountId, now.toISOString());
       await audit(trx, null, {
         accountId,
         action: 'account.hard_deleted',
         targetId: accountId,
-        metadata: { previousStatus: account.status, deletedAt: account.deleted_at, purgedMembers: Number(members.numDeletedRows), purgedWorkspaces: Number(workspaces.numDeletedRows) },
+        metadata: { previousStatus: account.status, deletedAt: account.deleted_at, purgedMembers: purged.members, purgedWorkspaces: purged.workspaces },
       });
       return true;
     });
@@ -73,12 +48,8 @@ export function createDeletion(deps: AccountsDeps) {
         const now = clock.now();
         const deletedAt = now.toISOString();
         const purgeAfter = new Date(now.getTime() + config.accountRetentionDays * DAY_MS).toISOString();
-        await trx
-          .updateTable('accounts')
-          .set({ status: 'closed', status_before_close: account.status, deleted_at: deletedAt, purge_after: purgeAfter, deleted_by: by?.userId ?? 'system', updated_at: deletedAt })
-          .where('id', '=', accountId)
-          .execute();
-        await trx.updateTable('account_ownership_transfers').set({ status: 'cancelled', decided_at: deletedAt }).where('account_id', '=', accountId).where('status', '=', 'pending').execute();
+        await store.updateAccount(trx, accountId, { status: 'closed', status_before_close: account.status, deleted_at: deletedAt, purge_after: purgeAfter, deleted_by: by?.userId ?? 'system', updated_at: deletedAt });
+        await store.cancelPendingTransfers(trx, accountId, deletedAt);
         await audit(trx, by, { accountId, action: 'account.deleted', targetId: accountId, metadata: { previousStatus: account.status, deletedAt, purgeAfter, retentionDays: config.accountRetentionDays } });
         return { id: accountId, deletedAt, purgeAfter };
       });
@@ -94,7 +65,7 @@ export function createDeletion(deps: AccountsDeps) {
         const nowIso = clock.now().toISOString();
         if (account.purge_after !== null && account.purge_after <= nowIso) throw conflict('The retention period has ended; the account is awaiting its purge and can no longer be restored');
         const status = account.status_before_close ?? 'active';
-        await trx.updateTable('accounts').set({ status, status_before_close: null, deleted_at: null, purge_after: null, deleted_by: null, updated_at: nowIso }).where('id', '=', accountId).execute();
+        await store.updateAccount(trx, accountId, { status, status_before_close: null, deleted_at: null, purge_after: null, deleted_by: null, updated_at: nowIso });
         await audit(trx, by, { accountId, action: 'account.restored', targetId: accountId, metadata: { status, deletedAt: account.deleted_at } });
         const row = await store.findAccount(trx, accountId);
         return row!;
@@ -108,7 +79,7 @@ export function createDeletion(deps: AccountsDeps) {
         if (!account) throw notFound('Account');
         if (account.status !== 'closed') throw conflict(`Only a closed (deleted) account can have its deletion approved; this one is ${account.status}`);
         const nowIso = clock.now().toISOString();
-        await trx.updateTable('accounts').set({ status: 'deletion_approved', updated_at: nowIso }).where('id', '=', accountId).execute();
+        await store.updateAccount(trx, accountId, { status: 'deletion_approved', updated_at: nowIso });
         await audit(trx, by, { accountId, action: 'account.deletion_approved', targetId: accountId, metadata: { deletedAt: account.deleted_at } });
         return { id: accountId, status: 'deletion_approved' };
       });
@@ -118,13 +89,7 @@ export function createDeletion(deps: AccountsDeps) {
 
     /** The retention job's body: every account due is hard-deleted, one transaction each. */
     async purgeDue(now: Date): Promise<string[]> {
-      const due = await db
-        .selectFrom('accounts')
-        .select('id')
-        .where((eb) => eb.or([eb('status', '=', 'deletion_approved'), eb.and([eb('status', '=', 'closed'), eb('purge_after', '<=', now.toISOString())])]))
-        .orderBy('purge_after')
-        .limit(500)
-        .execute();
+      const due = await store.listDueForPurge(db, now.toISOString(), 500);
       const purged: string[] = [];
       for (const { id } of due) if (await purge(id, now)) purged.push(id);
       return purged;

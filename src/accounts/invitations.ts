@@ -1,39 +1,16 @@
 import { conflict, DomainError, forbidden, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
-import { oneLine } from '../lib/text.js';
 import { normalizeEmail } from '../identity/service.js';
 import { liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
 import { presentInvitation, presentMember } from './presenters.js';
 import type { AssignableRole } from './roles.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
+import { createInvitationMail, emailNotConfirmed, INVITATION_PURPOSE, INVITATION_TTL_SEC } from './invitation-mail.js';
 
-export const INVITATION_PURPOSE = 'account_invitation';
-/** An invitation link is valid for 7 days; a resend issues a new link and restarts the period. */
-export const INVITATION_TTL_SEC = 7 * 24 * 3600;
-
-/**
- * Invitation mails in a day: from one account to one address (first sends and resends alike),
- * to one address from all accounts together, and from one account in all. The per-address
- * count is per account so that a throwaway account cannot spend an address's day and lock
- * out the real inviter; the higher total still stops spraying one address from many accounts
- * (docs/accounts.md, Invitation). Counted from the audit log and the outbox, so they hold
- * across restarts and processes.
- */
-export const INVITATION_MAIL_QUOTAS = { perRecipient: 3, perRecipientAllAccounts: 10, perAccount: 50, windowSec: 24 * 3600 } as const;
-/** The audit actions that each stand for one invitation mail; their metadata names the address. */
-const INVITATION_MAIL_ACTIONS = ['member.invited', 'invitation.resent'] as const;
-/** Longest name put into an invitation mail (subject and body). */
-const MAIL_NAME_MAX = 80;
+export { INVITATION_PURPOSE, INVITATION_TTL_SEC, INVITATION_MAIL_QUOTAS } from './invitation-mail.js';
 
 const gone = () => new DomainError(410, 'GONE', 'This invitation link is invalid, was already used, was replaced by a newer one, or has expired');
-
-/**
- * 403 `FORBIDDEN` for an action that needs a confirmed address; the detail's type lets a client
- * tell it from other refusals without a code of its own (docs/accounts.md, Invitation).
- */
-const emailNotConfirmed = (message: string) =>
-  new DomainError(403, 'FORBIDDEN', message, [{ field: 'email', message: 'the email address is not confirmed', type: 'email_not_confirmed' }]);
 
 /** The user only when they confirmed their address. */
 const confirmedUser = <U extends { email_verified_at: string | null }>(user: U | undefined): U | undefined => (user?.email_verified_at ? user : undefined);
@@ -49,86 +26,23 @@ const confirmedUser = <U extends { email_verified_at: string | null }>(user: U |
  * confirming it has not shown they read that mailbox (docs/accounts.md, Invitation).
  */
 export function createInvitations(deps: AccountsDeps) {
-  const { db, clock, config, mailer } = deps.kernel;
+  const { db, clock, mailer } = deps.kernel;
   const audit = makeAudit(deps);
-
-  const link = (secret: string) => `${config.publicUrl}/invitations/accept?token=${encodeURIComponent(secret)}`;
+  const { send, inviterLabel, checkQuotas } = createInvitationMail(deps);
 
   /** The pending invitation a live link stands for; 410 for anything else. */
   async function invitationOf(executor: Executor, secret: string, use: 'peek' | 'consume') {
     const token = await deps.identity.oneTimeTokens[use](executor, INVITATION_PURPOSE, secret);
     if (!token) throw gone();
-    const invitation = await executor.selectFrom('account_invitations').selectAll().where('id', '=', String(token.payload.invitationId ?? '')).executeTakeFirst();
+    const invitation = await store.findInvitationById(executor, String(token.payload.invitationId ?? ''));
     if (!invitation || invitation.status !== 'pending' || invitation.token_id !== token.id || invitation.expires_at <= clock.now().toISOString()) throw gone();
     return invitation;
   }
 
   async function find(executor: Executor, accountId: string, invitationId: string) {
-    const row = await executor.selectFrom('account_invitations').selectAll().where('id', '=', invitationId).where('account_id', '=', accountId).executeTakeFirst();
+    const row = await store.findInvitation(executor, accountId, invitationId);
     if (!row) throw notFound('Invitation');
     return row;
-  }
-
-  /**
-   * Issues a link, mails it and (for a user with the confirmed address) notifies in-app; all in
-   * the caller's transaction. The notification only says an invitation is waiting in the mail:
-   * it never carries the link, which alone would let a signed-in reader accept.
-   */
-  async function send(trx: Executor, raw: { invitationId: string; accountName: string; email: string; role: string; userId: string | null; inviterName: string }) {
-    // The mail is plain text and the names are chosen by whoever invites: one line each, capped,
-    // so they cannot add paragraphs or headers of their own.
-    const input = { ...raw, accountName: oneLine(raw.accountName, MAIL_NAME_MAX), inviterName: oneLine(raw.inviterName, MAIL_NAME_MAX) };
-    const issued = await deps.identity.oneTimeTokens.issue(trx, { userId: input.userId, purpose: INVITATION_PURPOSE, ttlSec: INVITATION_TTL_SEC, payload: { invitationId: input.invitationId } });
-    const url = link(issued.secret);
-    await mailer.enqueue(trx, {
-      to: input.email,
-      subject: `Invitation to join "${input.accountName}" on Gantry`,
-      text: `${input.inviterName} invited you to join the account "${input.accountName}" on Gantry as ${input.role}.\n\nAccept the invitation (sign in as ${input.email}): ${url}\n\nThe link can be used once and expires in 7 days. If you do not know this account, ignore this mail.`,
-      kind: 'invitation',
-    });
-    if (input.userId) {
-      await deps.notifications.notify(trx, {
-        userId: input.userId,
-        title: `Invitation to ${input.accountName}`,
-        body: `${input.inviterName} invited you to join ${input.accountName} as ${input.role}. Open the link in the invitation mail sent to ${input.email} to accept.`,
-        category: 'account',
-        priority: 'normal',
-      });
-    }
-    return issued;
-  }
-
-  /**
-   * Who signs the mail, refused unless their own address is confirmed: an invitation mail
-   * carries the inviter's words to a stranger's mailbox. The operator's CLI (no actor) may send.
-   */
-  const inviterLabel = async (trx: Executor, actor: Actor) => {
-    if (!actor) return 'An administrator';
-    const user = await deps.identity.getUser(actor.userId, trx);
-    if (!user.email_verified_at) throw emailNotConfirmed('Confirm your email address before sending invitations');
-    return user.full_name ?? user.username ?? user.email;
-  };
-
-  /** 429 when the address (from this account, or from all) or the account has had its invitation mails for the day. */
-  async function checkQuotas(trx: Executor, accountId: string, email: string) {
-    const now = clock.now().getTime();
-    const since = new Date(now - INVITATION_MAIL_QUOTAS.windowSec * 1000).toISOString();
-    const refuse = (message: string, quota: 'recipient' | 'recipientAllAccounts' | 'account', limit: number, oldest: string | null) => {
-      const retryAfter = oldest ? Math.max(1, Math.ceil((Date.parse(oldest) + INVITATION_MAIL_QUOTAS.windowSec * 1000 - now) / 1000)) : INVITATION_MAIL_QUOTAS.windowSec;
-      return new DomainError(429, 'RATE_LIMIT_EXCEEDED', message, { quota, limit, windowSec: INVITATION_MAIL_QUOTAS.windowSec }, { 'Retry-After': String(retryAfter) });
-    };
-    const fromAccountToRecipient = await store.countAuditSince(trx, accountId, INVITATION_MAIL_ACTIONS, since, email);
-    if (fromAccountToRecipient.count >= INVITATION_MAIL_QUOTAS.perRecipient) {
-      throw refuse(`This account has sent ${INVITATION_MAIL_QUOTAS.perRecipient} invitation mails to this address in the last 24 hours; try again later`, 'recipient', INVITATION_MAIL_QUOTAS.perRecipient, fromAccountToRecipient.oldest);
-    }
-    const toRecipient = await mailer.queuedSince(trx, email, 'invitation', since);
-    if (toRecipient.count >= INVITATION_MAIL_QUOTAS.perRecipientAllAccounts) {
-      throw refuse(`This address has received ${INVITATION_MAIL_QUOTAS.perRecipientAllAccounts} invitation mails in the last 24 hours; try again later`, 'recipientAllAccounts', INVITATION_MAIL_QUOTAS.perRecipientAllAccounts, toRecipient.oldest);
-    }
-    const fromAccount = await store.countAuditSince(trx, accountId, INVITATION_MAIL_ACTIONS, since);
-    if (fromAccount.count >= INVITATION_MAIL_QUOTAS.perAccount) {
-      throw refuse(`This account has sent ${INVITATION_MAIL_QUOTAS.perAccount} invitation mails in the last 24 hours; try again later`, 'account', INVITATION_MAIL_QUOTAS.perAccount, fromAccount.oldest);
-    }
   }
 
   return {
@@ -144,18 +58,12 @@ export function createInvitations(deps: AccountsDeps) {
         // Only a confirmed address ties the invitation to a user now (seat hold, notification);
         // an unconfirmed one is treated like an address without a user.
         const user = confirmedUser(found);
-        const pending = await trx.selectFrom('account_invitations').select('id').where('account_id', '=', accountId).where('email', '=', email).where('status', '=', 'pending').where('expires_at', '>', nowIso).executeTakeFirst();
+        const pending = await store.findLivePendingInvitation(trx, accountId, email, nowIso);
         if (pending) throw conflict('This email already has a pending invitation; resend it instead');
         await checkQuotas(trx, accountId, email);
         // An expired invitation to the same email is superseded: one pending invitation per
         // email, so revoking the old one can never take the new one's invited hold with it.
-        await trx
-          .updateTable('account_invitations')
-          .set({ status: 'revoked', revoked_at: nowIso })
-          .where('account_id', '=', accountId)
-          .where('email', '=', email)
-          .where('status', '=', 'pending')
-          .execute();
+        await store.revokePendingInvitationsTo(trx, accountId, email, nowIso);
         const id = newId();
         const accountName = account.display_name ?? account.legal_name;
         const issued = await send(trx, { invitationId: id, accountName, email, role: input.role, userId: user?.id ?? null, inviterName });
@@ -175,12 +83,12 @@ export function createInvitations(deps: AccountsDeps) {
           accepted_by: null,
           revoked_at: null,
         };
-        await trx.insertInto('account_invitations').values(invitation).execute();
+        await store.insertInvitation(trx, invitation);
         if (existing) {
           // An earlier invitation's hold: it now stands for this one.
-          await trx.updateTable('account_members').set({ role: input.role, invited_by: actor?.userId ?? null }).where('account_id', '=', accountId).where('user_id', '=', existing.user_id).execute();
+          await store.updateMember(trx, accountId, existing.user_id, { role: input.role, invited_by: actor?.userId ?? null });
         } else if (user) {
-          await trx.insertInto('account_members').values({ account_id: accountId, user_id: user.id, role: input.role, status: 'invited', invited_by: actor?.userId ?? null, joined_at: null, created_at: nowIso }).execute();
+          await store.insertMember(trx, { account_id: accountId, user_id: user.id, role: input.role, status: 'invited', invited_by: actor?.userId ?? null, joined_at: null, created_at: nowIso });
         }
         await audit(trx, actor, { accountId, action: 'member.invited', targetId: email, metadata: { invitationId: id, email, role: input.role, existingUser: !!user } });
         return invitation;
@@ -190,12 +98,9 @@ export function createInvitations(deps: AccountsDeps) {
     },
 
     async list(accountId: string, limit: number, offset: number) {
-      const [rows, count] = await Promise.all([
-        db.selectFrom('account_invitations').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-        db.selectFrom('account_invitations').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow(),
-      ]);
+      const [rows, total] = await Promise.all([store.listInvitations(db, accountId, limit, offset), store.countInvitations(db, accountId)]);
       const now = clock.now();
-      return { items: rows.map((r) => presentInvitation(r, now)), total: Number(count.n) };
+      return { items: rows.map((r) => presentInvitation(r, now)), total };
     },
 
     /** Pending invitations only; the invited membership (if any) goes with it. */
@@ -205,9 +110,9 @@ export function createInvitations(deps: AccountsDeps) {
         const invitation = await find(trx, accountId, invitationId);
         if (invitation.status !== 'pending') throw conflict(`The invitation is ${invitation.status}; only pending invitations can be revoked`);
         const nowIso = clock.now().toISOString();
-        await trx.updateTable('account_invitations').set({ status: 'revoked', revoked_at: nowIso }).where('id', '=', invitation.id).execute();
+        await store.updateInvitation(trx, invitation.id, { status: 'revoked', revoked_at: nowIso });
         const user = await deps.identity.findUserByEmail(invitation.email, trx);
-        if (user) await trx.deleteFrom('account_members').where('account_id', '=', accountId).where('user_id', '=', user.id).where('status', '=', 'invited').execute();
+        if (user) await store.deleteInvitedMember(trx, accountId, user.id);
         await audit(trx, actor, { accountId, action: 'invitation.revoked', targetId: invitation.id, metadata: { email: invitation.email, role: invitation.role } });
         return { ...invitation, status: 'revoked', revoked_at: nowIso };
       });
@@ -225,7 +130,7 @@ export function createInvitations(deps: AccountsDeps) {
         const user = confirmedUser(await deps.identity.findUserByEmail(invitation.email, trx));
         const issued = await send(trx, { invitationId: invitation.id, accountName: account.display_name ?? account.legal_name, email: invitation.email, role: invitation.role, userId: user?.id ?? null, inviterName });
         const expiresAt = new Date(clock.now().getTime() + INVITATION_TTL_SEC * 1000).toISOString();
-        await trx.updateTable('account_invitations').set({ token_id: issued.id, expires_at: expiresAt, sent_count: invitation.sent_count + 1 }).where('id', '=', invitation.id).execute();
+        await store.updateInvitation(trx, invitation.id, { token_id: issued.id, expires_at: expiresAt, sent_count: invitation.sent_count + 1 });
         await audit(trx, actor, { accountId, action: 'invitation.resent', targetId: invitation.id, metadata: { email: invitation.email, role: invitation.role, sentCount: invitation.sent_count + 1 } });
         return { ...invitation, token_id: issued.id, expires_at: expiresAt, sent_count: invitation.sent_count + 1 };
       });
@@ -257,13 +162,13 @@ export function createInvitations(deps: AccountsDeps) {
         if (existing?.status === 'active') throw conflict('You are already a member of this account');
         const invitedBy = invitation.invited_by === 'system' ? null : invitation.invited_by;
         if (existing) {
-          await trx.updateTable('account_members').set({ status: 'active', role: invitation.role, joined_at: nowIso }).where('account_id', '=', accountId).where('user_id', '=', userId).execute();
+          await store.updateMember(trx, accountId, userId, { status: 'active', role: invitation.role, joined_at: nowIso });
         } else {
-          await trx.insertInto('account_members').values({ account_id: accountId, user_id: userId, role: invitation.role, status: 'active', invited_by: invitedBy, joined_at: nowIso, created_at: nowIso }).execute();
+          await store.insertMember(trx, { account_id: accountId, user_id: userId, role: invitation.role, status: 'active', invited_by: invitedBy, joined_at: nowIso, created_at: nowIso });
         }
         const ws = await store.defaultWorkspace(trx, accountId);
-        if (ws) await trx.insertInto('workspace_members').values({ workspace_id: ws.id, user_id: userId, role: 'member', created_at: nowIso }).onConflict((oc) => oc.doNothing()).execute();
-        await trx.updateTable('account_invitations').set({ status: 'accepted', accepted_at: nowIso, accepted_by: userId }).where('id', '=', invitation.id).execute();
+        if (ws) await store.ensureWorkspaceMember(trx, { workspace_id: ws.id, user_id: userId, role: 'member', created_at: nowIso });
+        await store.updateInvitation(trx, invitation.id, { status: 'accepted', accepted_at: nowIso, accepted_by: userId });
         await audit(trx, { userId }, { accountId, action: 'invitation.accepted', targetId: invitation.id, metadata: { email: invitation.email, role: invitation.role } });
         await audit(trx, { userId }, { accountId, action: 'member.joined', targetId: userId, metadata: { role: invitation.role, invitationId: invitation.id } });
         return store.findMember(trx, accountId, userId);

@@ -1,11 +1,18 @@
-import { conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import { liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
 import { presentApiKey, presentMember } from './presenters.js';
 import { SEAT_RELEASE, type BillingAdapter } from './billing.js';
-import type { AssignableRole } from './roles.js';
-import * as store from './store.js';
+import { ASSIGNABLE_ROLES, type AssignableRole } from './roles.js';
+import * as store from './store/index.js';
+
+/** Roles a member may be given directly; owner moves only through ownership transfer. */
+export function assertAssignableRole(role: string): asserts role is AssignableRole {
+  if (!(ASSIGNABLE_ROLES as readonly string[]).includes(role)) {
+    throw badRequest(`unknown role "${role}" (assignable: ${ASSIGNABLE_ROLES.join(', ')})`, [{ field: 'role', message: 'not an assignable role', type: 'any.only' }]);
+  }
+}
 
 export interface BillingHolder {
   adapter: BillingAdapter | null;
@@ -39,15 +46,16 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
      * attached, they did not join); docs/accounts.md, Members added by id.
      */
     async add(accountId: string, actor: Actor, input: { chainerId: string; role: AssignableRole }) {
+      assertAssignableRole(input.role);
       const member = await inTransaction(db, async (trx) => {
         const account = await liveAccount(trx, accountId);
         const user = await deps.identity.findUserById(input.chainerId, trx);
         if (!user) throw notFound('User');
         if (await store.findMember(trx, accountId, user.id)) throw conflict('This user is already a member of the account (or invited to it)');
         const now = clock.now().toISOString();
-        await trx.insertInto('account_members').values({ account_id: accountId, user_id: user.id, role: input.role, status: 'active', invited_by: actor?.userId ?? null, joined_at: null, created_at: now }).execute();
+        await store.insertMember(trx, { account_id: accountId, user_id: user.id, role: input.role, status: 'active', invited_by: actor?.userId ?? null, joined_at: null, created_at: now });
         const ws = await store.defaultWorkspace(trx, accountId);
-        if (ws) await trx.insertInto('workspace_members').values({ workspace_id: ws.id, user_id: user.id, role: 'member', created_at: now }).onConflict((oc) => oc.doNothing()).execute();
+        if (ws) await store.ensureWorkspaceMember(trx, { workspace_id: ws.id, user_id: user.id, role: 'member', created_at: now });
         await audit(trx, actor, { accountId, action: 'member.added', targetId: user.id, metadata: { role: input.role } });
         await deps.notifications.notify(trx, {
           userId: user.id,
@@ -69,7 +77,7 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
         if (current.role === 'owner' && (await store.countOwners(trx, accountId)) <= 1) {
           throw conflict('The last owner cannot be demoted; transfer the ownership first');
         }
-        await trx.updateTable('account_members').set({ role }).where('account_id', '=', accountId).where('user_id', '=', userId).execute();
+        await store.updateMember(trx, accountId, userId, { role });
         await audit(trx, actor, { accountId, action: 'member.role_changed', targetId: userId, metadata: { oldRole: current.role, newRole: role } });
         return { ...current, role };
       });
@@ -93,24 +101,18 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
           throw conflict('The last owner cannot be removed; transfer the ownership first');
         }
         const now = clock.now().toISOString();
-        const keys = await trx.selectFrom('account_api_keys').selectAll().where('account_id', '=', accountId).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+        const keys = await store.listLiveKeysOf(trx, accountId, userId);
         if (keys.length > 0) {
-          await trx.updateTable('account_api_keys').set({ revoked_at: now, revoke_reason: 'member_removed' }).where('id', 'in', keys.map((k) => k.id)).execute();
+          await store.revokeKeys(trx, keys.map((k) => k.id), now, 'member_removed');
         }
         const removedWorkspaceMemberships = await store.removeWorkspaceMemberships(trx, accountId, userId);
-        await trx.deleteFrom('account_members').where('account_id', '=', accountId).where('user_id', '=', userId).execute();
-        await trx.updateTable('account_invitations').set({ status: 'revoked', revoked_at: now }).where('account_id', '=', accountId).where('email', '=', member.email).where('status', '=', 'pending').execute();
-        await trx
-          .updateTable('account_ownership_transfers')
-          .set({ status: 'cancelled', decided_at: now })
-          .where('account_id', '=', accountId)
-          .where('status', '=', 'pending')
-          .where((eb) => eb.or([eb('to_user_id', '=', userId), eb('from_user_id', '=', userId)]))
-          .execute();
+        await store.deleteMember(trx, accountId, userId);
+        await store.revokePendingInvitationsTo(trx, accountId, member.email, now);
+        await store.cancelPendingTransfers(trx, accountId, now, userId);
         let release: { id: string; status: string } | null = null;
         if (options.releaseSeat) {
           release = { id: newId(), status: billing.adapter ? SEAT_RELEASE.pending : SEAT_RELEASE.notConfigured };
-          await trx.insertInto('account_seat_releases').values({ id: release.id, account_id: accountId, user_id: userId, status: release.status, requested_by: actor?.userId ?? null, created_at: now, confirmed_at: null }).execute();
+          await store.insertSeatRelease(trx, { id: release.id, account_id: accountId, user_id: userId, status: release.status, requested_by: actor?.userId ?? null, created_at: now, confirmed_at: null });
         }
         await audit(trx, actor, {
           accountId,
@@ -150,7 +152,7 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
       status = SEAT_RELEASE.providerError;
     }
     await inTransaction(db, async (trx) => {
-      await trx.updateTable('account_seat_releases').set({ status }).where('id', '=', releaseId).execute();
+      await store.setSeatReleaseStatus(trx, releaseId, status);
       await audit(trx, actor, { accountId, action: 'seat.release_requested', targetId: userId, metadata: { releaseId, provider: adapter.name, status } });
     });
     return status;

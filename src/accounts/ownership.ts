@@ -3,7 +3,7 @@ import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import { liveAccount, makeAudit, type AccountsDeps } from './context.js';
 import { presentTransfer } from './presenters.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
 
 /**
  * Ownership transfer: the owner proposes an active member; that member accepts (becoming
@@ -13,8 +13,7 @@ export function createOwnership(deps: AccountsDeps) {
   const { db, clock } = deps.kernel;
   const audit = makeAudit(deps);
 
-  const pending = (executor: Executor, accountId: string) =>
-    executor.selectFrom('account_ownership_transfers').selectAll().where('account_id', '=', accountId).where('status', '=', 'pending').executeTakeFirst();
+  const pending = (executor: Executor, accountId: string) => store.findPendingTransfer(executor, accountId);
 
   return {
     async current(accountId: string) {
@@ -33,7 +32,7 @@ export function createOwnership(deps: AccountsDeps) {
         if (!target || target.status !== 'active') throw badRequest('The new owner must be an active member of the account', [{ field: 'chainerId', message: 'not an active member' }]);
         if (await pending(trx, accountId)) throw conflict('An ownership transfer is already pending; cancel it first');
         const transfer = { id: newId(), account_id: accountId, from_user_id: ownerId, to_user_id: toUserId, status: 'pending', created_at: clock.now().toISOString(), decided_at: null };
-        await trx.insertInto('account_ownership_transfers').values(transfer).execute();
+        await store.insertTransfer(trx, transfer);
         await audit(trx, { userId: ownerId }, { accountId, action: 'ownership.transfer_proposed', targetId: toUserId, metadata: { transferId: transfer.id, fromChainerId: ownerId, toChainerId: toUserId } });
         await deps.notifications.notify(trx, {
           userId: toUserId,
@@ -56,11 +55,11 @@ export function createOwnership(deps: AccountsDeps) {
         const previous = await store.findMember(trx, accountId, transfer.from_user_id);
         if (!previous || previous.role !== 'owner') throw conflict('The proposer is no longer the owner; the transfer is void');
         const now = clock.now().toISOString();
-        await trx.updateTable('account_members').set({ role: 'admin' }).where('account_id', '=', accountId).where('user_id', '=', transfer.from_user_id).execute();
-        await trx.updateTable('account_members').set({ role: 'owner' }).where('account_id', '=', accountId).where('user_id', '=', userId).execute();
+        await store.updateMember(trx, accountId, transfer.from_user_id, { role: 'admin' });
+        await store.updateMember(trx, accountId, userId, { role: 'owner' });
         const ws = await store.defaultWorkspace(trx, accountId);
-        if (ws) await trx.insertInto('workspace_members').values({ workspace_id: ws.id, user_id: userId, role: 'admin', created_at: now }).onConflict((oc) => oc.doNothing()).execute();
-        await trx.updateTable('account_ownership_transfers').set({ status: 'accepted', decided_at: now }).where('id', '=', transfer.id).execute();
+        if (ws) await store.ensureWorkspaceMember(trx, { workspace_id: ws.id, user_id: userId, role: 'admin', created_at: now });
+        await store.decideTransfer(trx, transfer.id, 'accepted', now);
         await audit(trx, { userId }, { accountId, action: 'ownership.transfer_accepted', targetId: userId, metadata: { transferId: transfer.id, fromChainerId: transfer.from_user_id, toChainerId: userId, previousOwnerRole: 'admin' } });
         return { ...transfer, status: 'accepted', decided_at: now };
       });
@@ -75,7 +74,7 @@ export function createOwnership(deps: AccountsDeps) {
         if (!transfer) throw notFound('Pending ownership transfer');
         if (transfer.from_user_id !== userId && transfer.to_user_id !== userId) throw forbidden('Only the owner or the proposed new owner can cancel the transfer');
         const now = clock.now().toISOString();
-        await trx.updateTable('account_ownership_transfers').set({ status: 'cancelled', decided_at: now }).where('id', '=', transfer.id).execute();
+        await store.decideTransfer(trx, transfer.id, 'cancelled', now);
         await audit(trx, { userId }, { accountId, action: 'ownership.transfer_cancelled', targetId: transfer.to_user_id, metadata: { transferId: transfer.id, by: transfer.from_user_id === userId ? 'owner' : 'proposed_owner' } });
         return { ...transfer, status: 'cancelled', decided_at: now };
       });

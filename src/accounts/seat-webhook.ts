@@ -4,6 +4,7 @@ import { inTransaction } from '../db/tx.js';
 import { makeAudit, type AccountsDeps } from './context.js';
 import { SEAT_RELEASE, verifyBillingSignature } from './billing.js';
 import { validate } from './schemas.js';
+import * as store from './store/index.js';
 
 const eventSchema = Joi.object({
   id: Joi.string().min(1).max(200).required(),
@@ -42,22 +43,21 @@ export function createSeatWebhook(deps: AccountsDeps) {
       const event = validate<BillingEvent>(eventSchema, parsed);
       return inTransaction(db, async (trx) => {
         const nowIso = clock.now().toISOString();
-        const seen = await trx.insertInto('billing_webhook_events').values({ id: event.id, type: event.type, received_at: nowIso }).onConflict((oc) => oc.doNothing()).executeTakeFirst();
-        if (Number(seen.numInsertedOrUpdatedRows ?? 0) === 0) return { received: true, duplicate: true, applied: false };
+        if (!(await store.recordWebhookEvent(trx, { id: event.id, type: event.type, received_at: nowIso }))) return { received: true, duplicate: true, applied: false };
         if ((event.type !== 'seat.release.confirmed' && event.type !== 'seat.release.failed') || !event.data.releaseId) return { received: true, duplicate: false, applied: false };
-        const release = await trx.selectFrom('account_seat_releases').selectAll().where('id', '=', event.data.releaseId).executeTakeFirst();
+        const release = await store.findSeatRelease(trx, event.data.releaseId);
         if (!release) throw new DomainError(404, 'NOT_FOUND', 'Seat release not found');
         if (release.status !== SEAT_RELEASE.requested && release.status !== SEAT_RELEASE.pending) return { received: true, duplicate: false, applied: false, status: release.status };
         const confirmed = event.type === 'seat.release.confirmed';
         const status = confirmed ? SEAT_RELEASE.confirmed : (event.data.reason ?? 'billing_release_failed');
-        await trx.updateTable('account_seat_releases').set({ status, confirmed_at: confirmed ? nowIso : null }).where('id', '=', release.id).execute();
+        await store.setSeatReleaseStatus(trx, release.id, status, confirmed ? nowIso : null);
         if (confirmed) await audit(trx, null, { accountId: release.account_id, action: 'seat.release_confirmed', targetId: release.user_id, metadata: { releaseId: release.id, eventId: event.id } });
         return { received: true, duplicate: false, applied: true, status };
       });
     },
 
     async release(releaseId: string) {
-      const row = await db.selectFrom('account_seat_releases').selectAll().where('id', '=', releaseId).executeTakeFirst();
+      const row = await store.findSeatRelease(db, releaseId);
       return row ? { id: row.id, accountId: row.account_id, chainerId: row.user_id, status: row.status, createdAt: row.created_at, confirmedAt: row.confirmed_at } : null;
     },
   };

@@ -4,7 +4,6 @@ import { newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
 import type { IdentityService } from '../identity/service.js';
 import type { NotificationsService } from '../notifications/service.js';
-import { actorName, recordAudit } from '../audit/record.js';
 import { readAuditLog } from '../audit/log.js';
 import { createAccountAccess } from './access.js';
 import { presentAccount, presentAccountSummary } from './presenters.js';
@@ -18,7 +17,7 @@ import { createDeletion } from './deletion.js';
 import { createSeatWebhook } from './seat-webhook.js';
 import type { BillingAdapter } from './billing.js';
 import { createAccountBody, updateAccountBody, validate } from './schemas.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
 
 export interface NewAccount {
   slug: string;
@@ -37,6 +36,17 @@ export interface AccountChanges extends Partial<NewAccount> {
 
 export const ENTITLEMENT_TOPIC = 'accounts.entitlement';
 
+/** Features an account can be entitled to. */
+export const ENTITLEMENT_FEATURES: readonly string[] = ['ai'];
+
+export function assertKnownFeature(feature: string): void {
+  if (!ENTITLEMENT_FEATURES.includes(feature)) {
+    throw badRequest(`unknown feature "${feature}" (known: ${ENTITLEMENT_FEATURES.join(', ')})`, [{ field: 'feature', message: 'unknown feature', type: 'any.only' }]);
+  }
+}
+
+export { assertAssignableRole } from './members.js';
+
 /** PATCH fields and their columns, in the order account.updated entries are written. */
 const FIELDS: Array<[keyof NewAccount, 'slug' | 'legal_name' | 'display_name' | 'website' | 'industry' | 'billing_email' | 'default_timezone' | 'avatar_url']> = [
   ['slug', 'slug'],
@@ -49,6 +59,15 @@ const FIELDS: Array<[keyof NewAccount, 'slug' | 'legal_name' | 'display_name' | 
   ['avatarUrl', 'avatar_url'],
 ];
 
+/**
+ * What another domain may show of an account (the AI prompt context): its names, industry and
+ * timezone, with updated_at to version what it derives from them.
+ */
+export const accountProfile = (executor: Executor, accountId: string) => store.findAccountProfile(executor, accountId);
+
+/** What another domain may show of a user (the AI prompt context): names, with updated_at. */
+export const userProfile = (executor: Executor, userId: string) => store.findUserProfile(executor, userId);
+
 /** Accounts: the tenancy boundary. Owns accounts, members, workspaces, entitlements, audit. */
 export function createAccountsService(kernel: Kernel, services: { identity: IdentityService; notifications: NotificationsService }) {
   const { db, clock, changes } = kernel;
@@ -56,10 +75,6 @@ export function createAccountsService(kernel: Kernel, services: { identity: Iden
   const access = createAccountAccess(db);
   const audit = makeAudit(deps);
   const billing: BillingHolder = { adapter: null };
-
-  async function actor(executor: Executor, userId: string) {
-    return actorName(await deps.identity.getUser(userId, executor));
-  }
 
   async function assertSlugFree(executor: Executor, slug: string, exceptId?: string) {
     const taken = await store.findAccountBySlug(executor, slug);
@@ -113,12 +128,12 @@ export function createAccountsService(kernel: Kernel, services: { identity: Iden
           deleted_by: null,
           hard_deleted_at: null,
         };
-        await trx.insertInto('accounts').values(row).execute();
-        await trx.insertInto('account_members').values({ account_id: id, user_id: ownerId, role: 'owner', status: 'active', invited_by: null, joined_at: now, created_at: now }).execute();
+        await store.insertAccount(trx, row);
+        await store.insertMember(trx, { account_id: id, user_id: ownerId, role: 'owner', status: 'active', invited_by: null, joined_at: now, created_at: now });
         const workspaceId = newId();
-        await trx.insertInto('workspaces').values({ id: workspaceId, account_id: id, name: 'Default', is_default: 1, created_at: now, updated_at: now }).execute();
-        await trx.insertInto('workspace_members').values({ workspace_id: workspaceId, user_id: ownerId, role: 'owner', created_at: now }).execute();
-        await recordAudit(trx, { accountId: id, action: 'account.created', actorId: ownerId, actorUsername: await actor(trx, ownerId), targetId: id, metadata: { slug: input.slug, legalName: input.legalName }, at: clock.now() });
+        await store.insertWorkspace(trx, { id: workspaceId, account_id: id, name: 'Default', is_default: 1, created_at: now, updated_at: now });
+        await store.insertWorkspaceMember(trx, { workspace_id: workspaceId, user_id: ownerId, role: 'owner', created_at: now });
+        await audit(trx, { userId: ownerId }, { accountId: id, action: 'account.created', targetId: id, metadata: { slug: input.slug, legalName: input.legalName } });
         return { ...presentAccount(row), accountType: row.account_type, defaultWorkspaceId: workspaceId, ownerChainerId: ownerId };
       });
     },
@@ -132,7 +147,7 @@ export function createAccountsService(kernel: Kernel, services: { identity: Iden
     async show(accountId: string) {
       const row = await store.findAccount(db, accountId);
       if (!row) throw notFound('Account');
-      const [members, workspaces] = await Promise.all([store.countMembers(db, accountId), db.selectFrom('workspaces').select('id').where('account_id', '=', accountId).execute()]);
+      const [members, workspaces] = await Promise.all([store.countMembers(db, accountId), store.workspaceIdsOf(db, accountId).execute()]);
       return { ...presentAccount(row), accountType: row.account_type, deletedAt: row.deleted_at, purgeAfter: row.purge_after, hardDeletedAt: row.hard_deleted_at, memberCount: members, workspaceCount: workspaces.length };
     },
 
@@ -175,7 +190,7 @@ export function createAccountsService(kernel: Kernel, services: { identity: Iden
         }
         if (Object.keys(set).length === 0) return current;
         set.updated_at = now;
-        await trx.updateTable('accounts').set(set).where('id', '=', accountId).execute();
+        await store.updateAccount(trx, accountId, set);
         return { ...current, ...set } as typeof current;
       });
       return presentAccount(row);
@@ -186,14 +201,15 @@ export function createAccountsService(kernel: Kernel, services: { identity: Iden
 
     /** Grants or revokes a feature entitlement (e.g. ai); visible to running servers at once. */
     async setEntitlement(accountId: string, feature: string, granted: boolean, actorId: string | null = null) {
+      assertKnownFeature(feature);
       await inTransaction(db, async (trx) => {
-        const account = await trx.selectFrom('accounts').select(['id', 'status']).where('id', '=', accountId).executeTakeFirst();
+        const account = await store.findAccountStatus(trx, accountId);
         if (!account || !LIVE.includes(account.status)) throw notFound('Account');
         const at = clock.now();
         if (granted) {
-          await trx.insertInto('account_entitlements').values({ account_id: accountId, feature, granted_at: at.toISOString(), granted_by: actorId }).onConflict((oc) => oc.doNothing()).execute();
+          await store.grantEntitlement(trx, { account_id: accountId, feature, granted_at: at.toISOString(), granted_by: actorId });
         } else {
-          await trx.deleteFrom('account_entitlements').where('account_id', '=', accountId).where('feature', '=', feature).execute();
+          await store.revokeEntitlement(trx, accountId, feature);
         }
         await audit(trx, actorId ? { userId: actorId } : null, { accountId, action: granted ? 'account.entitlement_granted' : 'account.entitlement_revoked', targetId: accountId, metadata: { feature } });
         await changes.publish(trx, ENTITLEMENT_TOPIC, accountId);
@@ -202,7 +218,7 @@ export function createAccountsService(kernel: Kernel, services: { identity: Iden
     },
 
     async listEntitlements(accountId: string) {
-      const rows = await db.selectFrom('account_entitlements').select(['feature', 'granted_at']).where('account_id', '=', accountId).execute();
+      const rows = await store.listEntitlements(db, accountId);
       return rows.map((r) => ({ feature: r.feature, grantedAt: r.granted_at }));
     },
   };

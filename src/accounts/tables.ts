@@ -56,18 +56,6 @@ export interface AccountEntitlementsTable {
   granted_by: string | null;
 }
 
-export interface AccountAuditLogTable {
-  seq: Generated<number>; // keyset order: newest first by seq
-  id: string;
-  account_id: string;
-  action: string;
-  actor_id: string;
-  actor_username: string;
-  target_id: string;
-  metadata: string; // JSON object
-  created_at: string;
-}
-
 export interface AccountInvitationsTable {
   id: string;
   account_id: string;
@@ -124,22 +112,15 @@ export interface BillingWebhookEventsTable {
   received_at: string;
 }
 
-export interface AccountAuditCountsTable {
-  account_id: string;
-  total: number;
-}
-
 export interface AccountsTables {
   account_invitations: AccountInvitationsTable;
   account_ownership_transfers: AccountOwnershipTransfersTable;
   account_api_keys: AccountApiKeysTable;
   account_seat_releases: AccountSeatReleasesTable;
   billing_webhook_events: BillingWebhookEventsTable;
-  account_audit_counts: AccountAuditCountsTable;
   accounts: AccountsTable;
   account_members: AccountMembersTable;
   workspaces: WorkspacesTable;
   workspace_members: WorkspaceMembersTable;
   account_entitlements: AccountEntitlementsTable;
-  account_audit_log: AccountAuditLogTable;
 }

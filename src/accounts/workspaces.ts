@@ -3,7 +3,7 @@ import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import { liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
 import { presentMember, presentWorkspace } from './presenters.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
 
 export const WORKSPACE_ROLES = ['admin', 'member', 'viewer'] as const;
 export type WorkspaceRole = (typeof WORKSPACE_ROLES)[number];
@@ -25,26 +25,22 @@ export function createWorkspaces(deps: AccountsDeps) {
   const audit = makeAudit(deps);
 
   async function find(executor: Executor, accountId: string, workspaceId: string, viewer: Viewer | null) {
-    const ws = await executor.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).where('account_id', '=', accountId).executeTakeFirst();
+    const ws = await store.findWorkspace(executor, accountId, workspaceId);
     if (!ws) throw notFound('Workspace');
     if (!seesAll(viewer)) {
-      const own = await executor.selectFrom('workspace_members').select('user_id').where('workspace_id', '=', ws.id).where('user_id', '=', viewer!.userId).executeTakeFirst();
+      const own = await store.isWorkspaceMember(executor, ws.id, viewer!.userId);
       if (!own) throw notFound('Workspace');
     }
     return ws;
   }
 
   async function assertNameFree(executor: Executor, accountId: string, name: string, exceptId?: string) {
-    let q = executor.selectFrom('workspaces').select('id').where('account_id', '=', accountId).where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()));
-    if (exceptId) q = q.where('id', '!=', exceptId);
-    if (await q.executeTakeFirst()) throw conflict(`A workspace named "${name}" already exists in this account`);
+    if (await store.workspaceNameTaken(executor, accountId, name, exceptId)) throw conflict(`A workspace named "${name}" already exists in this account`);
   }
 
   return {
     async list(accountId: string, viewer: Viewer | null) {
-      let q = db.selectFrom('workspaces').selectAll('workspaces').where('workspaces.account_id', '=', accountId);
-      if (!seesAll(viewer)) q = q.innerJoin('workspace_members', 'workspace_members.workspace_id', 'workspaces.id').where('workspace_members.user_id', '=', viewer!.userId);
-      const rows = await q.orderBy('workspaces.is_default', 'desc').orderBy('workspaces.created_at').orderBy('workspaces.id').execute();
+      const rows = await store.listWorkspaces(db, accountId, seesAll(viewer) ? null : viewer!.userId);
       return rows.map(presentWorkspace);
     },
 
@@ -59,8 +55,8 @@ export function createWorkspaces(deps: AccountsDeps) {
         await assertNameFree(trx, accountId, name);
         const now = clock.now().toISOString();
         const ws = { id: newId(), account_id: accountId, name, is_default: 0, created_at: now, updated_at: now };
-        await trx.insertInto('workspaces').values(ws).execute();
-        if (actor) await trx.insertInto('workspace_members').values({ workspace_id: ws.id, user_id: actor.userId, role: 'admin', created_at: now }).execute();
+        await store.insertWorkspace(trx, ws);
+        if (actor) await store.insertWorkspaceMember(trx, { workspace_id: ws.id, user_id: actor.userId, role: 'admin', created_at: now });
         await audit(trx, actor, { accountId, action: 'workspace.created', targetId: ws.id, metadata: { name } });
         return ws;
       });
@@ -74,7 +70,7 @@ export function createWorkspaces(deps: AccountsDeps) {
         if (ws.name === name) return ws;
         await assertNameFree(trx, accountId, name, ws.id);
         const now = clock.now().toISOString();
-        await trx.updateTable('workspaces').set({ name, updated_at: now }).where('id', '=', ws.id).execute();
+        await store.renameWorkspace(trx, ws.id, name, now);
         await audit(trx, actor, { accountId, action: 'workspace.renamed', targetId: ws.id, metadata: { oldValue: ws.name, newValue: name } });
         return { ...ws, name, updated_at: now };
       });
@@ -87,8 +83,7 @@ export function createWorkspaces(deps: AccountsDeps) {
         await liveAccount(trx, accountId);
         const ws = await find(trx, accountId, workspaceId, null);
         if (ws.is_default === 1) throw conflict('The default workspace cannot be deleted');
-        await trx.deleteFrom('workspace_members').where('workspace_id', '=', ws.id).execute();
-        await trx.deleteFrom('workspaces').where('id', '=', ws.id).execute();
+        await store.deleteWorkspace(trx, ws.id);
         await audit(trx, actor, { accountId, action: 'workspace.deleted', targetId: ws.id, metadata: { name: ws.name } });
         return ws;
       });
@@ -97,19 +92,7 @@ export function createWorkspaces(deps: AccountsDeps) {
 
     async listMembers(accountId: string, workspaceId: string, viewer: Viewer | null) {
       const ws = await find(db, accountId, workspaceId, viewer);
-      const rows = await db
-        .selectFrom('workspace_members')
-        .innerJoin('account_members', (join) => join.onRef('account_members.user_id', '=', 'workspace_members.user_id').on('account_members.account_id', '=', accountId))
-        .innerJoin('users', 'users.id', 'workspace_members.user_id')
-        .select([
-          ...store.memberColumns,
-          'workspace_members.role as workspace_role',
-          'workspace_members.created_at as added_at',
-        ])
-        .where('workspace_members.workspace_id', '=', ws.id)
-        .orderBy('workspace_members.created_at')
-        .orderBy('workspace_members.user_id')
-        .execute();
+      const rows = await store.listWorkspaceMembers(db, accountId, ws.id);
       return rows.map((r) => ({ workspaceId: ws.id, workspaceRole: r.workspace_role, addedAt: r.added_at, ...presentMember(r) }));
     },
 
@@ -120,9 +103,9 @@ export function createWorkspaces(deps: AccountsDeps) {
         const ws = await find(trx, accountId, workspaceId, null);
         const member = await store.findMember(trx, accountId, input.chainerId);
         if (!member || member.status !== 'active') throw badRequest('Only active members of the account can be added to its workspaces', [{ field: 'chainerId', message: 'not an active member of the account' }]);
-        const already = await trx.selectFrom('workspace_members').select('role').where('workspace_id', '=', ws.id).where('user_id', '=', input.chainerId).executeTakeFirst();
+        const already = await store.findWorkspaceMember(trx, ws.id, input.chainerId);
         if (already) throw conflict('This member already belongs to the workspace');
-        await trx.insertInto('workspace_members').values({ workspace_id: ws.id, user_id: input.chainerId, role: input.role, created_at: clock.now().toISOString() }).execute();
+        await store.insertWorkspaceMember(trx, { workspace_id: ws.id, user_id: input.chainerId, role: input.role, created_at: clock.now().toISOString() });
         await audit(trx, actor, { accountId, action: 'workspace.member_added', targetId: input.chainerId, metadata: { workspaceId: ws.id, role: input.role } });
       });
       const members = await this.listMembers(accountId, workspaceId, null);
@@ -133,8 +116,7 @@ export function createWorkspaces(deps: AccountsDeps) {
       await inTransaction(db, async (trx) => {
         await liveAccount(trx, accountId);
         const ws = await find(trx, accountId, workspaceId, null);
-        const result = await trx.deleteFrom('workspace_members').where('workspace_id', '=', ws.id).where('user_id', '=', userId).executeTakeFirst();
-        if (Number(result.numDeletedRows) === 0) throw notFound('Workspace member');
+        if ((await store.deleteWorkspaceMember(trx, ws.id, userId)) === 0) throw notFound('Workspace member');
         await audit(trx, actor, { accountId, action: 'workspace.member_removed', targetId: userId, metadata: { workspaceId: ws.id } });
       });
       return { workspaceId, chainerId: userId, removed: true };

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Executor } from '../db/tx.js';
+import { accountProfile, userProfile } from '../accounts/service.js';
 import type { ChatMessage } from './providers/types.js';
 import { recentSessions, sessionTurns } from './store.js';
 
@@ -52,8 +53,8 @@ export class PromptContext {
   }
 
   private async versions(caller: Caller) {
-    const account = await this.db.selectFrom('accounts').select(['updated_at', 'display_name', 'legal_name', 'industry', 'default_timezone']).where('id', '=', caller.accountId).executeTakeFirst();
-    const user = await this.db.selectFrom('users').select(['updated_at', 'full_name', 'username']).where('id', '=', caller.userId).executeTakeFirst();
+    const account = await accountProfile(this.db, caller.accountId);
+    const user = await userProfile(this.db, caller.userId);
     return { account, user };
   }
 

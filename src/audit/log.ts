@@ -1,18 +1,15 @@
 import type { Kernel } from '../kernel.js';
+import type { Executor } from '../db/tx.js';
+import * as store from './store.js';
 
 /** The reader of the audit log: newest first, keyset-paged on seq (index account_id, seq). */
 export async function readAuditLog(kernel: Pick<Kernel, 'db' | 'cursors'>, accountId: string, page: { limit: number; cursor?: string }) {
   const { db, cursors } = kernel;
   const scope = `audit:${accountId}`;
   const after = page.cursor ? Number(cursors.decode<{ seq: number }>(scope, page.cursor).seq) : null;
-  let q = db
-    .selectFrom('account_audit_log')
-    .select(['seq', 'id', 'action', 'actor_id', 'actor_username', 'target_id', 'metadata', 'created_at'])
-    .where('account_id', '=', accountId);
-  if (after !== null && Number.isFinite(after)) q = q.where('seq', '<', after);
   const [rows, count] = await Promise.all([
-    q.orderBy('seq', 'desc').limit(page.limit + 1).execute(),
-    db.selectFrom('account_audit_counts').select('total').where('account_id', '=', accountId).executeTakeFirst(),
+    store.listEntries(db, accountId, after !== null && Number.isFinite(after) ? after : null, page.limit + 1),
+    store.countEntries(db, accountId),
   ]);
   const result = cursors.page(scope, rows, page.limit, (r) => ({ seq: r.seq }));
   return {
@@ -29,3 +26,9 @@ export async function readAuditLog(kernel: Pick<Kernel, 'db' | 'cursors'>, accou
   };
 }
 
+/**
+ * Entries of some actions in an account since a moment, and the oldest one's time (for quotas);
+ * with `email`, only those whose metadata names that address.
+ */
+export const countAuditSince = (executor: Executor, accountId: string, actions: readonly string[], sinceIso: string, email?: string) =>
+  store.countSince(executor, accountId, actions, sinceIso, email);

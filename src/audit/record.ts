@@ -1,5 +1,7 @@
 import type { Executor } from '../db/tx.js';
+import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
+import * as store from './store.js';
 
 /** Audit action identifiers, one list for every domain (spec: member.invited, account.updated...). */
 export const AuditActions = [
@@ -60,26 +62,37 @@ export interface AuditEntry {
 
 /** The one audit writer. Call it inside the transaction of the change it records. */
 export async function recordAudit(executor: Executor, entry: AuditEntry): Promise<void> {
-  await executor
-    .insertInto('account_audit_log')
-    .values({
-      id: newId(),
-      account_id: entry.accountId,
-      action: entry.action,
-      actor_id: entry.actorId,
-      actor_username: entry.actorUsername,
-      target_id: entry.targetId,
-      metadata: JSON.stringify(entry.metadata ?? {}),
-      created_at: entry.at.toISOString(),
-    })
-    .execute();
-  // The per-account count keeps the log's meta.total O(1) on every page.
-  await executor
-    .insertInto('account_audit_counts')
-    .values({ account_id: entry.accountId, total: 1 })
-    .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ total: eb('account_audit_counts.total', '+', 1) })))
-    .execute();
+  await store.insertEntry(executor, {
+    id: newId(),
+    account_id: entry.accountId,
+    action: entry.action,
+    actor_id: entry.actorId,
+    actor_username: entry.actorUsername,
+    target_id: entry.targetId,
+    metadata: JSON.stringify(entry.metadata ?? {}),
+    created_at: entry.at.toISOString(),
+  });
 }
 
 /** The actor name an audit entry carries for a user row. */
 export const actorName = (user: { username: string | null; email: string }): string => user.username ?? user.email;
+
+/** Who does a change: a signed-in user (or their API key), or null for the operator's CLI. */
+export type Actor = { userId: string } | null;
+
+/** The actor id and name of changes made by the operator's CLI. */
+export const SYSTEM_ACTOR = 'system';
+
+/**
+ * The audit writer bound to an actor: actorId and actorUsername resolved once per call, the
+ * time from the clock. Same transaction rule as recordAudit.
+ */
+export function makeActorAudit(deps: { clock: Clock; getUser: (userId: string, executor: Executor) => Promise<{ username: string | null; email: string }> }) {
+  return async function audit(trx: Executor, actor: Actor, entry: { accountId: string; action: AuditAction; targetId: string; metadata?: Record<string, unknown> }) {
+    const actorId = actor?.userId ?? SYSTEM_ACTOR;
+    const username = actor ? actorName(await deps.getUser(actor.userId, trx)) : SYSTEM_ACTOR;
+    await recordAudit(trx, { ...entry, actorId, actorUsername: username, at: deps.clock.now() });
+  };
+}
+
+export type ActorAudit = ReturnType<typeof makeActorAudit>;

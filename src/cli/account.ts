@@ -3,8 +3,7 @@ import type { AppContext } from '../app.js';
 import { withApp } from './context.js';
 import { emit, required, table, UsageError, withCommon, type CliIo, type CommonOptions } from './io.js';
 import { ASSIGNABLE_ROLES } from '../accounts/roles.js';
-
-const FEATURES = ['ai'];
+import { assertAssignableRole, assertKnownFeature, ENTITLEMENT_FEATURES } from '../accounts/service.js';
 
 /** A user named by id or by email. */
 async function resolveUser(app: AppContext, idOrEmail: string): Promise<string> {
@@ -88,11 +87,11 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
       .command('entitle')
       .argument('<accountId>')
       .description('grant (or with --revoke, take back) a feature entitlement')
-      .option('--feature <feature>', `feature: ${FEATURES.join(', ')}`)
+      .option('--feature <feature>', `feature: ${ENTITLEMENT_FEATURES.join(', ')}`)
       .option('--revoke', 'revoke instead of grant'),
   ).action(async (accountId: string, options: CommonOptions & { feature?: string; revoke?: boolean }) => {
     if (!options.feature) throw new UsageError('missing required option --feature');
-    if (!FEATURES.includes(options.feature)) throw new UsageError(`unknown feature "${options.feature}" (known: ${FEATURES.join(', ')})`);
+    assertKnownFeature(options.feature);
     await withApp(io, options, async (app) => {
       const result = await app.services.accounts.setEntitlement(accountId, options.feature!, !options.revoke);
       emit(io, options, result, () => `${result.granted ? 'granted' : 'revoked'} ${result.feature} for account ${accountId}`);
@@ -109,9 +108,10 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
       .option('--role <role>', `role: ${ASSIGNABLE_ROLES.join(', ')}`, 'member'),
   ).action(async (accountId: string, options: CommonOptions & { user?: string; role: string }) => {
     const user = await required(io, options.user, { flag: 'user', message: 'User (id or email)' });
-    if (!(ASSIGNABLE_ROLES as readonly string[]).includes(options.role)) throw new UsageError(`unknown role "${options.role}" (assignable: ${ASSIGNABLE_ROLES.join(', ')})`);
+    const role = options.role;
+    assertAssignableRole(role);
     await withApp(io, options, async (app) => {
-      const added = await app.services.accounts.members.add(accountId, null, { chainerId: await resolveUser(app, user), role: options.role as (typeof ASSIGNABLE_ROLES)[number] });
+      const added = await app.services.accounts.members.add(accountId, null, { chainerId: await resolveUser(app, user), role });
       emit(io, options, added, () => `added ${user} to ${accountId} as ${added.role}`);
     });
   });

@@ -1,6 +1,7 @@
 import type { KernelTables } from './kernel-tables.js';
 import type { IdentityTables } from '../identity/tables.js';
 import type { AccountsTables } from '../accounts/tables.js';
+import type { AuditTables } from '../audit/tables.js';
 import type { WalletTables } from '../wallet/tables.js';
 import type { NotificationsTables } from '../notifications/tables.js';
 import type { StatusTables } from '../status/tables.js';
@@ -13,6 +14,7 @@ export interface DB
   extends KernelTables,
     IdentityTables,
     AccountsTables,
+    AuditTables,
     WalletTables,
     NotificationsTables,
     StatusTables,

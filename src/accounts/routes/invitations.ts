@@ -1,0 +1,61 @@
+import Joi from 'joi';
+import type { ServerRoute } from '@hapi/hapi';
+import type { AppContext } from '../../app.js';
+import { API } from '../../http/server.js';
+import { reply } from '../../http/envelope.js';
+import { principalOf } from '../../http/auth.js';
+import { offsetMeta, offsetQuery } from '../../http/pagination.js';
+import { OWNER_OR_ADMIN } from '../roles.js';
+import { id, inviteBody, tokenBody } from '../schemas.js';
+import { accountParams, p, withKeys, type Guard } from './guard.js';
+
+/** Email invitations; the accept link's page is in pages.ts. */
+export function invitationRoutes(app: AppContext, guard: Guard): ServerRoute[] {
+  const { accounts } = app.services;
+  return [
+    {
+      method: 'POST',
+      path: `${API}/accounts/{accountId}/invitations`,
+      options: { id: 'accounts.invitations.create', plugins: withKeys, validate: { params: accountParams, payload: inviteBody } },
+      handler: async (request, h) => {
+        const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
+        return reply(request, h, await accounts.invitations.create(p(request).accountId, actor, request.payload as never), { status: 201 });
+      },
+    },
+    {
+      method: 'GET',
+      path: `${API}/accounts/{accountId}/invitations`,
+      options: { id: 'accounts.invitations.list', plugins: withKeys, validate: { params: accountParams, query: Joi.object(offsetQuery()) } },
+      handler: async (request, h) => {
+        await guard(request, p(request).accountId, OWNER_OR_ADMIN);
+        const { limit, offset } = request.query as { limit: number; offset: number };
+        const { items, total } = await accounts.invitations.list(p(request).accountId, limit, offset);
+        return reply(request, h, items, { meta: { ...offsetMeta(total, limit, offset) } });
+      },
+    },
+    {
+      method: 'DELETE',
+      path: `${API}/accounts/{accountId}/invitations/{invitationId}`,
+      options: { id: 'accounts.invitations.revoke', plugins: withKeys, validate: { params: Joi.object({ accountId: id, invitationId: id }) } },
+      handler: async (request, h) => {
+        const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
+        return reply(request, h, await accounts.invitations.revoke(p(request).accountId, actor, p(request).invitationId));
+      },
+    },
+    {
+      method: 'POST',
+      path: `${API}/accounts/{accountId}/invitations/{invitationId}/resend`,
+      options: { id: 'accounts.invitations.resend', plugins: withKeys, validate: { params: Joi.object({ accountId: id, invitationId: id }) } },
+      handler: async (request, h) => {
+        const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
+        return reply(request, h, await accounts.invitations.resend(p(request).accountId, actor, p(request).invitationId));
+      },
+    },
+    {
+      method: 'POST',
+      path: `${API}/invitations/accept`,
+      options: { id: 'invitations.accept', validate: { payload: tokenBody } },
+      handler: async (request, h) => reply(request, h, await accounts.invitations.accept(principalOf(request).userId, (request.payload as { token: string }).token)),
+    },
+  ];
+}

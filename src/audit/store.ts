@@ -1,0 +1,51 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/tx.js';
+
+/** Every SQL statement over the audit tables (account_audit_log and its per-account count). */
+
+export interface AuditRow {
+  id: string;
+  account_id: string;
+  action: string;
+  actor_id: string;
+  actor_username: string;
+  target_id: string;
+  metadata: string;
+  created_at: string;
+}
+
+export async function insertEntry(executor: Executor, row: AuditRow): Promise<void> {
+  await executor.insertInto('account_audit_log').values(row).execute();
+  // The per-account count keeps the log's meta.total O(1) on every page.
+  await executor
+    .insertInto('account_audit_counts')
+    .values({ account_id: row.account_id, total: 1 })
+    .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ total: eb('account_audit_counts.total', '+', 1) })))
+    .execute();
+}
+
+/** One page of an account's log, newest first, from before seq `after` when given (index account_id, seq). */
+export function listEntries(executor: Executor, accountId: string, after: number | null, limit: number) {
+  let q = executor
+    .selectFrom('account_audit_log')
+    .select(['seq', 'id', 'action', 'actor_id', 'actor_username', 'target_id', 'metadata', 'created_at'])
+    .where('account_id', '=', accountId);
+  if (after !== null) q = q.where('seq', '<', after);
+  return q.orderBy('seq', 'desc').limit(limit).execute();
+}
+
+export const countEntries = (executor: Executor, accountId: string) =>
+  executor.selectFrom('account_audit_counts').select('total').where('account_id', '=', accountId).executeTakeFirst();
+
+/** Audit entries of some actions in an account since a moment (for quotas): how many, and the oldest's time. */
+export async function countSince(executor: Executor, accountId: string, actions: readonly string[], sinceIso: string, email?: string): Promise<{ count: number; oldest: string | null }> {
+  let query = executor
+    .selectFrom('account_audit_log')
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
+    .where('account_id', '=', accountId)
+    .where('action', 'in', [...actions])
+    .where('created_at', '>', sinceIso);
+  if (email !== undefined) query = query.where(sql<string>`json_extract(metadata, '$.email')`, '=', email);
+  const row = await query.executeTakeFirstOrThrow();
+  return { count: Number(row.n), oldest: (row.oldest as string | null) ?? null };
+}
