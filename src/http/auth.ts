@@ -63,7 +63,7 @@ export function registerBearerAuth(server: Server, verifiers: readonly BearerVer
         checkRouteAccess(request, principal);
         return h.authenticated({ credentials: principal as unknown as Record<string, unknown> });
       }
-      throw new DomainError(401, 'UNAUTHORIZED', 'Invalid, expired or revoked token', undefined, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+      throw new DomainError('UNAUTHORIZED', 'Invalid, expired or revoked token', undefined, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
     },
   }));
   server.auth.strategy('bearer', 'gantry-bearer');
@@ -80,11 +80,11 @@ function checkRouteAccess(request: Request, principal: Principal): void {
   const config = routeConfig(request);
   if (principal.kind === 'oauth') {
     if (!config.scope || !principal.scopes?.includes(config.scope)) {
-      throw new DomainError(403, 'INSUFFICIENT_SCOPE', config.scope ? `This endpoint needs the ${config.scope} scope` : 'Third-party access tokens cannot call this endpoint', undefined, {
+      throw new DomainError('INSUFFICIENT_SCOPE', config.scope ? `This endpoint needs the ${config.scope} scope` : 'Third-party access tokens cannot call this endpoint', undefined, {
         'WWW-Authenticate': `Bearer error="insufficient_scope"${config.scope ? `, scope="${config.scope}"` : ''}`,
       });
     }
   } else if (principal.kind === 'api_key' && !config.apiKeys) {
-    throw new DomainError(403, 'FORBIDDEN', 'API keys cannot call this endpoint');
+    throw new DomainError('FORBIDDEN', 'API keys cannot call this endpoint');
   }
 }

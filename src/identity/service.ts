@@ -136,7 +136,7 @@ export function createIdentityService(kernel: Kernel) {
     async authenticate(email: string, password: string) {
       const user = await store.findUserByEmail(db, email);
       const ok = await verifyPassword(password, user?.password_hash ?? (await decoy()));
-      if (!user || !user.password_hash || !ok) throw new DomainError(401, 'INVALID_CREDENTIALS', 'Wrong email or password');
+      if (!user || !user.password_hash || !ok) throw new DomainError('INVALID_CREDENTIALS', 'Wrong email or password');
       return user;
     },
 
