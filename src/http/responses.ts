@@ -7,6 +7,7 @@ import { durationOf, requestIdOf } from './envelope.js';
 import { clientAddressOf } from './client-address.js';
 import { rateLimitHeaders, type RateDecision } from './rate-limit.js';
 import { routeConfig, routeName } from './route-config.js';
+import { joiDetails } from './validation.js';
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: 'VALIDATION_FAILED',
@@ -116,7 +117,7 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock):
 export function validationFailAction(request: Request, _h: ResponseToolkit, err?: Error): never {
   const joiErr = err as (Error & { details?: Array<{ path: (string | number)[]; message: string; type: string }>; output?: { payload?: { validation?: { source?: string } } } }) | undefined;
   const source = joiErr?.output?.payload?.validation?.source ?? 'payload';
-  const details = (joiErr?.details ?? []).map((d) => ({ field: d.path.join('.'), message: d.message.replace(/"/g, ''), type: d.type }));
+  const details = joiDetails(joiErr?.details);
   const status = source === 'params' ? routeConfig(request).invalidParamsStatus ?? 422 : 400;
   const what = source === 'payload' ? 'request body' : source === 'params' ? 'path' : source === 'query' ? 'query string' : source;
   const message = details.length > 0 ? `Invalid ${what}: ${details.map((d) => d.message).join('; ')}` : `Invalid ${what}`;
