@@ -4,6 +4,7 @@ import Joi from 'joi';
 import { CursorCodec, offsetMeta, offsetQuery, cursorQuery } from '../../src/http/pagination.js';
 import { DomainError, ErrorCodes, badRequest, conflict, forbidden, notFound, unauthorized } from '../../src/http/errors.js';
 import { RateLimiter, rateLimitHeaders } from '../../src/http/rate-limit.js';
+import { bearerToken } from '../../src/http/auth.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { resolveConfig, ConfigError } from '../../src/config.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -63,6 +64,14 @@ describe('error catalog', () => {
     const open = DomainError.withStatus(503, 'UPSTREAM_FAILED', 'circuit open', undefined, { 'Retry-After': '5' });
     assert.deepEqual([open.status, open.code, open.headers], [503, 'UPSTREAM_FAILED', { 'Retry-After': '5' }]);
     assert.ok(open instanceof DomainError);
+  });
+});
+
+describe('bearerToken', () => {
+  it('reads the b64token of a Bearer header, case-insensitively; null for anything else', () => {
+    assert.equal(bearerToken('Bearer abc.DEF-_~+/=='), 'abc.DEF-_~+/==');
+    assert.equal(bearerToken('bearer   tok  '), 'tok');
+    for (const bad of [undefined, '', 'Bearer', 'Bearer ', 'Basic dXNlcjpwdw==', 'Bearer a b', 'Bearer tok"en', 'Token abc']) assert.equal(bearerToken(bad), null, String(bad));
   });
 });
 
