@@ -108,7 +108,7 @@ export function createAccountAccess(db: Executor) {
 
     /** Suspended accounts refuse writes to their workspaces (reads still work). */
     assertWritable(context: AccountContext): void {
-      if (context.accountStatus === 'suspended') throw new DomainError(403, 'ACCOUNT_SUSPENDED', 'The account is suspended; its workspaces are read-only');
+      if (context.accountStatus === 'suspended') throw new DomainError('ACCOUNT_SUSPENDED', 'The account is suspended; its workspaces are read-only');
     },
 
     /** Users with an active membership of a live account; null when the account is unknown or gone. */

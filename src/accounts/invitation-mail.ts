@@ -25,7 +25,7 @@ const INVITATION_MAIL_ACTIONS = ['member.invited', 'invitation.resent'] as const
  * tell it from other refusals without a code of its own (docs/accounts.md, Invitation).
  */
 export const emailNotConfirmed = (message: string) =>
-  new DomainError(403, 'FORBIDDEN', message, [{ field: 'email', message: 'the email address is not confirmed', type: 'email_not_confirmed' }]);
+  new DomainError('FORBIDDEN', message, [{ field: 'email', message: 'the email address is not confirmed', type: 'email_not_confirmed' }]);
 /** Longest name put into an invitation mail (subject and body). */
 const MAIL_NAME_MAX = 80;
 
@@ -84,7 +84,7 @@ export function createInvitationMail(deps: AccountsDeps) {
     const since = new Date(now - INVITATION_MAIL_QUOTAS.windowSec * 1000).toISOString();
     const refuse = (message: string, quota: 'recipient' | 'recipientAllAccounts' | 'account', limit: number, oldest: string | null) => {
       const retryAfter = oldest ? Math.max(1, Math.ceil((Date.parse(oldest) + INVITATION_MAIL_QUOTAS.windowSec * 1000 - now) / 1000)) : INVITATION_MAIL_QUOTAS.windowSec;
-      return new DomainError(429, 'RATE_LIMIT_EXCEEDED', message, { quota, limit, windowSec: INVITATION_MAIL_QUOTAS.windowSec }, { 'Retry-After': String(retryAfter) });
+      return new DomainError('RATE_LIMIT_EXCEEDED', message, { quota, limit, windowSec: INVITATION_MAIL_QUOTAS.windowSec }, { 'Retry-After': String(retryAfter) });
     };
     const fromAccountToRecipient = await countAuditSince(trx, accountId, INVITATION_MAIL_ACTIONS, since, email);
     if (fromAccountToRecipient.count >= INVITATION_MAIL_QUOTAS.perRecipient) {

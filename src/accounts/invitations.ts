@@ -10,7 +10,7 @@ import { createInvitationMail, emailNotConfirmed, INVITATION_PURPOSE, INVITATION
 
 export { INVITATION_PURPOSE, INVITATION_TTL_SEC, INVITATION_MAIL_QUOTAS } from './invitation-mail.js';
 
-const gone = () => new DomainError(410, 'GONE', 'This invitation link is invalid, was already used, was replaced by a newer one, or has expired');
+const gone = () => new DomainError('GONE', 'This invitation link is invalid, was already used, was replaced by a newer one, or has expired');
 
 /** The user only when they confirmed their address. */
 const confirmedUser = <U extends { email_verified_at: string | null }>(user: U | undefined): U | undefined => (user?.email_verified_at ? user : undefined);

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { badRequest } from '../http/errors.js';
+import { joiDetails } from '../http/validation.js';
 import { SINGLE_LINE } from '../lib/text.js';
 import { ACCOUNT_STATUSES, ASSIGNABLE_ROLES } from './roles.js';
 import { WORKSPACE_ROLES } from './workspaces.js';
@@ -61,7 +62,7 @@ export const id = Joi.string().guid().required();
 export function validate<T>(schema: Joi.ObjectSchema, value: unknown): T {
   const result = schema.validate(value, { abortEarly: false, stripUnknown: false });
   if (result.error) {
-    const details = result.error.details.map((d) => ({ field: d.path.join('.'), message: d.message.replace(/"/g, ''), type: d.type }));
+    const details = joiDetails(result.error.details);
     throw badRequest(`Invalid input: ${details.map((d) => d.message).join('; ')}`, details);
   }
   return result.value as T;

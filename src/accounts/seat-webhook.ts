@@ -32,13 +32,13 @@ export function createSeatWebhook(deps: AccountsDeps) {
 
   return {
     async receive(rawBody: Buffer, signatureHeader: string | undefined) {
-      if (!config.billingWebhookSecret) throw new DomainError(503, 'NOT_CONFIGURED', 'The billing webhook is not configured (GANTRY_BILLING_WEBHOOK_SECRET)');
+      if (!config.billingWebhookSecret) throw new DomainError('NOT_CONFIGURED', 'The billing webhook is not configured (GANTRY_BILLING_WEBHOOK_SECRET)');
       verifyBillingSignature(config.billingWebhookSecret, signatureHeader, rawBody, clock.now());
       let parsed: unknown;
       try {
         parsed = JSON.parse(rawBody.toString('utf8'));
       } catch {
-        throw new DomainError(400, 'VALIDATION_FAILED', 'The webhook body is not JSON');
+        throw new DomainError('VALIDATION_FAILED', 'The webhook body is not JSON');
       }
       const event = validate<BillingEvent>(eventSchema, parsed);
       return inTransaction(db, async (trx) => {
@@ -46,7 +46,7 @@ export function createSeatWebhook(deps: AccountsDeps) {
         if (!(await store.recordWebhookEvent(trx, { id: event.id, type: event.type, received_at: nowIso }))) return { received: true, duplicate: true, applied: false };
         if ((event.type !== 'seat.release.confirmed' && event.type !== 'seat.release.failed') || !event.data.releaseId) return { received: true, duplicate: false, applied: false };
         const release = await store.findSeatRelease(trx, event.data.releaseId);
-        if (!release) throw new DomainError(404, 'NOT_FOUND', 'Seat release not found');
+        if (!release) throw new DomainError('NOT_FOUND', 'Seat release not found');
         if (release.status !== SEAT_RELEASE.requested && release.status !== SEAT_RELEASE.pending) return { received: true, duplicate: false, applied: false, status: release.status };
         const confirmed = event.type === 'seat.release.confirmed';
         const status = confirmed ? SEAT_RELEASE.confirmed : (event.data.reason ?? 'billing_release_failed');

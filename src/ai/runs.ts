@@ -88,7 +88,7 @@ export function createRuns(deps: RunDeps) {
     if (total > MAX_TOTAL_CHARS) throw badRequest(`The messages hold ${total} characters; the limit is ${MAX_TOTAL_CHARS}`, [{ field: 'messages', message: 'too long in total', type: 'array.max' }]);
     if (!input.messages.some((m) => m.role === 'user')) throw badRequest('At least one message must have the role user', [{ field: 'messages', message: 'no user message', type: 'array.includes' }]);
     const list = await deps.providers();
-    if (list.length === 0) throw new DomainError(503, 'NO_PROVIDER_CONFIGURED', 'No AI provider is configured; an operator runs `gantry provider set`');
+    if (list.length === 0) throw new DomainError('NO_PROVIDER_CONFIGURED', 'No AI provider is configured; an operator runs `gantry provider set`');
     const candidates = candidatesFor(list, input.model);
 
     // A session id Gantry generates is new by construction: no lookups for it.
@@ -99,7 +99,7 @@ export function createRuns(deps: RunDeps) {
 
     const decision = limiter.hit(aiRunBucket(ctx.accountId), AI_RUN_RATE_LIMIT);
     if (!decision.allowed) {
-      throw new DomainError(429, 'RATE_LIMIT_EXCEEDED', "The account's AI rate limit is exhausted; retry after the time in Retry-After", undefined, rateLimitHeaders(decision, clock.now().getTime()));
+      throw new DomainError('RATE_LIMIT_EXCEEDED', "The account's AI rate limit is exhausted; retry after the time in Retry-After", undefined, rateLimitHeaders(decision, clock.now().getTime()));
     }
     return { principal, input, ctx, caller, candidates, fresh, sessionId, session };
   }
@@ -144,7 +144,7 @@ export function createRuns(deps: RunDeps) {
     await inTransaction(db, async (trx) => {
       const balance = toMicros((await deps.wallet.get(principal.userId, trx)).balance);
       const reserved = await reservedMicros(trx, principal.userId, staleBefore);
-      if (balance - reserved < held) throw new DomainError(402, 'INSUFFICIENT_FUNDS', 'The wallet balance is too low for this run');
+      if (balance - reserved < held) throw new DomainError('INSUFFICIENT_FUNDS', 'The wallet balance is too low for this run');
       // Checked again here: two members may have started the same new session id at once.
       const owner = session ?? (fresh ? undefined : await getSession(trx, ctx.accountId, sessionId));
       if (owner && owner.user_id !== principal.userId) throw notFound('Session');
@@ -173,12 +173,12 @@ export function createRuns(deps: RunDeps) {
       await touchSession(trx, run.ctx.accountId, run.sessionId, run.principal.userId, completedAt);
     });
     const details = { runId, attempts: outcome.attempts };
-    if (outcome.refusal) throw new DomainError(502, 'UPSTREAM_FAILED', `The provider ${outcome.refusal.provider} refused the request (${outcome.refusal.message})`, details);
+    if (outcome.refusal) throw new DomainError('UPSTREAM_FAILED', `The provider ${outcome.refusal.provider} refused the request (${outcome.refusal.message})`, details);
     if (allSkipped) {
       const wait = outcome.retryAt ? Math.max(1, Math.ceil((outcome.retryAt.getTime() - clock.now().getTime()) / 1000)) : 1;
-      throw new DomainError(503, 'UPSTREAM_FAILED', 'Every configured provider is unavailable (circuit open); retry later', details, { 'Retry-After': String(wait) });
+      throw DomainError.withStatus(503, 'UPSTREAM_FAILED', 'Every configured provider is unavailable (circuit open); retry later', details, { 'Retry-After': String(wait) });
     }
-    throw new DomainError(502, 'UPSTREAM_FAILED', 'Every configured provider failed to answer', details);
+    throw new DomainError('UPSTREAM_FAILED', 'Every configured provider failed to answer', details);
   }
 
   /** Charges the actual cost and finishes the run in one transaction; returns the final row. */

@@ -73,7 +73,7 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
       granted = await access.hasEntitlement(ctx.accountId, 'ai');
       entitlements.set(ctx.accountId, granted);
     }
-    if (!granted) throw new DomainError(403, 'AI_NOT_ENTITLED', 'This account does not have the AI entitlement');
+    if (!granted) throw new DomainError('AI_NOT_ENTITLED', 'This account does not have the AI entitlement');
     return ctx;
   }
 

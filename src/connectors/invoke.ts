@@ -15,7 +15,7 @@ import { approvalStore, toolStore } from './store/index.js';
 import type { ApprovalRow, InstanceRow, ToolRow } from './tables.js';
 import type { Actor } from './types.js';
 
-export const upstream = (message: string) => new DomainError(502, 'UPSTREAM_FAILED', message);
+export const upstream = (message: string) => new DomainError('UPSTREAM_FAILED', message);
 
 /**
  * What an approval is bound to: the instance's config and the tool's input schema as they were
@@ -78,7 +78,7 @@ export function createInvoker(ctx: ConnectorsContext) {
       ctx.definitions.assertValid(JSON.parse(tool.input_schema) as Record<string, unknown>, input, 'input', 'input');
       if (tool.rate_limit_rpm !== null) {
         const decision = limiter.hit(`connector-tool:${tool.id}`, { limit: tool.rate_limit_rpm, windowSec: 60 });
-        if (!decision.allowed) throw new DomainError(429, 'RATE_LIMIT_EXCEEDED', `This tool allows ${tool.rate_limit_rpm} calls per minute`, undefined, rateLimitHeaders(decision, clock.now().getTime()));
+        if (!decision.allowed) throw new DomainError('RATE_LIMIT_EXCEEDED', `This tool allows ${tool.rate_limit_rpm} calls per minute`, undefined, rateLimitHeaders(decision, clock.now().getTime()));
       }
       if (toBool(tool.requires_approval)) {
         const id = newId();

@@ -248,7 +248,7 @@ export function createJsonSchemaEngine() {
       }
       if (size > VALUE_MAX_BYTES) throw badRequest(`${what} is larger than ${VALUE_MAX_BYTES / 1024} KiB`, [{ field: root, message: `must be at most ${VALUE_MAX_BYTES} bytes as JSON`, type: 'jsonschema.size' }]);
       const fn = validator(schema);
-      if (fn instanceof SchemaRefusal) throw new DomainError(409, 'CONFLICT', `${what} cannot be checked: its schema ${fn.message}`, located(fn, 'schema'));
+      if (fn instanceof SchemaRefusal) throw new DomainError('CONFLICT', `${what} cannot be checked: its schema ${fn.message}`, located(fn, 'schema'));
       let valid: boolean;
       try {
         valid = fn(value) as boolean;

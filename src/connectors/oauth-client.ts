@@ -25,7 +25,7 @@ export const callbackUrl = (publicUrl: string, key: string) => `${publicUrl}/api
 export function ready(def: Definition) {
   const o = def.oauth;
   if (def.authKind !== 'oauth2' || !o) throw conflict(`${def.key} is not an OAuth connector`);
-  if (!o.clientId || !o.authorizeUrl || !o.tokenUrl) throw new DomainError(503, 'NOT_CONFIGURED', `The ${def.key} connector has no OAuth client configured`);
+  if (!o.clientId || !o.authorizeUrl || !o.tokenUrl) throw new DomainError('NOT_CONFIGURED', `The ${def.key} connector has no OAuth client configured`);
   return o as Required<NonNullable<Definition['oauth']>> & { clientId: string; authorizeUrl: string; tokenUrl: string };
 }
 

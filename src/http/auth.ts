@@ -37,11 +37,13 @@ export function optionalPrincipal(request: Request): Principal | null {
   return (request.auth.credentials as unknown as Principal | undefined) ?? null;
 }
 
-function bearerToken(request: Request): string | null {
-  const header = request.headers.authorization as string | undefined;
-  if (!header) return null;
-  const match = /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(header);
-  return match ? match[1] : '';
+/**
+ * The token of an `Authorization: Bearer <token>` header (RFC 6750 2.1: b64token), or null
+ * when the header is absent or of another form. Every caller gives its own answer to null.
+ */
+export function bearerToken(header: string | undefined): string | null {
+  const match = /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(header ?? '');
+  return match ? match[1] : null;
 }
 
 /**
@@ -52,9 +54,10 @@ function bearerToken(request: Request): string | null {
 export function registerBearerAuth(server: Server, verifiers: readonly BearerVerifier[]): void {
   server.auth.scheme('gantry-bearer', () => ({
     async authenticate(request: Request, h: ResponseToolkit) {
-      const token = bearerToken(request);
-      if (token === null) throw Object.assign(unauthorized('Missing bearer token'), { isMissing: true });
-      if (token === '') throw unauthorized('Malformed Authorization header; expected "Bearer <token>"');
+      const header = request.headers.authorization as string | undefined;
+      if (!header) throw Object.assign(unauthorized('Missing bearer token'), { isMissing: true });
+      const token = bearerToken(header);
+      if (token === null) throw unauthorized('Malformed Authorization header; expected "Bearer <token>"');
       for (const verifier of verifiers) {
         const answer = verifier.verify(token);
         const principal = answer instanceof Promise ? await answer : answer;
@@ -63,7 +66,7 @@ export function registerBearerAuth(server: Server, verifiers: readonly BearerVer
         checkRouteAccess(request, principal);
         return h.authenticated({ credentials: principal as unknown as Record<string, unknown> });
       }
-      throw new DomainError(401, 'UNAUTHORIZED', 'Invalid, expired or revoked token', undefined, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+      throw new DomainError('UNAUTHORIZED', 'Invalid, expired or revoked token', undefined, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
     },
   }));
   server.auth.strategy('bearer', 'gantry-bearer');
@@ -80,11 +83,11 @@ function checkRouteAccess(request: Request, principal: Principal): void {
   const config = routeConfig(request);
   if (principal.kind === 'oauth') {
     if (!config.scope || !principal.scopes?.includes(config.scope)) {
-      throw new DomainError(403, 'INSUFFICIENT_SCOPE', config.scope ? `This endpoint needs the ${config.scope} scope` : 'Third-party access tokens cannot call this endpoint', undefined, {
+      throw new DomainError('INSUFFICIENT_SCOPE', config.scope ? `This endpoint needs the ${config.scope} scope` : 'Third-party access tokens cannot call this endpoint', undefined, {
         'WWW-Authenticate': `Bearer error="insufficient_scope"${config.scope ? `, scope="${config.scope}"` : ''}`,
       });
     }
   } else if (principal.kind === 'api_key' && !config.apiKeys) {
-    throw new DomainError(403, 'FORBIDDEN', 'API keys cannot call this endpoint');
+    throw new DomainError('FORBIDDEN', 'API keys cannot call this endpoint');
   }
 }

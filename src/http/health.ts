@@ -17,7 +17,7 @@ export function registerHealth(server: Server, db: Database, isDraining: () => b
     path: '/readyz',
     options: { id: 'kernel.readyz', auth: false, plugins: { gantry: { rateLimit: false } } },
     handler: async (request, h) => {
-      if (isDraining()) throw new DomainError(503, 'NOT_CONFIGURED', 'Shutting down');
+      if (isDraining()) throw new DomainError('NOT_CONFIGURED', 'Shutting down');
       await pingDatabase(db);
       return reply(request, h, { status: 'ready' });
     },

@@ -34,7 +34,7 @@ export function registerPayloadDepth(server: Server): void {
     const proto = Object.getPrototypeOf(payload);
     if (!Array.isArray(payload) && proto !== Object.prototype && proto !== null) return h.continue;
     if (nestedDeeperThan(payload, MAX_PAYLOAD_DEPTH)) {
-      throw new DomainError(400, 'VALIDATION_FAILED', `The request body is nested deeper than ${MAX_PAYLOAD_DEPTH} levels`);
+      throw new DomainError('VALIDATION_FAILED', `The request body is nested deeper than ${MAX_PAYLOAD_DEPTH} levels`);
     }
     return h.continue;
   });

@@ -102,7 +102,7 @@ export function registerRateLimits(server: Server, limiter: RateLimiter, clock: 
     const decision = limiter.hit(rateLimitBucket(routeName(request), request), rule ?? DEFAULT_RATE_LIMIT);
     (request.app as { rateLimit?: RateDecision }).rateLimit = decision;
     if (!decision.allowed) {
-      throw new DomainError(429, 'RATE_LIMIT_EXCEEDED', 'Too many requests; retry after the time in Retry-After', undefined, rateLimitHeaders(decision, clock.now().getTime()));
+      throw new DomainError('RATE_LIMIT_EXCEEDED', 'Too many requests; retry after the time in Retry-After', undefined, rateLimitHeaders(decision, clock.now().getTime()));
     }
     return h.continue;
   });

@@ -2,22 +2,23 @@ import type { Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hap
 import type { Boom } from '@hapi/boom';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import { DomainError, ErrorCodes, type ErrorCode } from './errors.js';
+import { DomainError, type ErrorCode } from './errors.js';
 import { durationOf, requestIdOf } from './envelope.js';
 import { clientAddressOf } from './client-address.js';
 import { rateLimitHeaders, type RateDecision } from './rate-limit.js';
 import { routeConfig, routeName } from './route-config.js';
+import { joiDetails } from './validation.js';
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
-  400: ErrorCodes.VALIDATION_FAILED,
-  401: ErrorCodes.UNAUTHORIZED,
-  403: ErrorCodes.FORBIDDEN,
-  404: ErrorCodes.NOT_FOUND,
-  405: ErrorCodes.METHOD_NOT_ALLOWED,
-  409: ErrorCodes.CONFLICT,
-  413: ErrorCodes.PAYLOAD_TOO_LARGE,
-  415: ErrorCodes.UNSUPPORTED_MEDIA_TYPE,
-  429: ErrorCodes.RATE_LIMIT_EXCEEDED,
+  400: 'VALIDATION_FAILED',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMIT_EXCEEDED',
 };
 
 interface MappedError {
@@ -116,9 +117,9 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock):
 export function validationFailAction(request: Request, _h: ResponseToolkit, err?: Error): never {
   const joiErr = err as (Error & { details?: Array<{ path: (string | number)[]; message: string; type: string }>; output?: { payload?: { validation?: { source?: string } } } }) | undefined;
   const source = joiErr?.output?.payload?.validation?.source ?? 'payload';
-  const details = (joiErr?.details ?? []).map((d) => ({ field: d.path.join('.'), message: d.message.replace(/"/g, ''), type: d.type }));
+  const details = joiDetails(joiErr?.details);
   const status = source === 'params' ? routeConfig(request).invalidParamsStatus ?? 422 : 400;
   const what = source === 'payload' ? 'request body' : source === 'params' ? 'path' : source === 'query' ? 'query string' : source;
   const message = details.length > 0 ? `Invalid ${what}: ${details.map((d) => d.message).join('; ')}` : `Invalid ${what}`;
-  throw new DomainError(status, 'VALIDATION_FAILED', message, details);
+  throw DomainError.withStatus(status, 'VALIDATION_FAILED', message, details);
 }

@@ -18,7 +18,7 @@ export const USER_CHANGED_TOPIC = 'identity.user-changed';
 
 
 /** The one answer for a one-time secret that is unknown, used or expired (nothing tells them apart). */
-export const invalidSecret = (what: string) => new DomainError(410, 'GONE', `This ${what} is invalid, already used or expired; ask for a new one`);
+export const invalidSecret = (what: string) => new DomainError('GONE', `This ${what} is invalid, already used or expired; ask for a new one`);
 
 export interface FlowDeps {
   kernel: Kernel;
@@ -165,7 +165,7 @@ export function createAccountFlows(deps: FlowDeps) {
       const user = await store.findUserById(db, userId);
       if (!user) throw forbidden();
       const ok = await verifyPassword(currentPassword, user.password_hash ?? (await deps.decoyHash()));
-      if (!user.password_hash || !ok) throw new DomainError(403, 'FORBIDDEN', 'The current password is wrong', [{ field: 'currentPassword', message: 'wrong password' }]);
+      if (!user.password_hash || !ok) throw new DomainError('FORBIDDEN', 'The current password is wrong', [{ field: 'currentPassword', message: 'wrong password' }]);
       const passwordHash = await hashPassword(newPassword, config.scryptCost);
       const ended = await inTransaction(db, async (trx) => {
         const nowIso = clock.now().toISOString();
@@ -184,7 +184,7 @@ export function createAccountFlows(deps: FlowDeps) {
       const user = await store.findUserById(db, userId);
       if (!user) throw forbidden();
       const ok = await verifyPassword(password, user.password_hash ?? (await deps.decoyHash()));
-      if (!user.password_hash || !ok) throw new DomainError(403, 'FORBIDDEN', 'The password is wrong', [{ field: 'password', message: 'wrong password' }]);
+      if (!user.password_hash || !ok) throw new DomainError('FORBIDDEN', 'The password is wrong', [{ field: 'password', message: 'wrong password' }]);
       if (newEmail === user.email) throw conflict('This is already your email address');
       await inTransaction(db, async (trx) => {
         if (await store.findUserByEmail(trx, newEmail)) throw conflict('This email address is used by another account');

@@ -47,9 +47,9 @@ export function createMagicLinks(kernel: Kernel, tokens: OneTimeTokens, endSignI
     async consume(secret: string, browser: string | null = null) {
       return inTransaction(db, async (trx) => {
         const used = await tokens.consume(trx, 'magic_link', secret);
-        if (!used?.userId) throw new DomainError(401, 'UNAUTHORIZED', 'This sign-in link is invalid, used or expired; ask for a new one');
+        if (!used?.userId) throw new DomainError('UNAUTHORIZED', 'This sign-in link is invalid, used or expired; ask for a new one');
         const user = await store.findUserById(trx, used.userId);
-        if (!user) throw new DomainError(401, 'UNAUTHORIZED', 'This sign-in link is invalid, used or expired; ask for a new one');
+        if (!user) throw new DomainError('UNAUTHORIZED', 'This sign-in link is invalid, used or expired; ask for a new one');
         if (!user.email_verified_at) {
           // Opening the link proves the mailbox is theirs, but not that they chose the password:
           // anyone may register an address they do not own. So the mailbox owner takes the account

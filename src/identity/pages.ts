@@ -75,7 +75,7 @@ export function identityPages(app: AppContext): ServerRoute[] {
       handler: (request: Request, h: ResponseToolkit) =>
         outcome(h, 'Confirm your email', async () => {
           const token = field((request.payload as Record<string, unknown> | null)?.token);
-          if (token.length < 16) throw new DomainError(410, 'GONE', 'This confirmation link is invalid, already used or expired; ask for a new one');
+          if (token.length < 16) throw new DomainError('GONE', 'This confirmation link is invalid, already used or expired; ask for a new one');
           const user = await flows.confirmEmail(token);
           return `Thank you: ${user.email} is confirmed. You can close this page.`;
         }),

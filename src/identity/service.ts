@@ -1,4 +1,5 @@
 import { badRequest, conflict, DomainError, notFound } from '../http/errors.js';
+import { joiDetails } from '../http/validation.js';
 import { hashPassword, verifyPassword } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
@@ -57,7 +58,10 @@ export function createIdentityService(kernel: Kernel) {
   async function createUser(input: NewUser, executor: Executor = db) {
     // The rules live here, not only in the route schemas, so every caller (the CLI too) obeys them.
     const checked = newUserRules.validate({ email: input.email, password: input.password ?? null, username: input.username || null, fullName: input.fullName ?? null }, { abortEarly: false });
-    if (checked.error) throw badRequest(checked.error.details.map((d) => d.message.replace(/"/g, '')).join('; '), checked.error.details.map((d) => ({ field: d.path.join('.'), message: d.message.replace(/"/g, '') })));
+    if (checked.error) {
+      const details = joiDetails(checked.error.details);
+      throw badRequest(details.map((d) => d.message).join('; '), details);
+    }
     const email = (checked.value as { email: string }).email;
     const username = input.username ? input.username.trim().toLowerCase() : null;
     if (username && RESERVED_USERNAMES.has(username)) throw conflict('This username is reserved');
@@ -136,7 +140,7 @@ export function createIdentityService(kernel: Kernel) {
     async authenticate(email: string, password: string) {
       const user = await store.findUserByEmail(db, email);
       const ok = await verifyPassword(password, user?.password_hash ?? (await decoy()));
-      if (!user || !user.password_hash || !ok) throw new DomainError(401, 'INVALID_CREDENTIALS', 'Wrong email or password');
+      if (!user || !user.password_hash || !ok) throw new DomainError('INVALID_CREDENTIALS', 'Wrong email or password');
       return user;
     },
 

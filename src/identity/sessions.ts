@@ -22,7 +22,7 @@ export interface SessionTokens {
   sessionId: string;
 }
 
-const invalidRefresh = () => new DomainError(401, 'UNAUTHORIZED', 'The refresh token is invalid, expired or revoked; sign in again');
+const invalidRefresh = () => new DomainError('UNAUTHORIZED', 'The refresh token is invalid, expired or revoked; sign in again');
 
 /**
  * Sessions are refresh-token families. Every refresh rotates the token; presenting a consumed

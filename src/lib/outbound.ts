@@ -13,7 +13,7 @@ export const OUTBOUND_MAX_BYTES = 4 * 1024 * 1024;
 /** Raised when a URL points where Gantry must not go (SSRF guard). */
 export class BlockedAddressError extends DomainError {
   constructor(message: string) {
-    super(400, 'VALIDATION_FAILED', message, [{ field: 'url', message }]);
+    super('VALIDATION_FAILED', message, [{ field: 'url', message }]);
   }
 }
 

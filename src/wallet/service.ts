@@ -33,7 +33,7 @@ export function createWalletService(kernel: Kernel, deps: { identity: Pick<Ident
     async credit(userId: string, amount: number, reason = 'credit') {
       if (!Number.isFinite(amount) || amount <= 0) throw badRequest('amount must be a positive number');
       return inTransaction(db, async (trx) => {
-        if (!(await deps.identity.userExists(userId, trx))) throw new DomainError(404, 'NOT_FOUND', 'User not found');
+        if (!(await deps.identity.userExists(userId, trx))) throw new DomainError('NOT_FOUND', 'User not found');
         await ensure(trx, userId);
         const micros = toMicros(amount);
         const now = clock.now().toISOString();
@@ -51,7 +51,7 @@ export function createWalletService(kernel: Kernel, deps: { identity: Pick<Ident
     async debit(executor: Executor, userId: string, micros: number, reason: string, reference: string | null): Promise<void> {
       if (micros <= 0) return;
       const now = clock.now().toISOString();
-      if (!(await store.takeFromBalance(executor, userId, micros, now))) throw new DomainError(402, 'INSUFFICIENT_FUNDS', 'The wallet balance is too low for this operation');
+      if (!(await store.takeFromBalance(executor, userId, micros, now))) throw new DomainError('INSUFFICIENT_FUNDS', 'The wallet balance is too low for this operation');
       await store.insertLedgerEntry(executor, { id: newId(), user_id: userId, amount_micros: -micros, reason, reference, created_at: now });
     },
   };

@@ -36,6 +36,19 @@ describe('bearer authentication: credential kinds and route rules', () => {
   const get = (url: string, token?: string) => server.inject({ url, headers: token ? { authorization: `Bearer ${token}` } : {} });
   const code = (res: { payload: string }) => (JSON.parse(res.payload) as { error: { code: string } | null }).error?.code;
 
+  it('tells a missing token from a malformed Authorization header; optional routes treat a missing one as anonymous', async () => {
+    const error = (res: { payload: string }) => (JSON.parse(res.payload) as { error: { code: string; message: string } }).error;
+    const missing = await server.inject({ url: '/plain' });
+    assert.equal(missing.statusCode, 401);
+    assert.deepEqual(error(missing), { code: 'UNAUTHORIZED', message: 'Missing authentication' });
+    for (const authorization of ['Basic dXNlcjpwdw==', 'Bearer', 'Bearer a b']) {
+      const malformed = await server.inject({ url: '/plain', headers: { authorization } });
+      assert.equal(malformed.statusCode, 401, authorization);
+      assert.deepEqual(error(malformed), { code: 'UNAUTHORIZED', message: 'Malformed Authorization header; expected "Bearer <token>"' }, authorization);
+    }
+    assert.deepEqual(JSON.parse((await server.inject({ url: '/optional' })).payload).data, { signedIn: false });
+  });
+
   it('session tokens reach every endpoint', async () => {
     for (const url of ['/plain', '/wallet', '/account']) assert.equal((await get(url, 'sess.ok')).statusCode, 200, url);
   });

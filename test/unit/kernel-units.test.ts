@@ -2,8 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import Joi from 'joi';
 import { CursorCodec, offsetMeta, offsetQuery, cursorQuery } from '../../src/http/pagination.js';
-import { DomainError } from '../../src/http/errors.js';
+import { DomainError, ErrorCodes, badRequest, conflict, forbidden, notFound, unauthorized } from '../../src/http/errors.js';
 import { RateLimiter, rateLimitHeaders } from '../../src/http/rate-limit.js';
+import { bearerToken } from '../../src/http/auth.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { resolveConfig, ConfigError } from '../../src/config.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -46,6 +47,31 @@ describe('CursorCodec', () => {
     const last = codec.page('s', rows.slice(0, 2), 3, (r) => ({ n: r.n }));
     assert.equal(last.hasNextPage, false);
     assert.equal(last.nextCursor, null);
+  });
+});
+
+describe('error catalog', () => {
+  it('a DomainError takes its one status from the catalog; the helpers follow it', () => {
+    for (const code of Object.keys(ErrorCodes) as Array<keyof typeof ErrorCodes>) assert.equal(new DomainError(code, 'm').status, ErrorCodes[code], code);
+    assert.deepEqual([badRequest('m'), unauthorized(), forbidden(), notFound(), conflict('m')].map((e) => [e.status, e.code]), [
+      [400, 'VALIDATION_FAILED'], [401, 'UNAUTHORIZED'], [403, 'FORBIDDEN'], [404, 'NOT_FOUND'], [409, 'CONFLICT'],
+    ]);
+    assert.equal(unauthorized().headers['WWW-Authenticate'], 'Bearer');
+  });
+  it('only the listed exceptions go out with a second status', () => {
+    const path = DomainError.withStatus(422, 'VALIDATION_FAILED', 'Invalid path', [{ field: 'id' }]);
+    assert.deepEqual([path.status, path.code, path.message, path.details], [422, 'VALIDATION_FAILED', 'Invalid path', [{ field: 'id' }]]);
+    const open = DomainError.withStatus(503, 'UPSTREAM_FAILED', 'circuit open', undefined, { 'Retry-After': '5' });
+    assert.deepEqual([open.status, open.code, open.headers], [503, 'UPSTREAM_FAILED', { 'Retry-After': '5' }]);
+    assert.ok(open instanceof DomainError);
+  });
+});
+
+describe('bearerToken', () => {
+  it('reads the b64token of a Bearer header, case-insensitively; null for anything else', () => {
+    assert.equal(bearerToken('Bearer abc.DEF-_~+/=='), 'abc.DEF-_~+/==');
+    assert.equal(bearerToken('bearer   tok  '), 'tok');
+    for (const bad of [undefined, '', 'Bearer', 'Bearer ', 'Basic dXNlcjpwdw==', 'Bearer a b', 'Bearer tok"en', 'Token abc']) assert.equal(bearerToken(bad), null, String(bad));
   });
 });
 
