@@ -66,7 +66,7 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
     return map;
   }
 
-  /** The current account, if it holds the AI entitlement (spec, Authentication 3). */
+  /** The current account, if it holds the AI entitlement (docs/interface.md, Authentication 3). */
   async function entitled(principal: Principal, headerAccountId: string | null): Promise<AccountContext> {
     const ctx = await access.current(principal, headerAccountId);
     let granted = entitlements.get(ctx.accountId);

@@ -22,7 +22,7 @@ export type { Actor } from './types.js';
 
 /**
  * Connector instances of a workspace, their credentials, tools and OAuth linking. Status
- * moves are exactly the spec's table (docs/connectors.md); nothing else writes `status`.
+ * moves are exactly the table of docs/interface.md, States (docs/connectors.md); nothing else writes `status`.
  * Each concept lives in its own file; this composes them into one API.
  */
 export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
