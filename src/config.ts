@@ -32,7 +32,7 @@ export interface Config {
   readonly notificationRetentionDays: number;
   /** Milliseconds between heartbeat comments on notification streams (and credential checks). */
   readonly notificationHeartbeatMs: number;
-  /** Cron pattern of the connector OAuth refresh job (spec: every 5 minutes). */
+  /** Cron pattern of the connector OAuth refresh job (docs/interface.md, Operations: every 5 minutes). */
   readonly connectorRefreshCron: string;
   /** scrypt cost parameter N; tests lower it, production keeps the default. */
   readonly scryptCost: number;
@@ -73,7 +73,7 @@ function connectorProviders(env: NodeJS.ProcessEnv): Record<string, ConnectorPro
   return out;
 }
 
-/** Flags as commander hands them over (camelCase names of the CONTRACT.md flags). */
+/** Flags as commander hands them over (camelCase names of the flags listed in README.md). */
 export interface ConfigFlags {
   dataDir?: string;
   host?: string;
@@ -145,7 +145,7 @@ function pick<T>(flag: T | undefined, env: string | undefined): T | string | und
   return flag !== undefined ? flag : env !== undefined && env !== '' ? env : undefined;
 }
 
-/** Flags override environment; environment overrides defaults (CONTRACT.md, Configuration). */
+/** Flags override environment; environment overrides defaults (docs/interface.md, Operations). */
 export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(String(pick(flags.dataDir, env.GANTRY_DATA_DIR) ?? './data'));
   const host = String(pick(flags.host, env.GANTRY_HOST) ?? '127.0.0.1');

@@ -46,7 +46,7 @@ export function createAccountAccess(db: Executor) {
 
   /**
    * A member's context in one account. Anyone who is not a member gets 403 whether or not the
-   * id exists (spec; a 404 would tell strangers which ids do); a member of a deleted account 404.
+   * id exists (docs/interface.md, Resources; a 404 would tell strangers which ids do); a member of a deleted account 404.
    */
   async function inAccount(principal: Principal, accountId: string): Promise<AccountContext> {
     if (principal.kind === 'api_key' && principal.accountId !== accountId) throw forbidden('This API key belongs to another account');
@@ -128,7 +128,7 @@ export function createAccountAccess(db: Executor) {
 
 export type AccountAccess = ReturnType<typeof createAccountAccess>;
 
-/** Reads the current-account and current-workspace headers of CONTRACT.md. */
+/** Reads the current-account and current-workspace headers (docs/interface.md, Current account and workspace). */
 export function tenancyHeaders(headers: Record<string, string | string[] | undefined>): { accountId: string | null; workspaceId: string | null } {
   const one = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value) ?? null;
   return { accountId: one(headers['x-account-id']), workspaceId: one(headers['x-workspace-id']) };

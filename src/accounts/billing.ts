@@ -19,7 +19,7 @@ export interface BillingAdapter {
   releaseSeat(request: SeatReleaseRequest): Promise<{ accepted: true } | { accepted: false; reason: string }>;
 }
 
-/** seatRelease.status values besides the spec's not_requested and requested. */
+/** seatRelease.status values besides not_requested and requested (docs/interface.md, Resources). */
 export const SEAT_RELEASE = {
   notRequested: 'not_requested',
   requested: 'requested',

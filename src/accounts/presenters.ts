@@ -3,7 +3,7 @@ import type { AccountsTable } from './tables.js';
 
 export type AccountRow = Selectable<AccountsTable>;
 
-/** The Account resource of the spec (GET /accounts/me, PATCH /accounts/:id). */
+/** The Account resource (docs/interface.md, Resources) (GET /accounts/me, PATCH /accounts/:id). */
 export function presentAccount(row: AccountRow) {
   return {
     id: row.id,
@@ -21,7 +21,7 @@ export function presentAccount(row: AccountRow) {
   };
 }
 
-/** GET /accounts/:id: the summary shape of the spec, with the caller's role. */
+/** GET /accounts/:id: the summary shape (docs/interface.md, Resources), with the caller's role. */
 export function presentAccountSummary(row: AccountRow, role: string) {
   return { id: row.id, name: row.display_name ?? row.legal_name, slug: row.slug, role, createdAt: row.created_at, updatedAt: row.updated_at };
 }
@@ -40,7 +40,7 @@ export interface MemberView {
 }
 
 /**
- * The Account member resource of the spec. A member attached by id (active, never joined by
+ * The Account member resource (docs/interface.md, Resources). A member attached by id (active, never joined by
  * their own act: `joined_at` null) shows no email: they did not give it to this account.
  */
 export function presentMember(row: MemberView) {

@@ -53,7 +53,7 @@ export const workspaceBody = Joi.object({ name: Joi.string().trim().min(1).max(1
 export const workspaceMemberBody = Joi.object({ chainerId: Joi.string().guid().required(), role: Joi.string().valid(...WORKSPACE_ROLES).default('member') });
 export const apiKeyBody = Joi.object({ name: Joi.string().trim().min(1).max(120).required() });
 export const transferBody = Joi.object({ chainerId: Joi.string().guid().required() });
-/** Only the literal `true` releases the seat (spec); anything but true/false is refused. */
+/** Only the literal `true` releases the seat (docs/interface.md, Resources); anything but true/false is refused. */
 export const removeMemberQuery = Joi.object({ releaseSeat: Joi.string().valid('true', 'false').default('false') });
 
 export const id = Joi.string().guid().required();

@@ -5,7 +5,7 @@ import { open, reseal, seal, sealedKeyId } from '../lib/sealed.js';
 import { ADAPTERS } from './providers/index.js';
 import { PROVIDER_NAMES, type ProviderConfig, type ProviderName } from './providers/types.js';
 import { microsToUsd, usdPerMtokToMicros } from './pricing.js';
-import { deleteProvider, getProvider, listPrices, listProviders, upsertPrice, upsertProvider, type ProviderRow } from './store.js';
+import { deleteProvider, getProvider, listPrices, listProviders, setProviderKey, upsertPrice, upsertProvider, type ProviderRow } from './store.js';
 
 /** Change-feed topic: a provider was set or removed (the server reloads and resets its circuit). */
 export const AI_PROVIDERS_TOPIC = 'ai.providers';
@@ -143,7 +143,7 @@ export function createProviderAdmin(kernel: Kernel) {
         for (const row of await listProviders(trx)) {
           if (row.key_id === keyring.activeCredentialKeyId) continue;
           const sealed = reseal(keyring, row.api_key_sealed, keyAad(row.name));
-          await trx.updateTable('ai_providers').set({ api_key_sealed: sealed, key_id: sealedKeyId(sealed) ?? keyring.activeCredentialKeyId }).where('name', '=', row.name).execute();
+          await setProviderKey(trx, row.name, sealed, sealedKeyId(sealed) ?? keyring.activeCredentialKeyId);
           count++;
         }
         if (count > 0) await changes.publish(trx, AI_PROVIDERS_TOPIC, null);

@@ -4,7 +4,7 @@ import { accountProfile, userProfile } from '../accounts/service.js';
 import type { ChatMessage } from './providers/types.js';
 import { recentSessions, sessionTurns } from './store.js';
 
-/** The prompt-context layers of the spec's cache stats, in the order they enter a prompt. */
+/** The prompt-context layers of the cache stats (docs/interface.md, Resources), in the order they enter a prompt. */
 export const LAYERS = ['persona', 'preferences', 'twin', 'memory', 'session'] as const;
 export type Layer = (typeof LAYERS)[number];
 

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Kernel } from '../kernel.js';
+import type { SealedValues } from '../lib/sealed-rotation.js';
 import type { Principal } from '../http/auth.js';
 import { DomainError, notFound } from '../http/errors.js';
 import type { AccountsService } from '../accounts/service.js';
@@ -65,7 +66,7 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
     return map;
   }
 
-  /** The current account, if it holds the AI entitlement (spec, Authentication 3). */
+  /** The current account, if it holds the AI entitlement (docs/interface.md, Authentication 3). */
   async function entitled(principal: Principal, headerAccountId: string | null): Promise<AccountContext> {
     const ctx = await access.current(principal, headerAccountId);
     let granted = entitlements.get(ctx.accountId);
@@ -81,6 +82,8 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
 
   return {
     admin,
+    /** Provider keys carry their key id in a column of their own: the AI domain re-seals them itself. */
+    sealed: { reseal: async () => ({ 'ai_providers.api_key_sealed': await admin.resealKeys() }) } satisfies SealedValues,
     router,
     context,
     entitled,

@@ -20,6 +20,11 @@ export async function upsertProvider(db: Executor, row: ProviderRow): Promise<vo
     .execute();
 }
 
+/** A provider's key re-sealed under another credential key (`key_id` names that key). */
+export async function setProviderKey(db: Executor, name: string, apiKeySealed: string, keyId: string): Promise<void> {
+  await db.updateTable('ai_providers').set({ api_key_sealed: apiKeySealed, key_id: keyId }).where('name', '=', name).execute();
+}
+
 export async function deleteProvider(db: Executor, name: string): Promise<boolean> {
   const result = await db.deleteFrom('ai_providers').where('name', '=', name).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;

@@ -3,7 +3,7 @@ import type { Clock } from '../lib/clock.js';
 import { newId } from '../lib/ids.js';
 import * as store from './store.js';
 
-/** Audit action identifiers, one list for every domain (spec: member.invited, account.updated...). */
+/** Audit action identifiers, one list for every domain (docs/interface.md, Resources: member.invited, account.updated...). */
 export const AuditActions = [
   'account.created',
   'account.updated',
@@ -52,7 +52,7 @@ export interface AuditEntry {
   accountId: string;
   action: AuditAction;
   actorId: string;
-  /** The actor's username, or their email when they have none (CONTRACT.md). */
+  /** The actor's username, or their email when they have none (docs/interface.md, Resources). */
   actorUsername: string;
   targetId: string;
   /** Never a secret: ids, names, roles, old and new values of plain fields. */

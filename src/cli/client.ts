@@ -6,7 +6,7 @@ import { SCOPE_NAMES } from '../oauth/scopes.js';
 
 type CreateOptions = CommonOptions & { name?: string; type?: string; redirectUri?: string[]; scope?: string[] };
 
-/** `gantry client ...`: OAuth clients for partner applications (CONTRACT.md, CLI). */
+/** `gantry client ...`: OAuth clients for partner applications (docs/oauth.md). */
 export function makeClientCommands(program: Command, io: CliIo): void {
   const client = program.command('client').description('OAuth clients of third-party applications');
 

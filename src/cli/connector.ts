@@ -17,7 +17,7 @@ interface DefineOptions extends CommonOptions {
   configSchema?: string;
 }
 
-/** `gantry connector define|list` (CONTRACT.md). */
+/** `gantry connector define|list` (docs/connectors.md). */
 export function makeConnectorCommands(program: Command, io: CliIo): void {
   const connector = program.command('connector').description('connector definitions');
   withCommon(

@@ -19,7 +19,7 @@ export interface CommonOptions {
   json?: boolean;
 }
 
-/** Every command takes --data-dir and --json (CONTRACT.md). */
+/** Every command takes --data-dir and --json (docs/interface.md, Operations). */
 export function withCommon(command: Command): Command {
   return command.option('--data-dir <dir>', 'data directory (env GANTRY_DATA_DIR, default ./data)').option('--json', 'print exactly one JSON document');
 }

@@ -8,7 +8,7 @@ import type { ComponentRow, MaintenanceRow, ServiceRow } from '../status/store.j
 const showService = (s: ServiceRow) => ({ ...s, is_public: s.is_public === 1 });
 const showIncident = (i: IncidentDetail) => ({ ...i, updates: [...i.updates].reverse() });
 
-/** Status publishing (CONTRACT.md, CLI): services, components, incidents, maintenance. */
+/** Status publishing (docs/status.md): services, components, incidents, maintenance. */
 export function makeStatusCommands(program: Command, io: CliIo): void {
   const service = program.command('service').description('status page services');
   withCommon(

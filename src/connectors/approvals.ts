@@ -41,7 +41,7 @@ export function createApprovals(ctx: ConnectorsContext, invoker: Invoker) {
         let status = 'approved';
         try {
           if (!tool) throw notFound('Tool');
-          // Disabled since the request was parked: disabled tools never run (spec, Tool enablement).
+          // Disabled since the request was parked: disabled tools never run (docs/interface.md, States).
           assertRunnable(instance, tool);
           // The approver approved a call against the instance and tool as they were when asked
           // (its origin is shown); if the url, headers or anything else of the config, or the

@@ -12,7 +12,7 @@ import type { Actor, Definition } from './types.js';
 
 /**
  * Connector instances of a workspace: list, read, create, update, delete. Status moves are
- * exactly the spec's table (docs/connectors.md); nothing else writes `status`.
+ * exactly the table of docs/interface.md, States (docs/connectors.md); nothing else writes `status`.
  */
 export function createInstances(ctx: ConnectorsContext) {
   const { db, clock, config } = ctx.kernel;

@@ -24,7 +24,7 @@ export const upstream = (message: string) => new DomainError('UPSTREAM_FAILED', 
  */
 export const targetDigest = (instance: InstanceRow, tool: ToolRow) => sha256Hex(`${instance.config}\n${tool.input_schema}`);
 
-/** Disabled instances and disabled tools are never executed (spec: Tool enablement). */
+/** Disabled instances and disabled tools are never executed (docs/interface.md, States). */
 export function assertRunnable(instance: { enabled: number }, tool: { is_active: number }): void {
   if (!toBool(instance.enabled)) throw conflict('The connector instance is disabled');
   if (!toBool(tool.is_active)) throw conflict('The tool is disabled');

@@ -2,10 +2,9 @@ import type { Kernel } from '../kernel.js';
 import { reloadCredentialKeys, type SealedColumn } from '../lib/sealed-rotation.js';
 import { approvalInputContext, clientSecretContext, credentialContext, verifierContext } from './sealing.js';
 
-/** Change-feed topic: the credential keyring changed on disk; every process reloads it. */
-export const KEYRING_TOPIC = 'secrets.keyring';
+export { KEYRING_TOPIC } from '../lib/sealed-rotation.js';
 
-/** The connectors domain's sealed columns (AI provider keys add theirs to the CLI's list). */
+/** The connectors domain's sealed columns, declared as the service's `sealed` for key rotation. */
 export const CONNECTOR_SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'connector_credentials', keyColumn: 'id', column: 'sealed_value', contextColumns: ['instance_id', 'cred_type', 'origin'], context: (r) => credentialContext(String(r.instance_id), String(r.cred_type), r.origin == null ? null : String(r.origin)) },
   { table: 'connector_definitions', keyColumn: 'id', column: 'client_secret_sealed', contextColumns: ['key'], context: (r) => clientSecretContext(String(r.key)) },

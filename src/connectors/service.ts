@@ -1,6 +1,7 @@
 import type { Kernel } from '../kernel.js';
 import type { WorkspaceContext } from '../accounts/access.js';
 import { inTransaction } from '../db/tx.js';
+import type { SealedValues } from '../lib/sealed-rotation.js';
 import { createApprovals } from './approvals.js';
 import { createConnectorsContext, type ConnectorsDeps } from './context.js';
 import { createDefinitions } from './definitions.js';
@@ -12,7 +13,7 @@ import { callbackUrl } from './oauth-client.js';
 import { createOauthLinking } from './oauth-linking.js';
 import { createTokenRefresh } from './oauth-refresh.js';
 import { presentDefinition } from './presenters.js';
-import { reloadKeyring, KEYRING_TOPIC } from './rotation.js';
+import { CONNECTOR_SEALED_COLUMNS, reloadKeyring, KEYRING_TOPIC } from './rotation.js';
 import { createToolCatalog } from './tools.js';
 import type { Actor, CustomDefinitionInput, SystemDefinitionInput } from './types.js';
 
@@ -21,7 +22,7 @@ export type { Actor } from './types.js';
 
 /**
  * Connector instances of a workspace, their credentials, tools and OAuth linking. Status
- * moves are exactly the spec's table (docs/connectors.md); nothing else writes `status`.
+ * moves are exactly the table of docs/interface.md, States (docs/connectors.md); nothing else writes `status`.
  * Each concept lives in its own file; this composes them into one API.
  */
 export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
@@ -34,6 +35,7 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
 
   return {
     definitions,
+    sealed: { columns: CONNECTOR_SEALED_COLUMNS } satisfies SealedValues,
     tools: { ...createToolCatalog(ctx), invoke: invoker.invoke, listApprovals: approvals.listApprovals, decide: approvals.decide },
     oauth: { ...createOauthLinking(ctx), ...createTokenRefresh(ctx) },
     ...createInstances(ctx),

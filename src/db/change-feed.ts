@@ -13,7 +13,7 @@ export type ChangeListener = (key: string | null) => void;
 
 /**
  * How a change made by one process reaches the others on the same database within a second
- * (CONTRACT.md: CLI changes are visible to the running server). A writer records
+ * (docs/interface.md, Operations: CLI changes are visible to the running server). A writer records
  * (topic, key) in change_feed inside its own transaction and notifies its own listeners at
  * once; every other process watches `PRAGMA data_version`, which moves when another
  * connection commits, and replays the rows it has not seen. Listeners invalidate caches or

@@ -33,7 +33,7 @@ export function durationOf(request: Request): number {
   return Math.round((Date.now() - request.info.received) * 100) / 100;
 }
 
-/** The success envelope of the spec: data, meta (requestId, durationMs, list fields), error null. */
+/** The success envelope (docs/interface.md, Envelope): data, meta (requestId, durationMs, list fields), error null. */
 export function envelope<T>(request: Request, data: T, meta?: Record<string, unknown>): Envelope<T> {
   return { data, meta: { requestId: requestIdOf(request), durationMs: durationOf(request), ...meta }, error: null };
 }

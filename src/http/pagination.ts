@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { hmacSha256, safeEqual } from '../lib/crypto.js';
 import { badRequest } from './errors.js';
 
-/** Offset paging query (spec: limit 1..50 default 20, offset >= 0); routes may raise the max. */
+/** Offset paging query (docs/interface.md, Pagination: limit 1..50 default 20, offset >= 0); routes may raise the max. */
 export function offsetQuery(options: { max?: number; defaultLimit?: number } = {}) {
   return {
     limit: Joi.number().integer().min(1).max(options.max ?? 50).default(options.defaultLimit ?? 20),
@@ -22,7 +22,7 @@ export function offsetMeta(total: number, limit: number, offset: number): Offset
   return { total, limit, offset, hasNextPage: offset + limit < total };
 }
 
-/** Cursor paging query (spec: limit default 25; cursor opaque). */
+/** Cursor paging query (docs/interface.md, Pagination: limit default 25; cursor opaque). */
 export function cursorQuery(options: { max?: number; defaultLimit?: number } = {}) {
   return {
     limit: Joi.number().integer().min(1).max(options.max ?? 100).default(options.defaultLimit ?? 25),

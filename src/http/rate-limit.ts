@@ -6,7 +6,7 @@ import { routeConfig, routeName, type RateLimitRule } from './route-config.js';
 import type { Principal } from './auth.js';
 import { clientAddressOf } from './client-address.js';
 
-/** The spec's default for every endpoint without a row of its own. */
+/** The default for every endpoint (docs/interface.md, Limits) without a row of its own. */
 export const DEFAULT_RATE_LIMIT: RateLimitRule = { limit: 120, windowSec: 60 };
 
 export interface RateDecision {

@@ -15,7 +15,7 @@ export interface RateLimitRule {
  *   token and revoke endpoints answer RFC 6749 bodies; HTML pages answer a page). Without it,
  *   every error is the envelope;
  * - invalidParamsStatus: the status of a path-parameter validation failure (default 422,
- *   the spec's malformed-id answer; 400 where the path carries a value, not an id).
+ *   the malformed-id answer of docs/interface.md, Errors; 400 where the path carries a value, not an id).
  */
 export interface GantryRouteConfig {
   scope?: string;

@@ -33,7 +33,7 @@ export interface FlowDeps {
 export type EndSignIns = (trx: Executor, userId: string, reason: string, options?: { exceptSessionId?: string | null; forgetConsents?: boolean }) => Promise<number>;
 
 /**
- * The self-service flows of the sign-in API (CONTRACT.md): registration and email
+ * The self-service flows of the sign-in API (docs/interface.md, Sign-in API): registration and email
  * confirmation, password recovery by an emailed code, and the signed-in user's changes.
  * Mail is queued in the same transaction as the secret it carries, then delivered after commit.
  */

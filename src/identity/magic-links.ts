@@ -9,7 +9,7 @@ import * as store from './store.js';
 export const MAGIC_LINK_TTL_SEC = 15 * 60;
 
 /**
- * Passwordless sign-in by email (CONTRACT.md): the mail links to {public}/auth/magic?token=T;
+ * Passwordless sign-in by email (docs/interface.md, Sign-in API): the mail links to {public}/auth/magic?token=T;
  * the token is single-use and lives 15 minutes. `returnTo` lets the sign-in page of an OAuth
  * authorize request continue that same request after the link is opened, but only in the
  * browser that asked for the link (`browser`, a hash of its pre-session cookie): otherwise a

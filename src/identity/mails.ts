@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import type { MailMessage } from '../lib/mailer.js';
 
-/** The mails of the sign-in flows. Every link points at Gantry's own pages (CONTRACT.md). */
+/** The mails of the sign-in flows. Every link points at Gantry's own pages (docs/interface.md, Sign-in API). */
 export function confirmationMail(config: Config, to: string, token: string): MailMessage {
   const link = `${config.publicUrl}/auth/confirm-email?token=${encodeURIComponent(token)}`;
   return {

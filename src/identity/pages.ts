@@ -5,7 +5,7 @@ import { htmlErrorFormat } from '../http/html.js';
 import { escapeHtml as escape } from '../http/html.js';
 
 /**
- * The two small pages the mails link to (CONTRACT.md: links point at Gantry's own pages).
+ * The two small pages the mails link to (docs/interface.md, Sign-in API: links point at Gantry's own pages).
  * Server-rendered, no JavaScript. Opening a link (GET) only shows a form: mail scanners
  * that prefetch links must not use up the secret; the POST does the work.
  */

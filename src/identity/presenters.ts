@@ -1,6 +1,6 @@
 import type { UserRow } from './store.js';
 
-/** The user as the sign-in API shows it (CONTRACT.md): never a hash or internal flag. */
+/** The user as the sign-in API shows it (docs/interface.md, Sign-in API): never a hash or internal flag. */
 export function presentUser(user: UserRow) {
   return {
     id: user.id,

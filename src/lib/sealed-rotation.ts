@@ -1,21 +1,30 @@
-import type { Kysely, Transaction } from 'kysely';
 import { randomBytes } from 'node:crypto';
-import type { DB } from '../db/schema.js';
+import type { Kernel } from '../kernel.js';
+import type { Database } from '../db/connection.js';
+import { listSealedAfter, replaceSealedValue, type SealedColumnRef } from '../db/store/sealed-columns.js';
 import { inTransaction } from '../db/tx.js';
 import { reseal } from './sealed.js';
 import { readSecretsFile, writeSecretsFile, type Secrets } from './secrets.js';
 
+/** Change-feed topic: the credential keyring changed on disk; every process reloads it. */
+export const KEYRING_TOPIC = 'secrets.keyring';
+
 /**
  * One sealed column: where it lives, its key column, and how to rebuild the AAD context a
- * value was sealed with from its row. Domains list theirs; `gantry secrets rotate` walks all.
+ * value was sealed with from its row.
  */
-export interface SealedColumn {
-  table: keyof DB & string;
-  keyColumn: string;
-  column: string;
-  /** Extra columns the context needs. */
-  contextColumns: string[];
+export interface SealedColumn extends SealedColumnRef {
   context(row: Record<string, unknown>): string;
+}
+
+/**
+ * What a domain service declares (as its `sealed` member) about its secrets at rest: plain
+ * sealed columns the rotation re-seals itself, and/or its own re-seal for values that need
+ * more (counts keyed `table.column`).
+ */
+export interface SealedValues {
+  columns?: readonly SealedColumn[];
+  reseal?(): Promise<Record<string, number>>;
 }
 
 /** Adds a fresh key to secrets.json and makes it active (older keys stay to open old values). */
@@ -44,35 +53,52 @@ export function reloadCredentialKeys(dataDir: string, secrets: Secrets): void {
  * short transactions (the server keeps serving; a value is rewritten only if it still holds
  * what was read).
  */
-export async function resealColumns(db: Kysely<DB>, secrets: Secrets, columns: readonly SealedColumn[], batch = 200): Promise<Record<string, number>> {
+export async function resealColumns(db: Database, secrets: Secrets, columns: readonly SealedColumn[], batch = 200): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  // Untyped access: the columns are data here, not code.
-  const anyDb = db as unknown as Kysely<Record<string, Record<string, unknown>>>;
   for (const col of columns) {
-    counts[`${col.table}.${col.column}`] = 0;
+    const name = `${col.table}.${col.column}`;
+    counts[name] = 0;
     let after = '';
     for (;;) {
-      const rows = (await anyDb
-        .selectFrom(col.table)
-        .select([col.keyColumn, col.column, ...col.contextColumns])
-        .where(col.keyColumn, '>', after)
-        .where(col.column, 'is not', null)
-        .orderBy(col.keyColumn)
-        .limit(batch)
-        .execute()) as Array<Record<string, unknown>>;
+      const rows = await listSealedAfter(db, col, after, batch);
       if (rows.length === 0) break;
       after = String(rows[rows.length - 1][col.keyColumn]);
-      await inTransaction(db, async (typed) => {
-        const trx = typed as unknown as Transaction<Record<string, Record<string, unknown>>>;
+      await inTransaction(db, async (trx) => {
         for (const row of rows) {
           const sealed = String(row[col.column]);
           const next = reseal(secrets, sealed, col.context(row));
           if (next === sealed) continue;
-          const res = await trx.updateTable(col.table).set({ [col.column]: next }).where(col.keyColumn, '=', row[col.keyColumn]).where(col.column, '=', sealed).executeTakeFirst();
-          counts[`${col.table}.${col.column}`] += Number(res.numUpdatedRows);
+          counts[name] += await replaceSealedValue(trx, col, row[col.keyColumn], sealed, next);
         }
       });
     }
   }
   return counts;
+}
+
+/**
+ * Credential key rotation over every domain service that declares `sealed` values: a new key
+ * becomes active in secrets.json; running servers reload the keyring (change feed) before
+ * anything is re-sealed under it; then every sealed value is re-encrypted under the new key.
+ * Old keys stay in the file. The kernel knows no domain: it takes the services as data.
+ */
+export function createSecretsRotation(kernel: Kernel, services: Record<string, object>) {
+  const declared = Object.values(services)
+    .map((s) => (s as { sealed?: SealedValues }).sealed)
+    .filter((s): s is SealedValues => s !== undefined);
+  return {
+    async rotate(options: { settleMs: number }): Promise<{ activeKeyId: string; resealed: Record<string, number>; total: number }> {
+      const { keyId } = addCredentialKey(kernel.config.dataDir);
+      reloadCredentialKeys(kernel.config.dataDir, kernel.secrets);
+      await inTransaction(kernel.db, (trx) => kernel.changes.publish(trx, KEYRING_TOPIC, keyId));
+      if (options.settleMs > 0) await new Promise((resolve) => setTimeout(resolve, options.settleMs));
+      const resealed: Record<string, number> = {};
+      for (const values of declared) {
+        if (values.columns) Object.assign(resealed, await resealColumns(kernel.db, kernel.secrets, values.columns));
+        if (values.reseal) Object.assign(resealed, await values.reseal());
+      }
+      const total = Object.values(resealed).reduce((a, b) => a + b, 0);
+      return { activeKeyId: keyId, resealed, total };
+    },
+  };
 }

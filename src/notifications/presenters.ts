@@ -1,6 +1,6 @@
 import type { NotificationRow } from './store.js';
 
-/** The spec's Notification: never the owner, seq or archive bookkeeping. */
+/** The Notification (docs/interface.md, Resources): never the owner, seq or archive bookkeeping. */
 export function presentNotification(row: NotificationRow) {
   return {
     id: row.id,

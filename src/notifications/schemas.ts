@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { CATEGORY_PATTERN, LIST_MAX_LIMIT, NOTIFICATION_STATUSES } from './service.js';
 
-/** Path id: a malformed UUID is the spec's 422 (the kernel's default for path parameters). */
+/** Path id: a malformed UUID is a 422 (docs/interface.md, Errors) (the kernel's default for path parameters). */
 export const idParams = Joi.object({ id: Joi.string().guid().required() });
 
 /**

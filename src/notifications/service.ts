@@ -175,7 +175,7 @@ export function createNotificationsService(kernel: Kernel, deps: { identity: Pic
 
     unreadCount: (userId: string) => countOf({ userId, status: 'unread', now: nowIso() }),
 
-    /** unread -> read with readAt = now; a read one keeps its first readAt (spec: no-op). */
+    /** unread -> read with readAt = now; a read one keeps its first readAt (docs/interface.md, States: no-op). */
     async markRead(userId: string, id: string): Promise<{ status: 'read' }> {
       await inTransaction(db, async (trx) => {
         const row = await owned(trx, userId, id);

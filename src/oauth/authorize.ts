@@ -56,7 +56,7 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients) {
     if (!client) return { kind: 'page', message: 'This application is not registered (unknown client_id).' };
     const redirectUri = one('redirect_uri');
     if (!redirectUri) return { kind: 'page', message: 'The request has no redirect_uri (it is required, or it was repeated).' };
-    // Exact string match, loopback included (CONTRACT.md; RFC 9700 4.1.3).
+    // Exact string match, loopback included (docs/interface.md, OAuth; RFC 9700 4.1.3).
     if (!client.redirectUris.includes(redirectUri)) return { kind: 'page', message: 'The redirect_uri is not registered for this application.' };
 
     const stateRaw = one('state');

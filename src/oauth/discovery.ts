@@ -1,8 +1,8 @@
 import { SCOPE_NAMES } from './scopes.js';
 
 /**
- * RFC 8414 metadata, served identically at both well-known paths (spec, OAuth authorization
- * server). No jwks_uri or ID-token fields: tokens are signed with a symmetric key and no ID
+ * RFC 8414 metadata, served identically at both well-known paths (docs/interface.md,
+ * OAuth). No jwks_uri or ID-token fields: tokens are signed with a symmetric key and no ID
  * tokens are issued.
  */
 export function discoveryDocument(publicUrl: string) {

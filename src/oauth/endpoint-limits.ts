@@ -6,7 +6,7 @@ import { OAuthError } from './errors.js';
 
 export type OAuthEndpoint = 'oauth.token' | 'oauth.revoke';
 
-/** The token and revoke endpoints have no row of their own in the spec's Limits table: the default. */
+/** The token and revoke endpoints have no row of their own in the Limits table (docs/interface.md, Limits): the default. */
 export const TOKEN_ENDPOINT_LIMIT: RateLimitRule = DEFAULT_RATE_LIMIT;
 
 /** Failed client authentication, at token and revoke together: per client address and per client_id. */
@@ -25,7 +25,7 @@ export interface EndpointCaller {
  * Who the token and revoke endpoints count (docs/oauth.md, Rate limits). They are anonymous to
  * the kernel, and a partner backend refreshing for many users from one address must not share
  * one per-address budget, so they count here instead, once the subject is known:
- * - a request for a grant of the client: `<endpoint>|client:<id>|user:<sub>`, the spec's
+ * - a request for a grant of the client: `<endpoint>|client:<id>|user:<sub>`, the table's
  *   "per authenticated user, per endpoint" (the client is the authenticated party, the user
  *   the one it acts for);
  * - a request of an authenticated client that names no grant of it (unknown, spent or another

@@ -11,5 +11,5 @@ export const isWellFormedChallenge = (challenge: string): boolean => CHALLENGE.t
 
 export const s256 = (verifier: string): string => createHash('sha256').update(verifier, 'ascii').digest('base64url');
 
-/** S256 only (spec, Authentication 4: plain is not supported). */
+/** S256 only (docs/interface.md, Authentication 4: plain is not supported). */
 export const verifyS256 = (verifier: string, challenge: string): boolean => safeEqual(s256(verifier), challenge);

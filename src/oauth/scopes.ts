@@ -1,4 +1,4 @@
-/** The scopes a client may hold (spec, Authentication 7), with the words the consent page shows. */
+/** The scopes a client may hold (docs/interface.md, Authentication 7), with the words the consent page shows. */
 export const SCOPES = {
   'email:read': 'See your email address and whether it is confirmed',
   'profile:read': 'See your name and username',

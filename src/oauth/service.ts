@@ -32,7 +32,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
   const authorize = createAuthorize(kernel, clients);
   const browserSessions = createBrowserSessions(kernel, deps.identity);
   const limits = createEndpointLimits(kernel);
-  // The profile behind userinfo, kept one second: the same window CONTRACT.md gives any change
+  // The profile behind userinfo, kept one second: the same window docs/interface.md (Operations) gives any change
   // to reach a running server, and a hot client polling userinfo then costs no query.
   const profiles = new LRUCache<string, Awaited<ReturnType<IdentityService['getUser']>>>({ max: 5_000, ttl: 1_000 });
 
@@ -134,7 +134,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
       });
     },
 
-    /** Claims by scope (spec, UserInfo response); nothing else about the user, ever. */
+    /** Claims by scope (docs/interface.md, OAuth: UserInfo); nothing else about the user, ever. */
     async userInfo(userId: string, scopes: readonly string[]): Promise<UserInfo> {
       let user = profiles.get(userId);
       if (!user) {

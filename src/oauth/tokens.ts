@@ -9,7 +9,7 @@ import * as store from './store.js';
 import { AccessTokenSigner } from './access-token-signer.js';
 import { createHotStore } from './hot-store.js';
 
-/** RFC 9068 access tokens: `typ: at+jwt`, HS256, one hour (spec, Authentication 6). */
+/** RFC 9068 access tokens: `typ: at+jwt`, HS256, one hour (docs/interface.md, Authentication 6). */
 export const ACCESS_TOKEN_TYP = 'at+jwt';
 export const ACCESS_TOKEN_TTL_SEC = 3600;
 export const REFRESH_TOKEN_TTL_SEC = 30 * 24 * 3600;
@@ -35,7 +35,7 @@ export interface AccessTokenClaims {
 
 /**
  * Minting and checking OAuth access tokens. They are stateless JWTs, yet revocation is
- * immediate (CONTRACT.md): each use checks the token's grant and jti through two small caches
+ * immediate (docs/interface.md, OAuth): each use checks the token's grant and jti through two small caches
  * that revocation clears here at once and in other processes through the change feed.
  */
 export function createTokens(kernel: Kernel) {

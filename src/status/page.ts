@@ -3,7 +3,7 @@ import type { DayBar, StatusModel } from './model.js';
 import { toPercent } from './uptime.js';
 import { escapeHtml } from '../http/html.js';
 
-/** The human status page (CONTRACT.md: GET /status): server-rendered, no script, phone-first. */
+/** The human status page (docs/interface.md, Addresses: GET /status): server-rendered, no script, phone-first. */
 
 
 const LABEL: Record<ComponentStatus, string> = {

@@ -3,7 +3,7 @@ import { headlineOf, indicatorOf, UPTIME_WINDOWS, type UptimeWindow } from './ru
 import { toMinutes, toPercent } from './uptime.js';
 import type { ComponentView, IncidentView, ServiceView, StatusModel } from './model.js';
 
-/** The spec's shapes (Status-service resources), snake_case as listed there. */
+/** The shapes of docs/interface.md (Resources, status service), snake_case as listed there. */
 
 export const presentService = (s: ServiceView) => ({
   id: s.row.id,
@@ -80,7 +80,7 @@ export function presentServiceDetail(s: ServiceView, model: StatusModel) {
   };
 }
 
-/** Uptime summary (spec: scope_type, scope_key, window, uptime_percent, downtime_minutes, incident_count, computed_at). */
+/** Uptime summary (docs/interface.md, Resources: scope_type, scope_key, window, uptime_percent, downtime_minutes, incident_count, computed_at). */
 export function presentUptime(model: StatusModel, window: UptimeWindow) {
   return {
     scope_type: 'platform',
@@ -93,7 +93,7 @@ export function presentUptime(model: StatusModel, window: UptimeWindow) {
   };
 }
 
-/** The daily snapshot's payload (spec: headline, status, services). */
+/** The daily snapshot's payload (docs/interface.md, Resources: headline, status, services). */
 export const snapshotPayload = (model: StatusModel) => ({
   headline: headlineOf(model.status),
   status: model.status,

@@ -1,5 +1,5 @@
 /**
- * The fixed rules of the status service (docs/status.md): status values of the spec, how
+ * The fixed rules of the status service (docs/status.md): status values of docs/interface.md (Resources), how
  * statuses roll up (worst of), and the indicator and headline that follow from a status.
  */
 
@@ -61,7 +61,7 @@ export const impactStatus = (impact: IncidentImpact): ComponentStatus => IMPACT_
 export const isActiveIncident = (status: string): boolean => status === 'investigating' || status === 'identified' || status === 'monitoring';
 
 /**
- * Incident moves (the spec shows none): while open, any open status may follow any other;
+ * Incident moves (the interface fixes none): while open, any open status may follow any other;
  * resolving stamps resolved_at; a resolved incident may be reopened or marked
  * postmortem_ready; postmortem_ready is final.
  */

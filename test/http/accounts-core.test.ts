@@ -47,7 +47,7 @@ describe('accounts: create, read, update, delete', () => {
     const tail = (len: number) => (Date.now().toString(36) + (n++).toString(36).padStart(4, '0')).padStart(len, 'a').slice(-len);
     const cases: Array<[string, () => unknown, unknown]> = [
       ['slug', () => tail(3), 'ab'],
-      // The spec says 3-64 characters, and its pattern allows 1+61+1 = 63: both hold, so 63 is the max.
+      // docs/interface.md (Limits) says 3-64 characters, and its pattern allows 1+61+1 = 63: both hold, so 63 is the max.
       ['slug', () => tail(63), 'a'.repeat(64)],
       ['slug', () => `${tail(1)}-${tail(1)}`, '-ab'],
       ['slug', () => `${tail(5)}-0`, 'ab-'],

@@ -15,7 +15,7 @@ describe('accounts: members, API keys, seat release', () => {
   before(async () => (t = await createTestApp({ clock, env: { GANTRY_BILLING_WEBHOOK_SECRET: WEBHOOK_SECRET } })));
   after(() => t.close());
 
-  it('lists members with the spec fields, limit up to 500 and meta.total', async () => {
+  it('lists members with the documented fields, limit up to 500 and meta.total', async () => {
     const { owner, account, members } = await makeTeam(t.app, ['admin', 'viewer']);
     const res = await call(t, 'GET', `accounts/${account.id}/members?limit=500`, members.viewer.headers);
     assert.equal(res.status, 200);

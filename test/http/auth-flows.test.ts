@@ -53,7 +53,7 @@ describe('sign-in API flows', () => {
       assert.equal('password_hash' in data.user || 'passwordHash' in data.user, false);
       const mail = await lastMail(address, 'email_confirmation');
       assert.match(mail.body_text, /http:\/\/127\.0\.0\.1:8080\/auth\/confirm-email\?token=/);
-      // Login works before confirmation (CONTRACT.md).
+      // Login works before confirmation (docs/interface.md, Sign-in API).
       const login = await post('/auth/login', { email: address, password: 'a good password' });
       assert.equal(login.statusCode, 200);
     });

@@ -55,7 +55,7 @@ describe('connector instances and credentials', () => {
     assert.equal(hidden.statusCode, 400);
   });
 
-  it('creates, lists, reads, updates and deletes instances with the spec status moves', async () => {
+  it('creates, lists, reads, updates and deletes instances with the documented status moves', async () => {
     const { h } = await team();
     const res = await create(h, { connectorKey: 'mcp-generic', displayName: 'Tools', config: { url: mcp.url } });
     assert.equal(res.statusCode, 201);

@@ -4,7 +4,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { signedInUser } from '../helpers/factories.js';
 import { ManualClock } from '../../src/lib/clock.js';
 
-/** The spec's Limits table rows that the kernel serves (the sign-in API and the default). */
+/** The Limits table rows (docs/interface.md) that the kernel serves (the sign-in API and the default). */
 const ROWS: Array<{ method: 'GET' | 'POST'; path: string; limit: number; windowSec: number; auth?: boolean }> = [
   { method: 'POST', path: '/auth/register', limit: 10, windowSec: 300 },
   { method: 'POST', path: '/auth/login', limit: 8, windowSec: 60 },
@@ -20,7 +20,7 @@ const ROWS: Array<{ method: 'GET' | 'POST'; path: string; limit: number; windowS
   { method: 'GET', path: '/auth/me', limit: 120, windowSec: 60, auth: true },
 ];
 
-describe('rate limits (spec, Limits)', () => {
+describe('rate limits (docs/interface.md, Limits)', () => {
   let t: TestApp;
   const clock = new ManualClock('2026-05-01T00:00:00Z');
   before(async () => (t = await createTestApp({ clock })));

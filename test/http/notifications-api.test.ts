@@ -33,7 +33,7 @@ describe('notifications API', () => {
   const get = (url: string, headers: Record<string, string>) => t.inject({ method: 'GET', url, headers });
   const row = (id: string) => t.app.kernel.db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
-  it('lists newest first in the spec shape, offset style with meta total/limit/offset', async () => {
+  it('lists newest first in the documented shape, offset style with meta total/limit/offset', async () => {
     const u = await signedInUser(t.app);
     const ids = await seed(u.user.id, 3, { category: 'productivity', priority: 'high', icon: 'bell', actionUrl: '/runs/1' });
     const res = await get('/api/v1/notifications', u.headers);
@@ -300,7 +300,7 @@ describe('notifications API', () => {
     }
   });
 
-  it('applies the spec rate limits per user: 60 list/count, 30 read/archive, 10 mark-all-read', async () => {
+  it('applies the documented rate limits per user: 60 list/count, 30 read/archive, 10 mark-all-read', async () => {
     const cases = [
       { method: 'GET', url: () => '/api/v1/notifications', limit: 60 },
       { method: 'GET', url: () => '/api/v1/notifications/unread-count', limit: 60 },

@@ -150,7 +150,7 @@ describe('POST /oauth/revoke (RFC 7009)', () => {
 });
 
 describe('discovery (RFC 8414)', () => {
-  test('both documents identical, with the spec values and headers', async () => {
+  test('both documents identical, with the documented values and headers', async () => {
     const a = await t.inject('/.well-known/openid-configuration');
     const b = await t.inject('/.well-known/oauth-authorization-server');
     assert.equal(a.statusCode, 200);

@@ -7,7 +7,7 @@ import { authorizeAndAllow, authorizeQuery, basic, form, FORM_HEADERS, makeClien
 import { TEST_PASSWORD } from '../helpers/factories.js';
 
 /**
- * A third-party app's access token reaches exactly what its scopes grant (CONTRACT.md):
+ * A third-party app's access token reaches exactly what its scopes grant (docs/interface.md, Authentication 8):
  * /oauth/userinfo, /wallet/me with wallet:read, /features/chat/runs with execution:run, and
  * gets 403 INSUFFICIENT_SCOPE on every other JWT endpoint, across every domain.
  */

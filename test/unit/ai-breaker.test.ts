@@ -4,7 +4,7 @@ import { CircuitBreaker, STATUS_OF } from '../../src/ai/breaker.js';
 import { ManualClock } from '../../src/lib/clock.js';
 
 describe('circuit breaker', () => {
-  it('maps states to the spec statuses', () => {
+  it('maps states to the documented statuses', () => {
     assert.deepEqual(STATUS_OF, { closed: 'healthy', 'half-open': 'degraded', open: 'unavailable' });
   });
 

@@ -13,7 +13,7 @@ type Outcome = { tokens: TokenResponse } | { error: string } | { scopeError: str
 /**
  * grant_type=authorization_code (RFC 6749 4.1.3, RFC 7636 4.5-4.6). The code is single-use:
  * any presentation consumes it, and a replay revokes everything issued from it (4.1.2,
- * RFC 9700 4.5). A code shown by another client is consumed too: it has leaked (CONTRACT.md).
+ * RFC 9700 4.5). A code shown by another client is consumed too: it has leaked (docs/interface.md, OAuth).
  */
 export async function authorizationCodeGrant(kernel: Kernel, tokens: OAuthTokens, client: Client, params: Record<string, string | undefined>, meter: GrantMeter): Promise<TokenResponse> {
   const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;

@@ -14,7 +14,7 @@ type Outcome = { tokens: TokenResponse } | { error: string } | { scopeError: str
 /** The rules before the token is consumed; null means "go on and consume it". */
 function precheck(row: HotRefreshRow | undefined, client: Client, requested: string[] | null): Outcome | null {
   if (!row) return { error: 'The refresh token is invalid' };
-  // Another client's token: refused, and its family left alone (CONTRACT.md).
+  // Another client's token: refused, and its family left alone (docs/interface.md, OAuth).
   if (row.client_id !== client.id) return { error: 'The refresh token was issued to another client' };
   if (row.revoked_at !== null) return { error: 'The refresh token was revoked' };
   if (row.consumed_at !== null) return { reuse: row };
@@ -26,7 +26,7 @@ function precheck(row: HotRefreshRow | undefined, client: Client, requested: str
 /**
  * grant_type=refresh_token (RFC 6749 6) with rotation (RFC 9700 4.14.2): every use consumes
  * the token; a consumed one shown again revokes the whole family, access tokens included.
- * No grace window (CONTRACT.md). The consume is conditional and runs in a transaction that
+ * No grace window (docs/interface.md, OAuth). The consume is conditional and runs in a transaction that
  * nothing interleaves with, so of N simultaneous uses exactly one wins and the others are
  * reuse. The usual case runs synchronously over prepared statements in a group-committed
  * transaction (hot-store.ts); while a kysely transaction holds the connection it takes the

@@ -14,7 +14,7 @@ export interface SignInView {
   notice?: string;
 }
 
-/** The sign-in form (CONTRACT.md: inputs email and password; hidden CSRF and request state). */
+/** The sign-in form (docs/interface.md, OAuth: inputs email and password; hidden CSRF and request state). */
 export function signInPage(view: SignInView): string {
   return layout(
     'Sign in',
