@@ -5,7 +5,7 @@ import { DomainError } from '../http/errors.js';
 import { htmlErrorFormat } from '../http/html.js';
 import { escapeHtml as escape } from '../http/html.js';
 import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../http/rate-limit.js';
-import { SIGN_IN_LIMITS } from '../identity/routes.js';
+import { SIGN_IN_LIMITS } from '../identity/limits.js';
 
 function page(h: ResponseToolkit, title: string, body: string, status = 200) {
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escape(title)} - Gantry</title>

@@ -15,9 +15,6 @@ import { oauthRoutes } from '../oauth/routes.js';
 import { connectorRoutes } from '../connectors/routes.js';
 import { aiRoutes } from '../ai/routes.js';
 
-/** Every versioned JSON endpoint lives under this prefix; discovery and pages live at the root. */
-export const API = '/api/v1';
-
 export interface ServerOptions {
   port?: number;
   host?: string;

@@ -6,7 +6,7 @@ import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } f
 import type { AuthorizeRequest } from './authorize.js';
 import { consentPage, magicLinkPage, messagePage, signInPage } from './pages/views.js';
 import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../http/rate-limit.js';
-import { SIGN_IN_LIMITS } from '../identity/routes.js';
+import { SIGN_IN_LIMITS } from '../identity/limits.js';
 import { htmlErrorFormat } from '../http/html.js';
 
 export const AUTHORIZE_PATH = '/api/v1/oauth/authorize';

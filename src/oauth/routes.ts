@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { AppContext } from '../app.js';
-import { API } from '../http/server.js';
+import { API } from '../http/paths.js';
 import { reply } from '../http/envelope.js';
 import { principalOf } from '../http/auth.js';
 import { clientAddressOf } from '../http/client-address.js';

@@ -1,6 +1,6 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { AppContext } from '../app.js';
-import { API } from '../http/server.js';
+import { API } from '../http/paths.js';
 import { notFound } from '../http/errors.js';
 import { sendRepresentation } from './http-cache.js';
 import type { BodyBuilder } from './projection.js';

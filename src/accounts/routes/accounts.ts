@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import type { ServerRoute } from '@hapi/hapi';
 import type { AppContext } from '../../app.js';
-import { API } from '../../http/server.js';
+import { API } from '../../http/paths.js';
 import { reply } from '../../http/envelope.js';
 import { principalOf } from '../../http/auth.js';
 import { cursorQuery } from '../../http/pagination.js';

@@ -1,6 +1,6 @@
 import type { ServerRoute } from '@hapi/hapi';
 import type { AppContext } from '../../app.js';
-import { API } from '../../http/server.js';
+import { API } from '../../http/paths.js';
 import { reply } from '../../http/envelope.js';
 import { SIGNATURE_HEADER } from '../billing.js';
 
