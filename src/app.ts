@@ -50,16 +50,17 @@ export async function createAppContext(config: Config, overrides: KernelOverride
 
 /** Every periodic job of every domain. */
 export function collectJobs(app: AppContext): JobSpec[] {
+  const { kernel, services } = app;
   return [
-    { name: 'kernel.change-feed-prune', pattern: '17 * * * *', run: () => app.kernel.changes.prune() },
-    { name: 'kernel.mail-delivery', pattern: '*/30 * * * * *', run: () => app.kernel.mailer.deliverPending() },
-    ...identityJobs(app),
-    ...accountsJobs(app),
-    ...statusJobs(app),
-    ...notificationsJobs(app),
-    ...oauthJobs(app),
-    ...connectorsJobs(app),
-    ...aiJobs(app),
+    { name: 'kernel.change-feed-prune', pattern: '17 * * * *', run: () => kernel.changes.prune() },
+    { name: 'kernel.mail-delivery', pattern: '*/30 * * * * *', run: () => kernel.mailer.deliverPending() },
+    ...identityJobs(kernel),
+    ...accountsJobs(services.accounts),
+    ...statusJobs(services.status),
+    ...notificationsJobs(services.notifications, kernel),
+    ...oauthJobs(kernel),
+    ...connectorsJobs(services.connectors, kernel),
+    ...aiJobs(services.ai, kernel),
   ];
 }
 
