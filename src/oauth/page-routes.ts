@@ -1,5 +1,5 @@
 import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../app.js';
+import type { PluginDeps } from '../http/plugin.js';
 import { DomainError } from '../http/errors.js';
 import { randomToken, sha256Hex } from '../lib/crypto.js';
 import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from './browser-sessions.js';
@@ -49,7 +49,7 @@ function redirect(h: ResponseToolkit, location: string, status = 302): ResponseO
  * The browser side of the authorization server: GET/POST /oauth/authorize (sign-in, consent)
  * and the /auth/magic landing page of sign-in links. HTML, no JavaScript, outside the envelope.
  */
-export function oauthPageRoutes(app: AppContext): ServerRoute[] {
+export function oauthPageRoutes(app: PluginDeps): ServerRoute[] {
   const { oauth, identity } = app.services;
   const { authorize, browserSessions, clients } = oauth;
   const secure = app.kernel.config.publicUrl.startsWith('https:');
