@@ -8,8 +8,9 @@ import { consentPage, magicLinkPage, messagePage, signInPage } from './pages/vie
 import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../http/rate-limit.js';
 import { SIGN_IN_LIMITS } from '../identity/limits.js';
 import { htmlErrorFormat } from '../http/html.js';
+import { API } from '../http/paths.js';
 
-export const AUTHORIZE_PATH = '/api/v1/oauth/authorize';
+export const AUTHORIZE_PATH = `${API}/oauth/authorize`;
 const PRE_SESSION_TTL_SEC = 30 * 60;
 
 function cookie(request: Request, name: string): string | null {

@@ -1,6 +1,6 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
-import { API } from '../http/paths.js';
+import { apiUrl } from '../http/paths.js';
 import { notFound } from '../http/errors.js';
 import { sendRepresentation } from './http-cache.js';
 import type { BodyBuilder } from './projection.js';
@@ -152,7 +152,7 @@ export function statusPageRoutes(app: PluginDeps): ServerRoute[] {
       method: 'GET',
       path: '/status',
       options: options('status.page', { plugins: { gantry: { rateLimit: false, errorFormat: htmlErrorFormat } } }),
-      handler: serve(() => 'page', () => (model) => ({ body: renderStatusPage(model, `${pageUrl}/feed.atom`, `${config.publicUrl}${API}/status`), contentType: 'text/html; charset=utf-8' }), 'Page'),
+      handler: serve(() => 'page', () => (model) => ({ body: renderStatusPage(model, `${pageUrl}/feed.atom`, apiUrl(config.publicUrl, '/status')), contentType: 'text/html; charset=utf-8' }), 'Page'),
     },
     {
       method: 'GET',
