@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import { createKernel, type Kernel, type KernelOverrides } from './kernel.js';
 import { Scheduler, type JobSpec } from './jobs/scheduler.js';
 import { createServices, type Services } from './services.js';
+import { createServer } from './http/server.js';
 import { identityJobs } from './identity/jobs.js';
 import { accountsJobs } from './accounts/jobs.js';
 import { statusJobs } from './status/jobs.js';
@@ -49,7 +50,7 @@ export interface RunningApp {
 }
 
 /** Starts listening (main and optional status listener), the change feed and the jobs. */
-export async function startApp(app: AppContext, createServer: (app: AppContext, opts: { port: number; host: string; statusOnly?: boolean }) => Promise<Server>): Promise<RunningApp> {
+export async function startApp(app: AppContext): Promise<RunningApp> {
   const { config } = app.kernel;
   const servers = [await createServer(app, { port: config.port, host: config.host })];
   if (config.statusPort !== null) servers.push(await createServer(app, { port: config.statusPort, host: config.host, statusOnly: true }));
