@@ -2,39 +2,17 @@ import type { Server } from '@hapi/hapi';
 import type { Config } from './config.js';
 import { createKernel, type Kernel, type KernelOverrides } from './kernel.js';
 import { Scheduler, type JobSpec } from './jobs/scheduler.js';
-import { createIdentityService } from './identity/service.js';
+import { createServices, type Services } from './services.js';
+import { createServer } from './http/server.js';
 import { identityJobs } from './identity/jobs.js';
-import { createAccountsService } from './accounts/service.js';
 import { accountsJobs } from './accounts/jobs.js';
-import { createWalletService } from './wallet/service.js';
-import { createNotificationsService } from './notifications/service.js';
-import { createStatusService } from './status/service.js';
 import { statusJobs } from './status/jobs.js';
 import { notificationsJobs } from './notifications/jobs.js';
-import { createOAuthService } from './oauth/service.js';
 import { oauthJobs } from './oauth/jobs.js';
-import { createConnectorsService } from './connectors/service.js';
 import { connectorsJobs } from './connectors/jobs.js';
-import { createAiService } from './ai/service.js';
 import { aiJobs } from './ai/jobs.js';
 
-/** Every domain service, built over the kernel. Domains reach each other only through these. */
-export function createServices(kernel: Kernel) {
-  const identity = createIdentityService(kernel);
-  const notifications = createNotificationsService(kernel, { identity });
-  const accounts = createAccountsService(kernel, { identity, notifications });
-  const wallet = createWalletService(kernel, { identity });
-  const status = createStatusService(kernel);
-  const oauth = createOAuthService(kernel, { identity });
-  // A password reset or change, or a mailbox proven on an unconfirmed account, also ends the
-  // user's third-party grants (docs/oauth.md, Revocation).
-  identity.onSignInReset((trx, userId, reason, options) => oauth.revokeAllGrantsOfUser(trx, userId, reason, options));
-  const connectors = createConnectorsService(kernel, { access: accounts.access, identity, notifications });
-  const ai = createAiService(kernel, { accounts, wallet });
-  return { identity, accounts, wallet, notifications, status, oauth, connectors, ai };
-}
-
-export type Services = ReturnType<typeof createServices>;
+export { createServices, type Services };
 
 export interface AppContext {
   kernel: Kernel;
@@ -50,16 +28,17 @@ export async function createAppContext(config: Config, overrides: KernelOverride
 
 /** Every periodic job of every domain. */
 export function collectJobs(app: AppContext): JobSpec[] {
+  const { kernel, services } = app;
   return [
-    { name: 'kernel.change-feed-prune', pattern: '17 * * * *', run: () => app.kernel.changes.prune() },
-    { name: 'kernel.mail-delivery', pattern: '*/30 * * * * *', run: () => app.kernel.mailer.deliverPending() },
-    ...identityJobs(app),
-    ...accountsJobs(app),
-    ...statusJobs(app),
-    ...notificationsJobs(app),
-    ...oauthJobs(app),
-    ...connectorsJobs(app),
-    ...aiJobs(app),
+    { name: 'kernel.change-feed-prune', pattern: '17 * * * *', run: () => kernel.changes.prune() },
+    { name: 'kernel.mail-delivery', pattern: '*/30 * * * * *', run: () => kernel.mailer.deliverPending() },
+    ...identityJobs(kernel),
+    ...accountsJobs(services.accounts),
+    ...statusJobs(services.status),
+    ...notificationsJobs(services.notifications, kernel),
+    ...oauthJobs(kernel),
+    ...connectorsJobs(services.connectors, kernel),
+    ...aiJobs(services.ai, kernel),
   ];
 }
 
@@ -71,7 +50,7 @@ export interface RunningApp {
 }
 
 /** Starts listening (main and optional status listener), the change feed and the jobs. */
-export async function startApp(app: AppContext, createServer: (app: AppContext, opts: { port: number; host: string; statusOnly?: boolean }) => Promise<Server>): Promise<RunningApp> {
+export async function startApp(app: AppContext): Promise<RunningApp> {
   const { config } = app.kernel;
   const servers = [await createServer(app, { port: config.port, host: config.host })];
   if (config.statusPort !== null) servers.push(await createServer(app, { port: config.statusPort, host: config.host, statusOnly: true }));

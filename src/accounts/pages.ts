@@ -1,11 +1,11 @@
 import Joi from 'joi';
 import type { ResponseToolkit, ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../app.js';
+import type { PluginDeps } from '../http/plugin.js';
 import { DomainError } from '../http/errors.js';
 import { htmlErrorFormat } from '../http/html.js';
 import { escapeHtml as escape } from '../http/html.js';
 import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../http/rate-limit.js';
-import { SIGN_IN_LIMITS } from '../identity/routes.js';
+import { SIGN_IN_LIMITS } from '../identity/limits.js';
 
 function page(h: ResponseToolkit, title: string, body: string, status = 200) {
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escape(title)} - Gantry</title>
@@ -25,7 +25,7 @@ function page(h: ResponseToolkit, title: string, body: string, status = 200) {
  * secret until used); it asks the invitee to sign in, and signing in on it accepts. The API
  * form is POST {base_url}/invitations/accept {token} with the invitee's bearer token.
  */
-export function invitationPageRoutes(app: AppContext): ServerRoute[] {
+export function invitationPageRoutes(app: PluginDeps): ServerRoute[] {
   const { identity, accounts } = app.services;
   const pageConfig = { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 15, windowSec: 300 } } };
   return [

@@ -1,6 +1,5 @@
 import type { ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../app.js';
-import { invitationPageRoutes } from './pages.js';
+import type { PluginDeps } from '../http/plugin.js';
 import { makeGuard } from './routes/guard.js';
 import { accountRoutes, auditLogRoutes } from './routes/accounts.js';
 import { memberRoutes } from './routes/members.js';
@@ -11,7 +10,7 @@ import { apiKeyRoutes } from './routes/api-keys.js';
 import { billingRoutes } from './routes/billing.js';
 
 /** Every route of the accounts domain, one file per concept under routes/. */
-export function accountsRoutes(app: AppContext): ServerRoute[] {
+export function accountsRoutes(app: PluginDeps): ServerRoute[] {
   const guard = makeGuard(app);
   return [
     ...accountRoutes(app, guard),
@@ -22,6 +21,5 @@ export function accountsRoutes(app: AppContext): ServerRoute[] {
     ...ownershipRoutes(app, guard),
     ...apiKeyRoutes(app, guard),
     ...billingRoutes(app),
-    ...invitationPageRoutes(app),
   ];
 }

@@ -1,7 +1,8 @@
-import type { AppContext } from '../app.js';
+import type { Kernel } from '../kernel.js';
+import type { AiService } from './service.js';
 import type { JobSpec } from '../jobs/scheduler.js';
 
 /** The provider health probe (GANTRY_AI_HEALTH_CRON, every 30 s by default). */
-export function aiJobs(app: AppContext): JobSpec[] {
-  return [{ name: 'ai.provider-health', pattern: app.kernel.config.ai.healthCron, run: (now) => app.services.ai.probeProviders(now) }];
+export function aiJobs(ai: Pick<AiService, 'probeProviders'>, kernel: Pick<Kernel, 'config'>): JobSpec[] {
+  return [{ name: 'ai.provider-health', pattern: kernel.config.ai.healthCron, run: (now) => ai.probeProviders(now) }];
 }

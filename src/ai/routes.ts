@@ -1,6 +1,5 @@
 import type { Request, ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../app.js';
-import { API } from '../http/server.js';
+import type { PluginDeps } from '../http/plugin.js';
 import { reply } from '../http/envelope.js';
 import { principalOf } from '../http/auth.js';
 import { tenancyHeaders } from '../accounts/access.js';
@@ -16,18 +15,18 @@ export const RUN_ROUTE_CONFIG: GantryRouteConfig = { scope: 'execution:run' };
 /** Spec: each AI operations endpoint, 60 per minute. */
 export const OPERATIONS_ROUTE_CONFIG: GantryRouteConfig = { rateLimit: { limit: 60, windowSec: 60 } };
 
-export function aiRoutes(app: AppContext): ServerRoute[] {
+export function aiRoutes(app: PluginDeps): ServerRoute[] {
   const { ai } = app.services;
   const operation = (id: string, path: string, answer: (request: Request) => Promise<unknown>, params?: object): ServerRoute => ({
     method: 'GET',
-    path: `${API}/ai/operations/${path}`,
+    path: `/ai/operations/${path}`,
     options: { id: `ai.operations.${id}`, plugins: { gantry: OPERATIONS_ROUTE_CONFIG }, ...(params ? { validate: { params } } : {}) },
     handler: async (request, h) => reply(request, h, await answer(request)),
   });
   return [
     {
       method: 'POST',
-      path: `${API}/features/chat/runs`,
+      path: '/features/chat/runs',
       options: {
         id: 'ai.runs.create',
         plugins: { gantry: RUN_ROUTE_CONFIG },
@@ -41,7 +40,7 @@ export function aiRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'GET',
-      path: `${API}/features/chat/runs/{id}`,
+      path: '/features/chat/runs/{id}',
       options: { id: 'ai.runs.get', plugins: { gantry: RUN_ROUTE_CONFIG }, validate: { params: runParams } },
       handler: async (request, h) => reply(request, h, await ai.getRun(principalOf(request).userId, request.params.id as string)),
     },

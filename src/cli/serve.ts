@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import { createServer as createNetServer } from 'node:net';
 import { resolveConfig, type ConfigFlags } from '../config.js';
 import { createAppContext, startApp } from '../app.js';
-import { createServer } from '../http/server.js';
 import type { CliIo } from './io.js';
 
 /** Port 0 means "any free port": pick it now so the issuer URL names the real port. */
@@ -38,7 +37,7 @@ export function makeServeCommand(program: Command, io: CliIo): void {
       if (config.port === 0) config = resolveConfig({ ...flags, port: await freePort(config.host) }, io.env);
       if (config.statusPort === 0) config = resolveConfig({ ...flags, port: config.port, statusPort: await freePort(config.host) }, io.env);
       const app = await createAppContext(config, { env: io.env });
-      const running = await startApp(app, createServer);
+      const running = await startApp(app);
       const [main, status] = running.servers;
       io.out(`gantry listening on ${main.info.uri}${status ? ` (status on ${status.info.uri})` : ''}`);
       const signal = await io.stopSignal;

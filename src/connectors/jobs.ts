@@ -1,20 +1,21 @@
 import { Cron } from 'croner';
-import type { AppContext } from '../app.js';
+import type { Kernel } from '../kernel.js';
+import type { ConnectorsService } from './service.js';
 import type { JobSpec } from '../jobs/scheduler.js';
 
 /**
  * The OAuth refresh job (spec: every 5 minutes; config.connectorRefreshCron). A token is
  * refreshed when it expires before the next run (plus a minute of slack).
  */
-export function connectorsJobs(app: AppContext): JobSpec[] {
-  const pattern = app.kernel.config.connectorRefreshCron;
+export function connectorsJobs(connectors: Pick<ConnectorsService, 'oauth'>, kernel: Pick<Kernel, 'config'>): JobSpec[] {
+  const pattern = kernel.config.connectorRefreshCron;
   return [
     {
       name: 'connectors.oauth-refresh',
       pattern,
-      run: (now) => app.services.connectors.oauth.refreshDue(now, refreshHorizonMs(pattern, now)),
+      run: (now) => connectors.oauth.refreshDue(now, refreshHorizonMs(pattern, now)),
     },
-    { name: 'connectors.oauth-state-prune', pattern: '41 * * * *', run: (now) => app.services.connectors.oauth.pruneStates(now) },
+    { name: 'connectors.oauth-state-prune', pattern: '41 * * * *', run: (now) => connectors.oauth.pruneStates(now) },
   ];
 }
 

@@ -1,5 +1,6 @@
 import type { Kernel } from '../kernel.js';
 import { DomainError, conflict } from '../http/errors.js';
+import { apiUrl } from '../http/paths.js';
 import { guardedFetch, readLimited } from '../lib/outbound.js';
 import type { Definition } from './types.js';
 
@@ -18,8 +19,8 @@ export class OauthFailure extends Error {
   }
 }
 
-/** The redirect_uri of a connector: the versioned API prefix (http/server.ts API) is spelled here so no service imports HTTP. */
-export const callbackUrl = (publicUrl: string, key: string) => `${publicUrl}/api/v1/connectors/oauth/${encodeURIComponent(key)}/callback`;
+/** The redirect_uri of a connector (the callback route of the connectors plugin). */
+export const callbackUrl = (publicUrl: string, key: string) => apiUrl(publicUrl, `/connectors/oauth/${encodeURIComponent(key)}/callback`);
 
 /** The OAuth client of a definition, or why it cannot link (not OAuth: 409; no client configured: 503). */
 export function ready(def: Definition) {

@@ -1,6 +1,5 @@
 import type { Request, ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../app.js';
-import { API } from '../http/server.js';
+import type { PluginDeps } from '../http/plugin.js';
 import { reply } from '../http/envelope.js';
 import { principalOf } from '../http/auth.js';
 import { tenancyHeaders } from '../accounts/access.js';
@@ -9,9 +8,9 @@ import { settingsPage } from './page.js';
 import { htmlErrorFormat } from '../http/html.js';
 
 /** Connector instances, tools, credentials, OAuth linking and tool approvals (spec tables). */
-export function connectorRoutes(app: AppContext): ServerRoute[] {
+export function connectorRoutes(app: PluginDeps): ServerRoute[] {
   const { connectors, accounts } = app.services;
-  const C = `${API}/connectors`;
+  const C = '/connectors';
   const ws = (request: Request) => accounts.access.workspace(principalOf(request), tenancyHeaders(request.headers as Record<string, string | undefined>));
   const actor = async (request: Request) => ({ principal: principalOf(request), ws: await ws(request) });
   const params = (request: Request) => request.params as Record<string, string>;
@@ -155,6 +154,12 @@ export function connectorRoutes(app: AppContext): ServerRoute[] {
         return h.response().redirect(location).code(302).header('Cache-Control', 'no-store');
       },
     },
+  ];
+}
+
+/** The connector settings page (at the root, not under the API prefix). */
+export function connectorPageRoutes(): ServerRoute[] {
+  return [
     {
       method: 'GET',
       path: '/settings/connectors',

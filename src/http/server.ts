@@ -1,22 +1,25 @@
-import Hapi, { type Server, type ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../app.js';
+import Hapi, { type Server } from '@hapi/hapi';
 import { registerBearerAuth } from './auth.js';
 import { registerClientAddress } from './client-address.js';
 import { registerHealth } from './health.js';
 import { registerRateLimits } from './rate-limit.js';
 import { registerPayloadDepth } from './payload-depth.js';
 import { registerResponses, validationFailAction } from './responses.js';
-import { identityRoutes } from '../identity/routes.js';
-import { walletRoutes } from '../wallet/routes.js';
-import { accountsRoutes } from '../accounts/routes.js';
-import { statusRoutes } from '../status/routes.js';
-import { notificationsRoutes } from '../notifications/routes.js';
-import { oauthRoutes } from '../oauth/routes.js';
-import { connectorRoutes } from '../connectors/routes.js';
-import { aiRoutes } from '../ai/routes.js';
+import { API } from './paths.js';
+import type { DomainPlugin, PluginDeps } from './plugin.js';
+import { identityPagesPlugin, identityPlugin } from '../identity/plugin.js';
+import { walletPlugin } from '../wallet/plugin.js';
+import { accountsPagesPlugin, accountsPlugin } from '../accounts/plugin.js';
+import { statusPagesPlugin, statusPlugin } from '../status/plugin.js';
+import { notificationsPlugin } from '../notifications/plugin.js';
+import { oauthPagesPlugin, oauthPlugin } from '../oauth/plugin.js';
+import { connectorsPagesPlugin, connectorsPlugin } from '../connectors/plugin.js';
+import { aiPlugin } from '../ai/plugin.js';
 
-/** Every versioned JSON endpoint lives under this prefix; discovery and pages live at the root. */
-export const API = '/api/v1';
+/** What the server stands on: the domains' deps and whether the app is shutting down. */
+export interface ServerDeps extends PluginDeps {
+  draining: boolean;
+}
 
 export interface ServerOptions {
   port?: number;
@@ -26,10 +29,11 @@ export interface ServerOptions {
 }
 
 /**
- * Builds a configured hapi server: kernel conventions first, then each domain's routes.
+ * Builds a configured hapi server: kernel conventions first, then each domain's plugin (the
+ * API ones under the API prefix, pages and discovery documents at the root).
  * It never listens by itself: `serve` starts it, tests initialize() and inject().
  */
-export async function createServer(app: AppContext, options: ServerOptions = {}): Promise<Server> {
+export async function createServer(app: ServerDeps, options: ServerOptions = {}): Promise<Server> {
   const { kernel, services } = app;
   const server = Hapi.server({
     port: options.port ?? 0,
@@ -55,18 +59,14 @@ export async function createServer(app: AppContext, options: ServerOptions = {})
   registerPayloadDepth(server);
   registerHealth(server, kernel.db, () => app.draining);
 
-  const routes: ServerRoute[] = options.statusOnly
-    ? [...statusRoutes(app)]
+  const [apiPlugins, pagePlugins]: DomainPlugin[][] = options.statusOnly
+    ? [[statusPlugin], [statusPagesPlugin]]
     : [
-        ...identityRoutes(app),
-        ...walletRoutes(app),
-        ...accountsRoutes(app),
-        ...statusRoutes(app),
-        ...notificationsRoutes(app),
-        ...oauthRoutes(app),
-        ...connectorRoutes(app),
-        ...aiRoutes(app),
+        [identityPlugin, walletPlugin, accountsPlugin, statusPlugin, notificationsPlugin, oauthPlugin, connectorsPlugin, aiPlugin],
+        [identityPagesPlugin, accountsPagesPlugin, statusPagesPlugin, oauthPagesPlugin, connectorsPagesPlugin],
       ];
-  server.route(routes);
+  const deps: PluginDeps = { kernel, services };
+  await server.register(apiPlugins.map((plugin) => ({ plugin, options: deps })), { routes: { prefix: API } });
+  await server.register(pagePlugins.map((plugin) => ({ plugin, options: deps })));
   return server;
 }

@@ -1,10 +1,10 @@
-import type { AppContext } from '../app.js';
+import type { Kernel } from '../kernel.js';
 import type { JobSpec } from '../jobs/scheduler.js';
 import { purgeExpiredSecrets } from './store.js';
 
 /** Housekeeping: drop refresh tokens and one-time secrets well past their expiry. */
-export function identityJobs(app: AppContext): JobSpec[] {
-  const { db } = app.kernel;
+export function identityJobs(kernel: Pick<Kernel, 'db'>): JobSpec[] {
+  const { db } = kernel;
   return [
     {
       name: 'identity.purge-expired-secrets',

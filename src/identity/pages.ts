@@ -1,5 +1,5 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../app.js';
+import type { PluginDeps } from '../http/plugin.js';
 import { DomainError } from '../http/errors.js';
 import { htmlErrorFormat } from '../http/html.js';
 import { escapeHtml as escape } from '../http/html.js';
@@ -42,7 +42,7 @@ async function outcome(h: ResponseToolkit, title: string, run: () => Promise<str
   }
 }
 
-export function identityPages(app: AppContext): ServerRoute[] {
+export function identityPages(app: PluginDeps): ServerRoute[] {
   const { flows } = app.services.identity;
   const pageConfig = (rateLimit: { limit: number; windowSec: number } | false) => ({ auth: false as const, plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit } } });
 

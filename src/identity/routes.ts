@@ -1,6 +1,5 @@
 import type { ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../app.js';
-import { API } from '../http/server.js';
+import type { PluginDeps } from '../http/plugin.js';
 import { reply } from '../http/envelope.js';
 import { principalOf } from '../http/auth.js';
 import { presentUser } from './presenters.js';
@@ -18,27 +17,8 @@ import {
   resetPasswordBody,
   tokenBody,
 } from './schemas.js';
-import { identityPages } from './pages.js';
+import { SIGN_IN_LIMITS } from './limits.js';
 
-/**
- * The spec's Limits table, row by row (per user, per client IP when anonymous). The OAuth
- * sign-in page charges the login and magic-link rows too: one budget per action, whatever
- * the door.
- */
-export const SIGN_IN_LIMITS = {
-  register: { limit: 10, windowSec: 300 },
-  login: { limit: 8, windowSec: 60 },
-  resendConfirmation: { limit: 5, windowSec: 300 },
-  confirmEmail: { limit: 5, windowSec: 300 },
-  forgotPassword: { limit: 3, windowSec: 300 },
-  resetPassword: { limit: 5, windowSec: 300 },
-  exchangeRecoveryCode: { limit: 15, windowSec: 300 },
-  checkUsername: { limit: 20, windowSec: 60 },
-  claimUsername: { limit: 5, windowSec: 60 },
-  changeEmail: { limit: 10, windowSec: 60 },
-  changePassword: { limit: 10, windowSec: 60 },
-  magicLink: { limit: 5, windowSec: 300 },
-} as const;
 const limits = SIGN_IN_LIMITS;
 
 /** Login and refresh answer the same body (CONTRACT.md, Sign-in API). */
@@ -53,12 +33,12 @@ export function sessionBody(result: { accessToken: string; refreshToken: string;
   };
 }
 
-export function identityRoutes(app: AppContext): ServerRoute[] {
+export function identityRoutes(app: PluginDeps): ServerRoute[] {
   const { identity } = app.services;
   return [
     {
       method: 'POST',
-      path: `${API}/auth/login`,
+      path: '/auth/login',
       options: {
         id: 'auth.login',
         auth: false,
@@ -72,7 +52,7 @@ export function identityRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/auth/refresh`,
+      path: '/auth/refresh',
       options: { id: 'auth.refresh', auth: false, validate: { payload: refreshBody } },
       handler: async (request, h) => {
         const { refreshToken } = request.payload as { refreshToken: string };
@@ -81,7 +61,7 @@ export function identityRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/auth/logout`,
+      path: '/auth/logout',
       options: { id: 'auth.logout', validate: { payload: refreshBody } },
       handler: async (request, h) => {
         const { refreshToken } = request.payload as { refreshToken: string };
@@ -91,7 +71,7 @@ export function identityRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/auth/magic-link`,
+      path: '/auth/magic-link',
       options: { id: 'auth.magic-link', auth: false, plugins: { gantry: { rateLimit: limits.magicLink } }, validate: { payload: magicLinkBody } },
       handler: async (request, h) => {
         await identity.magicLinks.request((request.payload as { email: string }).email);
@@ -100,19 +80,19 @@ export function identityRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/auth/magic-link/verify`,
+      path: '/auth/magic-link/verify',
       options: { id: 'auth.magic-link.verify', auth: false, plugins: { gantry: { rateLimit: { limit: 15, windowSec: 300 } } }, validate: { payload: tokenBody } },
       handler: async (request, h) => reply(request, h, sessionBody(await identity.loginWithMagicLink((request.payload as { token: string }).token))),
     },
     {
       method: 'GET',
-      path: `${API}/auth/me`,
+      path: '/auth/me',
       options: { id: 'auth.me' },
       handler: async (request, h) => reply(request, h, presentUser(await identity.getUserCached(principalOf(request).userId))),
     },
     {
       method: 'POST',
-      path: `${API}/auth/register`,
+      path: '/auth/register',
       options: { id: 'auth.register', auth: false, plugins: { gantry: { rateLimit: limits.register } }, validate: { payload: registerBody } },
       handler: async (request, h) => {
         const body = request.payload as { email: string; password: string; fullName?: string | null; username?: string | null };
@@ -121,13 +101,13 @@ export function identityRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/auth/confirm-email`,
+      path: '/auth/confirm-email',
       options: { id: 'auth.confirm-email', auth: false, plugins: { gantry: { rateLimit: limits.confirmEmail } }, validate: { payload: tokenBody } },
       handler: async (request, h) => reply(request, h, { user: presentUser(await identity.flows.confirmEmail((request.payload as { token: string }).token)) }),
     },
     {
       method: 'POST',
-      path: `${API}/auth/resend-confirmation`,
+      path: '/auth/resend-confirmation',
       options: { id: 'auth.resend-confirmation', auth: false, plugins: { gantry: { rateLimit: limits.resendConfirmation } }, validate: { payload: emailBody } },
       handler: async (request, h) => {
         await identity.flows.resendConfirmation((request.payload as { email: string }).email);
@@ -136,7 +116,7 @@ export function identityRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/auth/forgot-password`,
+      path: '/auth/forgot-password',
       options: { id: 'auth.forgot-password', auth: false, plugins: { gantry: { rateLimit: limits.forgotPassword } }, validate: { payload: emailBody } },
       handler: async (request, h) => {
         await identity.flows.forgotPassword((request.payload as { email: string }).email);
@@ -145,7 +125,7 @@ export function identityRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/auth/exchange-recovery-code`,
+      path: '/auth/exchange-recovery-code',
       options: { id: 'auth.exchange-recovery-code', auth: false, plugins: { gantry: { rateLimit: limits.exchangeRecoveryCode } }, validate: { payload: exchangeRecoveryBody } },
       handler: async (request, h) => {
         const { email, code } = request.payload as { email: string; code: string };
@@ -154,7 +134,7 @@ export function identityRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/auth/reset-password`,
+      path: '/auth/reset-password',
       options: { id: 'auth.reset-password', auth: false, plugins: { gantry: { rateLimit: limits.resetPassword } }, validate: { payload: resetPasswordBody } },
       handler: async (request, h) => {
         const { resetToken, password } = request.payload as { resetToken: string; password: string };
@@ -164,7 +144,7 @@ export function identityRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'GET',
-      path: `${API}/auth/check-username`,
+      path: '/auth/check-username',
       options: { id: 'auth.check-username', auth: { mode: 'optional' }, plugins: { gantry: { rateLimit: limits.checkUsername } }, validate: { query: checkUsernameQuery } },
       handler: async (request, h) => {
         const { username } = request.query as { username: string };
@@ -174,7 +154,7 @@ export function identityRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/auth/claim-username`,
+      path: '/auth/claim-username',
       options: { id: 'auth.claim-username', plugins: { gantry: { rateLimit: limits.claimUsername } }, validate: { payload: claimUsernameBody } },
       handler: async (request, h) => {
         const { username } = request.payload as { username: string };
@@ -183,7 +163,7 @@ export function identityRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/auth/change-email`,
+      path: '/auth/change-email',
       options: { id: 'auth.change-email', plugins: { gantry: { rateLimit: limits.changeEmail } }, validate: { payload: changeEmailBody } },
       handler: async (request, h) => {
         const { newEmail, password } = request.payload as { newEmail: string; password: string };
@@ -193,7 +173,7 @@ export function identityRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/auth/change-password`,
+      path: '/auth/change-password',
       options: { id: 'auth.change-password', plugins: { gantry: { rateLimit: limits.changePassword } }, validate: { payload: changePasswordBody } },
       handler: async (request, h) => {
         const { currentPassword, newPassword } = request.payload as { currentPassword: string; newPassword: string };
@@ -202,7 +182,6 @@ export function identityRoutes(app: AppContext): ServerRoute[] {
         return reply(request, h, { status: 'password_changed', endedSessions: result.endedSessions });
       },
     },
-    ...identityPages(app),
   ];
 
 }

@@ -1,10 +1,9 @@
 import type { Request, ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../app.js';
-import { API } from '../http/server.js';
+import type { PluginDeps } from '../http/plugin.js';
 import { reply } from '../http/envelope.js';
 import { principalOf } from '../http/auth.js';
 import type { ListQuery } from './service.js';
-import { NotificationStreams } from './live.js';
+import type { NotificationStreams } from './live.js';
 import { idParams, listQuery } from './schemas.js';
 
 const perMinute = (limit: number) => ({ rateLimit: { limit, windowSec: 60 } });
@@ -14,23 +13,13 @@ function bearerOf(request: Request): string {
 }
 
 /** Spec, Notifications: identity-scoped through the JWT only; no account or workspace. */
-export function notificationsRoutes(app: AppContext): ServerRoute[] {
+export function notificationsRoutes(app: PluginDeps, streams: NotificationStreams): ServerRoute[] {
   const { notifications, identity } = app.services;
-  const { kernel } = app;
-  const streams = new NotificationStreams({
-    notifications,
-    changes: kernel.changes,
-    cursors: kernel.cursors,
-    logger: kernel.logger,
-    heartbeatMs: kernel.config.notificationHeartbeatMs,
-  });
-  // Streams never end by themselves: end them before hapi waits for in-flight responses.
-  const stopping = new WeakSet<object>();
 
   return [
     {
       method: 'GET',
-      path: `${API}/notifications`,
+      path: '/notifications',
       options: { id: 'notifications.list', plugins: { gantry: perMinute(60) }, validate: { query: listQuery } },
       handler: async (request, h) => {
         const page = await notifications.list(principalOf(request).userId, request.query as ListQuery);
@@ -39,25 +28,25 @@ export function notificationsRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'GET',
-      path: `${API}/notifications/unread-count`,
+      path: '/notifications/unread-count',
       options: { id: 'notifications.unread-count', plugins: { gantry: perMinute(60) } },
       handler: async (request, h) => reply(request, h, { count: await notifications.unreadCount(principalOf(request).userId) }),
     },
     {
       method: 'PATCH',
-      path: `${API}/notifications/{id}/read`,
+      path: '/notifications/{id}/read',
       options: { id: 'notifications.read', plugins: { gantry: perMinute(30) }, validate: { params: idParams } },
       handler: async (request, h) => reply(request, h, await notifications.markRead(principalOf(request).userId, String(request.params.id))),
     },
     {
       method: 'PATCH',
-      path: `${API}/notifications/{id}/archive`,
+      path: '/notifications/{id}/archive',
       options: { id: 'notifications.archive', plugins: { gantry: perMinute(30) }, validate: { params: idParams } },
       handler: async (request, h) => reply(request, h, await notifications.archive(principalOf(request).userId, String(request.params.id))),
     },
     {
       method: 'POST',
-      path: `${API}/notifications/mark-all-read`,
+      path: '/notifications/mark-all-read',
       options: { id: 'notifications.mark-all-read', plugins: { gantry: perMinute(10) } },
       handler: async (request, h) => {
         const { status } = await notifications.markAllRead(principalOf(request).userId);
@@ -66,15 +55,11 @@ export function notificationsRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'GET',
-      path: `${API}/notifications/stream`,
+      path: '/notifications/stream',
       // Server-Sent Events, not the envelope; errors before the stream opens still are.
       options: { id: 'notifications.stream' },
       handler: async (request, h) => {
         const { userId } = principalOf(request);
-        if (!stopping.has(request.server)) {
-          stopping.add(request.server);
-          request.server.ext('onPreStop', () => streams.closeAll());
-        }
         const token = bearerOf(request);
         // The client may leave while the stream is being set up: end it then too.
         let gone = false;

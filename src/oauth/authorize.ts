@@ -1,4 +1,5 @@
 import { inTransaction } from '../db/tx.js';
+import { API } from '../http/paths.js';
 import { hmacSha256, randomToken, safeEqual, sha256Hex } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
@@ -119,7 +120,7 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients) {
       code_challenge_method: 'S256',
     });
     if (request.state !== null) params.set('state', request.state);
-    return `/api/v1/oauth/authorize?${params.toString()}`;
+    return `${API}/oauth/authorize?${params.toString()}`;
   }
 
   /** Anti-CSRF value bound to a browser secret (the session or pre-session cookie) and a purpose. */

@@ -1,3 +1,4 @@
+import { apiUrl } from '../http/paths.js';
 import { SCOPE_NAMES } from './scopes.js';
 
 /**
@@ -6,7 +7,7 @@ import { SCOPE_NAMES } from './scopes.js';
  * tokens are issued.
  */
 export function discoveryDocument(publicUrl: string) {
-  const base = `${publicUrl}/api/v1/oauth`;
+  const base = apiUrl(publicUrl, '/oauth');
   return Object.freeze({
     issuer: publicUrl,
     authorization_endpoint: `${base}/authorize`,

@@ -1,10 +1,10 @@
-import type { AppContext } from '../app.js';
+import type { Kernel } from '../kernel.js';
 import type { JobSpec } from '../jobs/scheduler.js';
 import * as store from './store.js';
 
 /** Housekeeping: codes, refresh tokens, revoked-jti rows and page sessions past their expiry. */
-export function oauthJobs(app: AppContext): JobSpec[] {
-  const { db } = app.kernel;
+export function oauthJobs(kernel: Pick<Kernel, 'db'>): JobSpec[] {
+  const { db } = kernel;
   return [
     {
       name: 'oauth.purge-expired',

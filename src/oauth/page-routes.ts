@@ -1,15 +1,16 @@
 import type { Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../app.js';
+import type { PluginDeps } from '../http/plugin.js';
 import { DomainError } from '../http/errors.js';
 import { randomToken, sha256Hex } from '../lib/crypto.js';
 import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from './browser-sessions.js';
 import type { AuthorizeRequest } from './authorize.js';
 import { consentPage, magicLinkPage, messagePage, signInPage } from './pages/views.js';
 import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../http/rate-limit.js';
-import { SIGN_IN_LIMITS } from '../identity/routes.js';
+import { SIGN_IN_LIMITS } from '../identity/limits.js';
 import { htmlErrorFormat } from '../http/html.js';
+import { API } from '../http/paths.js';
 
-export const AUTHORIZE_PATH = '/api/v1/oauth/authorize';
+export const AUTHORIZE_PATH = `${API}/oauth/authorize`;
 const PRE_SESSION_TTL_SEC = 30 * 60;
 
 function cookie(request: Request, name: string): string | null {
@@ -49,7 +50,7 @@ function redirect(h: ResponseToolkit, location: string, status = 302): ResponseO
  * The browser side of the authorization server: GET/POST /oauth/authorize (sign-in, consent)
  * and the /auth/magic landing page of sign-in links. HTML, no JavaScript, outside the envelope.
  */
-export function oauthPageRoutes(app: AppContext): ServerRoute[] {
+export function oauthPageRoutes(app: PluginDeps): ServerRoute[] {
   const { oauth, identity } = app.services;
   const { authorize, browserSessions, clients } = oauth;
   const secure = app.kernel.config.publicUrl.startsWith('https:');

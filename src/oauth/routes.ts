@@ -1,7 +1,6 @@
 import Joi from 'joi';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../app.js';
-import { API } from '../http/server.js';
+import type { PluginDeps } from '../http/plugin.js';
 import { reply } from '../http/envelope.js';
 import { principalOf } from '../http/auth.js';
 import { clientAddressOf } from '../http/client-address.js';
@@ -48,14 +47,9 @@ function bearerOf(request: Request): string | null {
   return match ? match[1] : null;
 }
 
-export function oauthRoutes(app: AppContext): ServerRoute[] {
-  const { oauth } = app.services;
-  const { publicUrl } = app.kernel.config;
-  const discovery = discoveryDocument(publicUrl);
-  const protocol = { auth: false as const, plugins: { gantry: { errorFormat: oauthErrorFormat } } };
-  // Not counted per address by the kernel: a partner backend refreshes for many users from one.
-  const counting = { auth: false as const, plugins: { gantry: { errorFormat: oauthErrorFormat, rateLimit: false as const } } };
-
+/** The OAuth pages and the discovery documents: at the root, not under the API prefix. */
+export function oauthRootRoutes(app: PluginDeps): ServerRoute[] {
+  const discovery = discoveryDocument(app.kernel.config.publicUrl);
   const discoveryRoute = (path: string, id: string): ServerRoute => ({
     method: 'GET',
     path,
@@ -63,12 +57,24 @@ export function oauthRoutes(app: AppContext): ServerRoute[] {
     handler: (_request, h) =>
       h.response(discovery).header('Cache-Control', 'public, max-age=3600').header('Access-Control-Allow-Origin', '*'),
   });
-
   return [
     ...oauthPageRoutes(app),
+    discoveryRoute('/.well-known/openid-configuration', 'oauth.discovery-openid'),
+    discoveryRoute('/.well-known/oauth-authorization-server', 'oauth.discovery'),
+  ];
+}
+
+/** The token, revoke, userinfo and grants endpoints (under the API prefix). */
+export function oauthRoutes(app: PluginDeps): ServerRoute[] {
+  const { oauth } = app.services;
+  const protocol = { auth: false as const, plugins: { gantry: { errorFormat: oauthErrorFormat } } };
+  // Not counted per address by the kernel: a partner backend refreshes for many users from one.
+  const counting = { auth: false as const, plugins: { gantry: { errorFormat: oauthErrorFormat, rateLimit: false as const } } };
+
+  return [
     {
       method: 'POST',
-      path: `${API}/oauth/token`,
+      path: '/oauth/token',
       options: { id: 'oauth.token', ...counting, payload: { maxBytes: 16 * 1024 } },
       handler: async (request, h) => {
         try {
@@ -80,7 +86,7 @@ export function oauthRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/oauth/revoke`,
+      path: '/oauth/revoke',
       options: { id: 'oauth.revoke', ...counting, payload: { maxBytes: 16 * 1024 } },
       handler: async (request, h) => {
         try {
@@ -93,7 +99,7 @@ export function oauthRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'GET',
-      path: `${API}/oauth/userinfo`,
+      path: '/oauth/userinfo',
       // Verified here rather than by the kernel: every OAuth access token may call it whatever
       // its scopes (the claims follow the scopes), and first-party session tokens may not
       // (they are not OAuth tokens; /auth/me serves the first-party app). RFC 6750 3 errors.
@@ -110,18 +116,16 @@ export function oauthRoutes(app: AppContext): ServerRoute[] {
         return oauthJson(h, await oauth.userInfo(claims.sub, claims.scopes));
       },
     },
-    discoveryRoute('/.well-known/openid-configuration', 'oauth.discovery-openid'),
-    discoveryRoute('/.well-known/oauth-authorization-server', 'oauth.discovery'),
     {
       method: 'GET',
-      path: `${API}/oauth/grants`,
+      path: '/oauth/grants',
       // No scope declared: only first-party session tokens reach it.
       options: { id: 'oauth.grants' },
       handler: async (request, h) => reply(request, h, await oauth.listGrants(principalOf(request).userId)),
     },
     {
       method: 'DELETE',
-      path: `${API}/oauth/grants/{clientId}`,
+      path: '/oauth/grants/{clientId}',
       options: { id: 'oauth.grants-revoke', validate: { params: Joi.object({ clientId: Joi.string().guid().required() }) } },
       handler: async (request, h) => reply(request, h, await oauth.revokeClientGrant(principalOf(request).userId, (request.params as { clientId: string }).clientId)),
     },

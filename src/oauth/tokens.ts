@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { BearerVerifier, Principal } from '../http/auth.js';
 import type { Executor } from '../db/tx.js';
+import { apiUrl } from '../http/paths.js';
 import { randomToken, sha256Hex } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import { JwtCodec } from '../lib/jwt.js';
@@ -42,7 +43,7 @@ export function createTokens(kernel: Kernel) {
   const { db, clock, jwt, changes, config, secrets } = kernel;
   const signer = new AccessTokenSigner(secrets.jwtSigningKey);
   const hot = createHotStore(kernel.db, kernel.sqlite);
-  const audience = `${config.publicUrl}/api/v1`;
+  const audience = apiUrl(config.publicUrl);
   const grantActive = new LRUCache<string, boolean>({ max: 10_000, ttl: 30_000 });
   const jtiRevoked = new LRUCache<string, boolean>({ max: 10_000, ttl: 30_000 });
 

@@ -1,12 +1,11 @@
-import type { AppContext } from '../app.js';
+import type { StatusService } from './service.js';
 import type { JobSpec } from '../jobs/scheduler.js';
 
 /**
  * The status service's timed work. Each takes `now` from the scheduler (the injected clock),
  * so tests call the bodies directly.
  */
-export function statusJobs(app: AppContext): JobSpec[] {
-  const { status } = app.services;
+export function statusJobs(status: StatusService): JobSpec[] {
   return [
     // Maintenance windows start and end by themselves, within ten seconds of their times.
     { name: 'status.maintenance-transitions', pattern: '*/10 * * * * *', run: (now) => status.advanceMaintenance(now) },

@@ -1,6 +1,6 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../app.js';
-import { API } from '../http/server.js';
+import type { PluginDeps } from '../http/plugin.js';
+import { apiUrl } from '../http/paths.js';
 import { notFound } from '../http/errors.js';
 import { sendRepresentation } from './http-cache.js';
 import type { BodyBuilder } from './projection.js';
@@ -19,16 +19,10 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  */
 const envelopeBody = (data: unknown, meta: Record<string, unknown> | null = null) => ({ body: JSON.stringify({ data, meta, error: null }), contentType: JSON_TYPE });
 
-/**
- * The public status service (spec: Public status service) and its page and feed. Anonymous;
- * no rate limit: every answer is a prepared buffer costing less to send than to count, and a
- * per-IP limit would throttle the CDN or proxy that the cache headers invite in front.
- */
-export function statusRoutes(app: AppContext): ServerRoute[] {
+/** Every answer is a prepared projection, sent with its cache validators; no rate limit. */
+function serving(app: PluginDeps) {
   const { status } = app.services;
-  const { clock, config } = app.kernel;
-  status.projection.activate();
-
+  const { clock } = app.kernel;
   const serve = (key: (request: Request) => string, build: (request: Request) => BodyBuilder, what: string) => async (request: Request, h: ResponseToolkit) => {
     const name = key(request);
     const ready = status.projection.prepared(name);
@@ -37,24 +31,34 @@ export function statusRoutes(app: AppContext): ServerRoute[] {
     return sendRepresentation(request, h, rep, clock.now().getTime());
   };
   const options = (id: string, extra: Record<string, unknown> = {}) => ({ id, auth: false as const, plugins: { gantry: { rateLimit: false as const, invalidParamsStatus: 400 as const } }, ...extra });
-  const pageUrl = `${config.publicUrl}/status`;
+  return { serve, options };
+}
+
+/**
+ * The public status service (spec: Public status service). Anonymous; no rate limit: every
+ * answer is a prepared buffer costing less to send than to count, and a per-IP limit would
+ * throttle the CDN or proxy that the cache headers invite in front.
+ */
+export function statusRoutes(app: PluginDeps): ServerRoute[] {
+  const { status } = app.services;
+  const { serve, options } = serving(app);
 
   return [
     {
       method: 'GET',
-      path: `${API}/status`,
+      path: '/status',
       options: options('status.summary'),
       handler: serve(() => 'summary', () => (model) => envelopeBody(presentSummary(model)), 'Status'),
     },
     {
       method: 'GET',
-      path: `${API}/status/services`,
+      path: '/status/services',
       options: options('status.services'),
       handler: serve(() => 'services', () => (model) => envelopeBody(model.services.map(presentService)), 'Services'),
     },
     {
       method: 'GET',
-      path: `${API}/status/services/{slug}`,
+      path: '/status/services/{slug}',
       options: options('status.service', { validate: { params: slugParams } }),
       handler: serve(
         (r) => `service:${r.params.slug}`,
@@ -67,7 +71,7 @@ export function statusRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'GET',
-      path: `${API}/status/components`,
+      path: '/status/components',
       options: options('status.components', { validate: { query: componentsQuery } }),
       handler: serve(
         (r) => (r.query.serviceSlug ? `components:${r.query.serviceSlug}` : 'components'),
@@ -82,7 +86,7 @@ export function statusRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'GET',
-      path: `${API}/status/incidents`,
+      path: '/status/incidents',
       options: options('status.incidents', { validate: { query: incidentsQuery } }),
       handler: serve(
         (r) => `incidents:${r.query.page}:${r.query.limit}`,
@@ -97,7 +101,7 @@ export function statusRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'GET',
-      path: `${API}/status/incidents/{id}`,
+      path: '/status/incidents/{id}',
       // A malformed id is the spec's 422; a malformed date or window is a 400.
       options: options('status.incident', { validate: { params: idParams }, plugins: { gantry: { rateLimit: false, invalidParamsStatus: 422 } } }),
       handler: serve(
@@ -111,13 +115,13 @@ export function statusRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'GET',
-      path: `${API}/status/maintenance`,
+      path: '/status/maintenance',
       options: options('status.maintenance'),
       handler: serve(() => 'maintenance', () => (model) => envelopeBody(model.maintenance.map(presentMaintenance)), 'Maintenance'),
     },
     {
       method: 'GET',
-      path: `${API}/status/snapshots/{date}`,
+      path: '/status/snapshots/{date}',
       options: options('status.snapshot', { validate: { params: dateParams } }),
       handler: serve(
         (r) => `snapshot:${r.params.date}`,
@@ -130,15 +134,25 @@ export function statusRoutes(app: AppContext): ServerRoute[] {
     },
     {
       method: 'GET',
-      path: `${API}/status/uptime/{window}`,
+      path: '/status/uptime/{window}',
       options: options('status.uptime', { validate: { params: windowParams } }),
       handler: serve((r) => `uptime:${r.params.window}`, (r) => (model) => envelopeBody(presentUptime(model, r.params.window as UptimeWindow)), 'Uptime'),
     },
+  ];
+}
+
+/** The status page and its Atom feed (at the root, not under the API prefix). */
+export function statusPageRoutes(app: PluginDeps): ServerRoute[] {
+  const { config } = app.kernel;
+  const { serve, options } = serving(app);
+  const pageUrl = `${config.publicUrl}/status`;
+
+  return [
     {
       method: 'GET',
       path: '/status',
       options: options('status.page', { plugins: { gantry: { rateLimit: false, errorFormat: htmlErrorFormat } } }),
-      handler: serve(() => 'page', () => (model) => ({ body: renderStatusPage(model, `${pageUrl}/feed.atom`, `${config.publicUrl}${API}/status`), contentType: 'text/html; charset=utf-8' }), 'Page'),
+      handler: serve(() => 'page', () => (model) => ({ body: renderStatusPage(model, `${pageUrl}/feed.atom`, apiUrl(config.publicUrl, '/status')), contentType: 'text/html; charset=utf-8' }), 'Page'),
     },
     {
       method: 'GET',

@@ -16,7 +16,7 @@ describe('accounts: deletion, retention job, audit log paging', () => {
   before(async () => (t = await createTestApp({ clock, env: { GANTRY_ACCOUNT_RETENTION_DAYS: '10' } })));
   after(() => t.close());
 
-  const purgeJob = () => accountsJobs(t.app).find((j) => j.name === 'accounts.purge-deleted')!;
+  const purgeJob = () => accountsJobs(t.app.services.accounts).find((j) => j.name === 'accounts.purge-deleted')!;
   const row = (id: string) => t.app.kernel.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
   it('the purge job is registered with the scheduler', () => {

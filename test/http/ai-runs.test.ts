@@ -10,7 +10,9 @@ import { ManualClock } from '../../src/lib/clock.js';
 import { registerBearerAuth, type Principal } from '../../src/http/auth.js';
 import { registerResponses } from '../../src/http/responses.js';
 import { registerRateLimits } from '../../src/http/rate-limit.js';
-import { aiRoutes, RUN_ROUTE_CONFIG } from '../../src/ai/routes.js';
+import { RUN_ROUTE_CONFIG } from '../../src/ai/routes.js';
+import { aiPlugin } from '../../src/ai/plugin.js';
+import { API } from '../../src/http/paths.js';
 import { createLogger } from '../../src/lib/logger.js';
 
 const RUNS = '/api/v1/features/chat/runs';
@@ -294,7 +296,7 @@ describe('chat runs', () => {
       t.app.services.identity.sessionVerifier,
     ]);
     registerRateLimits(server, t.app.kernel.limiter, clock);
-    server.route(aiRoutes(t.app));
+    await server.register({ plugin: aiPlugin, options: t.app }, { routes: { prefix: API } });
     await server.initialize();
     const run = (token: string) => server.inject({ method: 'POST', url: RUNS, headers: { authorization: `Bearer ${token}` }, payload: userSays('scoped') });
     const denied = await run('oauth-wallet');

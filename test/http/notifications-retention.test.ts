@@ -42,7 +42,7 @@ describe('notifications retention job', () => {
     const notExpiring = await notify({ expiresAt: new Date(clock.now().getTime() + 365 * DAY) });
 
     clock.advance(15 * DAY); // day 35: archived/expired on day 0-1 are past 30 days; day 20-21 are not.
-    const [job] = notificationsJobs(t.app);
+    const [job] = notificationsJobs(t.app.services.notifications, t.app.kernel);
     const purged = await job.run(clock.now());
     assert.equal(purged, 2);
     assert.equal(await exists(oldArchived), false);

@@ -22,7 +22,7 @@ describe('status jobs', () => {
   after(() => t.close());
 
   it('are registered: maintenance transitions, projection refresh, the daily snapshot at midnight UTC', () => {
-    const jobs = statusJobs(t.app);
+    const jobs = statusJobs(t.app.services.status);
     assert.deepEqual(
       jobs.map((j) => [j.name, j.pattern]),
       [
@@ -36,7 +36,7 @@ describe('status jobs', () => {
 
   it('maintenance moves scheduled -> in_progress -> completed on time, and the JSON follows', async () => {
     const s = t.app.services.status;
-    const jobs = statusJobs(t.app);
+    const jobs = statusJobs(t.app.services.status);
     const run = (name: string) => jobs.find((j) => j.name === name)!.run(clock.now());
     const m = await s.createMaintenance({ title: 'Swap disks', serviceSlug: 'svc', startsAt: '2026-07-01T02:00:00Z', endsAt: '2026-07-01T03:00:00Z' });
     const cancelled = await s.createMaintenance({ title: 'Called off', serviceSlug: 'svc', startsAt: '2026-07-01T02:00:00Z', endsAt: '2026-07-01T03:00:00Z' });
@@ -79,7 +79,7 @@ describe('status jobs', () => {
     clock.set('2026-07-02T13:00:00.000Z');
     const stale = await json(t, '/api/v1/status/uptime/24h');
     assert.equal(stale.data.downtime_minutes, 60, 'no request recomputes');
-    await statusJobs(t.app).find((j) => j.name === 'status.projection-refresh')!.run(clock.now());
+    await statusJobs(t.app.services.status).find((j) => j.name === 'status.projection-refresh')!.run(clock.now());
     const fresh = await json(t, '/api/v1/status/uptime/24h');
     assert.equal(fresh.data.downtime_minutes, 0);
     assert.equal(fresh.data.uptime_percent, 100);
@@ -88,7 +88,7 @@ describe('status jobs', () => {
 
   it('the daily snapshot job at midnight writes the day that ended and the uptime summaries', async () => {
     clock.set('2026-07-03T00:00:00.000Z');
-    const snap = statusJobs(t.app).find((j) => j.name === 'status.daily-snapshot')!;
+    const snap = statusJobs(t.app.services.status).find((j) => j.name === 'status.daily-snapshot')!;
     await snap.run(clock.now());
     const res = await json(t, '/api/v1/status/snapshots/2026-07-02');
     assert.equal(res.data.snapshot_date, '2026-07-02');

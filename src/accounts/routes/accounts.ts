@@ -1,7 +1,6 @@
 import Joi from 'joi';
 import type { ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../../app.js';
-import { API } from '../../http/server.js';
+import type { PluginDeps } from '../../http/plugin.js';
 import { reply } from '../../http/envelope.js';
 import { principalOf } from '../../http/auth.js';
 import { cursorQuery } from '../../http/pagination.js';
@@ -11,13 +10,13 @@ import { createAccountBody, updateAccountBody } from '../schemas.js';
 import { OWNER, accountParams, p, withKeys, type Guard } from './guard.js';
 
 /** Accounts: the current one, create, read, update, delete. */
-export function accountRoutes(app: AppContext, guard: Guard): ServerRoute[] {
+export function accountRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
   const { accounts } = app.services;
   const { access } = accounts;
   return [
     {
       method: 'GET',
-      path: `${API}/accounts/me`,
+      path: '/accounts/me',
       options: { id: 'accounts.me', plugins: withKeys },
       handler: async (request, h) => {
         const context = await access.current(principalOf(request), tenancyHeaders(request.headers as Record<string, string | undefined>).accountId);
@@ -26,13 +25,13 @@ export function accountRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/accounts`,
+      path: '/accounts',
       options: { id: 'accounts.create', validate: { payload: createAccountBody } },
       handler: async (request, h) => reply(request, h, await accounts.create(principalOf(request).userId, request.payload as never), { status: 201 }),
     },
     {
       method: 'GET',
-      path: `${API}/accounts/{accountId}`,
+      path: '/accounts/{accountId}',
       options: { id: 'accounts.get', plugins: withKeys, validate: { params: accountParams } },
       handler: async (request, h) => {
         const { context } = await guard(request, p(request).accountId, ANY_MEMBER);
@@ -41,7 +40,7 @@ export function accountRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'PATCH',
-      path: `${API}/accounts/{accountId}`,
+      path: '/accounts/{accountId}',
       options: { id: 'accounts.update', plugins: withKeys, validate: { params: accountParams, payload: updateAccountBody } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
@@ -50,7 +49,7 @@ export function accountRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'DELETE',
-      path: `${API}/accounts/{accountId}`,
+      path: '/accounts/{accountId}',
       options: { id: 'accounts.delete', plugins: withKeys, validate: { params: accountParams } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER);
@@ -62,12 +61,12 @@ export function accountRoutes(app: AppContext, guard: Guard): ServerRoute[] {
 }
 
 /** The account's audit log. */
-export function auditLogRoutes(app: AppContext, guard: Guard): ServerRoute[] {
+export function auditLogRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
   const { accounts } = app.services;
   return [
     {
       method: 'GET',
-      path: `${API}/accounts/{accountId}/logs`,
+      path: '/accounts/{accountId}/logs',
       options: { id: 'accounts.logs', plugins: withKeys, validate: { params: accountParams, query: Joi.object(cursorQuery({ max: 100, defaultLimit: 20 })) } },
       handler: async (request, h) => {
         await guard(request, p(request).accountId, OWNER_OR_ADMIN);

@@ -1,16 +1,15 @@
 import type { ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../../app.js';
-import { API } from '../../http/server.js';
+import type { PluginDeps } from '../../http/plugin.js';
 import { reply } from '../../http/envelope.js';
 import { SIGNATURE_HEADER } from '../billing.js';
 
 /** The billing provider's webhook: anonymous, authenticated by its HMAC signature over the raw body. */
-export function billingRoutes(app: AppContext): ServerRoute[] {
+export function billingRoutes(app: PluginDeps): ServerRoute[] {
   const { accounts } = app.services;
   return [
     {
       method: 'POST',
-      path: `${API}/billing/webhook`,
+      path: '/billing/webhook',
       options: {
         id: 'billing.webhook',
         auth: false,

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import type { Request } from '@hapi/hapi';
-import type { AppContext } from '../../app.js';
+import type { PluginDeps } from '../../http/plugin.js';
 import { principalOf } from '../../http/auth.js';
 import { id } from '../schemas.js';
 import type { Role } from '../roles.js';
@@ -16,7 +16,7 @@ export const p = (request: Request) => request.params as Record<string, string>;
  * The role guard of every /accounts/{accountId}/... route: the caller's membership in the
  * path's account with one of the roles; 403 otherwise (404 when the account is gone).
  */
-export function makeGuard(app: AppContext) {
+export function makeGuard(app: PluginDeps) {
   const { access } = app.services.accounts;
   return async function guard(request: Request, accountId: string, roles: readonly Role[]) {
     const principal = principalOf(request);

@@ -1,7 +1,6 @@
 import Joi from 'joi';
 import type { ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../../app.js';
-import { API } from '../../http/server.js';
+import type { PluginDeps } from '../../http/plugin.js';
 import { reply } from '../../http/envelope.js';
 import { principalOf } from '../../http/auth.js';
 import { offsetMeta, offsetQuery } from '../../http/pagination.js';
@@ -10,12 +9,12 @@ import { id, inviteBody, tokenBody } from '../schemas.js';
 import { accountParams, p, withKeys, type Guard } from './guard.js';
 
 /** Email invitations; the accept link's page is in pages.ts. */
-export function invitationRoutes(app: AppContext, guard: Guard): ServerRoute[] {
+export function invitationRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
   const { accounts } = app.services;
   return [
     {
       method: 'POST',
-      path: `${API}/accounts/{accountId}/invitations`,
+      path: '/accounts/{accountId}/invitations',
       options: { id: 'accounts.invitations.create', plugins: withKeys, validate: { params: accountParams, payload: inviteBody } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
@@ -24,7 +23,7 @@ export function invitationRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'GET',
-      path: `${API}/accounts/{accountId}/invitations`,
+      path: '/accounts/{accountId}/invitations',
       options: { id: 'accounts.invitations.list', plugins: withKeys, validate: { params: accountParams, query: Joi.object(offsetQuery()) } },
       handler: async (request, h) => {
         await guard(request, p(request).accountId, OWNER_OR_ADMIN);
@@ -35,7 +34,7 @@ export function invitationRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'DELETE',
-      path: `${API}/accounts/{accountId}/invitations/{invitationId}`,
+      path: '/accounts/{accountId}/invitations/{invitationId}',
       options: { id: 'accounts.invitations.revoke', plugins: withKeys, validate: { params: Joi.object({ accountId: id, invitationId: id }) } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
@@ -44,7 +43,7 @@ export function invitationRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/accounts/{accountId}/invitations/{invitationId}/resend`,
+      path: '/accounts/{accountId}/invitations/{invitationId}/resend',
       options: { id: 'accounts.invitations.resend', plugins: withKeys, validate: { params: Joi.object({ accountId: id, invitationId: id }) } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
@@ -53,7 +52,7 @@ export function invitationRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/invitations/accept`,
+      path: '/invitations/accept',
       options: { id: 'invitations.accept', validate: { payload: tokenBody } },
       handler: async (request, h) => reply(request, h, await accounts.invitations.accept(principalOf(request).userId, (request.payload as { token: string }).token)),
     },

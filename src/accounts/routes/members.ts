@@ -1,7 +1,6 @@
 import Joi from 'joi';
 import type { ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../../app.js';
-import { API } from '../../http/server.js';
+import type { PluginDeps } from '../../http/plugin.js';
 import { reply } from '../../http/envelope.js';
 import { offsetMeta, offsetQuery } from '../../http/pagination.js';
 import { ANY_MEMBER, OWNER_OR_ADMIN } from '../roles.js';
@@ -9,12 +8,12 @@ import { addMemberBody, changeRoleBody, id, removeMemberQuery } from '../schemas
 import { accountParams, p, withKeys, type Guard } from './guard.js';
 
 /** Members of an account. */
-export function memberRoutes(app: AppContext, guard: Guard): ServerRoute[] {
+export function memberRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
   const { accounts } = app.services;
   return [
     {
       method: 'GET',
-      path: `${API}/accounts/{accountId}/members`,
+      path: '/accounts/{accountId}/members',
       options: { id: 'accounts.members.list', plugins: withKeys, validate: { params: accountParams, query: Joi.object(offsetQuery({ max: 500 })) } },
       handler: async (request, h) => {
         await guard(request, p(request).accountId, ANY_MEMBER);
@@ -25,7 +24,7 @@ export function memberRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/accounts/{accountId}/members`,
+      path: '/accounts/{accountId}/members',
       options: { id: 'accounts.members.add', plugins: withKeys, validate: { params: accountParams, payload: addMemberBody } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
@@ -34,7 +33,7 @@ export function memberRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'PATCH',
-      path: `${API}/accounts/{accountId}/members/{chainerId}`,
+      path: '/accounts/{accountId}/members/{chainerId}',
       options: { id: 'accounts.members.update', plugins: withKeys, validate: { params: Joi.object({ accountId: id, chainerId: id }), payload: changeRoleBody } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
@@ -43,7 +42,7 @@ export function memberRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'DELETE',
-      path: `${API}/accounts/{accountId}/members/{chainerId}`,
+      path: '/accounts/{accountId}/members/{chainerId}',
       options: { id: 'accounts.members.remove', plugins: withKeys, validate: { params: Joi.object({ accountId: id, chainerId: id }), query: removeMemberQuery } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);

@@ -1,18 +1,17 @@
 import type { ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../../app.js';
-import { API } from '../../http/server.js';
+import type { PluginDeps } from '../../http/plugin.js';
 import { reply } from '../../http/envelope.js';
 import { ANY_MEMBER } from '../roles.js';
 import { transferBody } from '../schemas.js';
 import { OWNER, accountParams, p, withKeys, type Guard } from './guard.js';
 
 /** Ownership transfer. */
-export function ownershipRoutes(app: AppContext, guard: Guard): ServerRoute[] {
+export function ownershipRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
   const { accounts } = app.services;
   return [
     {
       method: 'GET',
-      path: `${API}/accounts/{accountId}/ownership-transfer`,
+      path: '/accounts/{accountId}/ownership-transfer',
       options: { id: 'accounts.ownership.get', plugins: withKeys, validate: { params: accountParams } },
       handler: async (request, h) => {
         await guard(request, p(request).accountId, ANY_MEMBER);
@@ -21,7 +20,7 @@ export function ownershipRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/accounts/{accountId}/ownership-transfer`,
+      path: '/accounts/{accountId}/ownership-transfer',
       options: { id: 'accounts.ownership.propose', validate: { params: accountParams, payload: transferBody } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER);
@@ -30,7 +29,7 @@ export function ownershipRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/accounts/{accountId}/ownership-transfer/accept`,
+      path: '/accounts/{accountId}/ownership-transfer/accept',
       options: { id: 'accounts.ownership.accept', validate: { params: accountParams } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, ANY_MEMBER);
@@ -39,7 +38,7 @@ export function ownershipRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'DELETE',
-      path: `${API}/accounts/{accountId}/ownership-transfer`,
+      path: '/accounts/{accountId}/ownership-transfer',
       options: { id: 'accounts.ownership.cancel', validate: { params: accountParams } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, ANY_MEMBER);

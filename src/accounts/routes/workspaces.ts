@@ -1,19 +1,18 @@
 import Joi from 'joi';
 import type { ServerRoute } from '@hapi/hapi';
-import type { AppContext } from '../../app.js';
-import { API } from '../../http/server.js';
+import type { PluginDeps } from '../../http/plugin.js';
 import { reply } from '../../http/envelope.js';
 import { ANY_MEMBER, OWNER_OR_ADMIN } from '../roles.js';
 import { id, workspaceBody, workspaceMemberBody } from '../schemas.js';
 import { accountParams, p, withKeys, type Guard } from './guard.js';
 
 /** Workspaces of an account and their members. */
-export function workspaceRoutes(app: AppContext, guard: Guard): ServerRoute[] {
+export function workspaceRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
   const { accounts } = app.services;
   return [
     {
       method: 'GET',
-      path: `${API}/accounts/{accountId}/workspaces`,
+      path: '/accounts/{accountId}/workspaces',
       options: { id: 'accounts.workspaces.list', plugins: withKeys, validate: { params: accountParams } },
       handler: async (request, h) => {
         const { principal, context } = await guard(request, p(request).accountId, ANY_MEMBER);
@@ -22,7 +21,7 @@ export function workspaceRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/accounts/{accountId}/workspaces`,
+      path: '/accounts/{accountId}/workspaces',
       options: { id: 'accounts.workspaces.create', plugins: withKeys, validate: { params: accountParams, payload: workspaceBody } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
@@ -31,7 +30,7 @@ export function workspaceRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'PATCH',
-      path: `${API}/accounts/{accountId}/workspaces/{workspaceId}`,
+      path: '/accounts/{accountId}/workspaces/{workspaceId}',
       options: { id: 'accounts.workspaces.rename', plugins: withKeys, validate: { params: Joi.object({ accountId: id, workspaceId: id }), payload: workspaceBody } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
@@ -40,7 +39,7 @@ export function workspaceRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'DELETE',
-      path: `${API}/accounts/{accountId}/workspaces/{workspaceId}`,
+      path: '/accounts/{accountId}/workspaces/{workspaceId}',
       options: { id: 'accounts.workspaces.delete', plugins: withKeys, validate: { params: Joi.object({ accountId: id, workspaceId: id }) } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
@@ -49,7 +48,7 @@ export function workspaceRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'GET',
-      path: `${API}/accounts/{accountId}/workspaces/{workspaceId}/members`,
+      path: '/accounts/{accountId}/workspaces/{workspaceId}/members',
       options: { id: 'accounts.workspaces.members.list', plugins: withKeys, validate: { params: Joi.object({ accountId: id, workspaceId: id }) } },
       handler: async (request, h) => {
         const { principal, context } = await guard(request, p(request).accountId, ANY_MEMBER);
@@ -58,7 +57,7 @@ export function workspaceRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'POST',
-      path: `${API}/accounts/{accountId}/workspaces/{workspaceId}/members`,
+      path: '/accounts/{accountId}/workspaces/{workspaceId}/members',
       options: { id: 'accounts.workspaces.members.add', plugins: withKeys, validate: { params: Joi.object({ accountId: id, workspaceId: id }), payload: workspaceMemberBody } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
@@ -67,7 +66,7 @@ export function workspaceRoutes(app: AppContext, guard: Guard): ServerRoute[] {
     },
     {
       method: 'DELETE',
-      path: `${API}/accounts/{accountId}/workspaces/{workspaceId}/members/{chainerId}`,
+      path: '/accounts/{accountId}/workspaces/{workspaceId}/members/{chainerId}',
       options: { id: 'accounts.workspaces.members.remove', plugins: withKeys, validate: { params: Joi.object({ accountId: id, workspaceId: id, chainerId: id }) } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);

@@ -1,0 +1,19 @@
+/**
+ * The spec's Limits table, row by row (per user, per client IP when anonymous). The OAuth
+ * sign-in page charges the login and magic-link rows too: one budget per action, whatever
+ * the door.
+ */
+export const SIGN_IN_LIMITS = {
+  register: { limit: 10, windowSec: 300 },
+  login: { limit: 8, windowSec: 60 },
+  resendConfirmation: { limit: 5, windowSec: 300 },
+  confirmEmail: { limit: 5, windowSec: 300 },
+  forgotPassword: { limit: 3, windowSec: 300 },
+  resetPassword: { limit: 5, windowSec: 300 },
+  exchangeRecoveryCode: { limit: 15, windowSec: 300 },
+  checkUsername: { limit: 20, windowSec: 60 },
+  claimUsername: { limit: 5, windowSec: 60 },
+  changeEmail: { limit: 10, windowSec: 60 },
+  changePassword: { limit: 10, windowSec: 60 },
+  magicLink: { limit: 5, windowSec: 300 },
+} as const;

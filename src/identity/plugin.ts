@@ -1,0 +1,15 @@
+import type { DomainPlugin } from '../http/plugin.js';
+import { identityRoutes } from './routes.js';
+import { identityPages } from './pages.js';
+
+/** The sign-in API (under the API prefix). */
+export const identityPlugin: DomainPlugin = {
+  name: 'identity',
+  register: (server, deps) => server.route(identityRoutes(deps)),
+};
+
+/** The email confirmation and password reset pages (at the root). */
+export const identityPagesPlugin: DomainPlugin = {
+  name: 'identity-pages',
+  register: (server, deps) => server.route(identityPages(deps)),
+};

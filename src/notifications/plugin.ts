@@ -1,0 +1,20 @@
+import type { DomainPlugin } from '../http/plugin.js';
+import { NotificationStreams } from './live.js';
+import { notificationsRoutes } from './routes.js';
+
+export const notificationsPlugin: DomainPlugin = {
+  name: 'notifications',
+  register(server, deps) {
+    const { kernel, services } = deps;
+    const streams = new NotificationStreams({
+      notifications: services.notifications,
+      changes: kernel.changes,
+      cursors: kernel.cursors,
+      logger: kernel.logger,
+      heartbeatMs: kernel.config.notificationHeartbeatMs,
+    });
+    // Streams never end by themselves: end them before hapi waits for in-flight responses.
+    server.ext('onPreStop', () => streams.closeAll());
+    server.route(notificationsRoutes(deps, streams));
+  },
+};

@@ -1,0 +1,13 @@
+import type { DomainPlugin } from '../http/plugin.js';
+import { oauthRootRoutes, oauthRoutes } from './routes.js';
+
+export const oauthPlugin: DomainPlugin = {
+  name: 'oauth',
+  register: (server, deps) => server.route(oauthRoutes(deps)),
+};
+
+/** The authorization and magic-link pages (absolute paths) and the discovery documents. */
+export const oauthPagesPlugin: DomainPlugin = {
+  name: 'oauth-pages',
+  register: (server, deps) => server.route(oauthRootRoutes(deps)),
+};

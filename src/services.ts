@@ -1,0 +1,27 @@
+import type { Kernel } from './kernel.js';
+import { createIdentityService } from './identity/service.js';
+import { createAccountsService } from './accounts/service.js';
+import { createWalletService } from './wallet/service.js';
+import { createNotificationsService } from './notifications/service.js';
+import { createStatusService } from './status/service.js';
+import { createOAuthService } from './oauth/service.js';
+import { createConnectorsService } from './connectors/service.js';
+import { createAiService } from './ai/service.js';
+
+/** Every domain service, built over the kernel. Domains reach each other only through these. */
+export function createServices(kernel: Kernel) {
+  const identity = createIdentityService(kernel);
+  const notifications = createNotificationsService(kernel, { identity });
+  const accounts = createAccountsService(kernel, { identity, notifications });
+  const wallet = createWalletService(kernel, { identity });
+  const status = createStatusService(kernel);
+  const oauth = createOAuthService(kernel, { identity });
+  // A password reset or change, or a mailbox proven on an unconfirmed account, also ends the
+  // user's third-party grants (docs/oauth.md, Revocation).
+  identity.onSignInReset((trx, userId, reason, options) => oauth.revokeAllGrantsOfUser(trx, userId, reason, options));
+  const connectors = createConnectorsService(kernel, { access: accounts.access, identity, notifications });
+  const ai = createAiService(kernel, { accounts, wallet });
+  return { identity, accounts, wallet, notifications, status, oauth, connectors, ai };
+}
+
+export type Services = ReturnType<typeof createServices>;
