@@ -7,7 +7,7 @@ import type { GantryRouteConfig } from '../http/route-config.js';
 import { runParams, runPayload, sessionParams } from './schemas.js';
 import type { RunInput } from './service.js';
 
-/** The X-Account-Id header (CONTRACT.md: current account). */
+/** The X-Account-Id header (docs/interface.md, Current account and workspace). */
 const accountHeader = (request: Request) => tenancyHeaders(request.headers as Record<string, string | undefined>).accountId;
 
 /** Third-party apps reach chat runs with execution:run; first-party sessions always pass. */

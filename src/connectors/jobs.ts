@@ -4,7 +4,7 @@ import type { ConnectorsService } from './service.js';
 import type { JobSpec } from '../jobs/scheduler.js';
 
 /**
- * The OAuth refresh job (spec: every 5 minutes; config.connectorRefreshCron). A token is
+ * The OAuth refresh job (docs/interface.md, Operations: every 5 minutes; config.connectorRefreshCron). A token is
  * refreshed when it expires before the next run (plus a minute of slack).
  */
 export function connectorsJobs(connectors: Pick<ConnectorsService, 'oauth'>, kernel: Pick<Kernel, 'config'>): JobSpec[] {

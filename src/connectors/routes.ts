@@ -7,7 +7,7 @@ import { schemas } from './schemas.js';
 import { settingsPage } from './page.js';
 import { htmlErrorFormat } from '../http/html.js';
 
-/** Connector instances, tools, credentials, OAuth linking and tool approvals (spec tables). */
+/** Connector instances, tools, credentials, OAuth linking and tool approvals (docs/connectors.md). */
 export function connectorRoutes(app: PluginDeps): ServerRoute[] {
   const { connectors, accounts } = app.services;
   const C = '/connectors';

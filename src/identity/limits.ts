@@ -1,5 +1,5 @@
 /**
- * The spec's Limits table, row by row (per user, per client IP when anonymous). The OAuth
+ * The interface's limits (docs/interface.md, Limits), row by row (per user, per client IP when anonymous). The OAuth
  * sign-in page charges the login and magic-link rows too: one budget per action, whatever
  * the door.
  */

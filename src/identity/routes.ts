@@ -21,7 +21,7 @@ import { SIGN_IN_LIMITS } from './limits.js';
 
 const limits = SIGN_IN_LIMITS;
 
-/** Login and refresh answer the same body (CONTRACT.md, Sign-in API). */
+/** Login and refresh answer the same body (docs/interface.md, Sign-in API). */
 export function sessionBody(result: { accessToken: string; refreshToken: string; tokenType: 'Bearer'; expiresIn: number; user: Parameters<typeof presentUser>[0] }) {
   const user = presentUser(result.user);
   return {

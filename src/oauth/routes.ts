@@ -2,7 +2,7 @@ import Joi from 'joi';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
 import { reply } from '../http/envelope.js';
-import { principalOf } from '../http/auth.js';
+import { bearerToken, principalOf } from '../http/auth.js';
 import { clientAddressOf } from '../http/client-address.js';
 import type { RateDecision } from '../http/rate-limit.js';
 import type { EndpointCaller } from './endpoint-limits.js';
@@ -40,11 +40,6 @@ async function counted<T>(request: Request, run: (caller: EndpointCaller) => Pro
   } finally {
     if (caller.rateLimit) (request.app as { rateLimit?: RateDecision }).rateLimit = caller.rateLimit;
   }
-}
-
-function bearerOf(request: Request): string | null {
-  const match = /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec((request.headers.authorization as string | undefined) ?? '');
-  return match ? match[1] : null;
 }
 
 /** The OAuth pages and the discovery documents: at the root, not under the API prefix. */
@@ -105,7 +100,7 @@ export function oauthRoutes(app: PluginDeps): ServerRoute[] {
       // (they are not OAuth tokens; /auth/me serves the first-party app). RFC 6750 3 errors.
       options: { id: 'oauth.userinfo', ...protocol },
       handler: async (request, h) => {
-        const token = bearerOf(request);
+        const token = bearerToken(request.headers.authorization as string | undefined);
         if (!token) return oauthJson(h, { error: 'invalid_request', error_description: 'A bearer access token is required' }, 401, { 'WWW-Authenticate': 'Bearer realm="gantry"' });
         const claims = await oauth.tokens.verifyAccessToken(token);
         if (!claims) {

@@ -15,7 +15,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * The status envelope: data, meta (pagination or null) and error null, with no per-request
- * fields, so one projection's bytes are the same for everyone (CONTRACT.md, Errors).
+ * fields, so one projection's bytes are the same for everyone (docs/interface.md, Status service).
  */
 const envelopeBody = (data: unknown, meta: Record<string, unknown> | null = null) => ({ body: JSON.stringify({ data, meta, error: null }), contentType: JSON_TYPE });
 
@@ -35,7 +35,7 @@ function serving(app: PluginDeps) {
 }
 
 /**
- * The public status service (spec: Public status service). Anonymous; no rate limit: every
+ * The public status service (docs/interface.md, Status service). Anonymous; no rate limit: every
  * answer is a prepared buffer costing less to send than to count, and a per-IP limit would
  * throttle the CDN or proxy that the cache headers invite in front.
  */
@@ -102,7 +102,7 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/status/incidents/{id}',
-      // A malformed id is the spec's 422; a malformed date or window is a 400.
+      // A malformed id is the interface's 422 (docs/interface.md, Errors); a malformed date or window is a 400.
       options: options('status.incident', { validate: { params: idParams }, plugins: { gantry: { rateLimit: false, invalidParamsStatus: 422 } } }),
       handler: serve(
         (r) => `incident:${String(r.params.id).toLowerCase()}`,
