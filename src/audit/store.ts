@@ -1,18 +1,11 @@
-import { sql } from 'kysely';
+import { sql, type Insertable } from 'kysely';
+import type { AccountAuditLogTable } from './tables.js';
 import type { Executor } from '../db/tx.js';
 
 /** Every SQL statement over the audit tables (account_audit_log and its per-account count). */
 
-export interface AuditRow {
-  id: string;
-  account_id: string;
-  action: string;
-  actor_id: string;
-  actor_username: string;
-  target_id: string;
-  metadata: string;
-  created_at: string;
-}
+/** A new entry: every column but the keyset sequence, which the database assigns. */
+export type AuditRow = Omit<Insertable<AccountAuditLogTable>, 'seq'>;
 
 export async function insertEntry(executor: Executor, row: AuditRow): Promise<void> {
   await executor.insertInto('account_audit_log').values(row).execute();
