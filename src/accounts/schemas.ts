@@ -5,7 +5,7 @@ import { SINGLE_LINE } from '../lib/text.js';
 import { ACCOUNT_STATUSES, ASSIGNABLE_ROLES } from './roles.js';
 import { WORKSPACE_ROLES } from './workspaces.js';
 
-/** Spec: slug 3-64 chars, ^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$ (the pattern alone bounds the length). */
+/** docs/accounts.md: slug 3-64 chars, ^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$ (the pattern alone bounds the length). */
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 
 /** An IANA zone name (Region/City, or UTC-like names) that this runtime's ICU knows. */

@@ -3,7 +3,7 @@ import type { Clock } from '../lib/clock.js';
 export type CircuitState = 'closed' | 'open' | 'half-open';
 export type HealthStatus = 'healthy' | 'degraded' | 'unavailable';
 
-/** Spec, "Other stated value sets": closed -> healthy, half-open -> degraded, open -> unavailable. */
+/** docs/interface.md, States: closed -> healthy, half-open -> degraded, open -> unavailable. */
 export const STATUS_OF: Readonly<Record<CircuitState, HealthStatus>> = { closed: 'healthy', 'half-open': 'degraded', open: 'unavailable' };
 
 export interface BreakerSettings {

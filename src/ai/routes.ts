@@ -12,7 +12,7 @@ const accountHeader = (request: Request) => tenancyHeaders(request.headers as Re
 
 /** Third-party apps reach chat runs with execution:run; first-party sessions always pass. */
 export const RUN_ROUTE_CONFIG: GantryRouteConfig = { scope: 'execution:run' };
-/** Spec: each AI operations endpoint, 60 per minute. */
+/** docs/interface.md, Limits: each AI operations endpoint, 60 per minute. */
 export const OPERATIONS_ROUTE_CONFIG: GantryRouteConfig = { rateLimit: { limit: 60, windowSec: 60 } };
 
 export function aiRoutes(app: PluginDeps): ServerRoute[] {

@@ -4,7 +4,7 @@ import type { Secrets } from '../lib/secrets.js';
 import type { CredType } from './types.js';
 import { credentialContext } from './sealing.js';
 
-/** Spec, "Credential types and required keys". */
+/** docs/connectors.md, credential types and their required keys. */
 export const REQUIRED_KEYS: Record<CredType, readonly string[]> = {
   oauth2: ['access_token'],
   api_key: ['apiKey'],

@@ -69,7 +69,7 @@ export function createInstanceCredentials(ctx: ConnectorsContext) {
       return presentCredentialStatus(await credentialStore.find(db, id));
     },
 
-    /** Spec: "any | DELETE credentials | credentials removed -> pending_auth". */
+    /** docs/interface.md, States: "any | DELETE credentials | credentials removed -> pending_auth". */
     async deleteCredentials(actor: Actor, id: string) {
       ctx.assertWriter(actor.ws);
       await ctx.requireInstance(actor.ws, id);

@@ -83,7 +83,7 @@ export function createInstances(ctx: ConnectorsContext) {
       if (patch.config !== undefined) changes.config = JSON.stringify(patch.config);
       if (patch.enabled !== undefined) {
         changes.enabled = patch.enabled ? 1 : 0;
-        // Spec: "any | PATCH with enabled false -> inactive". Enabling again moves nothing:
+        // docs/interface.md, States: "any | PATCH with enabled false -> inactive". Enabling again moves nothing:
         // the next test (or OAuth link) decides the status.
         if (!patch.enabled) changes.status = 'inactive';
       }

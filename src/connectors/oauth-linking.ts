@@ -10,7 +10,7 @@ import { verifierContext } from './sealing.js';
 import { instanceStore, oauthStateStore } from './store/index.js';
 import type { Actor } from './types.js';
 
-/** Spec: state is single-use with a short TTL; ours lives 10 minutes. */
+/** docs/connectors.md: state is single-use with a short TTL; ours lives 10 minutes. */
 export const OAUTH_STATE_TTL_MS = 10 * 60_000;
 
 /** Linking an instance through the provider (RFC 6749 §4.1): initiate, the public callback, state pruning. */
@@ -99,7 +99,7 @@ export function createOauthLinking(ctx: ConnectorsContext) {
         // sets and no member can change: no origin to bind (docs/connectors.md, Credentials).
         const expiresAt = tokens.expires_in ? new Date(stored.getTime() + tokens.expires_in * 1000).toISOString() : null;
         await replaceCredentials(trx, secrets, { instanceId: instance.id, credType: 'oauth2', values, origin: null, scopes, expiresAt, at: stored.toISOString() });
-        // Spec: pending_auth -> active on a successful callback, and re-initiating the flow is
+        // docs/interface.md, States: pending_auth -> active on a successful callback, and re-initiating the flow is
         // how an instance in error recovers. An instance the team disabled stays inactive.
         await instanceStore.activateLinked(trx, instance.id, stored.toISOString());
         await ctx.audit(trx, { principal: { userId: record.user_id, kind: 'session', scopes: null, clientId: null, sessionId: null, accountId: null, tokenId: null }, ws }, 'connector.oauth_linked', instance.id, { connectorKey, scopes });

@@ -33,10 +33,6 @@ export function principalOf(request: Request): Principal {
   return credentials;
 }
 
-export function optionalPrincipal(request: Request): Principal | null {
-  return (request.auth.credentials as unknown as Principal | undefined) ?? null;
-}
-
 /**
  * The token of an `Authorization: Bearer <token>` header (RFC 6750 2.1: b64token), or null
  * when the header is absent or of another form. Every caller gives its own answer to null.

@@ -1,18 +1,14 @@
-import type { Request, ServerRoute } from '@hapi/hapi';
+import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
 import { reply } from '../http/envelope.js';
-import { principalOf } from '../http/auth.js';
+import { bearerToken, principalOf } from '../http/auth.js';
 import type { ListQuery } from './service.js';
 import type { NotificationStreams } from './live.js';
 import { idParams, listQuery } from './schemas.js';
 
 const perMinute = (limit: number) => ({ rateLimit: { limit, windowSec: 60 } });
 
-function bearerOf(request: Request): string {
-  return String(request.headers.authorization ?? '').replace(/^Bearer\s+/i, '').trim();
-}
-
-/** Spec, Notifications: identity-scoped through the JWT only; no account or workspace. */
+/** docs/notifications.md: identity-scoped through the JWT only; no account or workspace. */
 export function notificationsRoutes(app: PluginDeps, streams: NotificationStreams): ServerRoute[] {
   const { notifications, identity } = app.services;
 
@@ -60,7 +56,8 @@ export function notificationsRoutes(app: PluginDeps, streams: NotificationStream
       options: { id: 'notifications.stream' },
       handler: async (request, h) => {
         const { userId } = principalOf(request);
-        const token = bearerOf(request);
+        // The kernel's bearer strategy has already read this header, so it holds a token.
+        const token = bearerToken(request.headers.authorization as string | undefined) ?? '';
         // The client may leave while the stream is being set up: end it then too.
         let gone = false;
         let opened: { destroy(): void } | null = null;

@@ -21,7 +21,7 @@ export const CATEGORY_PATTERN = /^[a-z][a-z0-9_.-]{0,49}$/;
 export const TITLE_MAX = 200;
 export const BODY_MAX = 4000;
 export const LIST_MAX_LIMIT = 50;
-/** Spec, Pagination: offset lists default to 20, cursor lists to 25. */
+/** docs/interface.md, Pagination: offset lists default to 20, cursor lists to 25. */
 export const OFFSET_DEFAULT_LIMIT = 20;
 export const CURSOR_DEFAULT_LIMIT = 25;
 

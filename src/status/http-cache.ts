@@ -1,7 +1,7 @@
 import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import { httpDate, wholeSecond, type Representation } from './projection.js';
 
-/** Spec, Limits: status response cache. */
+/** docs/interface.md, Limits: the status response cache. */
 export const STATUS_CACHE_CONTROL = 'public, max-age=30, stale-while-revalidate=300';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];

@@ -13,7 +13,6 @@ const LABEL: Record<ComponentStatus, string> = {
   major_outage: 'Major outage',
   maintenance: 'Under maintenance',
 };
-export const statusLabel = (status: ComponentStatus): string => LABEL[status];
 
 /** A day's bar colour by its uptime: 100% green, >= 99% yellow, >= 95% orange, below red; no data grey. */
 function dayClass(day: DayBar): string {
