@@ -25,23 +25,50 @@ if (!existsSync(fileURLToPath(new URL('../dist/gantry.cjs', import.meta.url)))) 
 }
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'gantry-bench-accounts-'));
-const env = { ...process.env, GANTRY_DATA_DIR: dataDir, GANTRY_LOG_LEVEL: 'warn', GANTRY_SCRYPT_COST: '1024', GANTRY_RATE_LIMIT_MULTIPLIER: '100000', GANTRY_PORT: '0', GANTRY_PUBLIC_URL: '' };
+const env = {
+  ...process.env,
+  GANTRY_DATA_DIR: dataDir,
+  GANTRY_LOG_LEVEL: 'warn',
+  GANTRY_SCRYPT_COST: '1024',
+  GANTRY_RATE_LIMIT_MULTIPLIER: '100000',
+  GANTRY_PORT: '0',
+  GANTRY_PUBLIC_URL: '',
+};
 
 // 1. Seed: one account with 100,000 audit entries (plus its own), written in one transaction.
 const app = await createAppContext(resolveConfig({ dataDir }, env), { logger: createLogger('warn'), env });
-const owner = await app.services.identity.createUser({ email: 'bench-owner@example.test', password: 'bench password 1', username: 'bench' });
+const owner = await app.services.identity.createUser({
+  email: 'bench-owner@example.test',
+  password: 'bench password 1',
+  username: 'bench',
+});
 const account = await app.services.accounts.create(owner.id, { slug: 'bench-audit', legalName: 'Bench Audit Ltd' });
 const seedStart = performance.now();
-const insert = app.kernel.sqlite.prepare('INSERT INTO account_audit_log (id, account_id, action, actor_id, actor_username, target_id, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+const insert = app.kernel.sqlite.prepare(
+  'INSERT INTO account_audit_log (id, account_id, action, actor_id, actor_username, target_id, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+);
 app.kernel.sqlite.transaction(() => {
   const at = new Date('2026-01-01T00:00:00Z').getTime();
   for (let i = 0; i < ENTRIES; i++) {
-    insert.run(newId(), account.id, 'account.updated', owner.id, 'bench', account.id, JSON.stringify({ field: 'industry', oldValue: `v${i}`, newValue: `v${i + 1}` }), new Date(at + i * 1000).toISOString());
+    insert.run(
+      newId(),
+      account.id,
+      'account.updated',
+      owner.id,
+      'bench',
+      account.id,
+      JSON.stringify({ field: 'industry', oldValue: `v${i}`, newValue: `v${i + 1}` }),
+      new Date(at + i * 1000).toISOString(),
+    );
   }
-  app.kernel.sqlite.prepare('UPDATE account_audit_counts SET total = total + ? WHERE account_id = ?').run(ENTRIES, account.id);
+  app.kernel.sqlite
+    .prepare('UPDATE account_audit_counts SET total = total + ? WHERE account_id = ?')
+    .run(ENTRIES, account.id);
 })();
 // A second account's entries interleaved would not change the plan; one busy account is the worst case.
-const seqs = app.kernel.sqlite.prepare('SELECT min(seq) AS lo, max(seq) AS hi FROM account_audit_log WHERE account_id = ?').get(account.id) as { lo: number; hi: number };
+const seqs = app.kernel.sqlite
+  .prepare('SELECT min(seq) AS lo, max(seq) AS hi FROM account_audit_log WHERE account_id = ?')
+  .get(account.id) as { lo: number; hi: number };
 const scope = `audit:${account.id}`;
 const limit = 20;
 const cursors = {
@@ -49,12 +76,17 @@ const cursors = {
   middle: app.kernel.cursors.encode(scope, { seq: Math.floor((seqs.lo + seqs.hi) / 2) }),
   last: app.kernel.cursors.encode(scope, { seq: seqs.lo + limit }),
 };
-const plan = app.kernel.sqlite.prepare('EXPLAIN QUERY PLAN SELECT seq, id, action FROM account_audit_log WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?').all(account.id, seqs.lo + limit, limit + 1) as Array<{ detail: string }>;
+const plan = app.kernel.sqlite
+  .prepare(
+    'EXPLAIN QUERY PLAN SELECT seq, id, action FROM account_audit_log WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?',
+  )
+  .all(account.id, seqs.lo + limit, limit + 1) as Array<{ detail: string }>;
 
 // The query alone, in process, for the same three positions.
 // Warm every position first, then interleave rounds so machine noise hits all three alike.
 const direct: Record<string, number> = { first: 0, middle: 0, last: 0 };
-for (const cursor of Object.values(cursors)) for (let i = 0; i < 500; i++) await app.services.accounts.logs(account.id, { limit, cursor: cursor ?? undefined });
+for (const cursor of Object.values(cursors))
+  for (let i = 0; i < 500; i++) await app.services.accounts.logs(account.id, { limit, cursor: cursor ?? undefined });
 for (let round = 0; round < 5; round++) {
   for (const [name, cursor] of Object.entries(cursors)) {
     const runs = 500;
@@ -67,7 +99,9 @@ await app.kernel.close();
 console.log(`seeded ${ENTRIES} audit entries in ${Math.round(performance.now() - seedStart)} ms`);
 console.log('EXPLAIN QUERY PLAN (page after a cursor):');
 for (const row of plan) console.log(`  ${row.detail}`);
-console.log(`service call (query + presenters), µs per page: first ${direct.first.toFixed(1)}, middle ${direct.middle.toFixed(1)}, last ${direct.last.toFixed(1)}`);
+console.log(
+  `service call (query + presenters), µs per page: first ${direct.first.toFixed(1)}, middle ${direct.middle.toFixed(1)}, last ${direct.last.toFixed(1)}`,
+);
 
 // 2. Serve the built binary and measure over HTTP.
 // Started as the shipped launch commands start it (bench/lib.ts), on the server core.
@@ -76,12 +110,19 @@ const { url } = server;
 const stop = () => void server.stop();
 if (hasTaskset) spawnSync('taskset', ['-cp', '0', String(process.pid)]);
 // Sign in over HTTP: the token's issuer is the running server's public URL.
-const login = await fetch(`${url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench-owner@example.test', password: 'bench password 1' }) });
+const login = await fetch(`${url}/api/v1/auth/login`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ email: 'bench-owner@example.test', password: 'bench password 1' }),
+});
 const token = ((await login.json()) as { data: { accessToken: string } }).data.accessToken;
 
 function run(pathname: string, duration: number): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
-    autocannon({ url: `${url}${pathname}`, connections: 20, duration, headers: { authorization: `Bearer ${token}` } }, (err, result) => (err ? reject(err) : resolve(result)));
+    autocannon(
+      { url: `${url}${pathname}`, connections: 20, duration, headers: { authorization: `Bearer ${token}` } },
+      (err, result) => (err ? reject(err) : resolve(result)),
+    );
   });
 }
 
@@ -90,7 +131,8 @@ for (const [name, cursor] of Object.entries(cursors)) {
   const pathname = `/api/v1/accounts/${account.id}/logs?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
   const check = await fetch(`${url}${pathname}`, { headers: { authorization: `Bearer ${token}` } });
   const body = (await check.json()) as { data: unknown[]; meta: { total: number; hasMore: boolean } };
-  if (check.status !== 200 || body.data?.length !== limit) throw new Error(`${name} page answered ${check.status}: ${JSON.stringify(body).slice(0, 300)}`);
+  if (check.status !== 200 || body.data?.length !== limit)
+    throw new Error(`${name} page answered ${check.status}: ${JSON.stringify(body).slice(0, 300)}`);
   console.log(`${name} page: ${body.data.length} entries, total ${body.meta.total}, hasMore ${body.meta.hasMore}`);
   paths[name] = pathname;
 }
@@ -113,10 +155,14 @@ for (let round = 0; round < ROUNDS; round++) {
 stop();
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
-console.log(`\nGET /accounts/:id/logs?limit=${limit} over ${ENTRIES} entries (20 connections, ${ROUNDS} interleaved rounds of ${perRound} s per page after ${WARMUP_SEC} s warm-up each${hasTaskset ? ', server on CPU 1, client on CPU 0' : ''})`);
+console.log(
+  `\nGET /accounts/:id/logs?limit=${limit} over ${ENTRIES} entries (20 connections, ${ROUNDS} interleaved rounds of ${perRound} s per page after ${WARMUP_SEC} s warm-up each${hasTaskset ? ', server on CPU 1, client on CPU 0' : ''})`,
+);
 console.log('page     2xx/s    p50 ms  p99 ms  non-2xx   (p50/p99: median of the rounds)');
 for (const [name, r] of Object.entries(results)) {
-  console.log(`${name.padEnd(8)} ${(r.ok / r.seconds).toFixed(0).padStart(6)}  ${String(median(r.p50)).padStart(7)} ${String(median(r.p99)).padStart(7)}  ${r.non2xx}`);
+  console.log(
+    `${name.padEnd(8)} ${(r.ok / r.seconds).toFixed(0).padStart(6)}  ${String(median(r.p50)).padStart(7)} ${String(median(r.p99)).padStart(7)}  ${r.non2xx}`,
+  );
 }
 const ratio = results.last.ok / results.last.seconds / (results.first.ok / results.first.seconds);
 console.log(`last/first throughput ratio: ${ratio.toFixed(2)} (1.00 = flat)`);

@@ -31,7 +31,10 @@ const { kernel } = app;
 // Count every SQL statement executed on the one connection (statements are prepared once and
 // reused, so the count is taken where they run, not where they are prepared).
 let statements = 0;
-const statementProto = Object.getPrototypeOf(kernel.sqlite.prepare('select 1')) as Record<'run' | 'all' | 'get' | 'iterate', (...args: unknown[]) => unknown>;
+const statementProto = Object.getPrototypeOf(kernel.sqlite.prepare('select 1')) as Record<
+  'run' | 'all' | 'get' | 'iterate',
+  (...args: unknown[]) => unknown
+>;
 for (const method of ['run', 'all', 'get', 'iterate'] as const) {
   const original = statementProto[method];
   statementProto[method] = function (this: unknown, ...args: unknown[]) {
@@ -41,19 +44,54 @@ for (const method of ['run', 'all', 'get', 'iterate'] as const) {
 }
 
 const team = await makeTeam(app);
-const ws = await app.services.accounts.access.workspace({ userId: team.owner.user.id, kind: 'session', scopes: null, clientId: null, sessionId: null, accountId: null, tokenId: null }, {});
-const actor = { principal: { userId: team.owner.user.id, kind: 'session' as const, scopes: null, clientId: null, sessionId: null, accountId: null, tokenId: null }, ws };
+const ws = await app.services.accounts.access.workspace(
+  {
+    userId: team.owner.user.id,
+    kind: 'session',
+    scopes: null,
+    clientId: null,
+    sessionId: null,
+    accountId: null,
+    tokenId: null,
+  },
+  {},
+);
+const actor = {
+  principal: {
+    userId: team.owner.user.id,
+    kind: 'session' as const,
+    scopes: null,
+    clientId: null,
+    sessionId: null,
+    accountId: null,
+    tokenId: null,
+  },
+  ws,
+};
 
-const tools = Array.from({ length: 1000 }, (_, i) => ({ name: `tool_${i}`, description: `Tool number ${i}`, inputSchema: { type: 'object', properties: { q: { type: 'string' } } } }));
-for (const [era, start] of [['2025-11-25', startLegacyMcpServer], ['2026-07-28', startModernMcpServer]] as const) {
+const tools = Array.from({ length: 1000 }, (_, i) => ({
+  name: `tool_${i}`,
+  description: `Tool number ${i}`,
+  inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+}));
+for (const [era, start] of [
+  ['2025-11-25', startLegacyMcpServer],
+  ['2026-07-28', startModernMcpServer],
+] as const) {
   const fake = await start({ tools, pageSize: 100 });
-  const inst = await app.services.connectors.create(actor, { connectorKey: 'mcp-generic', displayName: `bench ${era}`, config: { url: fake.url } });
+  const inst = await app.services.connectors.create(actor, {
+    connectorKey: 'mcp-generic',
+    displayName: `bench ${era}`,
+    config: { url: fake.url },
+  });
   for (const label of ['first sync (1,000 inserts)', 'second sync (1,000 upserts)']) {
     statements = 0;
     const t0 = performance.now();
     const out = await app.services.connectors.tools.sync(actor, inst.id);
     const ms = performance.now() - t0;
-    console.log(`mcp sync ${era} ${label}: ${out.length} tools, ${ms.toFixed(0)} ms, ${statements} SQL statements, ${fake.requests.filter((r) => r.method === 'tools/list').length} tools/list pages so far`);
+    console.log(
+      `mcp sync ${era} ${label}: ${out.length} tools, ${ms.toFixed(0)} ms, ${statements} SQL statements, ${fake.requests.filter((r) => r.method === 'tools/list').length} tools/list pages so far`,
+    );
   }
   await fake.close();
 }
@@ -71,10 +109,40 @@ await kernel.db.transaction().execute(async (trx) => {
     const isDue = i % 10 === 0;
     if (isDue) due.add(id);
     const at = now.toISOString();
-    await trx.insertInto('connector_instances').values({ id, workspace_id: ws.workspaceId, connector_key: github, display_name: `gh ${i}`, status: 'active', enabled: 1, config: '{}', last_health_check: null, health_message: null, created_by: team.owner.user.id, created_at: at, updated_at: at }).execute();
+    await trx
+      .insertInto('connector_instances')
+      .values({
+        id,
+        workspace_id: ws.workspaceId,
+        connector_key: github,
+        display_name: `gh ${i}`,
+        status: 'active',
+        enabled: 1,
+        config: '{}',
+        last_health_check: null,
+        health_message: null,
+        created_by: team.owner.user.id,
+        created_at: at,
+        updated_at: at,
+      })
+      .execute();
     await trx
       .insertInto('connector_credentials')
-      .values({ id: newId(), instance_id: id, cred_type: 'oauth2', sealed_value: sealCredentials(kernel.secrets, id, 'oauth2', { access_token: `at-seed-${i}`, refresh_token: refresh }), scopes: '["repo"]', expires_at: new Date(now.getTime() + (isDue ? 120_000 : 86_400_000)).toISOString(), refresh_claim: null, refresh_claimed_until: null, created_at: at, rotated_at: at })
+      .values({
+        id: newId(),
+        instance_id: id,
+        cred_type: 'oauth2',
+        sealed_value: sealCredentials(kernel.secrets, id, 'oauth2', {
+          access_token: `at-seed-${i}`,
+          refresh_token: refresh,
+        }),
+        scopes: '["repo"]',
+        expires_at: new Date(now.getTime() + (isDue ? 120_000 : 86_400_000)).toISOString(),
+        refresh_claim: null,
+        refresh_claimed_until: null,
+        created_at: at,
+        rotated_at: at,
+      })
       .execute();
   }
 });
@@ -84,9 +152,15 @@ statements = 0;
 const t0 = performance.now();
 const result = await app.services.connectors.oauth.refreshDue(clock.now(), 6 * 60_000);
 const ms = performance.now() - t0;
-const touched = await kernel.db.selectFrom('connector_credentials').select(['instance_id', 'rotated_at']).where('rotated_at', '!=', now.toISOString()).execute();
+const touched = await kernel.db
+  .selectFrom('connector_credentials')
+  .select(['instance_id', 'rotated_at'])
+  .where('rotated_at', '!=', now.toISOString())
+  .execute();
 const onlyDue = touched.length === due.size && touched.every((r) => due.has(r.instance_id));
-console.log(`refresh job: ${result.claimed} claimed, ${result.refreshed} refreshed, ${result.failed} failed of 10,000 in ${ms.toFixed(0)} ms (${(ms / Math.max(1, result.refreshed)).toFixed(2)} ms each), ${statements} SQL statements; rows touched ${touched.length}, only the due ones: ${onlyDue}`);
+console.log(
+  `refresh job: ${result.claimed} claimed, ${result.refreshed} refreshed, ${result.failed} failed of 10,000 in ${ms.toFixed(0)} ms (${(ms / Math.max(1, result.refreshed)).toFixed(2)} ms each), ${statements} SQL statements; rows touched ${touched.length}, only the due ones: ${onlyDue}`,
+);
 
 await kernel.close();
 await provider.close();

@@ -28,10 +28,14 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => pr
 /** Re-runs the calling script on CPU 0 (the load generator's core); servers go to CPU 1. */
 export function pinLoadGenerator(scriptUrl: string): void {
   if (!HAS_TASKSET || process.env.BENCH_PINNED) return;
-  const child = spawnSync('taskset', ['-c', '0', process.execPath, ...process.execArgv, fileURLToPath(scriptUrl), ...process.argv.slice(2)], {
-    stdio: 'inherit',
-    env: { ...process.env, BENCH_PINNED: '1' },
-  });
+  const child = spawnSync(
+    'taskset',
+    ['-c', '0', process.execPath, ...process.execArgv, fileURLToPath(scriptUrl), ...process.argv.slice(2)],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, BENCH_PINNED: '1' },
+    },
+  );
   process.exit(child.status ?? 1);
 }
 
@@ -43,7 +47,9 @@ export function requireBuilt(): void {
 }
 
 function onServerCore(args: string[]): { cmd: string; args: string[] } {
-  return HAS_TASKSET ? { cmd: 'taskset', args: ['-c', '1', process.execPath, ...args] } : { cmd: process.execPath, args };
+  return HAS_TASKSET
+    ? { cmd: 'taskset', args: ['-c', '1', process.execPath, ...args] }
+    : { cmd: process.execPath, args };
 }
 
 function waitForLine(child: ChildProcess, pattern: RegExp, what: string, timeoutMs = 15_000): Promise<RegExpExecArray> {
@@ -204,7 +210,14 @@ export interface Target {
 }
 
 function run(target: Target, seconds: number): Promise<autocannon.Result> {
-  return autocannon({ url: target.url, method: target.method ?? 'GET', headers: target.headers, body: target.body, connections: CONNECTIONS, duration: seconds });
+  return autocannon({
+    url: target.url,
+    method: target.method ?? 'GET',
+    headers: target.headers,
+    body: target.body,
+    connections: CONNECTIONS,
+    duration: seconds,
+  });
 }
 
 /** Warm-up (discarded), then the measured run. */
@@ -214,8 +227,17 @@ export async function measure(target: Target): Promise<Figures> {
   const result = await run(target, DURATION_S);
   const cpuAfter = target.pid ? cpuMs(target.pid) : null;
   const ok = result['2xx'];
-  const cpuUsPerReq = cpuBefore !== null && cpuAfter !== null && ok > 0 ? Math.round(((cpuAfter - cpuBefore) * 1000) / ok) : null;
-  return { name: target.name, rps: Math.round(ok / DURATION_S), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors, cpuUsPerReq };
+  const cpuUsPerReq =
+    cpuBefore !== null && cpuAfter !== null && ok > 0 ? Math.round(((cpuAfter - cpuBefore) * 1000) / ok) : null;
+  return {
+    name: target.name,
+    rps: Math.round(ok / DURATION_S),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    cpuUsPerReq,
+  };
 }
 
 /**
@@ -249,7 +271,10 @@ export function report(title: string, rows: Figures[], reference: Figures): void
     const ratio = reference.rps > 0 ? `${Math.round((row.rps / reference.rps) * 100)}%` : '-';
     const cpu = row.cpuUsPerReq === null ? '-' : String(row.cpuUsPerReq);
     // Requests per CPU-second relative to the reference: the throughput ratio on a quiet core.
-    const cpuRatio = row.cpuUsPerReq && reference.cpuUsPerReq ? `${Math.round((reference.cpuUsPerReq / row.cpuUsPerReq) * 100)}%` : '-';
+    const cpuRatio =
+      row.cpuUsPerReq && reference.cpuUsPerReq
+        ? `${Math.round((reference.cpuUsPerReq / row.cpuUsPerReq) * 100)}%`
+        : '-';
     lines.push(
       `${row.name.padEnd(44)} ${String(row.rps).padStart(8)} ${String(row.p50).padStart(7)} ${String(row.p99).padStart(7)} ${String(row.non2xx + row.errors).padStart(8)} ${ratio.padStart(7)} ${cpu.padStart(11)} ${cpuRatio.padStart(11)}`,
     );

@@ -28,7 +28,15 @@ const BIN = fileURLToPath(new URL('../bin/gantry', import.meta.url));
 const hasTaskset = spawnSync('taskset', ['-V']).status === 0;
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'gantry-bench-notifications-'));
-const env = { ...process.env, GANTRY_DATA_DIR: dataDir, GANTRY_LOG_LEVEL: 'error', GANTRY_RATE_LIMIT_MULTIPLIER: '1000000', GANTRY_PORT: '0', GANTRY_PUBLIC_URL: '', GANTRY_SCRYPT_COST: '1024' };
+const env = {
+  ...process.env,
+  GANTRY_DATA_DIR: dataDir,
+  GANTRY_LOG_LEVEL: 'error',
+  GANTRY_RATE_LIMIT_MULTIPLIER: '1000000',
+  GANTRY_PORT: '0',
+  GANTRY_PUBLIC_URL: '',
+  GANTRY_SCRYPT_COST: '1024',
+};
 const children: ChildProcess[] = [];
 
 function pinSelf(): void {
@@ -77,7 +85,13 @@ async function measure(name: string, url: string, headers: Record<string, string
   await autocannon({ url, connections: CONNECTIONS, duration: WARMUP_SEC, headers });
   const result = await autocannon({ url, connections: CONNECTIONS, duration: MEASURE_SEC, headers });
   const ok = result['2xx'];
-  return { name, rps: Math.round(ok / MEASURE_SEC), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+  return {
+    name,
+    rps: Math.round(ok / MEASURE_SEC),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+  };
 }
 
 function timeIt(fn: () => Promise<unknown>, runs: number): Promise<number> {
@@ -102,30 +116,59 @@ async function main(): Promise<void> {
   for (let done = 0; done < TOTAL; done += BATCH) {
     await inTransaction(app.kernel.db, async (trx) => {
       for (let i = 0; i < BATCH; i++) {
-        await notifications.notify(trx, { userId: user.id, title: `Notification ${done + i}`, body: 'A body of ordinary length for an in-app notification.', category: i % 3 === 0 ? 'productivity' : 'system' });
+        await notifications.notify(trx, {
+          userId: user.id,
+          title: `Notification ${done + i}`,
+          body: 'A body of ordinary length for an in-app notification.',
+          category: i % 3 === 0 ? 'productivity' : 'system',
+        });
         if (i % 10 === 0) await notifications.notify(trx, { userId: other.id, title: 'noise', body: 'noise' });
       }
     });
   }
   const seedMs = Date.now() - started;
-  await app.kernel.db.updateTable('notifications').set({ status: 'read', read_at: new Date().toISOString() }).where('user_id', '=', user.id).where('seq', '<', 20_000).where('status', '=', 'unread').execute();
-  await app.kernel.db.updateTable('notifications').set({ status: 'archived', archived_at: new Date().toISOString() }).where('user_id', '=', user.id).where('seq', '<', 5_000).execute();
+  await app.kernel.db
+    .updateTable('notifications')
+    .set({ status: 'read', read_at: new Date().toISOString() })
+    .where('user_id', '=', user.id)
+    .where('seq', '<', 20_000)
+    .where('status', '=', 'unread')
+    .execute();
+  await app.kernel.db
+    .updateTable('notifications')
+    .set({ status: 'archived', archived_at: new Date().toISOString() })
+    .where('user_id', '=', user.id)
+    .where('seq', '<', 5_000)
+    .execute();
   app.kernel.sqlite.pragma('optimize');
-  console.log(`seeded ${TOTAL} notifications for one user (+${TOTAL / 10} for another) through notify() in ${BATCH}-row transactions: ${seedMs} ms (${Math.round(((TOTAL * 1.1) / seedMs) * 1000)}/s)`);
+  console.log(
+    `seeded ${TOTAL} notifications for one user (+${TOTAL / 10} for another) through notify() in ${BATCH}-row transactions: ${seedMs} ms (${Math.round(((TOTAL * 1.1) / seedMs) * 1000)}/s)`,
+  );
 
   // Query plans of exactly the statements the store runs (captured through a logging Kysely).
   const captured: CompiledQuery[] = [];
-  const spy = new Kysely<DB>({ dialect: new SqliteDialect({ database: app.kernel.sqlite }), log: (event) => void captured.push(event.query) });
+  const spy = new Kysely<DB>({
+    dialect: new SqliteDialect({ database: app.kernel.sqlite }),
+    log: (event) => void captured.push(event.query),
+  });
   const now = new Date().toISOString();
   const filter = { userId: user.id, now };
-  const oldest = await app.kernel.db.selectFrom('notifications').select((eb) => eb.fn.min('seq').as('s')).where('user_id', '=', user.id).where('status', '!=', 'archived').executeTakeFirstOrThrow();
+  const oldest = await app.kernel.db
+    .selectFrom('notifications')
+    .select((eb) => eb.fn.min('seq').as('s'))
+    .where('user_id', '=', user.id)
+    .where('status', '!=', 'archived')
+    .executeTakeFirstOrThrow();
   const deepSeq = Number(oldest.s) + 21;
   const statements: Array<[string, () => Promise<unknown>]> = [
     ['unread count', () => store.countVisible(spy, { ...filter, status: 'unread' })],
     ['list, default filter, first page', () => store.listPage(spy, filter, { limit: 21 })],
     ['list total (offset meta)', () => store.countVisible(spy, filter)],
     ['list, cursor page deep in the list', () => store.listPage(spy, filter, { limit: 21, beforeSeq: deepSeq })],
-    ['list, status=unread, cursor page', () => store.listPage(spy, { ...filter, status: 'unread' }, { limit: 21, beforeSeq: deepSeq + 20_000 })],
+    [
+      'list, status=unread, cursor page',
+      () => store.listPage(spy, { ...filter, status: 'unread' }, { limit: 21, beforeSeq: deepSeq + 20_000 }),
+    ],
     ['list, category filter', () => store.listPage(spy, { ...filter, category: 'productivity' }, { limit: 21 })],
     ['stream start (latest live seq)', () => store.latestSeq(spy, user.id)],
     ['stream catch-up after a position', () => store.listAfter(spy, user.id, deepSeq + 90_000, now, 100)],
@@ -135,7 +178,9 @@ async function main(): Promise<void> {
     captured.length = 0;
     await run();
     const query = captured[0];
-    const plan = app.kernel.sqlite.prepare(`EXPLAIN QUERY PLAN ${query.sql}`).all(...(query.parameters as unknown[])) as Array<{ detail: string }>;
+    const plan = app.kernel.sqlite
+      .prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
+      .all(...(query.parameters as unknown[])) as Array<{ detail: string }>;
     console.log(`  ${name}:\n    ${query.sql}\n    -> ${plan.map((p) => p.detail).join(' | ')}`);
   }
 
@@ -144,13 +189,19 @@ async function main(): Promise<void> {
   const deepCursor = app.kernel.cursors.encode(scope, { s: deepSeq });
   console.log('\nper call, in process (µs)');
   const perCall: Array<[string, () => Promise<unknown>]> = [
-    ['unread count, uncached (index-only scan)', () => store.countVisible(app.kernel.db, { ...filter, status: 'unread' })],
+    [
+      'unread count, uncached (index-only scan)',
+      () => store.countVisible(app.kernel.db, { ...filter, status: 'unread' }),
+    ],
     ['unreadCount (service, cached until a change)', () => notifications.unreadCount(user.id)],
     ['offset total, uncached (index-only scan)', () => store.countVisible(app.kernel.db, filter)],
     ['list offset=0 (rows + total)', () => notifications.list(user.id, { limit: 20 })],
     ['list cursor, first page', () => notifications.list(user.id, { limit: 20, paging: 'cursor' })],
     ['list cursor, deep page (last 20)', () => notifications.list(user.id, { limit: 20, cursor: deepCursor })],
-    ['list offset, deep page (offset 94,960)', () => notifications.list(user.id, { limit: 20, offset: TOTAL - 5_000 - 40 })],
+    [
+      'list offset, deep page (offset 94,960)',
+      () => notifications.list(user.id, { limit: 20, offset: TOTAL - 5_000 - 40 }),
+    ],
   ];
   for (const [name, run] of perCall) console.log(`  ${name.padEnd(46)} ${(await timeIt(run, 50)).toFixed(0)}`);
   // First vs deep cursor page interleaved, so the machine's noise hits both alike.
@@ -162,7 +213,9 @@ async function main(): Promise<void> {
     firstUs += await timeIt(first, 25);
     deepUs += await timeIt(deep, 25);
   }
-  console.log(`  cursor first vs deep page, interleaved: ${(firstUs / 20).toFixed(0)} vs ${(deepUs / 20).toFixed(0)} µs (deep/first ${(deepUs / firstUs).toFixed(2)})`);
+  console.log(
+    `  cursor first vs deep page, interleaved: ${(firstUs / 20).toFixed(0)} vs ${(deepUs / 20).toFixed(0)} µs (deep/first ${(deepUs / firstUs).toFixed(2)})`,
+  );
   await spy.destroy().catch(() => undefined);
   await app.kernel.close();
 
@@ -172,7 +225,11 @@ async function main(): Promise<void> {
   bare.proc.kill('SIGTERM');
   const gantry = await startChild([BIN, 'serve']);
   // Signed in through the binary itself (its issuer URL names the port it chose).
-  const login = await fetch(`${gantry.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'bench@example.test', password: 'bench password' }) });
+  const login = await fetch(`${gantry.url}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'bench@example.test', password: 'bench password' }),
+  });
   const { data } = (await login.json()) as { data: { accessToken: string } };
   const auth = { authorization: `Bearer ${data.accessToken}` };
   const figures: Figure[] = [reference];
@@ -180,7 +237,10 @@ async function main(): Promise<void> {
     ['GET /notifications/unread-count', '/api/v1/notifications/unread-count'],
     ['GET /notifications (offset, first page)', '/api/v1/notifications?limit=20'],
     ['GET /notifications (cursor, first page)', '/api/v1/notifications?limit=20&paging=cursor'],
-    ['GET /notifications (cursor, deep page)', `/api/v1/notifications?limit=20&cursor=${encodeURIComponent(deepCursor)}`],
+    [
+      'GET /notifications (cursor, deep page)',
+      `/api/v1/notifications?limit=20&cursor=${encodeURIComponent(deepCursor)}`,
+    ],
   ];
   // Rounds in alternating order, so a noisy moment of the shared machine does not land on one target.
   const runs = new Map<string, Figure[]>();
@@ -192,13 +252,23 @@ async function main(): Promise<void> {
   for (const [name] of targets) {
     const all = runs.get(name)!;
     const mean = (pick: (f: Figure) => number) => Math.round(all.reduce((sum, f) => sum + pick(f), 0) / all.length);
-    figures.push({ name, rps: mean((f) => f.rps), p50: mean((f) => f.p50), p99: mean((f) => f.p99), non2xx: all.reduce((sum, f) => sum + f.non2xx, 0) });
+    figures.push({
+      name,
+      rps: mean((f) => f.rps),
+      p50: mean((f) => f.p50),
+      p99: mean((f) => f.p99),
+      non2xx: all.reduce((sum, f) => sum + f.non2xx, 0),
+    });
   }
   gantry.proc.kill('SIGTERM');
 
-  console.log(`\nautocannon: ${CONNECTIONS} connections, ${WARMUP_SEC} s warm-up, ${MEASURE_SEC} s measured x ${ROUNDS} rounds (mean)${hasTaskset ? ', client on CPU 0, server on CPU 1' : ''}`);
+  console.log(
+    `\nautocannon: ${CONNECTIONS} connections, ${WARMUP_SEC} s warm-up, ${MEASURE_SEC} s measured x ${ROUNDS} rounds (mean)${hasTaskset ? ', client on CPU 0, server on CPU 1' : ''}`,
+  );
   for (const f of figures) {
-    console.log(`  ${f.name.padEnd(42)} ${String(f.rps).padStart(6)} 2xx/s  p50 ${f.p50} ms  p99 ${f.p99} ms  non-2xx ${f.non2xx}  ${f === reference ? '' : `${((f.rps / reference.rps) * 100).toFixed(0)}% of bare Hapi`}`);
+    console.log(
+      `  ${f.name.padEnd(42)} ${String(f.rps).padStart(6)} 2xx/s  p50 ${f.p50} ms  p99 ${f.p99} ms  non-2xx ${f.non2xx}  ${f === reference ? '' : `${((f.rps / reference.rps) * 100).toFixed(0)}% of bare Hapi`}`,
+    );
   }
 }
 

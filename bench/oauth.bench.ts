@@ -71,7 +71,12 @@ interface Figures {
 async function measure(opts: autocannon.Options): Promise<Figures> {
   await autocannon({ ...opts, connections: CONNECTIONS, duration: WARMUP_SEC });
   const r = await autocannon({ ...opts, connections: CONNECTIONS, duration: DURATION_SEC });
-  return { rps: r['2xx'] / DURATION_SEC, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors + r.timeouts };
+  return {
+    rps: r['2xx'] / DURATION_SEC,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx + r.errors + r.timeouts,
+  };
 }
 
 function refreshRequests(url: string, authorization: string, pool: string[]): autocannon.Options {
@@ -82,7 +87,10 @@ function refreshRequests(url: string, authorization: string, pool: string[]): au
       {
         method: 'POST',
         headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
-        setupRequest: (req) => ({ ...req, body: `grant_type=refresh_token&refresh_token=${pool[next++ % pool.length]}` }),
+        setupRequest: (req) => ({
+          ...req,
+          body: `grant_type=refresh_token&refresh_token=${pool[next++ % pool.length]}`,
+        }),
       },
     ],
   };
@@ -95,12 +103,29 @@ async function main() {
   const children: ChildProcess[] = [];
   try {
     const port = await freePort();
-    const env = { GANTRY_DATA_DIR: dataDir, GANTRY_PORT: String(port), GANTRY_PUBLIC_URL: `http://127.0.0.1:${port}`, GANTRY_LOG_LEVEL: 'warn', GANTRY_RATE_LIMIT_MULTIPLIER: '100000', GANTRY_SCRYPT_COST: '1024' };
+    const env = {
+      GANTRY_DATA_DIR: dataDir,
+      GANTRY_PORT: String(port),
+      GANTRY_PUBLIC_URL: `http://127.0.0.1:${port}`,
+      GANTRY_LOG_LEVEL: 'warn',
+      GANTRY_RATE_LIMIT_MULTIPLIER: '100000',
+      GANTRY_SCRYPT_COST: '1024',
+    };
 
     // Mint the pool through the service, then close: the server owns the file from here on.
     const app = await createAppContext(resolveConfig({}, env), { logger: createLogger('warn'), env });
-    const user = await app.services.identity.createUser({ email: 'bench@example.test', password: 'bench password', fullName: 'Bench User', verified: true });
-    const client = await app.services.oauth.clients.create({ name: 'Bench', type: 'confidential', redirectUris: ['https://app.example/cb'], scopes: ['email:read', 'profile:read'] });
+    const user = await app.services.identity.createUser({
+      email: 'bench@example.test',
+      password: 'bench password',
+      fullName: 'Bench User',
+      verified: true,
+    });
+    const client = await app.services.oauth.clients.create({
+      name: 'Bench',
+      type: 'confidential',
+      redirectUris: ['https://app.example/cb'],
+      scopes: ['email:read', 'profile:read'],
+    });
     const authorization = `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`;
     const grants: Array<{ id: string; clientId: string; userId: string }> = [];
     let accessToken = '';
@@ -108,19 +133,41 @@ async function main() {
       const { createHash, randomBytes } = await import('node:crypto');
       const verifier = randomBytes(32).toString('base64url');
       const redirect = await app.services.oauth.authorize.approve(user.id, {
-        clientId: client.clientId, redirectUri: 'https://app.example/cb', scopes: ['email:read', 'profile:read'], state: null,
+        clientId: client.clientId,
+        redirectUri: 'https://app.example/cb',
+        scopes: ['email:read', 'profile:read'],
+        state: null,
         codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
       });
       const code = new URL(redirect).searchParams.get('code')!;
-      const issued = await app.services.oauth.token({ authorization, body: { grant_type: 'authorization_code', code, redirect_uri: 'https://app.example/cb', code_verifier: verifier } }, { address: '127.0.0.1' });
+      const issued = await app.services.oauth.token(
+        {
+          authorization,
+          body: {
+            grant_type: 'authorization_code',
+            code,
+            redirect_uri: 'https://app.example/cb',
+            code_verifier: verifier,
+          },
+        },
+        { address: '127.0.0.1' },
+      );
       accessToken = issued.access_token;
-      const row = await app.kernel.db.selectFrom('oauth_refresh_tokens').select('grant_id').orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+      const row = await app.kernel.db
+        .selectFrom('oauth_refresh_tokens')
+        .select('grant_id')
+        .orderBy('created_at', 'desc')
+        .executeTakeFirstOrThrow();
       grants.push({ id: row.grant_id, clientId: client.clientId, userId: user.id });
     }
     const pool: string[] = [];
     while (pool.length < POOL) {
       await inTransaction(app.kernel.db, async (trx) => {
-        for (let i = 0; i < 5000 && pool.length < POOL; i++) pool.push((await app.services.oauth.tokens.issue(trx, grants[pool.length % grants.length], 'email:read profile:read')).refresh_token);
+        for (let i = 0; i < 5000 && pool.length < POOL; i++)
+          pool.push(
+            (await app.services.oauth.tokens.issue(trx, grants[pool.length % grants.length], 'email:read profile:read'))
+              .refresh_token,
+          );
       });
     }
     await app.kernel.close();
@@ -129,7 +176,18 @@ async function main() {
     children.push(gantry);
     const oidcPort = await freePort();
     const poolFile = path.join(dataDir, 'oidc-pool.json');
-    const oidc = await start(['--import', 'tsx', path.join(ROOT, 'bench/oidc-reference.ts'), String(oidcPort), poolFile, String(Math.round(POOL / 2))], {}, /ready/);
+    const oidc = await start(
+      [
+        '--import',
+        'tsx',
+        path.join(ROOT, 'bench/oidc-reference.ts'),
+        String(oidcPort),
+        poolFile,
+        String(Math.round(POOL / 2)),
+      ],
+      {},
+      /ready/,
+    );
     children.push(oidc);
     const ref = JSON.parse(readFileSync(poolFile, 'utf8')) as { refreshTokens: string[]; accessToken: string };
     const refAuth = `Basic ${Buffer.from('bench-client:bench-secret-that-is-long-enough-for-hs256-0001').toString('base64')}`;
@@ -139,8 +197,14 @@ async function main() {
     const targets: Array<[string, () => autocannon.Options]> = [
       ['gantry refresh_token grant', () => refreshRequests(`${base}/api/v1/oauth/token`, authorization, pool)],
       ['oidc-provider refresh_token grant', () => refreshRequests(`${oidcBase}/token`, refAuth, ref.refreshTokens)],
-      ['gantry GET /oauth/userinfo', () => ({ url: `${base}/api/v1/oauth/userinfo`, headers: { authorization: `Bearer ${accessToken}` } })],
-      ['oidc-provider GET /me (userinfo)', () => ({ url: `${oidcBase}/me`, headers: { authorization: `Bearer ${ref.accessToken}` } })],
+      [
+        'gantry GET /oauth/userinfo',
+        () => ({ url: `${base}/api/v1/oauth/userinfo`, headers: { authorization: `Bearer ${accessToken}` } }),
+      ],
+      [
+        'oidc-provider GET /me (userinfo)',
+        () => ({ url: `${oidcBase}/me`, headers: { authorization: `Bearer ${ref.accessToken}` } }),
+      ],
     ];
     // One options object per target for the whole run, so the refresh pools keep moving forward.
     const options = targets.map(([, make]) => make());
@@ -149,8 +213,12 @@ async function main() {
       for (let i = 0; i < targets.length; i++) results[i].push(await measure(options[i]));
     }
 
-    console.log(`\nOAuth bench: ${CONNECTIONS} connections, ${WARMUP_SEC} s warm-up + ${DURATION_SEC} s measured per run, ${ROUNDS} rounds, pinned=${hasTaskset}`);
-    console.log('target                              2xx/s      p50 ms  p99 ms  non-2xx   (mean of rounds; p99 the worst round)');
+    console.log(
+      `\nOAuth bench: ${CONNECTIONS} connections, ${WARMUP_SEC} s warm-up + ${DURATION_SEC} s measured per run, ${ROUNDS} rounds, pinned=${hasTaskset}`,
+    );
+    console.log(
+      'target                              2xx/s      p50 ms  p99 ms  non-2xx   (mean of rounds; p99 the worst round)',
+    );
     const summary = results.map((runs) => ({
       rps: runs.reduce((a, r) => a + r.rps, 0) / runs.length,
       p50: Math.max(...runs.map((r) => r.p50)),
@@ -159,7 +227,9 @@ async function main() {
     }));
     targets.forEach(([name], i) => {
       const f = summary[i];
-      console.log(`${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)}  ${String(f.p50).padStart(6)}  ${String(f.p99).padStart(6)}  ${String(f.non2xx).padStart(7)}   rounds: ${results[i].map((r) => r.rps.toFixed(0)).join(', ')}`);
+      console.log(
+        `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)}  ${String(f.p50).padStart(6)}  ${String(f.p99).padStart(6)}  ${String(f.non2xx).padStart(7)}   rounds: ${results[i].map((r) => r.rps.toFixed(0)).join(', ')}`,
+      );
     });
     console.log(`ratio refresh  gantry/oidc-provider: ${(summary[0].rps / summary[1].rps).toFixed(2)}x`);
     console.log(`ratio userinfo gantry/oidc-provider: ${(summary[2].rps / summary[3].rps).toFixed(2)}x`);

@@ -16,8 +16,12 @@ const issuer = `http://127.0.0.1:${port}`;
 const resource = `${issuer}/api`;
 const require = createRequire(import.meta.url);
 const root = path.dirname(require.resolve('oidc-provider/package.json'));
-const { default: MemoryAdapter } = (await import(pathToFileURL(path.join(root, 'lib/adapters/memory_adapter.js')).href)) as { default: new (model: string, store: unknown, tolerance: number) => unknown };
-const { default: LRU } = (await import(pathToFileURL(path.join(root, 'lib/helpers/lru.js')).href)) as { default: new (o: { maxSize: number }) => unknown };
+const { default: MemoryAdapter } = (await import(
+  pathToFileURL(path.join(root, 'lib/adapters/memory_adapter.js')).href
+)) as { default: new (model: string, store: unknown, tolerance: number) => unknown };
+const { default: LRU } = (await import(pathToFileURL(path.join(root, 'lib/helpers/lru.js')).href)) as {
+  default: new (o: { maxSize: number }) => unknown;
+};
 const store = new LRU({ maxSize: 2_000_000 });
 
 const hsKey = createSecretKey(Buffer.alloc(32, 7));
@@ -33,7 +37,10 @@ const provider = new Provider(issuer, {
       token_endpoint_auth_method: 'client_secret_basic',
     },
   ],
-  findAccount: async (_ctx: unknown, id: string) => ({ accountId: id, claims: async () => ({ sub: id, email: 'bench@example.test', email_verified: true, name: 'Bench User' }) }),
+  findAccount: async (_ctx: unknown, id: string) => ({
+    accountId: id,
+    claims: async () => ({ sub: id, email: 'bench@example.test', email_verified: true, name: 'Bench User' }),
+  }),
   claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
   scopes: ['openid', 'offline_access', 'email', 'profile'],
   rotateRefreshToken: true,
@@ -44,7 +51,13 @@ const provider = new Provider(issuer, {
       enabled: true,
       defaultResource: () => resource,
       useGrantedResource: () => true,
-      getResourceServerInfo: () => ({ scope: 'api:read', audience: resource, accessTokenTTL: 3600, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'HS256', key: hsKey } } }),
+      getResourceServerInfo: () => ({
+        scope: 'api:read',
+        audience: resource,
+        accessTokenTTL: 3600,
+        accessTokenFormat: 'jwt',
+        jwt: { sign: { alg: 'HS256', key: hsKey } },
+      }),
     },
   },
   ttl: { RefreshToken: 30 * 24 * 3600, AccessToken: 3600 },
@@ -54,7 +67,12 @@ provider.proxy = false;
 const accountId = 'bench-account';
 const clientId = 'bench-client';
 const now = () => Math.floor(Date.now() / 1000);
-const { Grant, RefreshToken, AccessToken } = provider as unknown as Record<string, new (o: Record<string, unknown>) => { save(): Promise<string>; addOIDCScope(s: string): void; addResourceScope(r: string, s: string): void }>;
+const { Grant, RefreshToken, AccessToken } = provider as unknown as Record<
+  string,
+  new (
+    o: Record<string, unknown>,
+  ) => { save(): Promise<string>; addOIDCScope(s: string): void; addResourceScope(r: string, s: string): void }
+>;
 
 const grants: string[] = [];
 for (let i = 0; i < 50; i++) {
@@ -66,14 +84,29 @@ for (let i = 0; i < 50; i++) {
 const pool: string[] = [];
 const poolSize = Number(poolSizeText);
 for (let i = 0; i < poolSize; i++) {
-  const rt = new RefreshToken({ accountId, clientId, grantId: grants[i % grants.length], scope: 'openid email profile offline_access api:read', resource, gty: 'authorization_code', iiat: now(), rotations: 0 });
+  const rt = new RefreshToken({
+    accountId,
+    clientId,
+    grantId: grants[i % grants.length],
+    scope: 'openid email profile offline_access api:read',
+    resource,
+    gty: 'authorization_code',
+    iiat: now(),
+    rotations: 0,
+  });
   pool.push(await rt.save());
 }
 // Userinfo takes the opaque, resource-less token oidc-provider issues for it.
 const userinfoGrant = new Grant({ accountId, clientId });
 userinfoGrant.addOIDCScope('openid email profile');
 const userinfoGrantId = await userinfoGrant.save();
-const accessToken = await new AccessToken({ accountId, clientId, grantId: userinfoGrantId, scope: 'openid email profile', gty: 'authorization_code' }).save();
+const accessToken = await new AccessToken({
+  accountId,
+  clientId,
+  grantId: userinfoGrantId,
+  scope: 'openid email profile',
+  gty: 'authorization_code',
+}).save();
 writeFileSync(poolFile, JSON.stringify({ refreshTokens: pool, accessToken }));
 
 provider.listen(Number(port), '127.0.0.1', () => console.log('ready'));

@@ -12,7 +12,10 @@ const others = readdirSync(dir)
 const failed: string[] = [];
 for (const name of ['kernel.bench.ts', ...others]) {
   console.log(`\n=== ${name} ===`);
-  const res = spawnSync(process.execPath, ['--import', 'tsx', path.join(dir, name)], { stdio: 'inherit', timeout: 180_000 });
+  const res = spawnSync(process.execPath, ['--import', 'tsx', path.join(dir, name)], {
+    stdio: 'inherit',
+    timeout: 180_000,
+  });
   if (res.status !== 0) failed.push(`${name} (${res.signal ?? `exit ${res.status}`})`);
 }
 if (failed.length > 0) {

@@ -18,14 +18,21 @@ const DURATION_S = Number(process.env.BENCH_DURATION ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONNECTIONS = 20;
 const hasTaskset = spawnSync('sh', ['-c', 'command -v taskset'], { encoding: 'utf8' }).stdout.trim() !== '';
-const nginxPath = spawnSync('sh', ['-c', 'command -v nginx || ls /usr/sbin/nginx 2>/dev/null'], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+const nginxPath = spawnSync('sh', ['-c', 'command -v nginx || ls /usr/sbin/nginx 2>/dev/null'], { encoding: 'utf8' })
+  .stdout.trim()
+  .split('\n')[0];
 
 // The load generator on CPU 0, every server on CPU 1.
 if (hasTaskset && !process.env.BENCH_PINNED) {
-  const child = spawnSync('taskset', ['-c', '0', process.execPath, ...process.execArgv, fileURLToPath(import.meta.url)], { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } });
+  const child = spawnSync(
+    'taskset',
+    ['-c', '0', process.execPath, ...process.execArgv, fileURLToPath(import.meta.url)],
+    { stdio: 'inherit', env: { ...process.env, BENCH_PINNED: '1' } },
+  );
   process.exit(child.status ?? 1);
 }
-const onServerCore = (cmd: string, args: string[]) => (hasTaskset ? { cmd: 'taskset', args: ['-c', '1', cmd, ...args] } : { cmd, args });
+const onServerCore = (cmd: string, args: string[]) =>
+  hasTaskset ? { cmd: 'taskset', args: ['-c', '1', cmd, ...args] } : { cmd, args };
 
 if (!existsSync(path.join(ROOT, 'dist/gantry.cjs'))) {
   console.error('dist/gantry.cjs is missing: run `node build.mjs` first');
@@ -43,7 +50,14 @@ process.on('exit', () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-const env = { ...process.env, GANTRY_DATA_DIR: path.join(work, 'data'), GANTRY_LOG_LEVEL: 'warn', GANTRY_RATE_LIMIT_MULTIPLIER: '100000', GANTRY_PORT: '0', GANTRY_PUBLIC_URL: '' };
+const env = {
+  ...process.env,
+  GANTRY_DATA_DIR: path.join(work, 'data'),
+  GANTRY_LOG_LEVEL: 'warn',
+  GANTRY_RATE_LIMIT_MULTIPLIER: '100000',
+  GANTRY_PORT: '0',
+  GANTRY_PUBLIC_URL: '',
+};
 
 function cli(args: string[]): void {
   const r = spawnSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8', timeout: 20_000 });
@@ -92,13 +106,20 @@ async function once(t: Target, duration: number): Promise<Figure> {
   const r = await autocannon({ url: t.url, connections: CONNECTIONS, duration, headers: t.headers ?? {} });
   const ok = t.expect === 200 ? r['2xx'] : r['3xx'];
   const total = r['1xx'] + r['2xx'] + r['3xx'] + r['4xx'] + r['5xx'];
-  return { target: t.target, rps: ok / duration, p50: r.latency.p50, p99: r.latency.p99, other: total - ok + r.errors + r.timeouts };
+  return {
+    target: t.target,
+    rps: ok / duration,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    other: total - ok + r.errors + r.timeouts,
+  };
 }
 
 async function measureAll(targets: Target[]): Promise<Figure[]> {
   for (const t of targets) await once(t, WARMUP_S);
   const rounds: Figure[][] = targets.map(() => []);
-  for (let round = 0; round < ROUNDS; round++) for (const [i, t] of targets.entries()) rounds[i].push(await once(t, DURATION_S));
+  for (let round = 0; round < ROUNDS; round++)
+    for (const [i, t] of targets.entries()) rounds[i].push(await once(t, DURATION_S));
   return rounds.map((list) => [...list].sort((a, b) => a.rps - b.rps)[Math.floor(list.length / 2)]);
 }
 
@@ -110,7 +131,20 @@ cli(['component', 'create', '--service', 'api', '--slug', 'api-rest', '--name', 
 cli(['component', 'create', '--service', 'api', '--slug', 'api-stream', '--name', 'Streaming']);
 cli(['component', 'create', '--service', 'dashboard', '--slug', 'dashboard-web', '--name', 'Web']);
 cli(['component', 'set-status', 'api-stream', 'degraded_performance']);
-cli(['incident', 'create', '--title', 'Slow streaming', '--impact', 'minor', '--status', 'identified', '--message', 'A slow upstream; mitigating', '--service', 'api']);
+cli([
+  'incident',
+  'create',
+  '--title',
+  'Slow streaming',
+  '--impact',
+  'minor',
+  '--status',
+  'identified',
+  '--message',
+  'A slow upstream; mitigating',
+  '--service',
+  'api',
+]);
 const gantry = start(process.execPath, [BIN, 'serve'], env);
 const [, gantryUrl] = await waitForLine(gantry, /gantry listening on (\S+)/, 'gantry');
 const statusUrl = `${gantryUrl}/api/v1/status`;
@@ -167,21 +201,52 @@ http { access_log off; sendfile on; tcp_nopush on; keepalive_requests 1000000;
 const targets: Target[] = [
   { target: 'bare Hapi route, 200', url: `${bareUrl}/api/v1/status`, expect: 200 },
   { target: 'gantry GET /api/v1/status, 200', url: statusUrl, expect: 200 },
-  { target: 'gantry GET /api/v1/status, If-None-Match 304', url: statusUrl, expect: 304, headers: { 'if-none-match': etag } },
+  {
+    target: 'gantry GET /api/v1/status, If-None-Match 304',
+    url: statusUrl,
+    expect: 304,
+    headers: { 'if-none-match': etag },
+  },
   // The kernel's lightest route (request id, security headers, envelope): the floor every route stands on.
   { target: 'gantry GET /healthz (kernel floor), 200', url: `${gantryUrl}/healthz`, expect: 200 },
 ];
 if (nginxUrl) {
   targets.push({ target: 'nginx static file, 200', url: nginxUrl, expect: 200 });
-  if (nginxEtag) targets.push({ target: 'nginx static file, If-None-Match 304', url: nginxUrl, expect: 304, headers: { 'if-none-match': nginxEtag } });
+  if (nginxEtag)
+    targets.push({
+      target: 'nginx static file, If-None-Match 304',
+      url: nginxUrl,
+      expect: 304,
+      headers: { 'if-none-match': nginxEtag },
+    });
 }
 const figures = await measureAll(targets);
 
 const reference = figures[0].rps;
-console.log(`\nstatus bench: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up, median of ${ROUNDS} interleaved ${DURATION_S} s rounds, ${hasTaskset ? 'client on CPU 0, servers on CPU 1' : 'no taskset: unpinned'}, body ${bytes.length} bytes`);
-console.log(['target'.padEnd(48), 'req/s'.padStart(9), 'p50 ms'.padStart(7), 'p99 ms'.padStart(7), 'other'.padStart(6), 'vs bare Hapi'.padStart(13)].join(' '));
+console.log(
+  `\nstatus bench: ${CONNECTIONS} connections, ${WARMUP_S} s warm-up, median of ${ROUNDS} interleaved ${DURATION_S} s rounds, ${hasTaskset ? 'client on CPU 0, servers on CPU 1' : 'no taskset: unpinned'}, body ${bytes.length} bytes`,
+);
+console.log(
+  [
+    'target'.padEnd(48),
+    'req/s'.padStart(9),
+    'p50 ms'.padStart(7),
+    'p99 ms'.padStart(7),
+    'other'.padStart(6),
+    'vs bare Hapi'.padStart(13),
+  ].join(' '),
+);
 for (const f of figures) {
-  console.log([f.target.padEnd(48), f.rps.toFixed(0).padStart(9), String(f.p50).padStart(7), String(f.p99).padStart(7), String(f.other).padStart(6), `${((f.rps / reference) * 100).toFixed(0)}%`.padStart(13)].join(' '));
+  console.log(
+    [
+      f.target.padEnd(48),
+      f.rps.toFixed(0).padStart(9),
+      String(f.p50).padStart(7),
+      String(f.p99).padStart(7),
+      String(f.other).padStart(6),
+      `${((f.rps / reference) * 100).toFixed(0)}%`.padStart(13),
+    ].join(' '),
+  );
 }
 if (!nginxUrl) console.log('(nginx is not installed: its rows are left out)');
 cleanup();

@@ -59,7 +59,11 @@ export const migration: Migration = {
       .addColumn('expires_at', 'text', (c) => c.notNull())
       .addColumn('consumed_at', 'text')
       .execute();
-    await db.schema.createIndex('auth_refresh_tokens_session').on('auth_refresh_tokens').columns(['session_id']).execute();
+    await db.schema
+      .createIndex('auth_refresh_tokens_session')
+      .on('auth_refresh_tokens')
+      .columns(['session_id'])
+      .execute();
 
     await db.schema
       .createTable('one_time_tokens')
@@ -73,7 +77,12 @@ export const migration: Migration = {
       .addColumn('consumed_at', 'text')
       .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
       .execute();
-    await db.schema.createIndex('one_time_tokens_lookup').unique().on('one_time_tokens').columns(['purpose', 'token_hash']).execute();
+    await db.schema
+      .createIndex('one_time_tokens_lookup')
+      .unique()
+      .on('one_time_tokens')
+      .columns(['purpose', 'token_hash'])
+      .execute();
     await db.schema.createIndex('one_time_tokens_user').on('one_time_tokens').columns(['user_id', 'purpose']).execute();
   },
 };

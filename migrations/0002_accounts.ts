@@ -35,7 +35,11 @@ export const migration: Migration = {
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addPrimaryKeyConstraint('account_members_pk', ['account_id', 'user_id'])
       .execute();
-    await db.schema.createIndex('account_members_user').on('account_members').columns(['user_id', 'created_at']).execute();
+    await db.schema
+      .createIndex('account_members_user')
+      .on('account_members')
+      .columns(['user_id', 'created_at'])
+      .execute();
 
     await db.schema
       .createTable('workspaces')
@@ -80,6 +84,10 @@ export const migration: Migration = {
       .addColumn('metadata', 'text', (c) => c.notNull())
       .addColumn('created_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('account_audit_log_account_seq').on('account_audit_log').columns(['account_id', 'seq']).execute();
+    await db.schema
+      .createIndex('account_audit_log_account_seq')
+      .on('account_audit_log')
+      .columns(['account_id', 'seq'])
+      .execute();
   },
 };

@@ -25,7 +25,11 @@ export const migration: Migration = {
       .addColumn('revoked_at', 'text')
       .addColumn('revoke_reason', 'text')
       .execute();
-    await db.schema.createIndex('oauth_grants_user_client').on('oauth_grants').columns(['user_id', 'client_id']).execute();
+    await db.schema
+      .createIndex('oauth_grants_user_client')
+      .on('oauth_grants')
+      .columns(['user_id', 'client_id'])
+      .execute();
     await db.schema.createIndex('oauth_grants_client').on('oauth_grants').columns(['client_id']).execute();
 
     await db.schema
@@ -52,7 +56,11 @@ export const migration: Migration = {
       .addColumn('expires_at', 'text', (c) => c.notNull())
       .addColumn('consumed_at', 'text')
       .execute();
-    await db.schema.createIndex('oauth_refresh_tokens_grant').on('oauth_refresh_tokens').columns(['grant_id']).execute();
+    await db.schema
+      .createIndex('oauth_refresh_tokens_grant')
+      .on('oauth_refresh_tokens')
+      .columns(['grant_id'])
+      .execute();
 
     await db.schema
       .createTable('oauth_revoked_access_tokens')

@@ -30,7 +30,11 @@ export const migration: Migration = {
       .addColumn('accepted_by', 'text')
       .addColumn('revoked_at', 'text')
       .execute();
-    await db.schema.createIndex('account_invitations_account').on('account_invitations').columns(['account_id', 'status', 'email']).execute();
+    await db.schema
+      .createIndex('account_invitations_account')
+      .on('account_invitations')
+      .columns(['account_id', 'status', 'email'])
+      .execute();
 
     await db.schema
       .createTable('account_ownership_transfers')
@@ -42,7 +46,11 @@ export const migration: Migration = {
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('decided_at', 'text')
       .execute();
-    await db.schema.createIndex('account_ownership_transfers_account').on('account_ownership_transfers').columns(['account_id', 'status']).execute();
+    await db.schema
+      .createIndex('account_ownership_transfers_account')
+      .on('account_ownership_transfers')
+      .columns(['account_id', 'status'])
+      .execute();
 
     await db.schema
       .createTable('account_api_keys')
@@ -58,7 +66,11 @@ export const migration: Migration = {
       .addColumn('revoked_at', 'text')
       .addColumn('revoke_reason', 'text')
       .execute();
-    await db.schema.createIndex('account_api_keys_account_user').on('account_api_keys').columns(['account_id', 'user_id']).execute();
+    await db.schema
+      .createIndex('account_api_keys_account_user')
+      .on('account_api_keys')
+      .columns(['account_id', 'user_id'])
+      .execute();
 
     // No foreign key to accounts: a confirmation may arrive after the account is purged.
     await db.schema
@@ -88,7 +100,12 @@ export const migration: Migration = {
     await db
       .insertInto('account_audit_counts')
       .columns(['account_id', 'total'])
-      .expression(db.selectFrom('account_audit_log').select(['account_id', db.fn.countAll().as('total')]).groupBy('account_id'))
+      .expression(
+        db
+          .selectFrom('account_audit_log')
+          .select(['account_id', db.fn.countAll().as('total')])
+          .groupBy('account_id'),
+      )
       .execute();
   },
 };

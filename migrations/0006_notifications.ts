@@ -32,6 +32,10 @@ export const migration: Migration = {
       .execute();
     // Listing by status in seq order; expires_at at the end makes the unread count and the
     // offset total index-only scans (no table lookups for the expiry test).
-    await db.schema.createIndex('notifications_user_status_seq').on('notifications').columns(['user_id', 'status', 'seq', 'expires_at']).execute();
+    await db.schema
+      .createIndex('notifications_user_status_seq')
+      .on('notifications')
+      .columns(['user_id', 'status', 'seq', 'expires_at'])
+      .execute();
   },
 };

@@ -37,7 +37,11 @@ export const migration: Migration = {
       .addColumn('status', 'text', (c) => c.notNull())
       .addColumn('changed_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('status_component_history_component').on('status_component_history').columns(['component_id', 'changed_at']).execute();
+    await db.schema
+      .createIndex('status_component_history_component')
+      .on('status_component_history')
+      .columns(['component_id', 'changed_at'])
+      .execute();
 
     await db.schema
       .createTable('status_incidents')
@@ -64,7 +68,11 @@ export const migration: Migration = {
       .addColumn('author_name', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('status_incident_updates_incident').on('status_incident_updates').columns(['incident_id', 'created_at']).execute();
+    await db.schema
+      .createIndex('status_incident_updates_incident')
+      .on('status_incident_updates')
+      .columns(['incident_id', 'created_at'])
+      .execute();
 
     await db.schema
       .createTable('status_incident_services')
@@ -93,7 +101,11 @@ export const migration: Migration = {
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('updated_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('status_maintenance_status').on('status_maintenance').columns(['status', 'starts_at']).execute();
+    await db.schema
+      .createIndex('status_maintenance_status')
+      .on('status_maintenance')
+      .columns(['status', 'starts_at'])
+      .execute();
 
     await db.schema
       .createTable('status_snapshots')

@@ -44,13 +44,19 @@ export const migration: Migration = {
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('updated_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('connector_instances_workspace_seq').on('connector_instances').columns(['workspace_id', 'seq']).execute();
+    await db.schema
+      .createIndex('connector_instances_workspace_seq')
+      .on('connector_instances')
+      .columns(['workspace_id', 'seq'])
+      .execute();
 
     // One credential per instance; the values are one sealed JSON document.
     await db.schema
       .createTable('connector_credentials')
       .addColumn('id', 'text', (c) => c.primaryKey())
-      .addColumn('instance_id', 'text', (c) => c.notNull().unique().references('connector_instances.id').onDelete('cascade'))
+      .addColumn('instance_id', 'text', (c) =>
+        c.notNull().unique().references('connector_instances.id').onDelete('cascade'),
+      )
       .addColumn('cred_type', 'text', (c) => c.notNull())
       .addColumn('sealed_value', 'text', (c) => c.notNull())
       .addColumn('scopes', 'text')
@@ -61,8 +67,16 @@ export const migration: Migration = {
       .addColumn('rotated_at', 'text', (c) => c.notNull())
       .execute();
     // The refresh job's scan: OAuth credentials by expiry.
-    await db.schema.createIndex('connector_credentials_due').on('connector_credentials').columns(['cred_type', 'expires_at']).execute();
-    await db.schema.createIndex('connector_credentials_claim').on('connector_credentials').columns(['refresh_claim']).execute();
+    await db.schema
+      .createIndex('connector_credentials_due')
+      .on('connector_credentials')
+      .columns(['cred_type', 'expires_at'])
+      .execute();
+    await db.schema
+      .createIndex('connector_credentials_claim')
+      .on('connector_credentials')
+      .columns(['refresh_claim'])
+      .execute();
 
     await db.schema
       .createTable('connector_tools')
@@ -83,7 +97,12 @@ export const migration: Migration = {
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('updated_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('connector_tools_instance_key').on('connector_tools').columns(['instance_id', 'tool_key']).unique().execute();
+    await db.schema
+      .createIndex('connector_tools_instance_key')
+      .on('connector_tools')
+      .columns(['instance_id', 'tool_key'])
+      .unique()
+      .execute();
 
     // Server-side record of an OAuth linking flow: the state is stored as its SHA-256.
     await db.schema
@@ -113,6 +132,10 @@ export const migration: Migration = {
       .addColumn('result', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('connector_tool_approvals_ws').on('connector_tool_approvals').columns(['workspace_id', 'status', 'seq']).execute();
+    await db.schema
+      .createIndex('connector_tool_approvals_ws')
+      .on('connector_tool_approvals')
+      .columns(['workspace_id', 'status', 'seq'])
+      .execute();
   },
 };

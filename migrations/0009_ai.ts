@@ -38,7 +38,16 @@ export const migration: Migration = {
     const now = new Date(0).toISOString();
     await db
       .insertInto('ai_model_prices')
-      .values(DEFAULT_PRICES.map(([provider, model, i, o]) => ({ provider, model, input_micros_per_mtok: i, output_micros_per_mtok: o, source: 'default', updated_at: now })))
+      .values(
+        DEFAULT_PRICES.map(([provider, model, i, o]) => ({
+          provider,
+          model,
+          input_micros_per_mtok: i,
+          output_micros_per_mtok: o,
+          source: 'default',
+          updated_at: now,
+        })),
+      )
       .execute();
 
     await db.schema
@@ -50,7 +59,11 @@ export const migration: Migration = {
       .addColumn('last_run_at', 'text', (c) => c.notNull())
       .addPrimaryKeyConstraint('ai_sessions_pk', ['account_id', 'id'])
       .execute();
-    await db.schema.createIndex('ai_sessions_user').on('ai_sessions').columns(['user_id', 'account_id', 'last_run_at']).execute();
+    await db.schema
+      .createIndex('ai_sessions_user')
+      .on('ai_sessions')
+      .columns(['user_id', 'account_id', 'last_run_at'])
+      .execute();
 
     await db.schema
       .createTable('ai_runs')
@@ -76,7 +89,11 @@ export const migration: Migration = {
       .addColumn('duration_ms', 'integer')
       .addColumn('provider_latency_ms', 'integer')
       .execute();
-    await db.schema.createIndex('ai_runs_session').on('ai_runs').columns(['account_id', 'session_id', 'started_at']).execute();
+    await db.schema
+      .createIndex('ai_runs_session')
+      .on('ai_runs')
+      .columns(['account_id', 'session_id', 'started_at'])
+      .execute();
     await db.schema.createIndex('ai_runs_user_status').on('ai_runs').columns(['user_id', 'status']).execute();
     await db.schema.createIndex('ai_runs_status_started').on('ai_runs').columns(['status', 'started_at']).execute();
   },

@@ -1,7 +1,27 @@
 import { sql } from 'kysely';
 import type { Migration } from './types.js';
 
-const COLUMNS = ['id', 'key', 'name', 'description', 'auth_kind', 'cred_type', 'adapter', 'authorize_url', 'token_url', 'check_url', 'client_id', 'client_secret_sealed', 'scopes', 'pkce', 'config_schema', 'is_system', 'workspace_id', 'created_at', 'updated_at'];
+const COLUMNS = [
+  'id',
+  'key',
+  'name',
+  'description',
+  'auth_kind',
+  'cred_type',
+  'adapter',
+  'authorize_url',
+  'token_url',
+  'check_url',
+  'client_id',
+  'client_secret_sealed',
+  'scopes',
+  'pkce',
+  'config_schema',
+  'is_system',
+  'workspace_id',
+  'created_at',
+  'updated_at',
+];
 
 export const migration: Migration = {
   id: '0012_connector_definition_scope',
@@ -33,10 +53,26 @@ export const migration: Migration = {
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('updated_at', 'text', (c) => c.notNull())
       .execute();
-    await db.insertInto('connector_definitions_scoped').columns(COLUMNS).expression(db.selectFrom('connector_definitions').select(COLUMNS)).execute();
+    await db
+      .insertInto('connector_definitions_scoped')
+      .columns(COLUMNS)
+      .expression(db.selectFrom('connector_definitions').select(COLUMNS))
+      .execute();
     await db.schema.dropTable('connector_definitions').execute();
     await db.schema.alterTable('connector_definitions_scoped').renameTo('connector_definitions').execute();
-    await db.schema.createIndex('connector_definitions_system_key').on('connector_definitions').column('key').unique().where(sql.ref('is_system'), '=', 1).execute();
-    await db.schema.createIndex('connector_definitions_workspace_key').on('connector_definitions').columns(['workspace_id', 'key']).unique().where(sql.ref('is_system'), '=', 0).execute();
+    await db.schema
+      .createIndex('connector_definitions_system_key')
+      .on('connector_definitions')
+      .column('key')
+      .unique()
+      .where(sql.ref('is_system'), '=', 1)
+      .execute();
+    await db.schema
+      .createIndex('connector_definitions_workspace_key')
+      .on('connector_definitions')
+      .columns(['workspace_id', 'key'])
+      .unique()
+      .where(sql.ref('is_system'), '=', 0)
+      .execute();
   },
 };

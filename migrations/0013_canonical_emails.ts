@@ -29,11 +29,16 @@ export const migration: Migration = {
 
     // An invitation follows its user's address; one to an address with no user takes the
     // canonical form, so it meets the user who registers it now.
-    const invitations: Array<{ id: string; email: string }> = await db.selectFrom('account_invitations').select(['id', 'email']).execute();
+    const invitations: Array<{ id: string; email: string }> = await db
+      .selectFrom('account_invitations')
+      .select(['id', 'email'])
+      .execute();
     for (const invitation of invitations) {
       const canonical = canonicalEmail(invitation.email);
-      const target = moved.get(invitation.email) ?? (canonical.ok && !stored.has(invitation.email) ? canonical.email : null);
-      if (target && target !== invitation.email) await db.updateTable('account_invitations').set({ email: target }).where('id', '=', invitation.id).execute();
+      const target =
+        moved.get(invitation.email) ?? (canonical.ok && !stored.has(invitation.email) ? canonical.email : null);
+      if (target && target !== invitation.email)
+        await db.updateTable('account_invitations').set({ email: target }).where('id', '=', invitation.id).execute();
     }
   },
 };

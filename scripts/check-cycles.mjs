@@ -21,18 +21,24 @@ function listFiles(dir) {
 
 // `import x from`, `import {a, type b} from`, `import * as x from`, `export {a} from`, `export * from`
 // and side-effect `import '...'`; `import type` and `export type` are left out.
-const STATEMENT = /(?:^|[;\n}])\s*(import|export)\s+(type\s+)?([^'";]*?)\s*from\s*['"]([^'"]+)['"]|(?:^|[;\n}])\s*import\s*['"]([^'"]+)['"]/g;
+const STATEMENT =
+  /(?:^|[;\n}])\s*(import|export)\s+(type\s+)?([^'";]*?)\s*from\s*['"]([^'"]+)['"]|(?:^|[;\n}])\s*import\s*['"]([^'"]+)['"]/g;
 
 // `import { type A, type B } from` is erased by the build like `import type`.
 function typeOnlyBraces(clause) {
   const braces = /^\{([^}]*)\}$/.exec(clause.trim());
   if (!braces) return false;
-  const names = braces[1].split(',').map((part) => part.trim()).filter(Boolean);
+  const names = braces[1]
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
   return names.length > 0 && names.every((part) => part.startsWith('type '));
 }
 
 function importsOf(file) {
-  const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const text = readFileSync(file, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '');
   const targets = new Set();
   for (const match of text.matchAll(STATEMENT)) {
     if (match[1] && (match[2] || typeOnlyBraces(match[3]))) continue;
@@ -40,7 +46,8 @@ function importsOf(file) {
     if (!specifier.startsWith('.')) continue;
     let target = resolve(dirname(file), specifier.replace(/\.js$/, '.ts'));
     if (!target.endsWith('.ts')) target += '.ts';
-    if (!existsSync(target) && existsSync(target.replace(/\.ts$/, '/index.ts'))) target = target.replace(/\.ts$/, '/index.ts');
+    if (!existsSync(target) && existsSync(target.replace(/\.ts$/, '/index.ts')))
+      target = target.replace(/\.ts$/, '/index.ts');
     if (existsSync(target)) targets.add(target);
   }
   return [...targets];
@@ -116,6 +123,7 @@ if (components.length === 0) {
 console.error(`check-cycles: ${components.length} import cycle(s)`);
 for (const component of components) {
   console.error(`  ${cycleIn(component).map(name).join(' -> ')}`);
-  if (component.length > 2) console.error(`    (${component.length} files involved: ${component.map(name).sort().join(', ')})`);
+  if (component.length > 2)
+    console.error(`    (${component.length} files involved: ${component.map(name).sort().join(', ')})`);
 }
 process.exit(1);

@@ -25,6 +25,8 @@ const offending = files(root)
   .sort();
 
 if (offending.length > 0) {
-  console.error(`SQL outside a store file (move it to the domain's store.ts or store/):\n${offending.map((f) => `  ${f}`).join('\n')}`);
+  console.error(
+    `SQL outside a store file (move it to the domain's store.ts or store/):\n${offending.map((f) => `  ${f}`).join('\n')}`,
+  );
   process.exit(1);
 }

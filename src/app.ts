@@ -53,7 +53,8 @@ export interface RunningApp {
 export async function startApp(app: AppContext): Promise<RunningApp> {
   const { config } = app.kernel;
   const servers = [await createServer(app, { port: config.port, host: config.host })];
-  if (config.statusPort !== null) servers.push(await createServer(app, { port: config.statusPort, host: config.host, statusOnly: true }));
+  if (config.statusPort !== null)
+    servers.push(await createServer(app, { port: config.statusPort, host: config.host, statusOnly: true }));
   await app.kernel.changes.start();
   const scheduler = new Scheduler(collectJobs(app), app.kernel.clock, app.kernel.logger);
   for (const server of servers) await server.start();

@@ -42,7 +42,13 @@ export interface Config {
    */
   readonly connectorProviders: Readonly<Record<string, ConnectorProviderConfig>>;
   /** AI providers: per-call timeout, output cap, breaker threshold and cool-down, probe cron. */
-  readonly ai: { timeoutMs: number; maxOutputTokens: number; breakerThreshold: number; breakerCooldownMs: number; healthCron: string };
+  readonly ai: {
+    timeoutMs: number;
+    maxOutputTokens: number;
+    breakerThreshold: number;
+    breakerCooldownMs: number;
+    healthCron: string;
+  };
 }
 
 /** One GANTRY_TRUSTED_PROXIES entry: an address, or a CIDR network (the prefix is 32/128 for one address). */
@@ -62,9 +68,17 @@ export interface ConnectorProviderConfig {
 
 function connectorProviders(env: NodeJS.ProcessEnv): Record<string, ConnectorProviderConfig> {
   const out: Record<string, ConnectorProviderConfig> = {};
-  const fields: Record<string, keyof ConnectorProviderConfig> = { CLIENT_ID: 'clientId', CLIENT_SECRET: 'clientSecret', AUTHORIZE_URL: 'authorizeUrl', TOKEN_URL: 'tokenUrl', CHECK_URL: 'checkUrl' };
+  const fields: Record<string, keyof ConnectorProviderConfig> = {
+    CLIENT_ID: 'clientId',
+    CLIENT_SECRET: 'clientSecret',
+    AUTHORIZE_URL: 'authorizeUrl',
+    TOKEN_URL: 'tokenUrl',
+    CHECK_URL: 'checkUrl',
+  };
   for (const [name, value] of Object.entries(env)) {
-    const match = /^GANTRY_CONNECTOR_([A-Z0-9_]+?)_(CLIENT_ID|CLIENT_SECRET|AUTHORIZE_URL|TOKEN_URL|CHECK_URL)$/.exec(name);
+    const match = /^GANTRY_CONNECTOR_([A-Z0-9_]+?)_(CLIENT_ID|CLIENT_SECRET|AUTHORIZE_URL|TOKEN_URL|CHECK_URL)$/.exec(
+      name,
+    );
     if (!match || !value) continue;
     const key = match[1].toLowerCase().replace(/_/g, '-');
     const field = fields[match[2]];
@@ -153,15 +167,28 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
   const statusRaw = pick(flags.statusPort, env.GANTRY_STATUS_PORT);
   const statusPort = statusRaw === undefined ? null : parsePort('GANTRY_STATUS_PORT', statusRaw);
   const publicRaw = pick(flags.publicUrl, env.GANTRY_PUBLIC_URL);
-  const publicUrl = publicRaw === undefined ? `http://${host.includes(':') ? `[${host}]` : host}:${port}` : parseUrl('GANTRY_PUBLIC_URL', String(publicRaw));
+  const publicUrl =
+    publicRaw === undefined
+      ? `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+      : parseUrl('GANTRY_PUBLIC_URL', String(publicRaw));
   const webRaw = pick(flags.webUrl, env.GANTRY_WEB_URL);
   const webUrl = webRaw === undefined ? publicUrl : parseUrl('GANTRY_WEB_URL', String(webRaw));
   const smtpRaw = pick(flags.smtpUrl, env.GANTRY_SMTP_URL);
   const logLevel = String(pick(flags.logLevel, env.GANTRY_LOG_LEVEL) ?? 'info') as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`GANTRY_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
-  const multiplier = parsePositive('GANTRY_RATE_LIMIT_MULTIPLIER', pick(flags.rateLimitMultiplier, env.GANTRY_RATE_LIMIT_MULTIPLIER) ?? 1);
-  const trustedProxies = parseTrustedProxies('GANTRY_TRUSTED_PROXIES', String(pick(flags.trustedProxies, env.GANTRY_TRUSTED_PROXIES) ?? ''));
-  const allowPrivate = parseBool('GANTRY_ALLOW_PRIVATE_NETWORKS', pick(flags.allowPrivateNetworks, env.GANTRY_ALLOW_PRIVATE_NETWORKS) ?? false);
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new ConfigError(`GANTRY_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevel}")`);
+  const multiplier = parsePositive(
+    'GANTRY_RATE_LIMIT_MULTIPLIER',
+    pick(flags.rateLimitMultiplier, env.GANTRY_RATE_LIMIT_MULTIPLIER) ?? 1,
+  );
+  const trustedProxies = parseTrustedProxies(
+    'GANTRY_TRUSTED_PROXIES',
+    String(pick(flags.trustedProxies, env.GANTRY_TRUSTED_PROXIES) ?? ''),
+  );
+  const allowPrivate = parseBool(
+    'GANTRY_ALLOW_PRIVATE_NETWORKS',
+    pick(flags.allowPrivateNetworks, env.GANTRY_ALLOW_PRIVATE_NETWORKS) ?? false,
+  );
 
   return Object.freeze({
     dataDir,
@@ -178,14 +205,22 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     trustedProxies: Object.freeze(trustedProxies),
     accountRetentionDays: parsePositive('GANTRY_ACCOUNT_RETENTION_DAYS', env.GANTRY_ACCOUNT_RETENTION_DAYS || 30),
     billingWebhookSecret: env.GANTRY_BILLING_WEBHOOK_SECRET || null,
-    notificationRetentionDays: parsePositive('GANTRY_NOTIFICATION_RETENTION_DAYS', env.GANTRY_NOTIFICATION_RETENTION_DAYS || 90),
-    notificationHeartbeatMs: parsePositive('GANTRY_NOTIFICATION_HEARTBEAT_MS', env.GANTRY_NOTIFICATION_HEARTBEAT_MS || 15_000),
+    notificationRetentionDays: parsePositive(
+      'GANTRY_NOTIFICATION_RETENTION_DAYS',
+      env.GANTRY_NOTIFICATION_RETENTION_DAYS || 90,
+    ),
+    notificationHeartbeatMs: parsePositive(
+      'GANTRY_NOTIFICATION_HEARTBEAT_MS',
+      env.GANTRY_NOTIFICATION_HEARTBEAT_MS || 15_000,
+    ),
     connectorRefreshCron: env.GANTRY_CONNECTOR_REFRESH_CRON || '*/5 * * * *',
     scryptCost: parsePositive('GANTRY_SCRYPT_COST', env.GANTRY_SCRYPT_COST || 16384),
     connectorProviders: Object.freeze(connectorProviders(env)),
     ai: Object.freeze({
       timeoutMs: parsePositive('GANTRY_AI_TIMEOUT_MS', env.GANTRY_AI_TIMEOUT_MS || 60_000),
-      maxOutputTokens: Math.floor(parsePositive('GANTRY_AI_MAX_OUTPUT_TOKENS', env.GANTRY_AI_MAX_OUTPUT_TOKENS || 1024)),
+      maxOutputTokens: Math.floor(
+        parsePositive('GANTRY_AI_MAX_OUTPUT_TOKENS', env.GANTRY_AI_MAX_OUTPUT_TOKENS || 1024),
+      ),
       breakerThreshold: Math.floor(parsePositive('GANTRY_AI_BREAKER_THRESHOLD', env.GANTRY_AI_BREAKER_THRESHOLD || 3)),
       breakerCooldownMs: parsePositive('GANTRY_AI_BREAKER_COOLDOWN_MS', env.GANTRY_AI_BREAKER_COOLDOWN_MS || 30_000),
       healthCron: env.GANTRY_AI_HEALTH_CRON || '*/30 * * * * *',
@@ -206,6 +241,8 @@ export function ensureDataDir(config: Config): void {
     if (!statSync(config.dataDir).isDirectory()) throw new Error('not a directory');
     accessSync(config.dataDir, constants.W_OK | constants.R_OK);
   } catch (err) {
-    throw new ConfigError(`data directory ${config.dataDir} is not writable (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new ConfigError(
+      `data directory ${config.dataDir} is not writable (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
 }

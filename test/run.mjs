@@ -24,5 +24,9 @@ try {
 }
 // A hung test fails after five minutes instead of stalling the run (the slowest, the 50 CLI
 // writes under load, takes well under one on a quiet machine).
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files], { stdio: 'inherit' });
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files],
+  { stdio: 'inherit' },
+);
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

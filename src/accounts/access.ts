@@ -49,7 +49,8 @@ export function createAccountAccess(db: Executor) {
    * id exists (docs/interface.md, Resources; a 404 would tell strangers which ids do); a member of a deleted account 404.
    */
   async function inAccount(principal: Principal, accountId: string): Promise<AccountContext> {
-    if (principal.kind === 'api_key' && principal.accountId !== accountId) throw forbidden('This API key belongs to another account');
+    if (principal.kind === 'api_key' && principal.accountId !== accountId)
+      throw forbidden('This API key belongs to another account');
     const found = await membership(accountId, principal.userId);
     if (!found || found.status !== 'active') throw forbidden('You are not a member of this account');
     if (!LIVE_STATUSES.includes(found.accountStatus)) throw notFound('Account');
@@ -69,7 +70,10 @@ export function createAccountAccess(db: Executor) {
    * The current workspace: X-Workspace-Id (the caller must belong to it: a workspace member,
    * or an owner/admin of its account), else the default workspace of the current account.
    */
-  async function workspace(principal: Principal, headers: { accountId?: string | null; workspaceId?: string | null }): Promise<WorkspaceContext> {
+  async function workspace(
+    principal: Principal,
+    headers: { accountId?: string | null; workspaceId?: string | null },
+  ): Promise<WorkspaceContext> {
     if (headers.workspaceId) {
       const ws = await store.findWorkspaceAccount(db, headers.workspaceId);
       if (!ws) throw notFound('Workspace');
@@ -103,12 +107,14 @@ export function createAccountAccess(db: Executor) {
 
     /** Workspace roles (docs/accounts.md): a workspace viewer reads only, whatever their account role. */
     requireWorkspaceRole(context: WorkspaceContext, roles: readonly WorkspaceRole[]): void {
-      if (!context.workspaceRole || !roles.includes(context.workspaceRole)) throw forbidden(`This needs the ${roles.join(' or ')} role in this workspace`);
+      if (!context.workspaceRole || !roles.includes(context.workspaceRole))
+        throw forbidden(`This needs the ${roles.join(' or ')} role in this workspace`);
     },
 
     /** Suspended accounts refuse writes to their workspaces (reads still work). */
     assertWritable(context: AccountContext): void {
-      if (context.accountStatus === 'suspended') throw new DomainError('ACCOUNT_SUSPENDED', 'The account is suspended; its workspaces are read-only');
+      if (context.accountStatus === 'suspended')
+        throw new DomainError('ACCOUNT_SUSPENDED', 'The account is suspended; its workspaces are read-only');
     },
 
     /** Users with an active membership of a live account; null when the account is unknown or gone. */
@@ -129,7 +135,10 @@ export function createAccountAccess(db: Executor) {
 export type AccountAccess = ReturnType<typeof createAccountAccess>;
 
 /** Reads the current-account and current-workspace headers (docs/interface.md, Current account and workspace). */
-export function tenancyHeaders(headers: Record<string, string | string[] | undefined>): { accountId: string | null; workspaceId: string | null } {
+export function tenancyHeaders(headers: Record<string, string | string[] | undefined>): {
+  accountId: string | null;
+  workspaceId: string | null;
+} {
   const one = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value) ?? null;
   return { accountId: one(headers['x-account-id']), workspaceId: one(headers['x-workspace-id']) };
 }

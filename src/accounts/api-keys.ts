@@ -27,12 +27,21 @@ export function createApiKeys(deps: AccountsDeps) {
     async verify(token) {
       if (!token.startsWith(API_KEY_PREFIX)) return undefined;
       const row = await store.findKeyByHash(db, sha256Hex(token));
-      if (!row || row.revoked_at !== null || !LIVE.includes(row.account_status) || row.member_status !== 'active') return null;
+      if (!row || row.revoked_at !== null || !LIVE.includes(row.account_status) || row.member_status !== 'active')
+        return null;
       const now = clock.now();
       if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() > TOUCH_INTERVAL_MS) {
         await store.touchKey(db, row.id, now.toISOString());
       }
-      const principal: Principal = { userId: row.user_id, kind: 'api_key', scopes: null, clientId: null, sessionId: null, accountId: row.account_id, tokenId: row.id };
+      const principal: Principal = {
+        userId: row.user_id,
+        kind: 'api_key',
+        scopes: null,
+        clientId: null,
+        sessionId: null,
+        accountId: row.account_id,
+        tokenId: row.id,
+      };
       return principal;
     },
   };
@@ -61,14 +70,27 @@ export function createApiKeys(deps: AccountsDeps) {
           revoke_reason: null,
         };
         await store.insertKey(trx, row);
-        await audit(trx, { userId: ownerId }, { accountId, action: 'api_key.created', targetId: row.id, metadata: { name, keyPrefix: row.key_prefix, lastFour: row.last_four } });
+        await audit(
+          trx,
+          { userId: ownerId },
+          {
+            accountId,
+            action: 'api_key.created',
+            targetId: row.id,
+            metadata: { name, keyPrefix: row.key_prefix, lastFour: row.last_four },
+          },
+        );
         return { ...presentApiKey(row), key };
       });
     },
 
     /** Owners and admins see every key of the account; other members their own. */
     async list(accountId: string, viewer: { userId: string; role: string }) {
-      const rows = await store.listKeys(db, accountId, viewer.role !== 'owner' && viewer.role !== 'admin' ? viewer.userId : null);
+      const rows = await store.listKeys(
+        db,
+        accountId,
+        viewer.role !== 'owner' && viewer.role !== 'admin' ? viewer.userId : null,
+      );
       return rows.map(presentApiKey);
     },
 
@@ -83,7 +105,12 @@ export function createApiKeys(deps: AccountsDeps) {
         if (row.revoked_at) return presentApiKey(row);
         const now = clock.now().toISOString();
         await store.revokeKeys(trx, [row.id], now, 'revoked');
-        await audit(trx, actor, { accountId, action: 'api_key.revoked', targetId: row.id, metadata: { name: row.name, keyPrefix: row.key_prefix, ownerChainerId: row.user_id } });
+        await audit(trx, actor, {
+          accountId,
+          action: 'api_key.revoked',
+          targetId: row.id,
+          metadata: { name: row.name, keyPrefix: row.key_prefix, ownerChainerId: row.user_id },
+        });
         return presentApiKey({ ...row, revoked_at: now });
       });
     },

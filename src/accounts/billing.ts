@@ -35,7 +35,10 @@ export const SIGNATURE_HEADER = 'x-billing-signature';
 export const REPLAY_WINDOW_SEC = 300;
 
 export function signBillingPayload(secret: string, timestamp: number, body: string | Buffer): string {
-  return hmacSha256(secret, Buffer.concat([Buffer.from(`${timestamp}.`), Buffer.isBuffer(body) ? body : Buffer.from(body)])).toString('hex');
+  return hmacSha256(
+    secret,
+    Buffer.concat([Buffer.from(`${timestamp}.`), Buffer.isBuffer(body) ? body : Buffer.from(body)]),
+  ).toString('hex');
 }
 
 export function billingSignatureHeader(secret: string, timestamp: number, body: string | Buffer): string {
@@ -52,8 +55,10 @@ export function verifyBillingSignature(secret: string, header: string | undefine
   }
   const t = parts.get('t');
   const v1 = parts.get('v1');
-  if (!t || !/^\d{1,12}$/.test(t) || !v1 || !/^[0-9a-f]{64}$/.test(v1)) throw badRequest('Malformed billing signature header');
+  if (!t || !/^\d{1,12}$/.test(t) || !v1 || !/^[0-9a-f]{64}$/.test(v1))
+    throw badRequest('Malformed billing signature header');
   const timestamp = Number(t);
-  if (Math.abs(now.getTime() / 1000 - timestamp) > REPLAY_WINDOW_SEC) throw badRequest('The billing signature timestamp is outside the replay window');
+  if (Math.abs(now.getTime() / 1000 - timestamp) > REPLAY_WINDOW_SEC)
+    throw badRequest('The billing signature timestamp is outside the replay window');
   if (!safeEqual(v1, signBillingPayload(secret, timestamp, body))) throw badRequest('Invalid billing signature');
 }

@@ -19,7 +19,10 @@ export const LIVE = ['active', 'suspended'];
 
 /** The accounts domain's audit writer: the one in src/audit, with the actor's name from identity. */
 export function makeAudit(deps: AccountsDeps) {
-  return makeActorAudit({ clock: deps.kernel.clock, getUser: (userId, executor) => deps.identity.getUser(userId, executor) });
+  return makeActorAudit({
+    clock: deps.kernel.clock,
+    getUser: (userId, executor) => deps.identity.getUser(userId, executor),
+  });
 }
 
 export type Audit = ReturnType<typeof makeAudit>;

@@ -23,7 +23,9 @@ export function createDeletion(deps: AccountsDeps) {
     return inTransaction(db, async (trx) => {
       const account = await store.findAccount(trx, accountId);
       if (!account) return false;
-      const due = account.status === 'deletion_approved' || (account.status === 'closed' && account.purge_after !== null && account.purge_after <= now.toISOString());
+      const due =
+        account.status === 'deletion_approved' ||
+        (account.status === 'closed' && account.purge_after !== null && account.purge_after <= now.toISOString());
       if (!due) return false;
       const purged = await store.purgeAccountRows(trx, accountId);
       await store.markHardDeleted(trx, accountId, now.toISOString());
@@ -31,7 +33,12 @@ export function createDeletion(deps: AccountsDeps) {
         accountId,
         action: 'account.hard_deleted',
         targetId: accountId,
-        metadata: { previousStatus: account.status, deletedAt: account.deleted_at, purgedMembers: purged.members, purgedWorkspaces: purged.workspaces },
+        metadata: {
+          previousStatus: account.status,
+          deletedAt: account.deleted_at,
+          purgedMembers: purged.members,
+          purgedWorkspaces: purged.workspaces,
+        },
       });
       return true;
     });
@@ -48,9 +55,26 @@ export function createDeletion(deps: AccountsDeps) {
         const now = clock.now();
         const deletedAt = now.toISOString();
         const purgeAfter = new Date(now.getTime() + config.accountRetentionDays * DAY_MS).toISOString();
-        await store.updateAccount(trx, accountId, { status: 'closed', status_before_close: account.status, deleted_at: deletedAt, purge_after: purgeAfter, deleted_by: by?.userId ?? 'system', updated_at: deletedAt });
+        await store.updateAccount(trx, accountId, {
+          status: 'closed',
+          status_before_close: account.status,
+          deleted_at: deletedAt,
+          purge_after: purgeAfter,
+          deleted_by: by?.userId ?? 'system',
+          updated_at: deletedAt,
+        });
         await store.cancelPendingTransfers(trx, accountId, deletedAt);
-        await audit(trx, by, { accountId, action: 'account.deleted', targetId: accountId, metadata: { previousStatus: account.status, deletedAt, purgeAfter, retentionDays: config.accountRetentionDays } });
+        await audit(trx, by, {
+          accountId,
+          action: 'account.deleted',
+          targetId: accountId,
+          metadata: {
+            previousStatus: account.status,
+            deletedAt,
+            purgeAfter,
+            retentionDays: config.accountRetentionDays,
+          },
+        });
         return { id: accountId, deletedAt, purgeAfter };
       });
     },
@@ -60,13 +84,30 @@ export function createDeletion(deps: AccountsDeps) {
       return inTransaction(db, async (trx) => {
         const account = await store.findAccount(trx, accountId);
         if (!account) throw notFound('Account');
-        if (account.status === 'deletion_approved' || account.status === 'hard_deleted') throw conflict(`The account is ${account.status}; it can no longer be restored`);
-        if (account.status !== 'closed') throw conflict(`The account is ${account.status}, not deleted; there is nothing to restore`);
+        if (account.status === 'deletion_approved' || account.status === 'hard_deleted')
+          throw conflict(`The account is ${account.status}; it can no longer be restored`);
+        if (account.status !== 'closed')
+          throw conflict(`The account is ${account.status}, not deleted; there is nothing to restore`);
         const nowIso = clock.now().toISOString();
-        if (account.purge_after !== null && account.purge_after <= nowIso) throw conflict('The retention period has ended; the account is awaiting its purge and can no longer be restored');
+        if (account.purge_after !== null && account.purge_after <= nowIso)
+          throw conflict(
+            'The retention period has ended; the account is awaiting its purge and can no longer be restored',
+          );
         const status = account.status_before_close ?? 'active';
-        await store.updateAccount(trx, accountId, { status, status_before_close: null, deleted_at: null, purge_after: null, deleted_by: null, updated_at: nowIso });
-        await audit(trx, by, { accountId, action: 'account.restored', targetId: accountId, metadata: { status, deletedAt: account.deleted_at } });
+        await store.updateAccount(trx, accountId, {
+          status,
+          status_before_close: null,
+          deleted_at: null,
+          purge_after: null,
+          deleted_by: null,
+          updated_at: nowIso,
+        });
+        await audit(trx, by, {
+          accountId,
+          action: 'account.restored',
+          targetId: accountId,
+          metadata: { status, deletedAt: account.deleted_at },
+        });
         const row = await store.findAccount(trx, accountId);
         return row!;
       });
@@ -77,10 +118,18 @@ export function createDeletion(deps: AccountsDeps) {
       return inTransaction(db, async (trx) => {
         const account = await store.findAccount(trx, accountId);
         if (!account) throw notFound('Account');
-        if (account.status !== 'closed') throw conflict(`Only a closed (deleted) account can have its deletion approved; this one is ${account.status}`);
+        if (account.status !== 'closed')
+          throw conflict(
+            `Only a closed (deleted) account can have its deletion approved; this one is ${account.status}`,
+          );
         const nowIso = clock.now().toISOString();
         await store.updateAccount(trx, accountId, { status: 'deletion_approved', updated_at: nowIso });
-        await audit(trx, by, { accountId, action: 'account.deletion_approved', targetId: accountId, metadata: { deletedAt: account.deleted_at } });
+        await audit(trx, by, {
+          accountId,
+          action: 'account.deletion_approved',
+          targetId: accountId,
+          metadata: { deletedAt: account.deleted_at },
+        });
         return { id: accountId, status: 'deletion_approved' };
       });
     },

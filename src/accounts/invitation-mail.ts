@@ -16,7 +16,12 @@ export const INVITATION_TTL_SEC = 7 * 24 * 3600;
  * (docs/accounts.md, Invitation). Counted from the audit log and the outbox, so they hold
  * across restarts and processes.
  */
-export const INVITATION_MAIL_QUOTAS = { perRecipient: 3, perRecipientAllAccounts: 10, perAccount: 50, windowSec: 24 * 3600 } as const;
+export const INVITATION_MAIL_QUOTAS = {
+  perRecipient: 3,
+  perRecipientAllAccounts: 10,
+  perAccount: 50,
+  windowSec: 24 * 3600,
+} as const;
 /** The audit actions that each stand for one invitation mail; their metadata names the address. */
 const INVITATION_MAIL_ACTIONS = ['member.invited', 'invitation.resent'] as const;
 
@@ -25,7 +30,9 @@ const INVITATION_MAIL_ACTIONS = ['member.invited', 'invitation.resent'] as const
  * tell it from other refusals without a code of its own (docs/accounts.md, Invitation).
  */
 export const emailNotConfirmed = (message: string) =>
-  new DomainError('FORBIDDEN', message, [{ field: 'email', message: 'the email address is not confirmed', type: 'email_not_confirmed' }]);
+  new DomainError('FORBIDDEN', message, [
+    { field: 'email', message: 'the email address is not confirmed', type: 'email_not_confirmed' },
+  ]);
 /** Longest name put into an invitation mail (subject and body). */
 const MAIL_NAME_MAX = 80;
 
@@ -43,11 +50,30 @@ export function createInvitationMail(deps: AccountsDeps) {
    * the caller's transaction. The notification only says an invitation is waiting in the mail:
    * it never carries the link, which alone would let a signed-in reader accept.
    */
-  async function send(trx: Executor, raw: { invitationId: string; accountName: string; email: string; role: string; userId: string | null; inviterName: string }) {
+  async function send(
+    trx: Executor,
+    raw: {
+      invitationId: string;
+      accountName: string;
+      email: string;
+      role: string;
+      userId: string | null;
+      inviterName: string;
+    },
+  ) {
     // The mail is plain text and the names are chosen by whoever invites: one line each, capped,
     // so they cannot add paragraphs or headers of their own.
-    const input = { ...raw, accountName: oneLine(raw.accountName, MAIL_NAME_MAX), inviterName: oneLine(raw.inviterName, MAIL_NAME_MAX) };
-    const issued = await deps.identity.oneTimeTokens.issue(trx, { userId: input.userId, purpose: INVITATION_PURPOSE, ttlSec: INVITATION_TTL_SEC, payload: { invitationId: input.invitationId } });
+    const input = {
+      ...raw,
+      accountName: oneLine(raw.accountName, MAIL_NAME_MAX),
+      inviterName: oneLine(raw.inviterName, MAIL_NAME_MAX),
+    };
+    const issued = await deps.identity.oneTimeTokens.issue(trx, {
+      userId: input.userId,
+      purpose: INVITATION_PURPOSE,
+      ttlSec: INVITATION_TTL_SEC,
+      payload: { invitationId: input.invitationId },
+    });
     const url = link(issued.secret);
     await mailer.enqueue(trx, {
       to: input.email,
@@ -82,21 +108,48 @@ export function createInvitationMail(deps: AccountsDeps) {
   async function checkQuotas(trx: Executor, accountId: string, email: string) {
     const now = clock.now().getTime();
     const since = new Date(now - INVITATION_MAIL_QUOTAS.windowSec * 1000).toISOString();
-    const refuse = (message: string, quota: 'recipient' | 'recipientAllAccounts' | 'account', limit: number, oldest: string | null) => {
-      const retryAfter = oldest ? Math.max(1, Math.ceil((Date.parse(oldest) + INVITATION_MAIL_QUOTAS.windowSec * 1000 - now) / 1000)) : INVITATION_MAIL_QUOTAS.windowSec;
-      return new DomainError('RATE_LIMIT_EXCEEDED', message, { quota, limit, windowSec: INVITATION_MAIL_QUOTAS.windowSec }, { 'Retry-After': String(retryAfter) });
+    const refuse = (
+      message: string,
+      quota: 'recipient' | 'recipientAllAccounts' | 'account',
+      limit: number,
+      oldest: string | null,
+    ) => {
+      const retryAfter = oldest
+        ? Math.max(1, Math.ceil((Date.parse(oldest) + INVITATION_MAIL_QUOTAS.windowSec * 1000 - now) / 1000))
+        : INVITATION_MAIL_QUOTAS.windowSec;
+      return new DomainError(
+        'RATE_LIMIT_EXCEEDED',
+        message,
+        { quota, limit, windowSec: INVITATION_MAIL_QUOTAS.windowSec },
+        { 'Retry-After': String(retryAfter) },
+      );
     };
     const fromAccountToRecipient = await countAuditSince(trx, accountId, INVITATION_MAIL_ACTIONS, since, email);
     if (fromAccountToRecipient.count >= INVITATION_MAIL_QUOTAS.perRecipient) {
-      throw refuse(`This account has sent ${INVITATION_MAIL_QUOTAS.perRecipient} invitation mails to this address in the last 24 hours; try again later`, 'recipient', INVITATION_MAIL_QUOTAS.perRecipient, fromAccountToRecipient.oldest);
+      throw refuse(
+        `This account has sent ${INVITATION_MAIL_QUOTAS.perRecipient} invitation mails to this address in the last 24 hours; try again later`,
+        'recipient',
+        INVITATION_MAIL_QUOTAS.perRecipient,
+        fromAccountToRecipient.oldest,
+      );
     }
     const toRecipient = await mailer.queuedSince(trx, email, 'invitation', since);
     if (toRecipient.count >= INVITATION_MAIL_QUOTAS.perRecipientAllAccounts) {
-      throw refuse(`This address has received ${INVITATION_MAIL_QUOTAS.perRecipientAllAccounts} invitation mails in the last 24 hours; try again later`, 'recipientAllAccounts', INVITATION_MAIL_QUOTAS.perRecipientAllAccounts, toRecipient.oldest);
+      throw refuse(
+        `This address has received ${INVITATION_MAIL_QUOTAS.perRecipientAllAccounts} invitation mails in the last 24 hours; try again later`,
+        'recipientAllAccounts',
+        INVITATION_MAIL_QUOTAS.perRecipientAllAccounts,
+        toRecipient.oldest,
+      );
     }
     const fromAccount = await countAuditSince(trx, accountId, INVITATION_MAIL_ACTIONS, since);
     if (fromAccount.count >= INVITATION_MAIL_QUOTAS.perAccount) {
-      throw refuse(`This account has sent ${INVITATION_MAIL_QUOTAS.perAccount} invitation mails in the last 24 hours; try again later`, 'account', INVITATION_MAIL_QUOTAS.perAccount, fromAccount.oldest);
+      throw refuse(
+        `This account has sent ${INVITATION_MAIL_QUOTAS.perAccount} invitation mails in the last 24 hours; try again later`,
+        'account',
+        INVITATION_MAIL_QUOTAS.perAccount,
+        fromAccount.oldest,
+      );
     }
   }
 

@@ -10,10 +10,15 @@ import { createInvitationMail, emailNotConfirmed, INVITATION_PURPOSE, INVITATION
 
 export { INVITATION_PURPOSE, INVITATION_TTL_SEC, INVITATION_MAIL_QUOTAS } from './invitation-mail.js';
 
-const gone = () => new DomainError('GONE', 'This invitation link is invalid, was already used, was replaced by a newer one, or has expired');
+const gone = () =>
+  new DomainError(
+    'GONE',
+    'This invitation link is invalid, was already used, was replaced by a newer one, or has expired',
+  );
 
 /** The user only when they confirmed their address. */
-const confirmedUser = <U extends { email_verified_at: string | null }>(user: U | undefined): U | undefined => (user?.email_verified_at ? user : undefined);
+const confirmedUser = <U extends { email_verified_at: string | null }>(user: U | undefined): U | undefined =>
+  user?.email_verified_at ? user : undefined;
 
 /**
  * Email invitations. Member status moves: inviting a user who already exists with a confirmed
@@ -35,7 +40,13 @@ export function createInvitations(deps: AccountsDeps) {
     const token = await deps.identity.oneTimeTokens[use](executor, INVITATION_PURPOSE, secret);
     if (!token) throw gone();
     const invitation = await store.findInvitationById(executor, String(token.payload.invitationId ?? ''));
-    if (!invitation || invitation.status !== 'pending' || invitation.token_id !== token.id || invitation.expires_at <= clock.now().toISOString()) throw gone();
+    if (
+      !invitation ||
+      invitation.status !== 'pending' ||
+      invitation.token_id !== token.id ||
+      invitation.expires_at <= clock.now().toISOString()
+    )
+      throw gone();
     return invitation;
   }
 
@@ -66,7 +77,14 @@ export function createInvitations(deps: AccountsDeps) {
         await store.revokePendingInvitationsTo(trx, accountId, email, nowIso);
         const id = newId();
         const accountName = account.display_name ?? account.legal_name;
-        const issued = await send(trx, { invitationId: id, accountName, email, role: input.role, userId: user?.id ?? null, inviterName });
+        const issued = await send(trx, {
+          invitationId: id,
+          accountName,
+          email,
+          role: input.role,
+          userId: user?.id ?? null,
+          inviterName,
+        });
         const inviter = actor?.userId ?? 'system';
         const invitation = {
           id,
@@ -86,11 +104,27 @@ export function createInvitations(deps: AccountsDeps) {
         await store.insertInvitation(trx, invitation);
         if (existing) {
           // An earlier invitation's hold: it now stands for this one.
-          await store.updateMember(trx, accountId, existing.user_id, { role: input.role, invited_by: actor?.userId ?? null });
+          await store.updateMember(trx, accountId, existing.user_id, {
+            role: input.role,
+            invited_by: actor?.userId ?? null,
+          });
         } else if (user) {
-          await store.insertMember(trx, { account_id: accountId, user_id: user.id, role: input.role, status: 'invited', invited_by: actor?.userId ?? null, joined_at: null, created_at: nowIso });
+          await store.insertMember(trx, {
+            account_id: accountId,
+            user_id: user.id,
+            role: input.role,
+            status: 'invited',
+            invited_by: actor?.userId ?? null,
+            joined_at: null,
+            created_at: nowIso,
+          });
         }
-        await audit(trx, actor, { accountId, action: 'member.invited', targetId: email, metadata: { invitationId: id, email, role: input.role, existingUser: !!user } });
+        await audit(trx, actor, {
+          accountId,
+          action: 'member.invited',
+          targetId: email,
+          metadata: { invitationId: id, email, role: input.role, existingUser: !!user },
+        });
         return invitation;
       });
       void mailer.deliverPending();
@@ -98,7 +132,10 @@ export function createInvitations(deps: AccountsDeps) {
     },
 
     async list(accountId: string, limit: number, offset: number) {
-      const [rows, total] = await Promise.all([store.listInvitations(db, accountId, limit, offset), store.countInvitations(db, accountId)]);
+      const [rows, total] = await Promise.all([
+        store.listInvitations(db, accountId, limit, offset),
+        store.countInvitations(db, accountId),
+      ]);
       const now = clock.now();
       return { items: rows.map((r) => presentInvitation(r, now)), total };
     },
@@ -108,12 +145,18 @@ export function createInvitations(deps: AccountsDeps) {
       const row = await inTransaction(db, async (trx) => {
         await liveAccount(trx, accountId);
         const invitation = await find(trx, accountId, invitationId);
-        if (invitation.status !== 'pending') throw conflict(`The invitation is ${invitation.status}; only pending invitations can be revoked`);
+        if (invitation.status !== 'pending')
+          throw conflict(`The invitation is ${invitation.status}; only pending invitations can be revoked`);
         const nowIso = clock.now().toISOString();
         await store.updateInvitation(trx, invitation.id, { status: 'revoked', revoked_at: nowIso });
         const user = await deps.identity.findUserByEmail(invitation.email, trx);
         if (user) await store.deleteInvitedMember(trx, accountId, user.id);
-        await audit(trx, actor, { accountId, action: 'invitation.revoked', targetId: invitation.id, metadata: { email: invitation.email, role: invitation.role } });
+        await audit(trx, actor, {
+          accountId,
+          action: 'invitation.revoked',
+          targetId: invitation.id,
+          metadata: { email: invitation.email, role: invitation.role },
+        });
         return { ...invitation, status: 'revoked', revoked_at: nowIso };
       });
       return presentInvitation(row, clock.now());
@@ -124,14 +167,31 @@ export function createInvitations(deps: AccountsDeps) {
       const row = await inTransaction(db, async (trx) => {
         const account = await liveAccount(trx, accountId);
         const invitation = await find(trx, accountId, invitationId);
-        if (invitation.status !== 'pending') throw conflict(`The invitation is ${invitation.status}; only pending invitations can be resent`);
+        if (invitation.status !== 'pending')
+          throw conflict(`The invitation is ${invitation.status}; only pending invitations can be resent`);
         const inviterName = await inviterLabel(trx, actor);
         await checkQuotas(trx, accountId, invitation.email);
         const user = confirmedUser(await deps.identity.findUserByEmail(invitation.email, trx));
-        const issued = await send(trx, { invitationId: invitation.id, accountName: account.display_name ?? account.legal_name, email: invitation.email, role: invitation.role, userId: user?.id ?? null, inviterName });
+        const issued = await send(trx, {
+          invitationId: invitation.id,
+          accountName: account.display_name ?? account.legal_name,
+          email: invitation.email,
+          role: invitation.role,
+          userId: user?.id ?? null,
+          inviterName,
+        });
         const expiresAt = new Date(clock.now().getTime() + INVITATION_TTL_SEC * 1000).toISOString();
-        await store.updateInvitation(trx, invitation.id, { token_id: issued.id, expires_at: expiresAt, sent_count: invitation.sent_count + 1 });
-        await audit(trx, actor, { accountId, action: 'invitation.resent', targetId: invitation.id, metadata: { email: invitation.email, role: invitation.role, sentCount: invitation.sent_count + 1 } });
+        await store.updateInvitation(trx, invitation.id, {
+          token_id: issued.id,
+          expires_at: expiresAt,
+          sent_count: invitation.sent_count + 1,
+        });
+        await audit(trx, actor, {
+          accountId,
+          action: 'invitation.resent',
+          targetId: invitation.id,
+          metadata: { email: invitation.email, role: invitation.role, sentCount: invitation.sent_count + 1 },
+        });
         return { ...invitation, token_id: issued.id, expires_at: expiresAt, sent_count: invitation.sent_count + 1 };
       });
       void mailer.deliverPending();
@@ -154,23 +214,69 @@ export function createInvitations(deps: AccountsDeps) {
         const invitation = await invitationOf(trx, secret, 'consume');
         const nowIso = clock.now().toISOString();
         const user = await deps.identity.getUser(userId, trx);
-        if (user.email !== invitation.email) throw forbidden(`This invitation was sent to another email address; sign in as ${invitation.email} to accept it`);
-        if (!user.email_verified_at) throw emailNotConfirmed('Confirm your email address first (use the confirmation mail, or ask for a new one), then accept the invitation');
+        if (user.email !== invitation.email)
+          throw forbidden(
+            `This invitation was sent to another email address; sign in as ${invitation.email} to accept it`,
+          );
+        if (!user.email_verified_at)
+          throw emailNotConfirmed(
+            'Confirm your email address first (use the confirmation mail, or ask for a new one), then accept the invitation',
+          );
         const accountId = invitation.account_id;
         await liveAccount(trx, accountId);
         const existing = await store.findMember(trx, accountId, userId);
         if (existing?.status === 'active') throw conflict('You are already a member of this account');
         const invitedBy = invitation.invited_by === 'system' ? null : invitation.invited_by;
         if (existing) {
-          await store.updateMember(trx, accountId, userId, { status: 'active', role: invitation.role, joined_at: nowIso });
+          await store.updateMember(trx, accountId, userId, {
+            status: 'active',
+            role: invitation.role,
+            joined_at: nowIso,
+          });
         } else {
-          await store.insertMember(trx, { account_id: accountId, user_id: userId, role: invitation.role, status: 'active', invited_by: invitedBy, joined_at: nowIso, created_at: nowIso });
+          await store.insertMember(trx, {
+            account_id: accountId,
+            user_id: userId,
+            role: invitation.role,
+            status: 'active',
+            invited_by: invitedBy,
+            joined_at: nowIso,
+            created_at: nowIso,
+          });
         }
         const ws = await store.defaultWorkspace(trx, accountId);
-        if (ws) await store.ensureWorkspaceMember(trx, { workspace_id: ws.id, user_id: userId, role: 'member', created_at: nowIso });
-        await store.updateInvitation(trx, invitation.id, { status: 'accepted', accepted_at: nowIso, accepted_by: userId });
-        await audit(trx, { userId }, { accountId, action: 'invitation.accepted', targetId: invitation.id, metadata: { email: invitation.email, role: invitation.role } });
-        await audit(trx, { userId }, { accountId, action: 'member.joined', targetId: userId, metadata: { role: invitation.role, invitationId: invitation.id } });
+        if (ws)
+          await store.ensureWorkspaceMember(trx, {
+            workspace_id: ws.id,
+            user_id: userId,
+            role: 'member',
+            created_at: nowIso,
+          });
+        await store.updateInvitation(trx, invitation.id, {
+          status: 'accepted',
+          accepted_at: nowIso,
+          accepted_by: userId,
+        });
+        await audit(
+          trx,
+          { userId },
+          {
+            accountId,
+            action: 'invitation.accepted',
+            targetId: invitation.id,
+            metadata: { email: invitation.email, role: invitation.role },
+          },
+        );
+        await audit(
+          trx,
+          { userId },
+          {
+            accountId,
+            action: 'member.joined',
+            targetId: userId,
+            metadata: { role: invitation.role, invitationId: invitation.id },
+          },
+        );
         return store.findMember(trx, accountId, userId);
       });
       return presentMember(member!);

@@ -10,7 +10,9 @@ import * as store from './store/index.js';
 /** Roles a member may be given directly; owner moves only through ownership transfer. */
 export function assertAssignableRole(role: string): asserts role is AssignableRole {
   if (!(ASSIGNABLE_ROLES as readonly string[]).includes(role)) {
-    throw badRequest(`unknown role "${role}" (assignable: ${ASSIGNABLE_ROLES.join(', ')})`, [{ field: 'role', message: 'not an assignable role', type: 'any.only' }]);
+    throw badRequest(`unknown role "${role}" (assignable: ${ASSIGNABLE_ROLES.join(', ')})`, [
+      { field: 'role', message: 'not an assignable role', type: 'any.only' },
+    ]);
   }
 }
 
@@ -31,7 +33,10 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
 
   return {
     async list(accountId: string, limit: number, offset: number) {
-      const [rows, total] = await Promise.all([store.listMembers(db, accountId, limit, offset), store.countMembers(db, accountId)]);
+      const [rows, total] = await Promise.all([
+        store.listMembers(db, accountId, limit, offset),
+        store.countMembers(db, accountId),
+      ]);
       return { items: rows.map(presentMember), total };
     },
 
@@ -51,12 +56,32 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
         const account = await liveAccount(trx, accountId);
         const user = await deps.identity.findUserById(input.chainerId, trx);
         if (!user) throw notFound('User');
-        if (await store.findMember(trx, accountId, user.id)) throw conflict('This user is already a member of the account (or invited to it)');
+        if (await store.findMember(trx, accountId, user.id))
+          throw conflict('This user is already a member of the account (or invited to it)');
         const now = clock.now().toISOString();
-        await store.insertMember(trx, { account_id: accountId, user_id: user.id, role: input.role, status: 'active', invited_by: actor?.userId ?? null, joined_at: null, created_at: now });
+        await store.insertMember(trx, {
+          account_id: accountId,
+          user_id: user.id,
+          role: input.role,
+          status: 'active',
+          invited_by: actor?.userId ?? null,
+          joined_at: null,
+          created_at: now,
+        });
         const ws = await store.defaultWorkspace(trx, accountId);
-        if (ws) await store.ensureWorkspaceMember(trx, { workspace_id: ws.id, user_id: user.id, role: 'member', created_at: now });
-        await audit(trx, actor, { accountId, action: 'member.added', targetId: user.id, metadata: { role: input.role } });
+        if (ws)
+          await store.ensureWorkspaceMember(trx, {
+            workspace_id: ws.id,
+            user_id: user.id,
+            role: 'member',
+            created_at: now,
+          });
+        await audit(trx, actor, {
+          accountId,
+          action: 'member.added',
+          targetId: user.id,
+          metadata: { role: input.role },
+        });
         await deps.notifications.notify(trx, {
           userId: user.id,
           title: `You were added to ${account.display_name ?? account.legal_name}`,
@@ -78,7 +103,12 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
           throw conflict('The last owner cannot be demoted; transfer the ownership first');
         }
         await store.updateMember(trx, accountId, userId, { role });
-        await audit(trx, actor, { accountId, action: 'member.role_changed', targetId: userId, metadata: { oldRole: current.role, newRole: role } });
+        await audit(trx, actor, {
+          accountId,
+          action: 'member.role_changed',
+          targetId: userId,
+          metadata: { oldRole: current.role, newRole: role },
+        });
         return { ...current, role };
       });
       return presentMember(member);
@@ -103,7 +133,12 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
         const now = clock.now().toISOString();
         const keys = await store.listLiveKeysOf(trx, accountId, userId);
         if (keys.length > 0) {
-          await store.revokeKeys(trx, keys.map((k) => k.id), now, 'member_removed');
+          await store.revokeKeys(
+            trx,
+            keys.map((k) => k.id),
+            now,
+            'member_removed',
+          );
         }
         const removedWorkspaceMemberships = await store.removeWorkspaceMemberships(trx, accountId, userId);
         await store.deleteMember(trx, accountId, userId);
@@ -112,13 +147,29 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
         let release: { id: string; status: string } | null = null;
         if (options.releaseSeat) {
           release = { id: newId(), status: billing.adapter ? SEAT_RELEASE.pending : SEAT_RELEASE.notConfigured };
-          await store.insertSeatRelease(trx, { id: release.id, account_id: accountId, user_id: userId, status: release.status, requested_by: actor?.userId ?? null, created_at: now, confirmed_at: null });
+          await store.insertSeatRelease(trx, {
+            id: release.id,
+            account_id: accountId,
+            user_id: userId,
+            status: release.status,
+            requested_by: actor?.userId ?? null,
+            created_at: now,
+            confirmed_at: null,
+          });
         }
         await audit(trx, actor, {
           accountId,
           action: 'member.removed',
           targetId: userId,
-          metadata: { role: member.role, email: presentMember(member).email, revokedApiKeys: keys.map((k) => k.id), removedWorkspaceMemberships, revokedSessions: 0, releaseSeat: options.releaseSeat, seatReleaseId: release?.id ?? null },
+          metadata: {
+            role: member.role,
+            email: presentMember(member).email,
+            revokedApiKeys: keys.map((k) => k.id),
+            removedWorkspaceMemberships,
+            revokedSessions: 0,
+            releaseSeat: options.releaseSeat,
+            seatReleaseId: release?.id ?? null,
+          },
         });
         return { member, keys, removedWorkspaceMemberships, release };
       });
@@ -126,7 +177,8 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
       let seatStatus: string = SEAT_RELEASE.notRequested;
       if (outcome.release) {
         seatStatus = outcome.release.status;
-        if (billing.adapter) seatStatus = await requestRelease(billing.adapter, accountId, actor, userId, outcome.release.id);
+        if (billing.adapter)
+          seatStatus = await requestRelease(billing.adapter, accountId, actor, userId, outcome.release.id);
       }
       return {
         ...presentMember(outcome.member),
@@ -142,18 +194,34 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
   };
 
   /** Asks the provider after the removal committed (network I/O outside the transaction). */
-  async function requestRelease(adapter: BillingAdapter, accountId: string, actor: Actor, userId: string, releaseId: string): Promise<string> {
+  async function requestRelease(
+    adapter: BillingAdapter,
+    accountId: string,
+    actor: Actor,
+    userId: string,
+    releaseId: string,
+  ): Promise<string> {
     let status: string;
     try {
       const answer = await adapter.releaseSeat({ releaseId, accountId, userId });
       status = answer.accepted ? SEAT_RELEASE.requested : answer.reason;
     } catch (err) {
-      deps.kernel.logger.warn('seat release request failed', { accountId, releaseId, provider: adapter.name, error: (err as Error).message });
+      deps.kernel.logger.warn('seat release request failed', {
+        accountId,
+        releaseId,
+        provider: adapter.name,
+        error: (err as Error).message,
+      });
       status = SEAT_RELEASE.providerError;
     }
     await inTransaction(db, async (trx) => {
       await store.setSeatReleaseStatus(trx, releaseId, status);
-      await audit(trx, actor, { accountId, action: 'seat.release_requested', targetId: userId, metadata: { releaseId, provider: adapter.name, status } });
+      await audit(trx, actor, {
+        accountId,
+        action: 'seat.release_requested',
+        targetId: userId,
+        metadata: { releaseId, provider: adapter.name, status },
+      });
     });
     return status;
   }

@@ -27,13 +27,34 @@ export function createOwnership(deps: AccountsDeps) {
         const account = await liveAccount(trx, accountId);
         const owner = await store.findMember(trx, accountId, ownerId);
         if (!owner || owner.role !== 'owner') throw forbidden('Only the owner can transfer the ownership');
-        if (toUserId === ownerId) throw badRequest('You already own this account', [{ field: 'chainerId', message: 'is the current owner' }]);
+        if (toUserId === ownerId)
+          throw badRequest('You already own this account', [{ field: 'chainerId', message: 'is the current owner' }]);
         const target = await store.findMember(trx, accountId, toUserId);
-        if (!target || target.status !== 'active') throw badRequest('The new owner must be an active member of the account', [{ field: 'chainerId', message: 'not an active member' }]);
+        if (!target || target.status !== 'active')
+          throw badRequest('The new owner must be an active member of the account', [
+            { field: 'chainerId', message: 'not an active member' },
+          ]);
         if (await pending(trx, accountId)) throw conflict('An ownership transfer is already pending; cancel it first');
-        const transfer = { id: newId(), account_id: accountId, from_user_id: ownerId, to_user_id: toUserId, status: 'pending', created_at: clock.now().toISOString(), decided_at: null };
+        const transfer = {
+          id: newId(),
+          account_id: accountId,
+          from_user_id: ownerId,
+          to_user_id: toUserId,
+          status: 'pending',
+          created_at: clock.now().toISOString(),
+          decided_at: null,
+        };
         await store.insertTransfer(trx, transfer);
-        await audit(trx, { userId: ownerId }, { accountId, action: 'ownership.transfer_proposed', targetId: toUserId, metadata: { transferId: transfer.id, fromChainerId: ownerId, toChainerId: toUserId } });
+        await audit(
+          trx,
+          { userId: ownerId },
+          {
+            accountId,
+            action: 'ownership.transfer_proposed',
+            targetId: toUserId,
+            metadata: { transferId: transfer.id, fromChainerId: ownerId, toChainerId: toUserId },
+          },
+        );
         await deps.notifications.notify(trx, {
           userId: toUserId,
           title: `Ownership of ${account.display_name ?? account.legal_name}`,
@@ -53,14 +74,35 @@ export function createOwnership(deps: AccountsDeps) {
         if (!transfer) throw notFound('Pending ownership transfer');
         if (transfer.to_user_id !== userId) throw forbidden('Only the proposed new owner can accept the transfer');
         const previous = await store.findMember(trx, accountId, transfer.from_user_id);
-        if (!previous || previous.role !== 'owner') throw conflict('The proposer is no longer the owner; the transfer is void');
+        if (!previous || previous.role !== 'owner')
+          throw conflict('The proposer is no longer the owner; the transfer is void');
         const now = clock.now().toISOString();
         await store.updateMember(trx, accountId, transfer.from_user_id, { role: 'admin' });
         await store.updateMember(trx, accountId, userId, { role: 'owner' });
         const ws = await store.defaultWorkspace(trx, accountId);
-        if (ws) await store.ensureWorkspaceMember(trx, { workspace_id: ws.id, user_id: userId, role: 'admin', created_at: now });
+        if (ws)
+          await store.ensureWorkspaceMember(trx, {
+            workspace_id: ws.id,
+            user_id: userId,
+            role: 'admin',
+            created_at: now,
+          });
         await store.decideTransfer(trx, transfer.id, 'accepted', now);
-        await audit(trx, { userId }, { accountId, action: 'ownership.transfer_accepted', targetId: userId, metadata: { transferId: transfer.id, fromChainerId: transfer.from_user_id, toChainerId: userId, previousOwnerRole: 'admin' } });
+        await audit(
+          trx,
+          { userId },
+          {
+            accountId,
+            action: 'ownership.transfer_accepted',
+            targetId: userId,
+            metadata: {
+              transferId: transfer.id,
+              fromChainerId: transfer.from_user_id,
+              toChainerId: userId,
+              previousOwnerRole: 'admin',
+            },
+          },
+        );
         return { ...transfer, status: 'accepted', decided_at: now };
       });
       return presentTransfer(row);
@@ -72,10 +114,20 @@ export function createOwnership(deps: AccountsDeps) {
         await liveAccount(trx, accountId);
         const transfer = await pending(trx, accountId);
         if (!transfer) throw notFound('Pending ownership transfer');
-        if (transfer.from_user_id !== userId && transfer.to_user_id !== userId) throw forbidden('Only the owner or the proposed new owner can cancel the transfer');
+        if (transfer.from_user_id !== userId && transfer.to_user_id !== userId)
+          throw forbidden('Only the owner or the proposed new owner can cancel the transfer');
         const now = clock.now().toISOString();
         await store.decideTransfer(trx, transfer.id, 'cancelled', now);
-        await audit(trx, { userId }, { accountId, action: 'ownership.transfer_cancelled', targetId: transfer.to_user_id, metadata: { transferId: transfer.id, by: transfer.from_user_id === userId ? 'owner' : 'proposed_owner' } });
+        await audit(
+          trx,
+          { userId },
+          {
+            accountId,
+            action: 'ownership.transfer_cancelled',
+            targetId: transfer.to_user_id,
+            metadata: { transferId: transfer.id, by: transfer.from_user_id === userId ? 'owner' : 'proposed_owner' },
+          },
+        );
         return { ...transfer, status: 'cancelled', decided_at: now };
       });
       return presentTransfer(row);

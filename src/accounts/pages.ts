@@ -17,7 +17,10 @@ function page(h: ResponseToolkit, title: string, body: string, status = 200) {
     .type('text/html; charset=utf-8')
     .header('Cache-Control', 'no-store')
     .header('X-Frame-Options', 'DENY')
-    .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
+    .header(
+      'Content-Security-Policy',
+      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+    );
 }
 
 /**
@@ -32,10 +35,24 @@ export function invitationPageRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/invitations/accept',
-      options: { id: 'invitations.page', auth: false, plugins: pageConfig, validate: { query: Joi.object({ token: Joi.string().max(512).allow('') }), failAction: (_r, h) => page(h, 'Invitation', '<p>This invitation link is malformed.</p>', 400).takeover() } },
+      options: {
+        id: 'invitations.page',
+        auth: false,
+        plugins: pageConfig,
+        validate: {
+          query: Joi.object({ token: Joi.string().max(512).allow('') }),
+          failAction: (_r, h) => page(h, 'Invitation', '<p>This invitation link is malformed.</p>', 400).takeover(),
+        },
+      },
       handler: (request, h) => {
         const token = (request.query as { token?: string }).token ?? '';
-        if (!token) return page(h, 'Invitation', '<p>This invitation link is incomplete. Open the link from your invitation email.</p>', 400);
+        if (!token)
+          return page(
+            h,
+            'Invitation',
+            '<p>This invitation link is incomplete. Open the link from your invitation email.</p>',
+            400,
+          );
         return page(
           h,
           'Accept your invitation',
@@ -56,7 +73,11 @@ export function invitationPageRoutes(app: PluginDeps): ServerRoute[] {
         auth: false,
         plugins: pageConfig,
         validate: {
-          payload: Joi.object({ token: Joi.string().min(10).max(512).required(), email: Joi.string().max(254).required(), password: Joi.string().max(1024).required() }),
+          payload: Joi.object({
+            token: Joi.string().min(10).max(512).required(),
+            email: Joi.string().max(254).required(),
+            password: Joi.string().max(1024).required(),
+          }),
           failAction: (_r, h) => page(h, 'Invitation', '<p>Fill in your email and password.</p>', 400).takeover(),
         },
       },
@@ -73,12 +94,21 @@ export function invitationPageRoutes(app: PluginDeps): ServerRoute[] {
             // reads request.app.rateLimit), Retry-After from the same decision.
             (request.app as { rateLimit?: RateDecision }).rateLimit = spent;
             const retryAfter = rateLimitHeaders(spent, app.kernel.clock.now().getTime())['Retry-After'] as string;
-            return page(h, 'Invitation not accepted', '<p>Too many sign-in attempts. Wait a few minutes, then try again.</p>', 429).header('Retry-After', retryAfter);
+            return page(
+              h,
+              'Invitation not accepted',
+              '<p>Too many sign-in attempts. Wait a few minutes, then try again.</p>',
+              429,
+            ).header('Retry-After', retryAfter);
           }
           const user = await identity.authenticate(email, password);
           const member = await accounts.invitations.accept(user.id, token);
           const account = await accounts.get(member.accountId);
-          return page(h, 'Invitation accepted', `<p>You are now a member of <strong>${escape(account.displayName ?? account.legalName)}</strong> as ${escape(member.role)}.</p>`);
+          return page(
+            h,
+            'Invitation accepted',
+            `<p>You are now a member of <strong>${escape(account.displayName ?? account.legalName)}</strong> as ${escape(member.role)}.</p>`,
+          );
         } catch (err) {
           if (!(err instanceof DomainError)) throw err;
           return page(h, 'Invitation not accepted', `<p>${escape(err.message)}</p>`, err.status);

@@ -23,7 +23,14 @@ export function presentAccount(row: AccountRow) {
 
 /** GET /accounts/:id: the summary shape (docs/interface.md, Resources), with the caller's role. */
 export function presentAccountSummary(row: AccountRow, role: string) {
-  return { id: row.id, name: row.display_name ?? row.legal_name, slug: row.slug, role, createdAt: row.created_at, updatedAt: row.updated_at };
+  return {
+    id: row.id,
+    name: row.display_name ?? row.legal_name,
+    slug: row.slug,
+    role,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
 }
 
 export interface MemberView {
@@ -58,12 +65,38 @@ export function presentMember(row: MemberView) {
   };
 }
 
-export function presentWorkspace(row: { id: string; account_id: string; name: string; is_default: number; created_at: string; updated_at: string }) {
-  return { id: row.id, accountId: row.account_id, name: row.name, isDefault: row.is_default === 1, createdAt: row.created_at, updatedAt: row.updated_at };
+export function presentWorkspace(row: {
+  id: string;
+  account_id: string;
+  name: string;
+  is_default: number;
+  created_at: string;
+  updated_at: string;
+}) {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    isDefault: row.is_default === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
 }
 
 export function presentInvitation(
-  row: { id: string; account_id: string; email: string; role: string; status: string; invited_by: string; created_at: string; expires_at: string; accepted_at: string | null; revoked_at: string | null; sent_count: number },
+  row: {
+    id: string;
+    account_id: string;
+    email: string;
+    role: string;
+    status: string;
+    invited_by: string;
+    created_at: string;
+    expires_at: string;
+    accepted_at: string | null;
+    revoked_at: string | null;
+    sent_count: number;
+  },
   now: Date,
 ) {
   const expired = row.status === 'pending' && row.expires_at <= now.toISOString();
@@ -82,7 +115,17 @@ export function presentInvitation(
   };
 }
 
-export function presentApiKey(row: { id: string; account_id: string; user_id: string; name: string; key_prefix: string; last_four: string; created_at: string; last_used_at: string | null; revoked_at: string | null }) {
+export function presentApiKey(row: {
+  id: string;
+  account_id: string;
+  user_id: string;
+  name: string;
+  key_prefix: string;
+  last_four: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}) {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -96,6 +139,22 @@ export function presentApiKey(row: { id: string; account_id: string; user_id: st
   };
 }
 
-export function presentTransfer(row: { id: string; account_id: string; from_user_id: string; to_user_id: string; status: string; created_at: string; decided_at: string | null }) {
-  return { id: row.id, accountId: row.account_id, fromChainerId: row.from_user_id, toChainerId: row.to_user_id, status: row.status, createdAt: row.created_at, decidedAt: row.decided_at };
+export function presentTransfer(row: {
+  id: string;
+  account_id: string;
+  from_user_id: string;
+  to_user_id: string;
+  status: string;
+  created_at: string;
+  decided_at: string | null;
+}) {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    fromChainerId: row.from_user_id,
+    toChainerId: row.to_user_id,
+    status: row.status,
+    createdAt: row.created_at,
+    decidedAt: row.decided_at,
+  };
 }

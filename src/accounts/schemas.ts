@@ -23,12 +23,19 @@ const timeZone = Joi.string()
   .max(120)
   .custom((value: string, helpers) => (isIanaTimeZone(value) ? value : helpers.error('any.invalid')))
   .messages({ 'any.invalid': '{{#label}} must be a valid IANA time zone (e.g. Europe/Berlin)' });
-const url = Joi.string().max(2048).uri({ scheme: ['http', 'https'] });
+const url = Joi.string()
+  .max(2048)
+  .uri({ scheme: ['http', 'https'] });
 /** Names go into mails and pages: one line, no control characters (docs/accounts.md, Validation). */
-const name = Joi.string().trim().pattern(SINGLE_LINE).messages({ 'string.pattern.base': '{{#label}} must be a single line without control characters' });
+const name = Joi.string()
+  .trim()
+  .pattern(SINGLE_LINE)
+  .messages({ 'string.pattern.base': '{{#label}} must be a single line without control characters' });
 
 const accountFields = {
-  slug: Joi.string().min(3).max(64).pattern(SLUG_PATTERN).messages({ 'string.pattern.base': '{{#label}} must be lower-case letters, digits and inner hyphens (3-64 characters)' }),
+  slug: Joi.string().min(3).max(64).pattern(SLUG_PATTERN).messages({
+    'string.pattern.base': '{{#label}} must be lower-case letters, digits and inner hyphens (3-64 characters)',
+  }),
   legalName: name.min(2).max(180),
   displayName: name.min(1).max(180).allow(null),
   website: url.allow(null),
@@ -39,18 +46,35 @@ const accountFields = {
 };
 
 /** POST /accounts: slug and legalName required, no status. */
-export const createAccountBody = Joi.object({ ...accountFields, slug: accountFields.slug.required(), legalName: accountFields.legalName.required() });
+export const createAccountBody = Joi.object({
+  ...accountFields,
+  slug: accountFields.slug.required(),
+  legalName: accountFields.legalName.required(),
+});
 
 /** PATCH /accounts/:id: all optional; status is checked by the service (only active or suspended). */
-export const updateAccountBody = Joi.object({ ...accountFields, status: Joi.string().valid(...ACCOUNT_STATUSES) }).min(1);
+export const updateAccountBody = Joi.object({ ...accountFields, status: Joi.string().valid(...ACCOUNT_STATUSES) }).min(
+  1,
+);
 
 export const assignableRole = Joi.string().valid(...ASSIGNABLE_ROLES);
-export const addMemberBody = Joi.object({ chainerId: Joi.string().guid().required(), role: assignableRole.default('member') });
+export const addMemberBody = Joi.object({
+  chainerId: Joi.string().guid().required(),
+  role: assignableRole.default('member'),
+});
 export const changeRoleBody = Joi.object({ role: assignableRole.required() });
-export const inviteBody = Joi.object({ email: Joi.string().trim().max(254).email({ tlds: false }).required(), role: assignableRole.default('member') });
+export const inviteBody = Joi.object({
+  email: Joi.string().trim().max(254).email({ tlds: false }).required(),
+  role: assignableRole.default('member'),
+});
 export const tokenBody = Joi.object({ token: Joi.string().min(10).max(512).required() });
 export const workspaceBody = Joi.object({ name: Joi.string().trim().min(1).max(120).required() });
-export const workspaceMemberBody = Joi.object({ chainerId: Joi.string().guid().required(), role: Joi.string().valid(...WORKSPACE_ROLES).default('member') });
+export const workspaceMemberBody = Joi.object({
+  chainerId: Joi.string().guid().required(),
+  role: Joi.string()
+    .valid(...WORKSPACE_ROLES)
+    .default('member'),
+});
 export const apiKeyBody = Joi.object({ name: Joi.string().trim().min(1).max(120).required() });
 export const transferBody = Joi.object({ chainerId: Joi.string().guid().required() });
 /** Only the literal `true` releases the seat (docs/interface.md, Resources); anything but true/false is refused. */

@@ -9,7 +9,9 @@ import * as store from './store/index.js';
 const eventSchema = Joi.object({
   id: Joi.string().min(1).max(200).required(),
   type: Joi.string().min(1).max(100).required(),
-  data: Joi.object({ releaseId: Joi.string().guid(), reason: Joi.string().max(200) }).unknown(true).default({}),
+  data: Joi.object({ releaseId: Joi.string().guid(), reason: Joi.string().max(200) })
+    .unknown(true)
+    .default({}),
 }).unknown(true);
 
 interface BillingEvent {
@@ -32,7 +34,11 @@ export function createSeatWebhook(deps: AccountsDeps) {
 
   return {
     async receive(rawBody: Buffer, signatureHeader: string | undefined) {
-      if (!config.billingWebhookSecret) throw new DomainError('NOT_CONFIGURED', 'The billing webhook is not configured (GANTRY_BILLING_WEBHOOK_SECRET)');
+      if (!config.billingWebhookSecret)
+        throw new DomainError(
+          'NOT_CONFIGURED',
+          'The billing webhook is not configured (GANTRY_BILLING_WEBHOOK_SECRET)',
+        );
       verifyBillingSignature(config.billingWebhookSecret, signatureHeader, rawBody, clock.now());
       let parsed: unknown;
       try {
@@ -43,22 +49,40 @@ export function createSeatWebhook(deps: AccountsDeps) {
       const event = validate<BillingEvent>(eventSchema, parsed);
       return inTransaction(db, async (trx) => {
         const nowIso = clock.now().toISOString();
-        if (!(await store.recordWebhookEvent(trx, { id: event.id, type: event.type, received_at: nowIso }))) return { received: true, duplicate: true, applied: false };
-        if ((event.type !== 'seat.release.confirmed' && event.type !== 'seat.release.failed') || !event.data.releaseId) return { received: true, duplicate: false, applied: false };
+        if (!(await store.recordWebhookEvent(trx, { id: event.id, type: event.type, received_at: nowIso })))
+          return { received: true, duplicate: true, applied: false };
+        if ((event.type !== 'seat.release.confirmed' && event.type !== 'seat.release.failed') || !event.data.releaseId)
+          return { received: true, duplicate: false, applied: false };
         const release = await store.findSeatRelease(trx, event.data.releaseId);
         if (!release) throw new DomainError('NOT_FOUND', 'Seat release not found');
-        if (release.status !== SEAT_RELEASE.requested && release.status !== SEAT_RELEASE.pending) return { received: true, duplicate: false, applied: false, status: release.status };
+        if (release.status !== SEAT_RELEASE.requested && release.status !== SEAT_RELEASE.pending)
+          return { received: true, duplicate: false, applied: false, status: release.status };
         const confirmed = event.type === 'seat.release.confirmed';
         const status = confirmed ? SEAT_RELEASE.confirmed : (event.data.reason ?? 'billing_release_failed');
         await store.setSeatReleaseStatus(trx, release.id, status, confirmed ? nowIso : null);
-        if (confirmed) await audit(trx, null, { accountId: release.account_id, action: 'seat.release_confirmed', targetId: release.user_id, metadata: { releaseId: release.id, eventId: event.id } });
+        if (confirmed)
+          await audit(trx, null, {
+            accountId: release.account_id,
+            action: 'seat.release_confirmed',
+            targetId: release.user_id,
+            metadata: { releaseId: release.id, eventId: event.id },
+          });
         return { received: true, duplicate: false, applied: true, status };
       });
     },
 
     async release(releaseId: string) {
       const row = await store.findSeatRelease(db, releaseId);
-      return row ? { id: row.id, accountId: row.account_id, chainerId: row.user_id, status: row.status, createdAt: row.created_at, confirmedAt: row.confirmed_at } : null;
+      return row
+        ? {
+            id: row.id,
+            accountId: row.account_id,
+            chainerId: row.user_id,
+            status: row.status,
+            createdAt: row.created_at,
+            confirmedAt: row.confirmed_at,
+          }
+        : null;
     },
   };
 }

@@ -41,14 +41,30 @@ export const ENTITLEMENT_FEATURES: readonly string[] = ['ai'];
 
 export function assertKnownFeature(feature: string): void {
   if (!ENTITLEMENT_FEATURES.includes(feature)) {
-    throw badRequest(`unknown feature "${feature}" (known: ${ENTITLEMENT_FEATURES.join(', ')})`, [{ field: 'feature', message: 'unknown feature', type: 'any.only' }]);
+    throw badRequest(`unknown feature "${feature}" (known: ${ENTITLEMENT_FEATURES.join(', ')})`, [
+      { field: 'feature', message: 'unknown feature', type: 'any.only' },
+    ]);
   }
 }
 
 export { assertAssignableRole } from './members.js';
 
 /** PATCH fields and their columns, in the order account.updated entries are written. */
-const FIELDS: Array<[keyof NewAccount, 'slug' | 'legal_name' | 'display_name' | 'website' | 'industry' | 'billing_email' | 'default_timezone' | 'avatar_url']> = [
+const FIELDS: Array<
+  [
+    keyof NewAccount,
+    (
+      | 'slug'
+      | 'legal_name'
+      | 'display_name'
+      | 'website'
+      | 'industry'
+      | 'billing_email'
+      | 'default_timezone'
+      | 'avatar_url'
+    ),
+  ]
+> = [
   ['slug', 'slug'],
   ['legalName', 'legal_name'],
   ['displayName', 'display_name'],
@@ -69,7 +85,10 @@ export const accountProfile = (executor: Executor, accountId: string) => store.f
 export const userProfile = (executor: Executor, userId: string) => store.findUserProfile(executor, userId);
 
 /** Accounts: the tenancy boundary. Owns accounts, members, workspaces, entitlements, audit. */
-export function createAccountsService(kernel: Kernel, services: { identity: IdentityService; notifications: NotificationsService }) {
+export function createAccountsService(
+  kernel: Kernel,
+  services: { identity: IdentityService; notifications: NotificationsService },
+) {
   const { db, clock, changes } = kernel;
   const deps: AccountsDeps = { kernel, identity: services.identity, notifications: services.notifications };
   const access = createAccountAccess(db);
@@ -129,12 +148,46 @@ export function createAccountsService(kernel: Kernel, services: { identity: Iden
           hard_deleted_at: null,
         };
         await store.insertAccount(trx, row);
-        await store.insertMember(trx, { account_id: id, user_id: ownerId, role: 'owner', status: 'active', invited_by: null, joined_at: now, created_at: now });
+        await store.insertMember(trx, {
+          account_id: id,
+          user_id: ownerId,
+          role: 'owner',
+          status: 'active',
+          invited_by: null,
+          joined_at: now,
+          created_at: now,
+        });
         const workspaceId = newId();
-        await store.insertWorkspace(trx, { id: workspaceId, account_id: id, name: 'Default', is_default: 1, created_at: now, updated_at: now });
-        await store.insertWorkspaceMember(trx, { workspace_id: workspaceId, user_id: ownerId, role: 'owner', created_at: now });
-        await audit(trx, { userId: ownerId }, { accountId: id, action: 'account.created', targetId: id, metadata: { slug: input.slug, legalName: input.legalName } });
-        return { ...presentAccount(row), accountType: row.account_type, defaultWorkspaceId: workspaceId, ownerChainerId: ownerId };
+        await store.insertWorkspace(trx, {
+          id: workspaceId,
+          account_id: id,
+          name: 'Default',
+          is_default: 1,
+          created_at: now,
+          updated_at: now,
+        });
+        await store.insertWorkspaceMember(trx, {
+          workspace_id: workspaceId,
+          user_id: ownerId,
+          role: 'owner',
+          created_at: now,
+        });
+        await audit(
+          trx,
+          { userId: ownerId },
+          {
+            accountId: id,
+            action: 'account.created',
+            targetId: id,
+            metadata: { slug: input.slug, legalName: input.legalName },
+          },
+        );
+        return {
+          ...presentAccount(row),
+          accountType: row.account_type,
+          defaultWorkspaceId: workspaceId,
+          ownerChainerId: ownerId,
+        };
       });
     },
 
@@ -147,8 +200,19 @@ export function createAccountsService(kernel: Kernel, services: { identity: Iden
     async show(accountId: string) {
       const row = await store.findAccount(db, accountId);
       if (!row) throw notFound('Account');
-      const [members, workspaces] = await Promise.all([store.countMembers(db, accountId), store.workspaceIdsOf(db, accountId).execute()]);
-      return { ...presentAccount(row), accountType: row.account_type, deletedAt: row.deleted_at, purgeAfter: row.purge_after, hardDeletedAt: row.hard_deleted_at, memberCount: members, workspaceCount: workspaces.length };
+      const [members, workspaces] = await Promise.all([
+        store.countMembers(db, accountId),
+        store.workspaceIdsOf(db, accountId).execute(),
+      ]);
+      return {
+        ...presentAccount(row),
+        accountType: row.account_type,
+        deletedAt: row.deleted_at,
+        purgeAfter: row.purge_after,
+        hardDeletedAt: row.hard_deleted_at,
+        memberCount: members,
+        workspaceCount: workspaces.length,
+      };
     },
 
     async summary(accountId: string, role: string) {
@@ -156,7 +220,11 @@ export function createAccountsService(kernel: Kernel, services: { identity: Iden
     },
 
     async list(options: { status?: string; limit?: number; offset?: number } = {}) {
-      const rows = await store.listAccounts(db, { status: options.status, limit: options.limit ?? 500, offset: options.offset ?? 0 });
+      const rows = await store.listAccounts(db, {
+        status: options.status,
+        limit: options.limit ?? 500,
+        offset: options.offset ?? 0,
+      });
       return rows.map(presentAccount);
     },
 
@@ -169,24 +237,36 @@ export function createAccountsService(kernel: Kernel, services: { identity: Iden
     async update(accountId: string, by: Actor, raw: AccountChanges) {
       const changesIn = validate<AccountChanges>(updateAccountBody, raw);
       if (changesIn.status !== undefined && changesIn.status !== 'active' && changesIn.status !== 'suspended') {
-        throw badRequest(`status can only be set to active or suspended; ${changesIn.status} belongs to the account deletion flow (DELETE /accounts/:id)`, [
-          { field: 'status', message: 'only active or suspended', type: 'any.only' },
-        ]);
+        throw badRequest(
+          `status can only be set to active or suspended; ${changesIn.status} belongs to the account deletion flow (DELETE /accounts/:id)`,
+          [{ field: 'status', message: 'only active or suspended', type: 'any.only' }],
+        );
       }
       const row = await inTransaction(db, async (trx) => {
         const current = await liveAccount(trx, accountId);
-        if (changesIn.slug !== undefined && changesIn.slug !== current.slug) await assertSlugFree(trx, changesIn.slug, accountId);
+        if (changesIn.slug !== undefined && changesIn.slug !== current.slug)
+          await assertSlugFree(trx, changesIn.slug, accountId);
         const now = clock.now().toISOString();
         const set: Record<string, unknown> = {};
         for (const [field, column] of FIELDS) {
           const value = changesIn[field];
           if (value === undefined || value === current[column]) continue;
           set[column] = value;
-          await audit(trx, by, { accountId, action: 'account.updated', targetId: accountId, metadata: { field, oldValue: current[column], newValue: value } });
+          await audit(trx, by, {
+            accountId,
+            action: 'account.updated',
+            targetId: accountId,
+            metadata: { field, oldValue: current[column], newValue: value },
+          });
         }
         if (changesIn.status !== undefined && changesIn.status !== current.status) {
           set.status = changesIn.status;
-          await audit(trx, by, { accountId, action: changesIn.status === 'suspended' ? 'account.suspended' : 'account.activated', targetId: accountId, metadata: { field: 'status', oldValue: current.status, newValue: changesIn.status } });
+          await audit(trx, by, {
+            accountId,
+            action: changesIn.status === 'suspended' ? 'account.suspended' : 'account.activated',
+            targetId: accountId,
+            metadata: { field: 'status', oldValue: current.status, newValue: changesIn.status },
+          });
         }
         if (Object.keys(set).length === 0) return current;
         set.updated_at = now;
@@ -207,11 +287,21 @@ export function createAccountsService(kernel: Kernel, services: { identity: Iden
         if (!account || !LIVE.includes(account.status)) throw notFound('Account');
         const at = clock.now();
         if (granted) {
-          await store.grantEntitlement(trx, { account_id: accountId, feature, granted_at: at.toISOString(), granted_by: actorId });
+          await store.grantEntitlement(trx, {
+            account_id: accountId,
+            feature,
+            granted_at: at.toISOString(),
+            granted_by: actorId,
+          });
         } else {
           await store.revokeEntitlement(trx, accountId, feature);
         }
-        await audit(trx, actorId ? { userId: actorId } : null, { accountId, action: granted ? 'account.entitlement_granted' : 'account.entitlement_revoked', targetId: accountId, metadata: { feature } });
+        await audit(trx, actorId ? { userId: actorId } : null, {
+          accountId,
+          action: granted ? 'account.entitlement_granted' : 'account.entitlement_revoked',
+          targetId: accountId,
+          metadata: { feature },
+        });
         await changes.publish(trx, ENTITLEMENT_TOPIC, accountId);
       });
       return { accountId, feature, granted };

@@ -35,7 +35,8 @@ export function createWorkspaces(deps: AccountsDeps) {
   }
 
   async function assertNameFree(executor: Executor, accountId: string, name: string, exceptId?: string) {
-    if (await store.workspaceNameTaken(executor, accountId, name, exceptId)) throw conflict(`A workspace named "${name}" already exists in this account`);
+    if (await store.workspaceNameTaken(executor, accountId, name, exceptId))
+      throw conflict(`A workspace named "${name}" already exists in this account`);
   }
 
   return {
@@ -56,7 +57,13 @@ export function createWorkspaces(deps: AccountsDeps) {
         const now = clock.now().toISOString();
         const ws = { id: newId(), account_id: accountId, name, is_default: 0, created_at: now, updated_at: now };
         await store.insertWorkspace(trx, ws);
-        if (actor) await store.insertWorkspaceMember(trx, { workspace_id: ws.id, user_id: actor.userId, role: 'admin', created_at: now });
+        if (actor)
+          await store.insertWorkspaceMember(trx, {
+            workspace_id: ws.id,
+            user_id: actor.userId,
+            role: 'admin',
+            created_at: now,
+          });
         await audit(trx, actor, { accountId, action: 'workspace.created', targetId: ws.id, metadata: { name } });
         return ws;
       });
@@ -71,7 +78,12 @@ export function createWorkspaces(deps: AccountsDeps) {
         await assertNameFree(trx, accountId, name, ws.id);
         const now = clock.now().toISOString();
         await store.renameWorkspace(trx, ws.id, name, now);
-        await audit(trx, actor, { accountId, action: 'workspace.renamed', targetId: ws.id, metadata: { oldValue: ws.name, newValue: name } });
+        await audit(trx, actor, {
+          accountId,
+          action: 'workspace.renamed',
+          targetId: ws.id,
+          metadata: { oldValue: ws.name, newValue: name },
+        });
         return { ...ws, name, updated_at: now };
       });
       return presentWorkspace(row);
@@ -84,7 +96,12 @@ export function createWorkspaces(deps: AccountsDeps) {
         const ws = await find(trx, accountId, workspaceId, null);
         if (ws.is_default === 1) throw conflict('The default workspace cannot be deleted');
         await store.deleteWorkspace(trx, ws.id);
-        await audit(trx, actor, { accountId, action: 'workspace.deleted', targetId: ws.id, metadata: { name: ws.name } });
+        await audit(trx, actor, {
+          accountId,
+          action: 'workspace.deleted',
+          targetId: ws.id,
+          metadata: { name: ws.name },
+        });
         return ws;
       });
       return presentWorkspace(row);
@@ -93,20 +110,43 @@ export function createWorkspaces(deps: AccountsDeps) {
     async listMembers(accountId: string, workspaceId: string, viewer: Viewer | null) {
       const ws = await find(db, accountId, workspaceId, viewer);
       const rows = await store.listWorkspaceMembers(db, accountId, ws.id);
-      return rows.map((r) => ({ workspaceId: ws.id, workspaceRole: r.workspace_role, addedAt: r.added_at, ...presentMember(r) }));
+      return rows.map((r) => ({
+        workspaceId: ws.id,
+        workspaceRole: r.workspace_role,
+        addedAt: r.added_at,
+        ...presentMember(r),
+      }));
     },
 
     /** Only active members of the account can join its workspaces. */
-    async addMember(accountId: string, actor: Actor, workspaceId: string, input: { chainerId: string; role: WorkspaceRole }) {
+    async addMember(
+      accountId: string,
+      actor: Actor,
+      workspaceId: string,
+      input: { chainerId: string; role: WorkspaceRole },
+    ) {
       await inTransaction(db, async (trx) => {
         await liveAccount(trx, accountId);
         const ws = await find(trx, accountId, workspaceId, null);
         const member = await store.findMember(trx, accountId, input.chainerId);
-        if (!member || member.status !== 'active') throw badRequest('Only active members of the account can be added to its workspaces', [{ field: 'chainerId', message: 'not an active member of the account' }]);
+        if (!member || member.status !== 'active')
+          throw badRequest('Only active members of the account can be added to its workspaces', [
+            { field: 'chainerId', message: 'not an active member of the account' },
+          ]);
         const already = await store.findWorkspaceMember(trx, ws.id, input.chainerId);
         if (already) throw conflict('This member already belongs to the workspace');
-        await store.insertWorkspaceMember(trx, { workspace_id: ws.id, user_id: input.chainerId, role: input.role, created_at: clock.now().toISOString() });
-        await audit(trx, actor, { accountId, action: 'workspace.member_added', targetId: input.chainerId, metadata: { workspaceId: ws.id, role: input.role } });
+        await store.insertWorkspaceMember(trx, {
+          workspace_id: ws.id,
+          user_id: input.chainerId,
+          role: input.role,
+          created_at: clock.now().toISOString(),
+        });
+        await audit(trx, actor, {
+          accountId,
+          action: 'workspace.member_added',
+          targetId: input.chainerId,
+          metadata: { workspaceId: ws.id, role: input.role },
+        });
       });
       const members = await this.listMembers(accountId, workspaceId, null);
       return members.find((m) => m.chainerId === input.chainerId)!;
@@ -117,7 +157,12 @@ export function createWorkspaces(deps: AccountsDeps) {
         await liveAccount(trx, accountId);
         const ws = await find(trx, accountId, workspaceId, null);
         if ((await store.deleteWorkspaceMember(trx, ws.id, userId)) === 0) throw notFound('Workspace member');
-        await audit(trx, actor, { accountId, action: 'workspace.member_removed', targetId: userId, metadata: { workspaceId: ws.id } });
+        await audit(trx, actor, {
+          accountId,
+          action: 'workspace.member_removed',
+          targetId: userId,
+          metadata: { workspaceId: ws.id },
+        });
       });
       return { workspaceId, chainerId: userId, removed: true };
     },

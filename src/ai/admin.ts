@@ -5,7 +5,16 @@ import { open, reseal, seal, sealedKeyId } from '../lib/sealed.js';
 import { ADAPTERS } from './providers/index.js';
 import { PROVIDER_NAMES, type ProviderConfig, type ProviderName } from './providers/types.js';
 import { microsToUsd, usdPerMtokToMicros } from './pricing.js';
-import { deleteProvider, getProvider, listPrices, listProviders, setProviderKey, upsertPrice, upsertProvider, type ProviderRow } from './store.js';
+import {
+  deleteProvider,
+  getProvider,
+  listPrices,
+  listProviders,
+  setProviderKey,
+  upsertPrice,
+  upsertProvider,
+  type ProviderRow,
+} from './store.js';
 
 /** Change-feed topic: a provider was set or removed (the server reloads and resets its circuit). */
 export const AI_PROVIDERS_TOPIC = 'ai.providers';
@@ -25,7 +34,8 @@ export interface ProviderInput {
   priceOut?: number;
 }
 
-export const isProviderName = (name: string): name is ProviderName => (PROVIDER_NAMES as readonly string[]).includes(name);
+export const isProviderName = (name: string): name is ProviderName =>
+  (PROVIDER_NAMES as readonly string[]).includes(name);
 
 /** Associated data binding a sealed key to its row. */
 const keyAad = (name: string) => `ai_providers:${name}:api_key`;
@@ -38,7 +48,8 @@ function checkBaseUrl(raw: string): string {
     throw badRequest('--base-url must be an http(s) URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest('--base-url must be an http(s) URL');
-  if (url.username || url.password) throw badRequest('--base-url must not carry credentials; pass the key with --api-key');
+  if (url.username || url.password)
+    throw badRequest('--base-url must not carry credentials; pass the key with --api-key');
   if (url.search || url.hash) throw badRequest('--base-url must not carry a query or fragment');
   return url.href.replace(/\/+$/, '');
 }
@@ -67,7 +78,13 @@ export function createProviderAdmin(kernel: Kernel) {
   function openRow(row: ProviderRow): ProviderConfig {
     const models = JSON.parse(row.models) as string[];
     const name = row.name as ProviderName;
-    return { name, baseUrl: row.base_url, apiKey: open(keyring, row.api_key_sealed, keyAad(name)), models: models.length > 0 ? models : [ADAPTERS[name].defaultModel], priority: row.priority };
+    return {
+      name,
+      baseUrl: row.base_url,
+      apiKey: open(keyring, row.api_key_sealed, keyAad(name)),
+      models: models.length > 0 ? models : [ADAPTERS[name].defaultModel],
+      priority: row.priority,
+    };
   }
 
   return {
@@ -79,19 +96,33 @@ export function createProviderAdmin(kernel: Kernel) {
     },
 
     async set(input: ProviderInput) {
-      if (!isProviderName(input.name)) throw badRequest(`unknown provider "${input.name}" (known: ${PROVIDER_NAMES.join(', ')})`);
+      if (!isProviderName(input.name))
+        throw badRequest(`unknown provider "${input.name}" (known: ${PROVIDER_NAMES.join(', ')})`);
       const name = input.name;
       const baseUrl = checkBaseUrl(input.baseUrl);
       const apiKey = input.apiKey.trim();
-      if (apiKey.length === 0 || apiKey.length > 4096 || /\s/.test(apiKey)) throw badRequest('--api-key must be a non-empty key without spaces');
+      if (apiKey.length === 0 || apiKey.length > 4096 || /\s/.test(apiKey))
+        throw badRequest('--api-key must be a non-empty key without spaces');
       for (const m of input.models ?? []) if (!MODEL.test(m)) throw badRequest(`"${m}" is not a valid model name`);
-      if (input.priority !== undefined && (!Number.isInteger(input.priority) || input.priority < 0 || input.priority > 1_000_000)) throw badRequest('--priority must be an integer from 0 to 1000000');
-      if ((input.priceIn === undefined) !== (input.priceOut === undefined)) throw badRequest('give --price-in and --price-out together');
-      for (const p of [input.priceIn, input.priceOut]) if (p !== undefined && (!Number.isFinite(p) || p < 0 || p > 1_000_000)) throw badRequest('prices are USD per 1M tokens, from 0 to 1000000');
+      if (
+        input.priority !== undefined &&
+        (!Number.isInteger(input.priority) || input.priority < 0 || input.priority > 1_000_000)
+      )
+        throw badRequest('--priority must be an integer from 0 to 1000000');
+      if ((input.priceIn === undefined) !== (input.priceOut === undefined))
+        throw badRequest('give --price-in and --price-out together');
+      for (const p of [input.priceIn, input.priceOut])
+        if (p !== undefined && (!Number.isFinite(p) || p < 0 || p > 1_000_000))
+          throw badRequest('prices are USD per 1M tokens, from 0 to 1000000');
       return inTransaction(db, async (trx) => {
         const existing = await getProvider(trx, name);
         const now = clock.now().toISOString();
-        const models = input.models && input.models.length > 0 ? [...new Set(input.models)] : existing ? (JSON.parse(existing.models) as string[]) : [];
+        const models =
+          input.models && input.models.length > 0
+            ? [...new Set(input.models)]
+            : existing
+              ? (JSON.parse(existing.models) as string[])
+              : [];
         const sealed = seal(keyring, apiKey, keyAad(name));
         const row: ProviderRow = {
           name,
@@ -106,7 +137,14 @@ export function createProviderAdmin(kernel: Kernel) {
         await upsertProvider(trx, row);
         if (input.priceIn !== undefined && input.priceOut !== undefined) {
           for (const model of models.length > 0 ? models : [ADAPTERS[name].defaultModel]) {
-            await upsertPrice(trx, { provider: name, model, input_micros_per_mtok: usdPerMtokToMicros(input.priceIn), output_micros_per_mtok: usdPerMtokToMicros(input.priceOut), source: 'operator', updated_at: now });
+            await upsertPrice(trx, {
+              provider: name,
+              model,
+              input_micros_per_mtok: usdPerMtokToMicros(input.priceIn),
+              output_micros_per_mtok: usdPerMtokToMicros(input.priceOut),
+              source: 'operator',
+              updated_at: now,
+            });
           }
         }
         await changes.publish(trx, AI_PROVIDERS_TOPIC, name);

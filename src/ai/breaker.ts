@@ -4,7 +4,11 @@ export type CircuitState = 'closed' | 'open' | 'half-open';
 export type HealthStatus = 'healthy' | 'degraded' | 'unavailable';
 
 /** docs/interface.md, States: closed -> healthy, half-open -> degraded, open -> unavailable. */
-export const STATUS_OF: Readonly<Record<CircuitState, HealthStatus>> = { closed: 'healthy', 'half-open': 'degraded', open: 'unavailable' };
+export const STATUS_OF: Readonly<Record<CircuitState, HealthStatus>> = {
+  closed: 'healthy',
+  'half-open': 'degraded',
+  open: 'unavailable',
+};
 
 export interface BreakerSettings {
   /** Consecutive failures that open a closed circuit. */
@@ -45,7 +49,11 @@ export class CircuitBreaker {
 
   /** The state now (an open circuit whose cool-down has passed reads as half-open). */
   state(): CircuitState {
-    if (this.stateValue === 'open' && this.openedAtMs !== null && this.clock.now().getTime() - this.openedAtMs >= this.settings.cooldownMs) {
+    if (
+      this.stateValue === 'open' &&
+      this.openedAtMs !== null &&
+      this.clock.now().getTime() - this.openedAtMs >= this.settings.cooldownMs
+    ) {
       this.stateValue = 'half-open';
       this.probing = false;
     }
@@ -99,7 +107,8 @@ export class CircuitBreaker {
       consecutiveFailures: this.failures,
       openedAt: this.openedAtMs === null ? null : new Date(this.openedAtMs),
       lastCheckedAt: this.lastCheckedMs === null ? null : new Date(this.lastCheckedMs),
-      retryAt: state === 'open' && this.openedAtMs !== null ? new Date(this.openedAtMs + this.settings.cooldownMs) : null,
+      retryAt:
+        state === 'open' && this.openedAtMs !== null ? new Date(this.openedAtMs + this.settings.cooldownMs) : null,
     };
   }
 }

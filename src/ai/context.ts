@@ -23,7 +23,14 @@ interface Entry {
 }
 
 const memoryText = (topics: readonly string[]): ChatMessage[] =>
-  topics.length > 0 ? [{ role: 'system', content: `Recent conversations of this user began with: ${topics.map((t) => JSON.stringify(t)).join('; ')}.` }] : [];
+  topics.length > 0
+    ? [
+        {
+          role: 'system',
+          content: `Recent conversations of this user began with: ${topics.map((t) => JSON.stringify(t)).join('; ')}.`,
+        },
+      ]
+    : [];
 
 export interface Caller {
   accountId: string;
@@ -58,7 +65,11 @@ export class PromptContext {
     return { account, user };
   }
 
-  private async layer(key: string, version: string, compute: () => Promise<ChatMessage[] | Entry> | ChatMessage[]): Promise<ChatMessage[]> {
+  private async layer(
+    key: string,
+    version: string,
+    compute: () => Promise<ChatMessage[] | Entry> | ChatMessage[],
+  ): Promise<ChatMessage[]> {
     const hit = this.cache.get(key);
     if (hit && hit.version === version) return hit.messages;
     const computed = await compute();
@@ -68,25 +79,39 @@ export class PromptContext {
   }
 
   /** The context messages to put before the caller's own (`fresh`: the session is new, it has no turns). */
-  async assemble(caller: Caller, sessionId: string, request: readonly ChatMessage[], fresh = false): Promise<ChatMessage[]> {
+  async assemble(
+    caller: Caller,
+    sessionId: string,
+    request: readonly ChatMessage[],
+    fresh = false,
+  ): Promise<ChatMessage[]> {
     const { account, user } = await this.versions(caller);
     const system = (text: string | null): ChatMessage[] => (text ? [{ role: 'system', content: text }] : []);
     const persona = await this.layer(this.key(caller, 'persona'), account?.updated_at ?? '', () => {
       if (!account) return [];
       const name = account.display_name ?? account.legal_name;
-      return system(`You are the assistant of ${name}${account.industry ? `, an organisation in ${account.industry}` : ''}.`);
+      return system(
+        `You are the assistant of ${name}${account.industry ? `, an organisation in ${account.industry}` : ''}.`,
+      );
     });
     const preferences = await this.layer(this.key(caller, 'preferences'), account?.updated_at ?? '', () =>
       system(account?.default_timezone ? `Give dates and times in the ${account.default_timezone} timezone.` : null),
     );
     const twin = await this.layer(this.key(caller, 'twin'), user?.updated_at ?? '', () => {
       if (!user || (!user.full_name && !user.username)) return [];
-      return system(`You are talking with ${[user.full_name, user.username ? `@${user.username}` : null].filter(Boolean).join(' ')}.`);
+      return system(
+        `You are talking with ${[user.full_name, user.username ? `@${user.username}` : null].filter(Boolean).join(' ')}.`,
+      );
     });
     const memory = await this.layer(this.key(caller, 'memory'), '', async (): Promise<Entry> => {
       const sessions = await recentSessions(this.db, caller.accountId, caller.userId, MEMORY_SESSIONS);
       const quoted = sessions
-        .map((s) => ({ id: s.id, topic: (JSON.parse(s.firstMessages) as ChatMessage[]).find((m) => m.role === 'user')?.content.slice(0, MEMORY_SNIPPET) }))
+        .map((s) => ({
+          id: s.id,
+          topic: (JSON.parse(s.firstMessages) as ChatMessage[])
+            .find((m) => m.role === 'user')
+            ?.content.slice(0, MEMORY_SNIPPET),
+        }))
         .filter((q): q is { id: string; topic: string } => !!q.topic);
       const topics = quoted.map((q) => q.topic);
       return { version: '', messages: memoryText(topics), sessions: quoted.map((q) => q.id), topics };
@@ -99,11 +124,19 @@ export class PromptContext {
           const turns = await sessionTurns(this.db, caller.accountId, sessionId, SESSION_TURNS);
           return turns.flatMap((t): ChatMessage[] => {
             const asked = (JSON.parse(t.messages) as ChatMessage[]).filter((m) => m.role === 'user').at(-1);
-            return [...(asked ? [asked] : []), ...(t.reply !== null ? [{ role: 'assistant' as const, content: t.reply }] : [])];
+            return [
+              ...(asked ? [asked] : []),
+              ...(t.reply !== null ? [{ role: 'assistant' as const, content: t.reply }] : []),
+            ];
           });
         });
     const header = [...persona, ...preferences, ...twin, ...memory];
-    return header.length > 0 || session.length > 0 ? [...(header.length > 0 ? [{ role: 'system' as const, content: header.map((m) => m.content).join('\n') }] : []), ...session] : [];
+    return header.length > 0 || session.length > 0
+      ? [
+          ...(header.length > 0 ? [{ role: 'system' as const, content: header.map((m) => m.content).join('\n') }] : []),
+          ...session,
+        ]
+      : [];
   }
 
   /**
@@ -111,11 +144,21 @@ export class PromptContext {
    * session in front when this was the session's first run (`opening`: its first user
    * message), keeps as it is when it already quotes the session, and is recomputed otherwise.
    */
-  runCompleted(caller: Caller, sessionId: string, asked: ChatMessage | undefined, reply: string, opening: string | null): void {
+  runCompleted(
+    caller: Caller,
+    sessionId: string,
+    asked: ChatMessage | undefined,
+    reply: string,
+    opening: string | null,
+  ): void {
     const sessionKey = this.key(caller, 'session', sessionId);
     const held = this.cache.get(sessionKey);
     if (held) {
-      const messages = [...held.messages, ...(asked ? [asked] : []), { role: 'assistant' as const, content: reply }].slice(-SESSION_TURNS * 2);
+      const messages = [
+        ...held.messages,
+        ...(asked ? [asked] : []),
+        { role: 'assistant' as const, content: reply },
+      ].slice(-SESSION_TURNS * 2);
       this.cache.set(sessionKey, { version: '', messages });
     }
     const memoryKey = this.key(caller, 'memory');
@@ -123,7 +166,12 @@ export class PromptContext {
     if (!memory || memory.sessions?.includes(sessionId)) return;
     if (opening !== null && memory.sessions && memory.topics) {
       const topics = [opening.slice(0, MEMORY_SNIPPET), ...memory.topics].slice(0, MEMORY_SESSIONS);
-      this.cache.set(memoryKey, { version: '', messages: memoryText(topics), sessions: [sessionId, ...memory.sessions].slice(0, MEMORY_SESSIONS), topics });
+      this.cache.set(memoryKey, {
+        version: '',
+        messages: memoryText(topics),
+        sessions: [sessionId, ...memory.sessions].slice(0, MEMORY_SESSIONS),
+        topics,
+      });
     } else {
       this.cache.delete(memoryKey);
     }

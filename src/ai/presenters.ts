@@ -12,7 +12,11 @@ export function presentRun(row: RunRow) {
     model: row.model,
     requestedModel: row.requested_model,
     message: row.reply === null ? null : { role: 'assistant' as const, content: row.reply },
-    usage: { inputTokens: row.input_tokens, outputTokens: row.output_tokens, totalTokens: row.input_tokens + row.output_tokens },
+    usage: {
+      inputTokens: row.input_tokens,
+      outputTokens: row.output_tokens,
+      totalTokens: row.input_tokens + row.output_tokens,
+    },
     estimatedCostUsd: row.cost_micros === null ? null : row.cost_micros / 1_000_000,
     chargedUsd: row.charged_micros / 1_000_000,
     attempts: JSON.parse(row.attempts) as Attempt[],

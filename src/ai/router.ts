@@ -1,7 +1,16 @@
 import type { Clock } from '../lib/clock.js';
 import { CircuitBreaker, type BreakerSettings } from './breaker.js';
 import { ADAPTERS } from './providers/index.js';
-import { ProviderError, type ChatMessage, type ChatResult, type FailureKind, type OutboundOptions, type ProviderAdapter, type ProviderConfig, type ProviderName } from './providers/types.js';
+import {
+  ProviderError,
+  type ChatMessage,
+  type ChatResult,
+  type FailureKind,
+  type OutboundOptions,
+  type ProviderAdapter,
+  type ProviderConfig,
+  type ProviderName,
+} from './providers/types.js';
 
 /** A provider and the model to ask it for, in the order they are tried. */
 export interface Candidate {
@@ -51,7 +60,12 @@ export class Router {
     this.breakers.delete(name);
   }
 
-  async route(candidates: readonly Candidate[], messages: ChatMessage[], maxOutputTokens: number, signal: AbortSignal = new AbortController().signal): Promise<RouteOutcome> {
+  async route(
+    candidates: readonly Candidate[],
+    messages: ChatMessage[],
+    maxOutputTokens: number,
+    signal: AbortSignal = new AbortController().signal,
+  ): Promise<RouteOutcome> {
     const attempts: Attempt[] = [];
     let retryAt: Date | null = null;
     for (const { config, model } of candidates) {
@@ -64,14 +78,20 @@ export class Router {
       }
       const started = performance.now();
       try {
-        const result = await this.adapters[config.name].chat(config, { model, messages, maxOutputTokens }, this.outbound, signal);
+        const result = await this.adapters[config.name].chat(
+          config,
+          { model, messages, maxOutputTokens },
+          this.outbound,
+          signal,
+        );
         const latencyMs = Math.round(performance.now() - started);
         breaker.success();
         attempts.push({ provider: config.name, model, outcome: 'succeeded', httpStatus: 200, latencyMs });
         return { ok: true, provider: config.name, result, attempts, latencyMs };
       } catch (err) {
         const latencyMs = Math.round(performance.now() - started);
-        const failure = err instanceof ProviderError ? err : new ProviderError(config.name, 'malformed', (err as Error).message);
+        const failure =
+          err instanceof ProviderError ? err : new ProviderError(config.name, 'malformed', (err as Error).message);
         attempts.push({ provider: config.name, model, outcome: failure.kind, httpStatus: failure.status, latencyMs });
         if (!failure.countsAsFailure) {
           breaker.success();

@@ -8,7 +8,8 @@ import { runParams, runPayload, sessionParams } from './schemas.js';
 import type { RunInput } from './service.js';
 
 /** The X-Account-Id header (docs/interface.md, Current account and workspace). */
-const accountHeader = (request: Request) => tenancyHeaders(request.headers as Record<string, string | undefined>).accountId;
+const accountHeader = (request: Request) =>
+  tenancyHeaders(request.headers as Record<string, string | undefined>).accountId;
 
 /** Third-party apps reach chat runs with execution:run; first-party sessions always pass. */
 export const RUN_ROUTE_CONFIG: GantryRouteConfig = { scope: 'execution:run' };
@@ -17,10 +18,19 @@ export const OPERATIONS_ROUTE_CONFIG: GantryRouteConfig = { rateLimit: { limit: 
 
 export function aiRoutes(app: PluginDeps): ServerRoute[] {
   const { ai } = app.services;
-  const operation = (id: string, path: string, answer: (request: Request) => Promise<unknown>, params?: object): ServerRoute => ({
+  const operation = (
+    id: string,
+    path: string,
+    answer: (request: Request) => Promise<unknown>,
+    params?: object,
+  ): ServerRoute => ({
     method: 'GET',
     path: `/ai/operations/${path}`,
-    options: { id: `ai.operations.${id}`, plugins: { gantry: OPERATIONS_ROUTE_CONFIG }, ...(params ? { validate: { params } } : {}) },
+    options: {
+      id: `ai.operations.${id}`,
+      plugins: { gantry: OPERATIONS_ROUTE_CONFIG },
+      ...(params ? { validate: { params } } : {}),
+    },
     handler: async (request, h) => reply(request, h, await answer(request)),
   });
   return [
@@ -42,9 +52,12 @@ export function aiRoutes(app: PluginDeps): ServerRoute[] {
       method: 'GET',
       path: '/features/chat/runs/{id}',
       options: { id: 'ai.runs.get', plugins: { gantry: RUN_ROUTE_CONFIG }, validate: { params: runParams } },
-      handler: async (request, h) => reply(request, h, await ai.getRun(principalOf(request).userId, request.params.id as string)),
+      handler: async (request, h) =>
+        reply(request, h, await ai.getRun(principalOf(request).userId, request.params.id as string)),
     },
-    operation('rate-limit', 'rate-limit', async (request) => ai.rateLimit(await ai.entitled(principalOf(request), accountHeader(request)))),
+    operation('rate-limit', 'rate-limit', async (request) =>
+      ai.rateLimit(await ai.entitled(principalOf(request), accountHeader(request))),
+    ),
     operation('models-health', 'models/health', async (request) => {
       await ai.entitled(principalOf(request), accountHeader(request));
       return ai.modelsHealth();
@@ -54,7 +67,11 @@ export function aiRoutes(app: PluginDeps): ServerRoute[] {
       'sessions/{sessionId}/usage',
       async (request) => {
         const principal = principalOf(request);
-        return ai.sessionUsage(await ai.entitled(principal, accountHeader(request)), principal.userId, request.params.sessionId as string);
+        return ai.sessionUsage(
+          await ai.entitled(principal, accountHeader(request)),
+          principal.userId,
+          request.params.sessionId as string,
+        );
       },
       sessionParams,
     ),

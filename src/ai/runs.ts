@@ -76,7 +76,10 @@ export function createRuns(deps: RunDeps) {
   function candidatesFor(list: ProviderConfig[], model: string | undefined): Candidate[] {
     if (!model) return list.map((config) => ({ config, model: config.models[0] }));
     const offering = list.filter((c) => c.models.includes(model)).map((config) => ({ config, model }));
-    if (offering.length === 0) throw badRequest(`No configured provider offers the model "${model}"`, [{ field: 'model', message: 'not offered by any configured provider', type: 'any.invalid' }]);
+    if (offering.length === 0)
+      throw badRequest(`No configured provider offers the model "${model}"`, [
+        { field: 'model', message: 'not offered by any configured provider', type: 'any.invalid' },
+      ]);
     return offering;
   }
 
@@ -85,10 +88,20 @@ export function createRuns(deps: RunDeps) {
     access.assertWritable(ctx);
     const caller = { accountId: ctx.accountId, userId: principal.userId };
     const total = input.messages.reduce((n, m) => n + m.content.length, 0);
-    if (total > MAX_TOTAL_CHARS) throw badRequest(`The messages hold ${total} characters; the limit is ${MAX_TOTAL_CHARS}`, [{ field: 'messages', message: 'too long in total', type: 'array.max' }]);
-    if (!input.messages.some((m) => m.role === 'user')) throw badRequest('At least one message must have the role user', [{ field: 'messages', message: 'no user message', type: 'array.includes' }]);
+    if (total > MAX_TOTAL_CHARS)
+      throw badRequest(`The messages hold ${total} characters; the limit is ${MAX_TOTAL_CHARS}`, [
+        { field: 'messages', message: 'too long in total', type: 'array.max' },
+      ]);
+    if (!input.messages.some((m) => m.role === 'user'))
+      throw badRequest('At least one message must have the role user', [
+        { field: 'messages', message: 'no user message', type: 'array.includes' },
+      ]);
     const list = await deps.providers();
-    if (list.length === 0) throw new DomainError('NO_PROVIDER_CONFIGURED', 'No AI provider is configured; an operator runs `gantry provider set`');
+    if (list.length === 0)
+      throw new DomainError(
+        'NO_PROVIDER_CONFIGURED',
+        'No AI provider is configured; an operator runs `gantry provider set`',
+      );
     const candidates = candidatesFor(list, input.model);
 
     // A session id Gantry generates is new by construction: no lookups for it.
@@ -99,7 +112,12 @@ export function createRuns(deps: RunDeps) {
 
     const decision = limiter.hit(aiRunBucket(ctx.accountId), AI_RUN_RATE_LIMIT);
     if (!decision.allowed) {
-      throw new DomainError('RATE_LIMIT_EXCEEDED', "The account's AI rate limit is exhausted; retry after the time in Retry-After", undefined, rateLimitHeaders(decision, clock.now().getTime()));
+      throw new DomainError(
+        'RATE_LIMIT_EXCEEDED',
+        "The account's AI rate limit is exhausted; retry after the time in Retry-After",
+        undefined,
+        rateLimitHeaders(decision, clock.now().getTime()),
+      );
     }
     return { principal, input, ctx, caller, candidates, fresh, sessionId, session };
   }
@@ -111,10 +129,13 @@ export function createRuns(deps: RunDeps) {
     const bound = inputTokenBound(prompt.map((m) => m.content));
     // The hold covers the dearest candidate at the largest possible prompt and answer; at
     // least one micro-dollar, so an empty wallet never reaches a provider.
-    const held = Math.max(1, ...run.candidates.map((c) => {
-      const price = priceTable.get(`${c.config.name}|${c.model}`);
-      return price ? costMicros(price, bound, config.ai.maxOutputTokens) : 0;
-    }));
+    const held = Math.max(
+      1,
+      ...run.candidates.map((c) => {
+        const price = priceTable.get(`${c.config.name}|${c.model}`);
+        return price ? costMicros(price, bound, config.ai.maxOutputTokens) : 0;
+      }),
+    );
 
     const startedAt = clock.now().toISOString();
     const staleBefore = new Date(clock.now().getTime() - deps.staleMs).toISOString();
@@ -144,7 +165,8 @@ export function createRuns(deps: RunDeps) {
     await inTransaction(db, async (trx) => {
       const balance = toMicros((await deps.wallet.get(principal.userId, trx)).balance);
       const reserved = await reservedMicros(trx, principal.userId, staleBefore);
-      if (balance - reserved < held) throw new DomainError('INSUFFICIENT_FUNDS', 'The wallet balance is too low for this run');
+      if (balance - reserved < held)
+        throw new DomainError('INSUFFICIENT_FUNDS', 'The wallet balance is too low for this run');
       // Checked again here: two members may have started the same new session id at once.
       const owner = session ?? (fresh ? undefined : await getSession(trx, ctx.accountId, sessionId));
       if (owner && owner.user_id !== principal.userId) throw notFound('Session');
@@ -157,32 +179,72 @@ export function createRuns(deps: RunDeps) {
   /** Asks the providers; an unexpected throw marks the run failed and releases its hold. */
   async function route(run: Admitted, held: Held) {
     const t0 = performance.now();
-    const outcome = await router.route(run.candidates, held.prompt, config.ai.maxOutputTokens).catch(async (err: unknown) => {
-      await finishRun(db, held.row.id, { status: 'failed', error_code: 'INTERNAL', reserved_micros: 0, completed_at: clock.now().toISOString() });
-      throw err;
-    });
+    const outcome = await router
+      .route(run.candidates, held.prompt, config.ai.maxOutputTokens)
+      .catch(async (err: unknown) => {
+        await finishRun(db, held.row.id, {
+          status: 'failed',
+          error_code: 'INTERNAL',
+          reserved_micros: 0,
+          completed_at: clock.now().toISOString(),
+        });
+        throw err;
+      });
     return { outcome, durationMs: Math.round(performance.now() - t0), completedAt: clock.now().toISOString() };
   }
 
   /** Records a run no provider answered, releasing its hold, and throws the answer for it. */
-  async function settleFailure(run: Admitted, runId: string, outcome: Extract<RouteOutcome, { ok: false }>, durationMs: number, completedAt: string): Promise<never> {
+  async function settleFailure(
+    run: Admitted,
+    runId: string,
+    outcome: Extract<RouteOutcome, { ok: false }>,
+    durationMs: number,
+    completedAt: string,
+  ): Promise<never> {
     const allSkipped = outcome.attempts.every((a) => a.outcome === 'skipped');
     const code = outcome.refusal ? 'PROVIDER_REFUSED' : allSkipped ? 'PROVIDERS_UNAVAILABLE' : 'PROVIDERS_FAILED';
     await inTransaction(db, async (trx) => {
-      await finishRun(trx, runId, { status: 'failed', error_code: code, attempts: JSON.stringify(outcome.attempts), reserved_micros: 0, cost_micros: 0, completed_at: completedAt, duration_ms: durationMs });
+      await finishRun(trx, runId, {
+        status: 'failed',
+        error_code: code,
+        attempts: JSON.stringify(outcome.attempts),
+        reserved_micros: 0,
+        cost_micros: 0,
+        completed_at: completedAt,
+        duration_ms: durationMs,
+      });
       await touchSession(trx, run.ctx.accountId, run.sessionId, run.principal.userId, completedAt);
     });
     const details = { runId, attempts: outcome.attempts };
-    if (outcome.refusal) throw new DomainError('UPSTREAM_FAILED', `The provider ${outcome.refusal.provider} refused the request (${outcome.refusal.message})`, details);
+    if (outcome.refusal)
+      throw new DomainError(
+        'UPSTREAM_FAILED',
+        `The provider ${outcome.refusal.provider} refused the request (${outcome.refusal.message})`,
+        details,
+      );
     if (allSkipped) {
-      const wait = outcome.retryAt ? Math.max(1, Math.ceil((outcome.retryAt.getTime() - clock.now().getTime()) / 1000)) : 1;
-      throw DomainError.withStatus(503, 'UPSTREAM_FAILED', 'Every configured provider is unavailable (circuit open); retry later', details, { 'Retry-After': String(wait) });
+      const wait = outcome.retryAt
+        ? Math.max(1, Math.ceil((outcome.retryAt.getTime() - clock.now().getTime()) / 1000))
+        : 1;
+      throw DomainError.withStatus(
+        503,
+        'UPSTREAM_FAILED',
+        'Every configured provider is unavailable (circuit open); retry later',
+        details,
+        { 'Retry-After': String(wait) },
+      );
     }
     throw new DomainError('UPSTREAM_FAILED', 'Every configured provider failed to answer', details);
   }
 
   /** Charges the actual cost and finishes the run in one transaction; returns the final row. */
-  async function settle(run: Admitted, held: Held, outcome: Extract<RouteOutcome, { ok: true }>, durationMs: number, completedAt: string): Promise<RunRow> {
+  async function settle(
+    run: Admitted,
+    held: Held,
+    outcome: Extract<RouteOutcome, { ok: true }>,
+    durationMs: number,
+    completedAt: string,
+  ): Promise<RunRow> {
     const { principal, input } = run;
     const { row } = held;
     const { result, provider } = outcome;
@@ -220,8 +282,18 @@ export function createRuns(deps: RunDeps) {
       await finishRun(trx, row.id, row);
       await touchSession(trx, run.ctx.accountId, run.sessionId, principal.userId, completedAt);
     });
-    context.runCompleted(run.caller, run.sessionId, input.messages.filter((m) => m.role === 'user').at(-1), result.content, run.session ? null : (input.messages.find((m) => m.role === 'user')?.content ?? null));
-    if (outcome.attempts.length > 1) logger.info('ai run failed over', { runId: row.id, attempts: outcome.attempts.map((a) => `${a.provider}:${a.outcome}`).join(',') });
+    context.runCompleted(
+      run.caller,
+      run.sessionId,
+      input.messages.filter((m) => m.role === 'user').at(-1),
+      result.content,
+      run.session ? null : (input.messages.find((m) => m.role === 'user')?.content ?? null),
+    );
+    if (outcome.attempts.length > 1)
+      logger.info('ai run failed over', {
+        runId: row.id,
+        attempts: outcome.attempts.map((a) => `${a.provider}:${a.outcome}`).join(','),
+      });
     return row;
   }
 

@@ -19,8 +19,14 @@ export const runPayload = Joi.object({
   sessionId: Joi.string().pattern(SESSION_ID),
   model: Joi.string().pattern(/^[A-Za-z0-9._:/@-]{1,200}$/),
   // Streaming (SSE) is not offered; the field is accepted only when false (docs/ai.md).
-  stream: Joi.boolean().valid(false).messages({ 'any.only': 'streaming is not supported; omit stream or set it to false' }),
+  stream: Joi.boolean()
+    .valid(false)
+    .messages({ 'any.only': 'streaming is not supported; omit stream or set it to false' }),
 });
 
-export const runParams = Joi.object({ id: Joi.string().guid({ version: ['uuidv4', 'uuidv7'] }).required() });
+export const runParams = Joi.object({
+  id: Joi.string()
+    .guid({ version: ['uuidv4', 'uuidv7'] })
+    .required(),
+});
 export const sessionParams = Joi.object({ sessionId: Joi.string().pattern(SESSION_ID).required() });

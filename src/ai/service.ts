@@ -60,7 +60,12 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
   async function prices(): Promise<Map<string, ModelPrice>> {
     let map = priceCache.get('prices');
     if (!map) {
-      map = new Map((await listPrices(db)).map((p) => [`${p.provider}|${p.model}`, { inputMicrosPerMtok: p.input_micros_per_mtok, outputMicrosPerMtok: p.output_micros_per_mtok }]));
+      map = new Map(
+        (await listPrices(db)).map((p) => [
+          `${p.provider}|${p.model}`,
+          { inputMicrosPerMtok: p.input_micros_per_mtok, outputMicrosPerMtok: p.output_micros_per_mtok },
+        ]),
+      );
       priceCache.set('prices', map);
     }
     return map;
@@ -78,12 +83,24 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
     return ctx;
   }
 
-  const runs = createRuns({ kernel, accounts: deps.accounts, wallet: deps.wallet, router, context, providers, prices, entitled, staleMs });
+  const runs = createRuns({
+    kernel,
+    accounts: deps.accounts,
+    wallet: deps.wallet,
+    router,
+    context,
+    providers,
+    prices,
+    entitled,
+    staleMs,
+  });
 
   return {
     admin,
     /** Provider keys carry their key id in a column of their own: the AI domain re-seals them itself. */
-    sealed: { reseal: async () => ({ 'ai_providers.api_key_sealed': await admin.resealKeys() }) } satisfies SealedValues,
+    sealed: {
+      reseal: async () => ({ 'ai_providers.api_key_sealed': await admin.resealKeys() }),
+    } satisfies SealedValues,
     router,
     context,
     entitled,
@@ -110,9 +127,15 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
     async modelsHealth() {
       const configured = new Set((await providers()).map((p) => p.name));
       return PROVIDER_NAMES.map((name) => {
-        if (!configured.has(name)) return { provider: name, status: 'unavailable' as const, circuitState: null, lastCheckedAt: null };
+        if (!configured.has(name))
+          return { provider: name, status: 'unavailable' as const, circuitState: null, lastCheckedAt: null };
         const snap = router.breaker(name).snapshot();
-        return { provider: name, status: STATUS_OF[snap.state], circuitState: snap.state, lastCheckedAt: snap.lastCheckedAt?.toISOString() ?? null };
+        return {
+          provider: name,
+          status: STATUS_OF[snap.state],
+          circuitState: snap.state,
+          lastCheckedAt: snap.lastCheckedAt?.toISOString() ?? null,
+        };
       });
     },
 

@@ -6,23 +6,36 @@ export type ProviderRow = Selectable<AiProvidersTable>;
 export type RunRow = Selectable<AiRunsTable>;
 export type PriceRow = Selectable<AiModelPricesTable>;
 
-export const listProviders = (db: Executor) => db.selectFrom('ai_providers').selectAll().orderBy('priority').orderBy('name').execute();
+export const listProviders = (db: Executor) =>
+  db.selectFrom('ai_providers').selectAll().orderBy('priority').orderBy('name').execute();
 
-export const getProvider = (db: Executor, name: string) => db.selectFrom('ai_providers').selectAll().where('name', '=', name).executeTakeFirst();
+export const getProvider = (db: Executor, name: string) =>
+  db.selectFrom('ai_providers').selectAll().where('name', '=', name).executeTakeFirst();
 
 export async function upsertProvider(db: Executor, row: ProviderRow): Promise<void> {
   await db
     .insertInto('ai_providers')
     .values(row)
     .onConflict((oc) =>
-      oc.column('name').doUpdateSet({ base_url: row.base_url, api_key_sealed: row.api_key_sealed, key_id: row.key_id, models: row.models, priority: row.priority, updated_at: row.updated_at }),
+      oc.column('name').doUpdateSet({
+        base_url: row.base_url,
+        api_key_sealed: row.api_key_sealed,
+        key_id: row.key_id,
+        models: row.models,
+        priority: row.priority,
+        updated_at: row.updated_at,
+      }),
     )
     .execute();
 }
 
 /** A provider's key re-sealed under another credential key (`key_id` names that key). */
 export async function setProviderKey(db: Executor, name: string, apiKeySealed: string, keyId: string): Promise<void> {
-  await db.updateTable('ai_providers').set({ api_key_sealed: apiKeySealed, key_id: keyId }).where('name', '=', name).execute();
+  await db
+    .updateTable('ai_providers')
+    .set({ api_key_sealed: apiKeySealed, key_id: keyId })
+    .where('name', '=', name)
+    .execute();
 }
 
 export async function deleteProvider(db: Executor, name: string): Promise<boolean> {
@@ -30,22 +43,39 @@ export async function deleteProvider(db: Executor, name: string): Promise<boolea
   return Number(result.numDeletedRows) > 0;
 }
 
-export const listPrices = (db: Executor) => db.selectFrom('ai_model_prices').selectAll().orderBy('provider').orderBy('model').execute();
+export const listPrices = (db: Executor) =>
+  db.selectFrom('ai_model_prices').selectAll().orderBy('provider').orderBy('model').execute();
 
 export async function upsertPrice(db: Executor, row: PriceRow): Promise<void> {
   await db
     .insertInto('ai_model_prices')
     .values(row)
     .onConflict((oc) =>
-      oc.columns(['provider', 'model']).doUpdateSet({ input_micros_per_mtok: row.input_micros_per_mtok, output_micros_per_mtok: row.output_micros_per_mtok, source: row.source, updated_at: row.updated_at }),
+      oc.columns(['provider', 'model']).doUpdateSet({
+        input_micros_per_mtok: row.input_micros_per_mtok,
+        output_micros_per_mtok: row.output_micros_per_mtok,
+        source: row.source,
+        updated_at: row.updated_at,
+      }),
     )
     .execute();
 }
 
 export const getSession = (db: Executor, accountId: string, sessionId: string) =>
-  db.selectFrom('ai_sessions').selectAll().where('account_id', '=', accountId).where('id', '=', sessionId).executeTakeFirst();
+  db
+    .selectFrom('ai_sessions')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('id', '=', sessionId)
+    .executeTakeFirst();
 
-export async function touchSession(db: Executor, accountId: string, sessionId: string, userId: string, at: string): Promise<void> {
+export async function touchSession(
+  db: Executor,
+  accountId: string,
+  sessionId: string,
+  userId: string,
+  at: string,
+): Promise<void> {
   await db
     .insertInto('ai_sessions')
     .values({ account_id: accountId, id: sessionId, user_id: userId, created_at: at, last_run_at: at })
@@ -61,7 +91,8 @@ export async function finishRun(db: Executor, id: string, patch: Partial<RunRow>
   await db.updateTable('ai_runs').set(patch).where('id', '=', id).execute();
 }
 
-export const getRun = (db: Executor, id: string) => db.selectFrom('ai_runs').selectAll().where('id', '=', id).executeTakeFirst();
+export const getRun = (db: Executor, id: string) =>
+  db.selectFrom('ai_runs').selectAll().where('id', '=', id).executeTakeFirst();
 
 /** Funds held by a user's runs still in flight (started after `since`; older ones are abandoned). */
 export async function reservedMicros(db: Executor, userId: string, since: string): Promise<number> {
@@ -94,7 +125,16 @@ export async function sessionUsage(db: Executor, accountId: string, sessionId: s
       eb.fn.coalesce(eb.fn.sum<number>('input_tokens'), eb.val(0)).as('input'),
       eb.fn.coalesce(eb.fn.sum<number>('output_tokens'), eb.val(0)).as('output'),
       eb.fn.coalesce(eb.fn.sum<number>('cost_micros'), eb.val(0)).as('cost'),
-      eb.fn.sum<number>(eb.case().when(eb.and([eb('status', '=', 'succeeded'), eb('cost_micros', 'is', null)])).then(1).else(0).end()).as('unpriced'),
+      eb.fn
+        .sum<number>(
+          eb
+            .case()
+            .when(eb.and([eb('status', '=', 'succeeded'), eb('cost_micros', 'is', null)]))
+            .then(1)
+            .else(0)
+            .end(),
+        )
+        .as('unpriced'),
     ])
     .where('account_id', '=', accountId)
     .where('session_id', '=', sessionId)
@@ -123,7 +163,16 @@ export async function recentSessions(db: Executor, accountId: string, userId: st
     .select(['id', 'last_run_at'])
     .where('account_id', '=', accountId)
     .where('user_id', '=', userId)
-    .where((eb) => eb.exists(eb.selectFrom('ai_runs').select('id').whereRef('ai_runs.account_id', '=', 'ai_sessions.account_id').whereRef('ai_runs.session_id', '=', 'ai_sessions.id').where('ai_runs.status', '=', 'succeeded')))
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('ai_runs')
+          .select('id')
+          .whereRef('ai_runs.account_id', '=', 'ai_sessions.account_id')
+          .whereRef('ai_runs.session_id', '=', 'ai_sessions.id')
+          .where('ai_runs.status', '=', 'succeeded'),
+      ),
+    )
     .orderBy('last_run_at', 'desc')
     .limit(limit)
     .execute();

@@ -3,7 +3,11 @@ import type { Executor } from '../db/tx.js';
 import * as store from './store.js';
 
 /** The reader of the audit log: newest first, keyset-paged on seq (index account_id, seq). */
-export async function readAuditLog(kernel: Pick<Kernel, 'db' | 'cursors'>, accountId: string, page: { limit: number; cursor?: string }) {
+export async function readAuditLog(
+  kernel: Pick<Kernel, 'db' | 'cursors'>,
+  accountId: string,
+  page: { limit: number; cursor?: string },
+) {
   const { db, cursors } = kernel;
   const scope = `audit:${accountId}`;
   const after = page.cursor ? Number(cursors.decode<{ seq: number }>(scope, page.cursor).seq) : null;
@@ -30,5 +34,10 @@ export async function readAuditLog(kernel: Pick<Kernel, 'db' | 'cursors'>, accou
  * Entries of some actions in an account since a moment, and the oldest one's time (for quotas);
  * with `email`, only those whose metadata names that address.
  */
-export const countAuditSince = (executor: Executor, accountId: string, actions: readonly string[], sinceIso: string, email?: string) =>
-  store.countSince(executor, accountId, actions, sinceIso, email);
+export const countAuditSince = (
+  executor: Executor,
+  accountId: string,
+  actions: readonly string[],
+  sinceIso: string,
+  email?: string,
+) => store.countSince(executor, accountId, actions, sinceIso, email);

@@ -87,8 +87,15 @@ export const SYSTEM_ACTOR = 'system';
  * The audit writer bound to an actor: actorId and actorUsername resolved once per call, the
  * time from the clock. Same transaction rule as recordAudit.
  */
-export function makeActorAudit(deps: { clock: Clock; getUser: (userId: string, executor: Executor) => Promise<{ username: string | null; email: string }> }) {
-  return async function audit(trx: Executor, actor: Actor, entry: { accountId: string; action: AuditAction; targetId: string; metadata?: Record<string, unknown> }) {
+export function makeActorAudit(deps: {
+  clock: Clock;
+  getUser: (userId: string, executor: Executor) => Promise<{ username: string | null; email: string }>;
+}) {
+  return async function audit(
+    trx: Executor,
+    actor: Actor,
+    entry: { accountId: string; action: AuditAction; targetId: string; metadata?: Record<string, unknown> },
+  ) {
     const actorId = actor?.userId ?? SYSTEM_ACTOR;
     const username = actor ? actorName(await deps.getUser(actor.userId, trx)) : SYSTEM_ACTOR;
     await recordAudit(trx, { ...entry, actorId, actorUsername: username, at: deps.clock.now() });

@@ -13,7 +13,9 @@ export async function insertEntry(executor: Executor, row: AuditRow): Promise<vo
   await executor
     .insertInto('account_audit_counts')
     .values({ account_id: row.account_id, total: 1 })
-    .onConflict((oc) => oc.column('account_id').doUpdateSet((eb) => ({ total: eb('account_audit_counts.total', '+', 1) })))
+    .onConflict((oc) =>
+      oc.column('account_id').doUpdateSet((eb) => ({ total: eb('account_audit_counts.total', '+', 1) })),
+    )
     .execute();
 }
 
@@ -31,7 +33,13 @@ export const countEntries = (executor: Executor, accountId: string) =>
   executor.selectFrom('account_audit_counts').select('total').where('account_id', '=', accountId).executeTakeFirst();
 
 /** Audit entries of some actions in an account since a moment (for quotas): how many, and the oldest's time. */
-export async function countSince(executor: Executor, accountId: string, actions: readonly string[], sinceIso: string, email?: string): Promise<{ count: number; oldest: string | null }> {
+export async function countSince(
+  executor: Executor,
+  accountId: string,
+  actions: readonly string[],
+  sinceIso: string,
+  email?: string,
+): Promise<{ count: number; oldest: string | null }> {
   let query = executor
     .selectFrom('account_audit_log')
     .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])

@@ -8,7 +8,9 @@ import { assertAssignableRole, assertKnownFeature, ENTITLEMENT_FEATURES } from '
 /** A user named by id or by email. */
 async function resolveUser(app: AppContext, idOrEmail: string): Promise<string> {
   const { identity } = app.services;
-  const user = idOrEmail.includes('@') ? await identity.findUserByEmail(idOrEmail.trim().toLowerCase()) : await identity.findUserById(idOrEmail);
+  const user = idOrEmail.includes('@')
+    ? await identity.findUserByEmail(idOrEmail.trim().toLowerCase())
+    : await identity.findUserById(idOrEmail);
   if (!user) throw new UsageError(`no user "${idOrEmail}"`);
   return user.id;
 }
@@ -16,19 +18,30 @@ async function resolveUser(app: AppContext, idOrEmail: string): Promise<string> 
 export function makeAccountCommands(program: Command, io: CliIo): Command {
   const account = program.command('account').description('manage accounts');
 
-  withCommon(account.command('list').description('list accounts (every status)').option('--status <status>', 'only accounts with this status')).action(async (options: CommonOptions & { status?: string }) => {
+  withCommon(
+    account
+      .command('list')
+      .description('list accounts (every status)')
+      .option('--status <status>', 'only accounts with this status'),
+  ).action(async (options: CommonOptions & { status?: string }) => {
     await withApp(io, options, async (app) => {
       const rows = await app.services.accounts.list({ status: options.status });
       emit(io, options, rows, () => table(rows, ['id', 'slug', 'legalName', 'status', 'createdAt']));
     });
   });
 
-  withCommon(account.command('show').argument('<accountId>').description('show an account with its counts')).action(async (accountId: string, options: CommonOptions) => {
-    await withApp(io, options, async (app) => {
-      const shown = await app.services.accounts.show(accountId);
-      emit(io, options, shown, () => Object.entries(shown).map(([k, v]) => `${k}: ${v ?? '-'}`).join('\n'));
-    });
-  });
+  withCommon(account.command('show').argument('<accountId>').description('show an account with its counts')).action(
+    async (accountId: string, options: CommonOptions) => {
+      await withApp(io, options, async (app) => {
+        const shown = await app.services.accounts.show(accountId);
+        emit(io, options, shown, () =>
+          Object.entries(shown)
+            .map(([k, v]) => `${k}: ${v ?? '-'}`)
+            .join('\n'),
+        );
+      });
+    },
+  );
 
   withCommon(
     account
@@ -38,21 +51,34 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
       .option('--legal-name <name>', 'legal or organisation name, 2-180 characters')
       .option('--owner <user>', 'owner: user id or email')
       .option('--display-name <name>', 'display name'),
-  ).action(async (options: CommonOptions & { slug?: string; legalName?: string; owner?: string; displayName?: string }) => {
-    const slug = await required(io, options.slug, { flag: 'slug', message: 'Slug' });
-    const legalName = await required(io, options.legalName, { flag: 'legal-name', message: 'Legal name' });
-    const owner = await required(io, options.owner, { flag: 'owner', message: 'Owner (user id or email)' });
-    await withApp(io, options, async (app) => {
-      const created = await app.services.accounts.create(await resolveUser(app, owner), { slug, legalName, ...(options.displayName ? { displayName: options.displayName } : {}) });
-      emit(io, options, created, () => `created account ${created.id} (${created.slug}), default workspace ${created.defaultWorkspaceId}`);
-    });
-  });
+  ).action(
+    async (options: CommonOptions & { slug?: string; legalName?: string; owner?: string; displayName?: string }) => {
+      const slug = await required(io, options.slug, { flag: 'slug', message: 'Slug' });
+      const legalName = await required(io, options.legalName, { flag: 'legal-name', message: 'Legal name' });
+      const owner = await required(io, options.owner, { flag: 'owner', message: 'Owner (user id or email)' });
+      await withApp(io, options, async (app) => {
+        const created = await app.services.accounts.create(await resolveUser(app, owner), {
+          slug,
+          legalName,
+          ...(options.displayName ? { displayName: options.displayName } : {}),
+        });
+        emit(
+          io,
+          options,
+          created,
+          () => `created account ${created.id} (${created.slug}), default workspace ${created.defaultWorkspaceId}`,
+        );
+      });
+    },
+  );
 
   for (const [name, status] of [
     ['suspend', 'suspended'],
     ['activate', 'active'],
   ] as const) {
-    withCommon(account.command(name).argument('<accountId>').description(`${name} an account (PATCH status ${status})`)).action(async (accountId: string, options: CommonOptions) => {
+    withCommon(
+      account.command(name).argument('<accountId>').description(`${name} an account (PATCH status ${status})`),
+    ).action(async (accountId: string, options: CommonOptions) => {
       await withApp(io, options, async (app) => {
         const updated = await app.services.accounts.update(accountId, null, { status });
         emit(io, options, updated, () => `account ${updated.id} is ${updated.status}`);
@@ -60,7 +86,12 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
     });
   }
 
-  withCommon(account.command('restore').argument('<accountId>').description('restore a deleted (closed) account within its retention period')).action(async (accountId: string, options: CommonOptions) => {
+  withCommon(
+    account
+      .command('restore')
+      .argument('<accountId>')
+      .description('restore a deleted (closed) account within its retention period'),
+  ).action(async (accountId: string, options: CommonOptions) => {
     await withApp(io, options, async (app) => {
       await app.services.accounts.deletion.restore(accountId, null);
       const shown = await app.services.accounts.show(accountId);
@@ -68,19 +99,26 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
     });
   });
 
-  withCommon(account.command('approve-deletion').argument('<accountId>').description('confirm a closed account deletion: no restore, purged by the next retention run')).action(async (accountId: string, options: CommonOptions) => {
+  withCommon(
+    account
+      .command('approve-deletion')
+      .argument('<accountId>')
+      .description('confirm a closed account deletion: no restore, purged by the next retention run'),
+  ).action(async (accountId: string, options: CommonOptions) => {
     await withApp(io, options, async (app) => {
       const result = await app.services.accounts.deletion.approve(accountId, null);
       emit(io, options, result, () => `account ${accountId} deletion approved`);
     });
   });
 
-  withCommon(account.command('purge').description('run the retention job now: hard-delete accounts due')).action(async (options: CommonOptions) => {
-    await withApp(io, options, async (app) => {
-      const purged = await app.services.accounts.deletion.purgeDue(app.kernel.clock.now());
-      emit(io, options, { purged }, () => (purged.length ? `hard-deleted ${purged.join(', ')}` : 'nothing to purge'));
-    });
-  });
+  withCommon(account.command('purge').description('run the retention job now: hard-delete accounts due')).action(
+    async (options: CommonOptions) => {
+      await withApp(io, options, async (app) => {
+        const purged = await app.services.accounts.deletion.purgeDue(app.kernel.clock.now());
+        emit(io, options, { purged }, () => (purged.length ? `hard-deleted ${purged.join(', ')}` : 'nothing to purge'));
+      });
+    },
+  );
 
   withCommon(
     account
@@ -94,7 +132,12 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
     assertKnownFeature(options.feature);
     await withApp(io, options, async (app) => {
       const result = await app.services.accounts.setEntitlement(accountId, options.feature!, !options.revoke);
-      emit(io, options, result, () => `${result.granted ? 'granted' : 'revoked'} ${result.feature} for account ${accountId}`);
+      emit(
+        io,
+        options,
+        result,
+        () => `${result.granted ? 'granted' : 'revoked'} ${result.feature} for account ${accountId}`,
+      );
     });
   });
 
@@ -111,7 +154,10 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
     const role = options.role;
     assertAssignableRole(role);
     await withApp(io, options, async (app) => {
-      const added = await app.services.accounts.members.add(accountId, null, { chainerId: await resolveUser(app, user), role });
+      const added = await app.services.accounts.members.add(accountId, null, {
+        chainerId: await resolveUser(app, user),
+        role,
+      });
       emit(io, options, added, () => `added ${user} to ${accountId} as ${added.role}`);
     });
   });
@@ -124,15 +170,25 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
       .option('--release-seat', 'release their billing seat'),
   ).action(async (accountId: string, user: string, options: CommonOptions & { releaseSeat?: boolean }) => {
     await withApp(io, options, async (app) => {
-      const removed = await app.services.accounts.members.remove(accountId, null, await resolveUser(app, user), { releaseSeat: options.releaseSeat === true });
-      emit(io, options, removed, () => `removed ${user} from ${accountId}: ${removed.revokedApiKeys.length} API key(s) revoked, ${removed.removedWorkspaceMemberships} workspace membership(s) removed, seat ${removed.seatRelease.status}`);
+      const removed = await app.services.accounts.members.remove(accountId, null, await resolveUser(app, user), {
+        releaseSeat: options.releaseSeat === true,
+      });
+      emit(
+        io,
+        options,
+        removed,
+        () =>
+          `removed ${user} from ${accountId}: ${removed.revokedApiKeys.length} API key(s) revoked, ${removed.removedWorkspaceMemberships} workspace membership(s) removed, seat ${removed.seatRelease.status}`,
+      );
     });
   });
-  withCommon(member.command('list').argument('<accountId>').description("list an account's members")).action(async (accountId: string, options: CommonOptions) => {
-    await withApp(io, options, async (app) => {
-      const { items } = await app.services.accounts.members.list(accountId, 500, 0);
-      emit(io, options, items, () => table(items, ['chainerId', 'email', 'role', 'status', 'joinedAt']));
-    });
-  });
+  withCommon(member.command('list').argument('<accountId>').description("list an account's members")).action(
+    async (accountId: string, options: CommonOptions) => {
+      await withApp(io, options, async (app) => {
+        const { items } = await app.services.accounts.members.list(accountId, 500, 0);
+        emit(io, options, items, () => table(items, ['chainerId', 'email', 'role', 'status', 'joinedAt']));
+      });
+    },
+  );
   return account;
 }

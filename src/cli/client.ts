@@ -20,16 +20,29 @@ export function makeClientCommands(program: Command, io: CliIo): void {
       .option('--scope <scope...>', `allowed scopes: ${SCOPE_NAMES.join(' ')}`),
   ).action(async (options: CreateOptions) => {
     const name = await required(io, options.name, { flag: 'name', message: 'Application name' });
-    const type = await required(io, options.type, { flag: 'type', message: 'Client type', kind: 'select', choices: CLIENT_TYPES });
-    const redirectUris = await requiredList(io, options.redirectUri, { flag: 'redirect-uri', message: 'Redirect URIs (space or comma separated)' });
-    const scopes = await requiredList(io, options.scope, { flag: 'scope', message: `Scopes (${SCOPE_NAMES.join(' ')})` });
+    const type = await required(io, options.type, {
+      flag: 'type',
+      message: 'Client type',
+      kind: 'select',
+      choices: CLIENT_TYPES,
+    });
+    const redirectUris = await requiredList(io, options.redirectUri, {
+      flag: 'redirect-uri',
+      message: 'Redirect URIs (space or comma separated)',
+    });
+    const scopes = await requiredList(io, options.scope, {
+      flag: 'scope',
+      message: `Scopes (${SCOPE_NAMES.join(' ')})`,
+    });
     await withApp(io, options, async (app) => {
       const created = await app.services.oauth.clients.create({ name, type, redirectUris, scopes });
       emit(io, options, created, () =>
         [
           `created ${created.type} client "${created.name}"`,
           `client id:     ${created.clientId}`,
-          ...(created.clientSecret ? [`client secret: ${created.clientSecret}`, 'Store the secret now: it is not shown again.'] : ['public client: no secret (PKCE only)']),
+          ...(created.clientSecret
+            ? [`client secret: ${created.clientSecret}`, 'Store the secret now: it is not shown again.']
+            : ['public client: no secret (PKCE only)']),
           `redirect URIs: ${created.redirectUris.join(' ')}`,
           `scopes:        ${created.scopes.join(' ')}`,
         ].join('\n'),
@@ -42,32 +55,60 @@ export function makeClientCommands(program: Command, io: CliIo): void {
       const clients = await app.services.oauth.clients.list();
       emit(io, options, clients, () =>
         table(
-          clients.map((c) => ({ id: c.clientId, name: c.name, type: c.type, scopes: c.scopes.join(' '), redirectUris: c.redirectUris.join(' ') })),
+          clients.map((c) => ({
+            id: c.clientId,
+            name: c.name,
+            type: c.type,
+            scopes: c.scopes.join(' '),
+            redirectUris: c.redirectUris.join(' '),
+          })),
           ['id', 'name', 'type', 'scopes', 'redirectUris'],
         ),
       );
     });
   });
 
-  withCommon(client.command('show').argument('<clientId>').description('show one OAuth client (never its secret)')).action(async (clientId: string, options: CommonOptions) => {
+  withCommon(
+    client.command('show').argument('<clientId>').description('show one OAuth client (never its secret)'),
+  ).action(async (clientId: string, options: CommonOptions) => {
     await withApp(io, options, async (app) => {
       const shown = await app.services.oauth.clients.show(clientId);
       emit(io, options, shown, () =>
-        [`client id:     ${shown.clientId}`, `name:          ${shown.name}`, `type:          ${shown.type}`, `redirect URIs: ${shown.redirectUris.join(' ')}`, `scopes:        ${shown.scopes.join(' ')}`, `created:       ${shown.createdAt}`].join('\n'),
+        [
+          `client id:     ${shown.clientId}`,
+          `name:          ${shown.name}`,
+          `type:          ${shown.type}`,
+          `redirect URIs: ${shown.redirectUris.join(' ')}`,
+          `scopes:        ${shown.scopes.join(' ')}`,
+          `created:       ${shown.createdAt}`,
+        ].join('\n'),
       );
     });
   });
 
-  withCommon(client.command('rotate-secret').argument('<clientId>').description('replace the secret of a confidential client; the old one stops working')).action(
-    async (clientId: string, options: CommonOptions) => {
-      await withApp(io, options, async (app) => {
-        const rotated = await app.services.oauth.clients.rotateSecret(clientId);
-        emit(io, options, rotated, () => [`new secret for ${rotated.clientId}: ${rotated.clientSecret}`, 'Store the secret now: it is not shown again.'].join('\n'));
-      });
-    },
-  );
+  withCommon(
+    client
+      .command('rotate-secret')
+      .argument('<clientId>')
+      .description('replace the secret of a confidential client; the old one stops working'),
+  ).action(async (clientId: string, options: CommonOptions) => {
+    await withApp(io, options, async (app) => {
+      const rotated = await app.services.oauth.clients.rotateSecret(clientId);
+      emit(io, options, rotated, () =>
+        [
+          `new secret for ${rotated.clientId}: ${rotated.clientSecret}`,
+          'Store the secret now: it is not shown again.',
+        ].join('\n'),
+      );
+    });
+  });
 
-  withCommon(client.command('delete').argument('<clientId>').description('delete a client and revoke every grant and token issued to it')).action(async (clientId: string, options: CommonOptions) => {
+  withCommon(
+    client
+      .command('delete')
+      .argument('<clientId>')
+      .description('delete a client and revoke every grant and token issued to it'),
+  ).action(async (clientId: string, options: CommonOptions) => {
     await withApp(io, options, async (app) => {
       const removed = await app.services.oauth.clients.remove(clientId);
       emit(io, options, removed, () => `deleted client ${removed.clientId}; ${removed.revokedGrants} grant(s) revoked`);

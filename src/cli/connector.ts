@@ -38,30 +38,73 @@ export function makeConnectorCommands(program: Command, io: CliIo): void {
   ).action(async (options: DefineOptions) => {
     const key = await required(io, options.key, { flag: 'key', message: 'Connector key' });
     const name = await required(io, options.name, { flag: 'name', message: 'Name' });
-    const auth = await required(io, options.auth, { flag: 'auth', message: 'Auth kind', kind: 'select', choices: ['oauth2'] });
+    const auth = await required(io, options.auth, {
+      flag: 'auth',
+      message: 'Auth kind',
+      kind: 'select',
+      choices: ['oauth2'],
+    });
     if (auth !== 'oauth2') throw new UsageError('--auth must be oauth2');
-    const authorizeUrl = await required(io, options.authorizeUrl, { flag: 'authorize-url', message: 'Authorization URL' });
+    const authorizeUrl = await required(io, options.authorizeUrl, {
+      flag: 'authorize-url',
+      message: 'Authorization URL',
+    });
     const tokenUrl = await required(io, options.tokenUrl, { flag: 'token-url', message: 'Token URL' });
     const clientId = await required(io, options.clientId, { flag: 'client-id', message: 'Client id' });
-    const clientSecret = await required(io, options.clientSecret, { flag: 'client-secret', message: 'Client secret', kind: 'password' });
+    const clientSecret = await required(io, options.clientSecret, {
+      flag: 'client-secret',
+      message: 'Client secret',
+      kind: 'password',
+    });
     let configSchema: Record<string, unknown> | null = null;
     if (options.configSchema) {
       try {
         configSchema = JSON.parse(readFileSync(options.configSchema, 'utf8')) as Record<string, unknown>;
       } catch (err) {
-        throw new UsageError(`--config-schema: cannot read JSON from ${options.configSchema} (${(err as Error).message})`);
+        throw new UsageError(
+          `--config-schema: cannot read JSON from ${options.configSchema} (${(err as Error).message})`,
+        );
       }
     }
     await withApp(io, options, async (app) => {
-      const { definition, callbackUrl } = await app.services.connectors.defineSystem({ key, name, authorizeUrl, tokenUrl, clientId, clientSecret, scopes: options.scope ?? [], pkce: !!options.pkce, checkUrl: options.checkUrl ?? null, configSchema });
-      emit(io, options, definition, () => `defined connector ${definition.key} (${definition.name}); callback: ${callbackUrl}`);
+      const { definition, callbackUrl } = await app.services.connectors.defineSystem({
+        key,
+        name,
+        authorizeUrl,
+        tokenUrl,
+        clientId,
+        clientSecret,
+        scopes: options.scope ?? [],
+        pkce: !!options.pkce,
+        checkUrl: options.checkUrl ?? null,
+        configSchema,
+      });
+      emit(
+        io,
+        options,
+        definition,
+        () => `defined connector ${definition.key} (${definition.name}); callback: ${callbackUrl}`,
+      );
     });
   });
 
-  withCommon(connector.command('list').description('list system connector definitions')).action(async (options: CommonOptions) => {
-    await withApp(io, options, async (app) => {
-      const defs = await app.services.connectors.listSystemDefinitions();
-      emit(io, options, defs, () => table(defs.map((d) => ({ key: d.key, name: d.name, auth: d.authKind, adapter: d.adapter, configured: d.oauth ? d.oauth.configured : '-' })), ['key', 'name', 'auth', 'adapter', 'configured']));
-    });
-  });
+  withCommon(connector.command('list').description('list system connector definitions')).action(
+    async (options: CommonOptions) => {
+      await withApp(io, options, async (app) => {
+        const defs = await app.services.connectors.listSystemDefinitions();
+        emit(io, options, defs, () =>
+          table(
+            defs.map((d) => ({
+              key: d.key,
+              name: d.name,
+              auth: d.authKind,
+              adapter: d.adapter,
+              configured: d.oauth ? d.oauth.configured : '-',
+            })),
+            ['key', 'name', 'auth', 'adapter', 'configured'],
+          ),
+        );
+      });
+    },
+  );
 }

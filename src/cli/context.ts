@@ -7,7 +7,11 @@ import type { CliIo, CommonOptions } from './io.js';
  * Opens the data dir for one command: config, kernel (migrations applied), services.
  * Commands log only warnings (to stderr) so --json output stays one document.
  */
-export async function withApp<T>(io: CliIo, options: CommonOptions & ConfigFlags, fn: (app: AppContext) => Promise<T>): Promise<T> {
+export async function withApp<T>(
+  io: CliIo,
+  options: CommonOptions & ConfigFlags,
+  fn: (app: AppContext) => Promise<T>,
+): Promise<T> {
   const config = resolveConfig({ dataDir: options.dataDir }, io.env);
   const logger = createLogger(config.logLevel === 'debug' ? 'debug' : 'warn', (line) => io.err(line.trimEnd()));
   const app = await createAppContext(config, { logger, env: io.env });

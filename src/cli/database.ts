@@ -4,20 +4,32 @@ import { withApp } from './context.js';
 import { emit, withCommon, type CliIo, type CommonOptions } from './io.js';
 
 export function makeDatabaseCommands(program: Command, io: CliIo): void {
-  withCommon(program.command('migrate').description('apply pending database migrations')).action(async (options: CommonOptions) => {
-    await withApp(io, options, async (app) => {
-      const { applied, current } = app.kernel.migration;
-      emit(io, options, { applied, current }, () => (applied.length ? `applied ${applied.join(', ')}` : `up to date (${current})`));
-    });
-  });
-
-  withCommon(program.command('backup').argument('<file>', 'where to write the copy').description('copy the database consistently while the server runs (SQLite online backup)')).action(
-    async (file: string, options: CommonOptions) => {
+  withCommon(program.command('migrate').description('apply pending database migrations')).action(
+    async (options: CommonOptions) => {
       await withApp(io, options, async (app) => {
-        const target = path.resolve(file);
-        const progress = await app.kernel.sqlite.backup(target);
-        emit(io, options, { file: target, pages: progress.totalPages }, () => `backup written to ${target} (${progress.totalPages} pages)`);
+        const { applied, current } = app.kernel.migration;
+        emit(io, options, { applied, current }, () =>
+          applied.length ? `applied ${applied.join(', ')}` : `up to date (${current})`,
+        );
       });
     },
   );
+
+  withCommon(
+    program
+      .command('backup')
+      .argument('<file>', 'where to write the copy')
+      .description('copy the database consistently while the server runs (SQLite online backup)'),
+  ).action(async (file: string, options: CommonOptions) => {
+    await withApp(io, options, async (app) => {
+      const target = path.resolve(file);
+      const progress = await app.kernel.sqlite.backup(target);
+      emit(
+        io,
+        options,
+        { file: target, pages: progress.totalPages },
+        () => `backup written to ${target} (${progress.totalPages} pages)`,
+      );
+    });
+  });
 }

@@ -21,7 +21,9 @@ export interface CommonOptions {
 
 /** Every command takes --data-dir and --json (docs/interface.md, Operations). */
 export function withCommon(command: Command): Command {
-  return command.option('--data-dir <dir>', 'data directory (env GANTRY_DATA_DIR, default ./data)').option('--json', 'print exactly one JSON document');
+  return command
+    .option('--data-dir <dir>', 'data directory (env GANTRY_DATA_DIR, default ./data)')
+    .option('--json', 'print exactly one JSON document');
 }
 
 /** Prints a result: one JSON document with --json, else the human form. */
@@ -43,7 +45,8 @@ export async function required(io: CliIo, value: string | undefined, spec: AskSp
   // Loaded on first use: `serve` never prompts and should not carry the prompt library.
   const { input, password, select } = await import('@inquirer/prompts');
   if (spec.kind === 'password') return password({ message: spec.message, mask: '*' });
-  if (spec.kind === 'select' && spec.choices) return select({ message: spec.message, choices: spec.choices.map((c) => ({ value: c, name: c })) });
+  if (spec.kind === 'select' && spec.choices)
+    return select({ message: spec.message, choices: spec.choices.map((c) => ({ value: c, name: c })) });
   return input({ message: spec.message, required: true });
 }
 
@@ -59,7 +62,11 @@ export function table(rows: Array<Record<string, unknown>>, columns: string[]): 
   if (rows.length === 0) return '(none)';
   const cells = rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '-' : String(r[c]))));
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i].length)));
-  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(columns), ...cells.map(line)].join('\n');
 }
 
@@ -67,11 +74,16 @@ export function table(rows: Array<Record<string, unknown>>, columns: string[]): 
  * A numeric option: undefined when absent, else a finite number within the bounds (an integer
  * when asked), or exit 2 naming the flag. Never a silent default for a mistyped value.
  */
-export function numberOption(flag: string, text: string | undefined, rule: { integer?: boolean; min?: number; max?: number } = {}): number | undefined {
+export function numberOption(
+  flag: string,
+  text: string | undefined,
+  rule: { integer?: boolean; min?: number; max?: number } = {},
+): number | undefined {
   if (text === undefined) return undefined;
   const value = Number(text);
   const kind = rule.integer ? 'an integer' : 'a number';
-  if (text.trim() === '' || !Number.isFinite(value) || (rule.integer && !Number.isInteger(value))) throw new UsageError(`--${flag} must be ${kind} (got "${text}")`);
+  if (text.trim() === '' || !Number.isFinite(value) || (rule.integer && !Number.isInteger(value)))
+    throw new UsageError(`--${flag} must be ${kind} (got "${text}")`);
   if ((rule.min !== undefined && value < rule.min) || (rule.max !== undefined && value > rule.max)) {
     throw new UsageError(`--${flag} must be ${kind} from ${rule.min ?? '-∞'} to ${rule.max ?? '∞'} (got "${text}")`);
   }

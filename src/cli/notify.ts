@@ -33,7 +33,9 @@ export function makeNotifyCommands(program: Command, io: CliIo): void {
       .option('--expires-at <iso>', 'hide the notification after this time (ISO 8601)'),
   ).action(async (options: NotifyOptions) => {
     if (options.user && options.account) throw new UsageError('use either --user or --account, not both');
-    const userId = options.account ? undefined : await required(io, options.user, { flag: 'user', message: 'Recipient user id' });
+    const userId = options.account
+      ? undefined
+      : await required(io, options.user, { flag: 'user', message: 'Recipient user id' });
     const title = await required(io, options.title, { flag: 'title', message: 'Title' });
     const body = await required(io, options.body, { flag: 'body', message: 'Body' });
     let expiresAt: Date | null = null;
@@ -56,11 +58,21 @@ export function makeNotifyCommands(program: Command, io: CliIo): void {
         const members = await accounts.access.activeMemberIds(options.account);
         if (!members) throw notFound('Account');
         const created = await notifications.notifyUsers(members, input);
-        emit(io, options, { accountId: options.account, notified: created.length, notifications: created }, () => `notified ${created.length} member(s) of account ${options.account}`);
+        emit(
+          io,
+          options,
+          { accountId: options.account, notified: created.length, notifications: created },
+          () => `notified ${created.length} member(s) of account ${options.account}`,
+        );
         return;
       }
       const [created] = await notifications.notifyUsers([userId!], input);
-      emit(io, options, { id: created.id, userId: created.userId }, () => `notification ${created.id} sent to user ${created.userId}`);
+      emit(
+        io,
+        options,
+        { id: created.id, userId: created.userId },
+        () => `notification ${created.id} sent to user ${created.userId}`,
+      );
     });
   });
 }

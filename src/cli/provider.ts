@@ -28,35 +28,67 @@ export function makeProviderCommands(program: Command, io: CliIo): Command {
       .option('--price-in <usd>', 'USD per 1M input tokens, for the given models')
       .option('--price-out <usd>', 'USD per 1M output tokens, for the given models'),
   ).action(async (name: string, options: SetOptions) => {
-    if (!(PROVIDER_NAMES as readonly string[]).includes(name)) throw new UsageError(`unknown provider "${name}" (known: ${PROVIDER_NAMES.join(', ')})`);
+    if (!(PROVIDER_NAMES as readonly string[]).includes(name))
+      throw new UsageError(`unknown provider "${name}" (known: ${PROVIDER_NAMES.join(', ')})`);
     const baseUrl = await required(io, options.baseUrl, { flag: 'base-url', message: 'Base URL' });
     const apiKey = await required(io, options.apiKey, { flag: 'api-key', message: 'API key', kind: 'password' });
     const priority = numberOption('priority', options.priority, { integer: true });
     await withApp(io, options, async (app) => {
-      const shown = await app.services.ai.admin.set({ name, baseUrl, apiKey, models: options.model, priority, priceIn: numberOption('price-in', options.priceIn), priceOut: numberOption('price-out', options.priceOut) });
-      emit(io, options, shown, () => `provider ${shown.name} set: ${shown.baseUrl}, models ${shown.models.join(', ')}, priority ${shown.priority}`);
+      const shown = await app.services.ai.admin.set({
+        name,
+        baseUrl,
+        apiKey,
+        models: options.model,
+        priority,
+        priceIn: numberOption('price-in', options.priceIn),
+        priceOut: numberOption('price-out', options.priceOut),
+      });
+      emit(
+        io,
+        options,
+        shown,
+        () =>
+          `provider ${shown.name} set: ${shown.baseUrl}, models ${shown.models.join(', ')}, priority ${shown.priority}`,
+      );
     });
   });
 
-  withCommon(provider.command('list').description('configured providers (keys are never printed)')).action(async (options: CommonOptions) => {
-    await withApp(io, options, async (app) => {
-      const rows = await app.services.ai.admin.list();
-      emit(io, options, rows, () => table(rows.map((r) => ({ ...r, models: r.models.join(','), key: r.apiKeyLastFour ? `...${r.apiKeyLastFour}` : '(set)' })), ['name', 'priority', 'baseUrl', 'models', 'key']));
-    });
-  });
+  withCommon(provider.command('list').description('configured providers (keys are never printed)')).action(
+    async (options: CommonOptions) => {
+      await withApp(io, options, async (app) => {
+        const rows = await app.services.ai.admin.list();
+        emit(io, options, rows, () =>
+          table(
+            rows.map((r) => ({
+              ...r,
+              models: r.models.join(','),
+              key: r.apiKeyLastFour ? `...${r.apiKeyLastFour}` : '(set)',
+            })),
+            ['name', 'priority', 'baseUrl', 'models', 'key'],
+          ),
+        );
+      });
+    },
+  );
 
-  withCommon(provider.command('remove').argument('<name>').description('remove a provider and its key')).action(async (name: string, options: CommonOptions) => {
-    await withApp(io, options, async (app) => {
-      const result = await app.services.ai.admin.remove(name);
-      emit(io, options, result, () => `provider ${name} removed`);
-    });
-  });
+  withCommon(provider.command('remove').argument('<name>').description('remove a provider and its key')).action(
+    async (name: string, options: CommonOptions) => {
+      await withApp(io, options, async (app) => {
+        const result = await app.services.ai.admin.remove(name);
+        emit(io, options, result, () => `provider ${name} removed`);
+      });
+    },
+  );
 
-  withCommon(provider.command('prices').description('the price table (USD per 1M tokens) used for run costs')).action(async (options: CommonOptions) => {
-    await withApp(io, options, async (app) => {
-      const rows = await app.services.ai.admin.prices();
-      emit(io, options, rows, () => table(rows, ['provider', 'model', 'inputUsdPerMtok', 'outputUsdPerMtok', 'source']));
-    });
-  });
+  withCommon(provider.command('prices').description('the price table (USD per 1M tokens) used for run costs')).action(
+    async (options: CommonOptions) => {
+      await withApp(io, options, async (app) => {
+        const rows = await app.services.ai.admin.prices();
+        emit(io, options, rows, () =>
+          table(rows, ['provider', 'model', 'inputUsdPerMtok', 'outputUsdPerMtok', 'source']),
+        );
+      });
+    },
+  );
   return provider;
 }

@@ -6,13 +6,21 @@ import { createSecretsRotation } from '../lib/sealed-rotation.js';
 /** `gantry secrets rotate`: a new active credential key, every sealed value re-encrypted under it (src/lib/sealed-rotation.ts). */
 export function makeSecretsCommands(program: Command, io: CliIo): void {
   const secrets = program.command('secrets').description('secrets and encryption keys');
-  withCommon(secrets.command('rotate').description('new credential key; everything re-encrypted').option('--settle-ms <ms>', 'wait for running servers to reload the keyring', '1500')).action(
-    async (options: CommonOptions & { settleMs: string }) => {
-      const settleMs = numberOption('settle-ms', options.settleMs, { integer: true, min: 0, max: 60_000 }) ?? 0;
-      await withApp(io, options, async (app) => {
-        const result = await createSecretsRotation(app.kernel, app.services).rotate({ settleMs });
-        emit(io, options, result, () => `active credential key ${result.activeKeyId}; ${result.total} sealed values re-encrypted`);
-      });
-    },
-  );
+  withCommon(
+    secrets
+      .command('rotate')
+      .description('new credential key; everything re-encrypted')
+      .option('--settle-ms <ms>', 'wait for running servers to reload the keyring', '1500'),
+  ).action(async (options: CommonOptions & { settleMs: string }) => {
+    const settleMs = numberOption('settle-ms', options.settleMs, { integer: true, min: 0, max: 60_000 }) ?? 0;
+    await withApp(io, options, async (app) => {
+      const result = await createSecretsRotation(app.kernel, app.services).rotate({ settleMs });
+      emit(
+        io,
+        options,
+        result,
+        () => `active credential key ${result.activeKeyId}; ${result.total} sealed values re-encrypted`,
+      );
+    });
+  });
 }

@@ -30,12 +30,16 @@ export function makeServeCommand(program: Command, io: CliIo): void {
     .option('--log-level <level>', 'debug, info, warn, error (GANTRY_LOG_LEVEL)')
     .option('--rate-limit-multiplier <n>', 'multiply every rate limit (GANTRY_RATE_LIMIT_MULTIPLIER)')
     .option('--allow-private-networks', 'allow outbound calls to private addresses (GANTRY_ALLOW_PRIVATE_NETWORKS)')
-    .option('--trusted-proxies <list>', 'reverse proxies whose X-Forwarded-For is believed: IPs/CIDRs, comma-separated (GANTRY_TRUSTED_PROXIES)')
+    .option(
+      '--trusted-proxies <list>',
+      'reverse proxies whose X-Forwarded-For is believed: IPs/CIDRs, comma-separated (GANTRY_TRUSTED_PROXIES)',
+    )
     .option('--json', 'accepted for symmetry; serve prints JSON log lines')
     .action(async (flags: ConfigFlags) => {
       let config = resolveConfig(flags, io.env);
       if (config.port === 0) config = resolveConfig({ ...flags, port: await freePort(config.host) }, io.env);
-      if (config.statusPort === 0) config = resolveConfig({ ...flags, port: config.port, statusPort: await freePort(config.host) }, io.env);
+      if (config.statusPort === 0)
+        config = resolveConfig({ ...flags, port: config.port, statusPort: await freePort(config.host) }, io.env);
       const app = await createAppContext(config, { env: io.env });
       const running = await startApp(app);
       const [main, status] = running.servers;

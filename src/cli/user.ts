@@ -13,13 +13,33 @@ export function makeUserCommands(program: Command, io: CliIo): void {
       .option('--name <name>', 'full name')
       .option('--username <username>', 'username')
       .option('--verified', 'mark the email as confirmed'),
-  ).action(async (options: CommonOptions & { email?: string; password?: string; name?: string; username?: string; verified?: boolean }) => {
-    const email = await required(io, options.email, { flag: 'email', message: 'Email' });
-    const password = await required(io, options.password, { flag: 'password', message: 'Password', kind: 'password' });
-    await withApp(io, options, async (app) => {
-      const created = await app.services.identity.createUser({ email, password, fullName: options.name, username: options.username, verified: options.verified });
-      const shown = app.services.identity.presentUser(created);
-      emit(io, options, shown, () => `created user ${shown.id} <${shown.email}>`);
-    });
-  });
+  ).action(
+    async (
+      options: CommonOptions & {
+        email?: string;
+        password?: string;
+        name?: string;
+        username?: string;
+        verified?: boolean;
+      },
+    ) => {
+      const email = await required(io, options.email, { flag: 'email', message: 'Email' });
+      const password = await required(io, options.password, {
+        flag: 'password',
+        message: 'Password',
+        kind: 'password',
+      });
+      await withApp(io, options, async (app) => {
+        const created = await app.services.identity.createUser({
+          email,
+          password,
+          fullName: options.name,
+          username: options.username,
+          verified: options.verified,
+        });
+        const shown = app.services.identity.presentUser(created);
+        emit(io, options, shown, () => `created user ${shown.id} <${shown.email}>`);
+      });
+    },
+  );
 }

@@ -11,7 +11,9 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /** The schema and the subschemas it combines (allOf, anyOf, oneOf), which may each mark a field. */
 function alternatives(schema: unknown, depth = 0): Schema[] {
   if (!isObject(schema) || depth > MAX_DEPTH) return [];
-  const nested = ['allOf', 'anyOf', 'oneOf'].flatMap((k) => (Array.isArray(schema[k]) ? (schema[k] as unknown[]).flatMap((s) => alternatives(s, depth + 1)) : []));
+  const nested = ['allOf', 'anyOf', 'oneOf'].flatMap((k) =>
+    Array.isArray(schema[k]) ? (schema[k] as unknown[]).flatMap((s) => alternatives(s, depth + 1)) : [],
+  );
   return [schema, ...nested];
 }
 

@@ -29,8 +29,20 @@ export function createApprovals(ctx: ConnectorsContext, invoker: Invoker) {
       const approval = await approvalStore.find(db, actor.ws.workspaceId, approvalId);
       if (!approval) throw notFound('Approval');
       const claimed = await inTransaction(db, async (trx) => {
-        if (!(await approvalStore.decide(trx, approvalId, decision === 'approve' ? 'approved' : 'rejected', actor.principal.userId, now))) return false;
-        await ctx.audit(trx, actor, 'connector.tool_approval_decided', approvalId, { decision, toolId: approval.tool_id });
+        if (
+          !(await approvalStore.decide(
+            trx,
+            approvalId,
+            decision === 'approve' ? 'approved' : 'rejected',
+            actor.principal.userId,
+            now,
+          ))
+        )
+          return false;
+        await ctx.audit(trx, actor, 'connector.tool_approval_decided', approvalId, {
+          decision,
+          toolId: approval.tool_id,
+        });
         return true;
       });
       if (!claimed) throw conflict('This approval was already decided');
@@ -47,9 +59,18 @@ export function createApprovals(ctx: ConnectorsContext, invoker: Invoker) {
           // (its origin is shown); if the url, headers or anything else of the config, or the
           // tool's schema, changed since, the call does not run.
           if (approval.target_digest === null || approval.target_digest !== targetDigest(instance, tool)) {
-            throw conflict(`The connector instance or tool changed since this call was asked${approval.target_origin ? ` against ${approval.target_origin}` : ''}; it did not run: ask for it again`);
+            throw conflict(
+              `The connector instance or tool changed since this call was asked${approval.target_origin ? ` against ${approval.target_origin}` : ''}; it did not run: ask for it again`,
+            );
           }
-          result = await invoker.execute(instance, tool, JSON.parse(open(secrets, approval.input_sealed, approvalInputContext(approvalId))) as Record<string, unknown>);
+          result = await invoker.execute(
+            instance,
+            tool,
+            JSON.parse(open(secrets, approval.input_sealed, approvalInputContext(approvalId))) as Record<
+              string,
+              unknown
+            >,
+          );
         } catch (err) {
           status = 'failed';
           result = { error: (err as Error).message };

@@ -16,9 +16,33 @@ export const EMPTY_CONFIG_SCHEMA = { type: 'object', additionalProperties: true,
 
 /** Built-in OAuth connectors; endpoints and client come from configuration (GANTRY_CONNECTOR_<KEY>_*). */
 const OAUTH_BUILTINS = [
-  { key: 'github', name: 'GitHub', authorizeUrl: 'https://github.com/login/oauth/authorize', tokenUrl: 'https://github.com/login/oauth/access_token', checkUrl: 'https://api.github.com/user', scopes: ['repo', 'read:user'], pkce: true },
-  { key: 'google', name: 'Google', authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth', tokenUrl: 'https://oauth2.googleapis.com/token', checkUrl: 'https://openidconnect.googleapis.com/v1/userinfo', scopes: ['openid', 'email'], pkce: true },
-  { key: 'slack', name: 'Slack', authorizeUrl: 'https://slack.com/oauth/v2/authorize', tokenUrl: 'https://slack.com/api/oauth.v2.access', checkUrl: 'https://slack.com/api/auth.test', scopes: ['channels:read', 'chat:write'], pkce: false },
+  {
+    key: 'github',
+    name: 'GitHub',
+    authorizeUrl: 'https://github.com/login/oauth/authorize',
+    tokenUrl: 'https://github.com/login/oauth/access_token',
+    checkUrl: 'https://api.github.com/user',
+    scopes: ['repo', 'read:user'],
+    pkce: true,
+  },
+  {
+    key: 'google',
+    name: 'Google',
+    authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+    tokenUrl: 'https://oauth2.googleapis.com/token',
+    checkUrl: 'https://openidconnect.googleapis.com/v1/userinfo',
+    scopes: ['openid', 'email'],
+    pkce: true,
+  },
+  {
+    key: 'slack',
+    name: 'Slack',
+    authorizeUrl: 'https://slack.com/oauth/v2/authorize',
+    tokenUrl: 'https://slack.com/api/oauth.v2.access',
+    checkUrl: 'https://slack.com/api/auth.test',
+    scopes: ['channels:read', 'chat:write'],
+    pkce: false,
+  },
 ];
 
 export function builtinDefinitions(kernel: Kernel): Definition[] {
@@ -45,7 +69,15 @@ export function builtinDefinitions(kernel: Kernel): Definition[] {
         authKind: 'oauth2',
         credType: 'oauth2',
         adapter: 'none',
-        oauth: { authorizeUrl: p.authorizeUrl ?? b.authorizeUrl, tokenUrl: p.tokenUrl ?? b.tokenUrl, checkUrl: p.checkUrl ?? b.checkUrl, clientId: p.clientId ?? null, clientSecret: p.clientSecret ?? null, scopes: b.scopes, pkce: b.pkce },
+        oauth: {
+          authorizeUrl: p.authorizeUrl ?? b.authorizeUrl,
+          tokenUrl: p.tokenUrl ?? b.tokenUrl,
+          checkUrl: p.checkUrl ?? b.checkUrl,
+          clientId: p.clientId ?? null,
+          clientSecret: p.clientSecret ?? null,
+          scopes: b.scopes,
+          pkce: b.pkce,
+        },
         configSchema: EMPTY_CONFIG_SCHEMA,
         isSystem: true,
         workspaceId: null,

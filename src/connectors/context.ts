@@ -35,8 +35,17 @@ export interface ConnectorsContext {
   notifications: NotificationsService;
   requireInstance(ws: WorkspaceContext, id: string, ex?: Executor): Promise<InstanceRow>;
   assertWriter(ws: WorkspaceContext): void;
-  audit(ex: Executor, actor: Actor, action: AuditAction, targetId: string, metadata?: Record<string, unknown>): Promise<void>;
-  credentialValues(instanceId: string): Promise<{ row: NonNullable<Awaited<ReturnType<typeof credentialStore.find>>>; values: Record<string, string> } | null>;
+  audit(
+    ex: Executor,
+    actor: Actor,
+    action: AuditAction,
+    targetId: string,
+    metadata?: Record<string, unknown>,
+  ): Promise<void>;
+  credentialValues(instanceId: string): Promise<{
+    row: NonNullable<Awaited<ReturnType<typeof credentialStore.find>>>;
+    values: Record<string, string>;
+  } | null>;
   mcpTarget(instance: { id: string; config: string }): Promise<McpTarget>;
 }
 
@@ -48,7 +57,11 @@ export function credentialOrigin(def: Definition | null, instanceConfig: Record<
   return def?.adapter === 'mcp' ? originOf(instanceConfig.url) : null;
 }
 
-export function createConnectorsContext(kernel: Kernel, deps: ConnectorsDeps, definitions: Definitions): ConnectorsContext {
+export function createConnectorsContext(
+  kernel: Kernel,
+  deps: ConnectorsDeps,
+  definitions: Definitions,
+): ConnectorsContext {
   const { db, clock, secrets, config } = kernel;
 
   async function credentialValues(instanceId: string) {
@@ -66,7 +79,15 @@ export function createConnectorsContext(kernel: Kernel, deps: ConnectorsDeps, de
 
     async audit(ex, actor, action, targetId, metadata = {}) {
       const user = await deps.identity.getUser(actor.principal.userId, ex);
-      await recordAudit(ex, { accountId: actor.ws.accountId, action, actorId: actor.principal.userId, actorUsername: actorName(user), targetId, metadata, at: clock.now() });
+      await recordAudit(ex, {
+        accountId: actor.ws.accountId,
+        action,
+        actorId: actor.principal.userId,
+        actorUsername: actorName(user),
+        targetId,
+        metadata,
+        at: clock.now(),
+      });
     },
 
     assertWriter(ws) {
@@ -90,9 +111,15 @@ export function createConnectorsContext(kernel: Kernel, deps: ConnectorsDeps, de
       const cfg = JSON.parse(instance.config) as { url: string; headers?: Record<string, string> };
       const cred = await credentialValues(instance.id);
       if (cred && cred.row.origin !== null && cred.row.origin !== originOf(cfg.url)) {
-        throw conflict(`The stored credentials are bound to ${cred.row.origin}, not to ${originOf(cfg.url) ?? 'this url'}: store them again for this url`);
+        throw conflict(
+          `The stored credentials are bound to ${cred.row.origin}, not to ${originOf(cfg.url) ?? 'this url'}: store them again for this url`,
+        );
       }
-      return { url: cfg.url, headers: { ...(cfg.headers ?? {}), ...(cred ? authHeaders(cred.row.cred_type, cred.values) : {}) }, allowPrivate: config.allowPrivateNetworks };
+      return {
+        url: cfg.url,
+        headers: { ...(cfg.headers ?? {}), ...(cred ? authHeaders(cred.row.cred_type, cred.values) : {}) },
+        allowPrivate: config.allowPrivateNetworks,
+      };
     },
   };
 }

@@ -16,20 +16,48 @@ export const REQUIRED_KEYS: Record<CredType, readonly string[]> = {
 
 /** Every value must be a non-empty string; custom takes any key-value pairs (at least one). */
 export function assertCredentialKeys(credType: CredType, credentials: Record<string, unknown>): void {
-  const missing = REQUIRED_KEYS[credType].filter((k) => typeof credentials[k] !== 'string' || (credentials[k] as string).length === 0);
+  const missing = REQUIRED_KEYS[credType].filter(
+    (k) => typeof credentials[k] !== 'string' || (credentials[k] as string).length === 0,
+  );
   if (missing.length > 0) {
-    throw badRequest(`credentials for ${credType} need ${missing.join(', ')}`, missing.map((k) => ({ field: `credentials.${k}`, message: `${k} is required for ${credType}`, type: 'any.required' })));
+    throw badRequest(
+      `credentials for ${credType} need ${missing.join(', ')}`,
+      missing.map((k) => ({
+        field: `credentials.${k}`,
+        message: `${k} is required for ${credType}`,
+        type: 'any.required',
+      })),
+    );
   }
-  if (Object.keys(credentials).length === 0) throw badRequest('credentials must hold at least one key', [{ field: 'credentials', message: 'empty', type: 'object.min' }]);
+  if (Object.keys(credentials).length === 0)
+    throw badRequest('credentials must hold at least one key', [
+      { field: 'credentials', message: 'empty', type: 'object.min' },
+    ]);
   const notString = Object.entries(credentials).filter(([, v]) => typeof v !== 'string');
-  if (notString.length > 0) throw badRequest('credential values must be strings', notString.map(([k]) => ({ field: `credentials.${k}`, message: 'must be a string', type: 'string.base' })));
+  if (notString.length > 0)
+    throw badRequest(
+      'credential values must be strings',
+      notString.map(([k]) => ({ field: `credentials.${k}`, message: 'must be a string', type: 'string.base' })),
+    );
 }
 
-export function sealCredentials(secrets: Secrets, instanceId: string, credType: string, values: Record<string, string>, origin: string | null = null): string {
+export function sealCredentials(
+  secrets: Secrets,
+  instanceId: string,
+  credType: string,
+  values: Record<string, string>,
+  origin: string | null = null,
+): string {
   return seal(secrets, JSON.stringify(values), credentialContext(instanceId, credType, origin));
 }
 
-export function openCredentials(secrets: Secrets, instanceId: string, credType: string, sealed: string, origin: string | null = null): Record<string, string> {
+export function openCredentials(
+  secrets: Secrets,
+  instanceId: string,
+  credType: string,
+  sealed: string,
+  origin: string | null = null,
+): Record<string, string> {
   return JSON.parse(open(secrets, sealed, credentialContext(instanceId, credType, origin))) as Record<string, string>;
 }
 
@@ -49,7 +77,8 @@ export function originOf(url: unknown): string | null {
  * inside the name, so new spellings are caught too; a false positive only means the value
  * goes through the sealed credentials (credType custom) instead of the plain config.
  */
-const CREDENTIAL_HEADER_WORDS = /token|secret|key|auth|session|passw|passcode|pwd|cookie|signature|credential|jwt|bearer|private/i;
+const CREDENTIAL_HEADER_WORDS =
+  /token|secret|key|auth|session|passw|passcode|pwd|cookie|signature|credential|jwt|bearer|private/i;
 
 /** A header name as RFC 9110 §5.6.2 allows it (a token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -62,7 +91,12 @@ export function credentialHeaderDetails(headers: unknown): Array<{ field: string
   if (typeof headers !== 'object' || headers === null) return [];
   return Object.keys(headers)
     .filter((name) => CREDENTIAL_HEADER_WORDS.test(name))
-    .map((name) => ({ field: `config.headers.${name}`, message: 'looks like a credential header: store the value through /credentials (credType custom), not in the config', type: 'config.credentialHeader' }));
+    .map((name) => ({
+      field: `config.headers.${name}`,
+      message:
+        'looks like a credential header: store the value through /credentials (credType custom), not in the config',
+      type: 'config.credentialHeader',
+    }));
 }
 
 /** Outbound auth headers for an instance's credential (MCP calls, OAuth check URLs). */

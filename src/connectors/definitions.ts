@@ -43,7 +43,9 @@ export function createDefinitions(kernel: Kernel) {
             tokenUrl: row.token_url,
             checkUrl: row.check_url,
             clientId: row.client_id,
-            clientSecret: row.client_secret_sealed ? open(kernel.secrets, row.client_secret_sealed, clientSecretContext(row.key)) : null,
+            clientSecret: row.client_secret_sealed
+              ? open(kernel.secrets, row.client_secret_sealed, clientSecretContext(row.key))
+              : null,
             scopes: JSON.parse(row.scopes) as string[],
             pkce: toBool(row.pkce),
           }
@@ -78,10 +80,16 @@ export function createDefinitions(kernel: Kernel) {
    * nothing about them, and no tenant can block the operator's `gantry connector define`.
    */
   async function assertKeyFree(executor: Executor, key: string, workspaceId: string | null): Promise<void> {
-    if (!KEY_PATTERN.test(key)) throw badRequest('key must be 2-63 lowercase letters, digits, - or _', [{ field: 'key', message: 'invalid key', type: 'string.pattern' }]);
+    if (!KEY_PATTERN.test(key))
+      throw badRequest('key must be 2-63 lowercase letters, digits, - or _', [
+        { field: 'key', message: 'invalid key', type: 'string.pattern' },
+      ]);
     if (builtinDefinitions(kernel).some((d) => d.key === key)) throw conflict(`${key} is a built-in connector`);
     const system = await definitionStore.findSystem(executor, key);
-    if (system) throw conflict(workspaceId ? `${key} is a system connector` : `A connector definition with key ${key} already exists`);
+    if (system)
+      throw conflict(
+        workspaceId ? `${key} is a system connector` : `A connector definition with key ${key} already exists`,
+      );
     if (!workspaceId) return;
     const own = await definitionStore.findCustom(executor, key, workspaceId);
     if (own) throw conflict(`A connector definition with key ${key} already exists`);
@@ -92,7 +100,8 @@ export function createDefinitions(kernel: Kernel) {
     try {
       await definitionStore.insert(executor, row);
     } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw conflict(`A connector definition with key ${row.key} already exists`);
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE')
+        throw conflict(`A connector definition with key ${row.key} already exists`);
       throw err;
     }
   }
@@ -115,31 +124,38 @@ export function createDefinitions(kernel: Kernel) {
       await assertKeyFree(executor, input.key, null);
       const schema = input.configSchema ?? EMPTY_CONFIG_SCHEMA;
       assertJsonSchema(schema, 'configSchema');
-      for (const [field, url] of [['authorizeUrl', input.authorizeUrl], ['tokenUrl', input.tokenUrl], ['checkUrl', input.checkUrl]] as const) {
-        if (url && !/^https?:\/\//.test(url)) throw badRequest(`${field} must be an http(s) URL`, [{ field, message: 'must be an http(s) URL', type: 'string.uri' }]);
+      for (const [field, url] of [
+        ['authorizeUrl', input.authorizeUrl],
+        ['tokenUrl', input.tokenUrl],
+        ['checkUrl', input.checkUrl],
+      ] as const) {
+        if (url && !/^https?:\/\//.test(url))
+          throw badRequest(`${field} must be an http(s) URL`, [
+            { field, message: 'must be an http(s) URL', type: 'string.uri' },
+          ]);
       }
       const now = clock.now().toISOString();
       const row: ConnectorDefinitionsTable = {
-          id: newId(),
-          key: input.key,
-          name: input.name,
-          description: null,
-          auth_kind: 'oauth2',
-          cred_type: 'oauth2',
-          adapter: 'none',
-          authorize_url: input.authorizeUrl,
-          token_url: input.tokenUrl,
-          check_url: input.checkUrl ?? null,
-          client_id: input.clientId,
-          client_secret_sealed: seal(kernel.secrets, input.clientSecret, clientSecretContext(input.key)),
-          scopes: JSON.stringify(input.scopes),
-          pkce: input.pkce ? 1 : 0,
-          config_schema: JSON.stringify(schema),
-          is_system: 1,
-          workspace_id: null,
-          created_at: now,
-          updated_at: now,
-        };
+        id: newId(),
+        key: input.key,
+        name: input.name,
+        description: null,
+        auth_kind: 'oauth2',
+        cred_type: 'oauth2',
+        adapter: 'none',
+        authorize_url: input.authorizeUrl,
+        token_url: input.tokenUrl,
+        check_url: input.checkUrl ?? null,
+        client_id: input.clientId,
+        client_secret_sealed: seal(kernel.secrets, input.clientSecret, clientSecretContext(input.key)),
+        scopes: JSON.stringify(input.scopes),
+        pkce: input.pkce ? 1 : 0,
+        config_schema: JSON.stringify(schema),
+        is_system: 1,
+        workspace_id: null,
+        created_at: now,
+        updated_at: now,
+      };
       await insertDefinition(executor, row);
       return fromRow(row);
     },
@@ -151,26 +167,26 @@ export function createDefinitions(kernel: Kernel) {
       assertJsonSchema(schema, 'configSchema');
       const now = clock.now().toISOString();
       const row: ConnectorDefinitionsTable = {
-          id: newId(),
-          key: input.key,
-          name: input.name,
-          description: input.description ?? null,
-          auth_kind: input.credType ? 'credentials' : 'none',
-          cred_type: input.credType ?? null,
-          adapter: 'none',
-          authorize_url: null,
-          token_url: null,
-          check_url: null,
-          client_id: null,
-          client_secret_sealed: null,
-          scopes: '[]',
-          pkce: 0,
-          config_schema: JSON.stringify(schema),
-          is_system: 0,
-          workspace_id: workspaceId,
-          created_at: now,
-          updated_at: now,
-        };
+        id: newId(),
+        key: input.key,
+        name: input.name,
+        description: input.description ?? null,
+        auth_kind: input.credType ? 'credentials' : 'none',
+        cred_type: input.credType ?? null,
+        adapter: 'none',
+        authorize_url: null,
+        token_url: null,
+        check_url: null,
+        client_id: null,
+        client_secret_sealed: null,
+        scopes: '[]',
+        pkce: 0,
+        config_schema: JSON.stringify(schema),
+        is_system: 0,
+        workspace_id: workspaceId,
+        created_at: now,
+        updated_at: now,
+      };
       await insertDefinition(executor, row);
       return fromRow(row);
     },

@@ -37,9 +37,12 @@ export function createHealthCheck(ctx: ConnectorsContext) {
         } else if (def.authKind === 'oauth2') {
           const cred = await ctx.credentialValues(id);
           if (!cred) throw new Error('not linked: no OAuth token stored');
-          if (cred.row.expires_at && cred.row.expires_at <= clock.now().toISOString()) throw new Error('the OAuth token has expired');
+          if (cred.row.expires_at && cred.row.expires_at <= clock.now().toISOString())
+            throw new Error('the OAuth token has expired');
           if (def.oauth?.checkUrl) {
-            const res = await guardedFetch({ allowPrivate: config.allowPrivateNetworks })(def.oauth.checkUrl, { headers: { ...authHeaders('oauth2', cred.values), accept: 'application/json' } });
+            const res = await guardedFetch({ allowPrivate: config.allowPrivateNetworks })(def.oauth.checkUrl, {
+              headers: { ...authHeaders('oauth2', cred.values), accept: 'application/json' },
+            });
             await readLimited(res, 64 * 1024).catch(() => '');
             if (!res.ok) throw new Error(`check URL answered ${res.status}`);
             message = `check URL answered ${res.status}`;
@@ -59,7 +62,12 @@ export function createHealthCheck(ctx: ConnectorsContext) {
         const fresh = await instanceStore.findById(trx, id);
         if (!fresh) return;
         const status = fresh.enabled ? (healthy ? 'active' : 'error') : 'inactive';
-        await instanceStore.update(trx, id, { status, last_health_check: now, health_message: message, updated_at: now });
+        await instanceStore.update(trx, id, {
+          status,
+          last_health_check: now,
+          health_message: message,
+          updated_at: now,
+        });
       });
       return { healthy, message, latencyMs };
     },

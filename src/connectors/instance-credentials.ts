@@ -25,7 +25,11 @@ export interface CredentialReplacement {
  * through OAuth): sealed for the instance, type and origin; the row keeps its id and
  * created_at across replacements. Returns the row's id and whether one was replaced.
  */
-export function replaceCredentials(ex: Executor, secrets: Secrets, input: CredentialReplacement): Promise<{ id: string; replaced: boolean }> {
+export function replaceCredentials(
+  ex: Executor,
+  secrets: Secrets,
+  input: CredentialReplacement,
+): Promise<{ id: string; replaced: boolean }> {
   return credentialStore.replace(
     ex,
     {
@@ -48,17 +52,36 @@ export function createInstanceCredentials(ctx: ConnectorsContext) {
   const { db, clock, secrets } = ctx.kernel;
 
   return {
-    async storeCredentials(actor: Actor, id: string, input: { credType: CredType; credentials: Record<string, unknown>; scopes?: string[] }) {
+    async storeCredentials(
+      actor: Actor,
+      id: string,
+      input: { credType: CredType; credentials: Record<string, unknown>; scopes?: string[] },
+    ) {
       ctx.assertWriter(actor.ws);
       const instance = await ctx.requireInstance(actor.ws, id);
       assertCredentialKeys(input.credType, input.credentials);
       const values = input.credentials as Record<string, string>;
       const now = clock.now().toISOString();
-      const origin = credentialOrigin(await ctx.definitions.get(instance.connector_key, actor.ws.workspaceId), JSON.parse(instance.config) as Record<string, unknown>);
+      const origin = credentialOrigin(
+        await ctx.definitions.get(instance.connector_key, actor.ws.workspaceId),
+        JSON.parse(instance.config) as Record<string, unknown>,
+      );
       const expiresIn = input.credType === 'oauth2' && values.expires_in ? Number(values.expires_in) : NaN;
-      const expiresAt = Number.isFinite(expiresIn) ? new Date(clock.now().getTime() + expiresIn * 1000).toISOString() : values.expires_at && !Number.isNaN(Date.parse(values.expires_at)) ? new Date(values.expires_at).toISOString() : null;
+      const expiresAt = Number.isFinite(expiresIn)
+        ? new Date(clock.now().getTime() + expiresIn * 1000).toISOString()
+        : values.expires_at && !Number.isNaN(Date.parse(values.expires_at))
+          ? new Date(values.expires_at).toISOString()
+          : null;
       return inTransaction(db, async (trx) => {
-        const { id: credId, replaced } = await replaceCredentials(trx, secrets, { instanceId: id, credType: input.credType, values, origin, scopes: input.scopes ?? null, expiresAt: input.credType === 'oauth2' ? expiresAt : null, at: now });
+        const { id: credId, replaced } = await replaceCredentials(trx, secrets, {
+          instanceId: id,
+          credType: input.credType,
+          values,
+          origin,
+          scopes: input.scopes ?? null,
+          expiresAt: input.credType === 'oauth2' ? expiresAt : null,
+          at: now,
+        });
         await ctx.audit(trx, actor, 'connector.credentials_stored', id, { credType: input.credType, replaced, origin });
         return presentCredentialRecord({ id: credId, instance_id: id, cred_type: input.credType, rotated_at: now });
       });

@@ -39,7 +39,10 @@ export function createInstances(ctx: ConnectorsContext) {
     async create(actor: Actor, input: { connectorKey: string; displayName: string; config?: Record<string, unknown> }) {
       ctx.assertWriter(actor.ws);
       const def = await ctx.definitions.get(input.connectorKey, actor.ws.workspaceId);
-      if (!def) throw badRequest(`Unknown connectorKey ${input.connectorKey}`, [{ field: 'connectorKey', message: 'no such connector definition', type: 'any.only' }]);
+      if (!def)
+        throw badRequest(`Unknown connectorKey ${input.connectorKey}`, [
+          { field: 'connectorKey', message: 'no such connector definition', type: 'any.only' },
+        ]);
       const cfg = input.config ?? {};
       await checkConfig(def, cfg);
       const now = clock.now().toISOString();
@@ -59,7 +62,10 @@ export function createInstances(ctx: ConnectorsContext) {
       };
       await inTransaction(db, async (trx) => {
         await instanceStore.insert(trx, row);
-        await ctx.audit(trx, actor, 'connector.created', row.id, { connectorKey: def.key, displayName: row.display_name });
+        await ctx.audit(trx, actor, 'connector.created', row.id, {
+          connectorKey: def.key,
+          displayName: row.display_name,
+        });
       });
       return presentInstance({ ...row, seq: 0 });
     },
@@ -69,7 +75,11 @@ export function createInstances(ctx: ConnectorsContext) {
      * pending_auth, audited): they were entrusted to the old origin, and any writer may
      * change the url. The owner stores them again for the new one.
      */
-    async update(actor: Actor, id: string, patch: { displayName?: string; config?: Record<string, unknown>; enabled?: boolean }) {
+    async update(
+      actor: Actor,
+      id: string,
+      patch: { displayName?: string; config?: Record<string, unknown>; enabled?: boolean },
+    ) {
       ctx.assertWriter(actor.ws);
       const current = await ctx.requireInstance(actor.ws, id);
       let def: Definition | null = null;
@@ -98,10 +108,18 @@ export function createInstances(ctx: ConnectorsContext) {
         if (moved && dropped) {
           await credentialStore.delete(trx, id);
           if (changes.status === undefined) changes.status = 'pending_auth';
-          await ctx.audit(trx, actor, 'connector.credentials_deleted', id, { credType: dropped.cred_type, reason: 'origin_changed', fromOrigin: moved.from, toOrigin: moved.to });
+          await ctx.audit(trx, actor, 'connector.credentials_deleted', id, {
+            credType: dropped.cred_type,
+            reason: 'origin_changed',
+            fromOrigin: moved.from,
+            toOrigin: moved.to,
+          });
         }
         await instanceStore.update(trx, id, changes);
-        await ctx.audit(trx, actor, 'connector.updated', id, { fields: Object.keys(patch), ...(moved ? { fromOrigin: moved.from, toOrigin: moved.to } : {}) });
+        await ctx.audit(trx, actor, 'connector.updated', id, {
+          fields: Object.keys(patch),
+          ...(moved ? { fromOrigin: moved.from, toOrigin: moved.to } : {}),
+        });
         return presentInstance((await instanceStore.findById(trx, id))!);
       });
     },

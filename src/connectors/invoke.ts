@@ -22,7 +22,8 @@ export const upstream = (message: string) => new DomainError('UPSTREAM_FAILED', 
  * when the call was asked. The schema decides what the approver is shown (writeOnly fields are
  * masked), so a sync that rewrites it must not carry an approval given on another view.
  */
-export const targetDigest = (instance: InstanceRow, tool: ToolRow) => sha256Hex(`${instance.config}\n${tool.input_schema}`);
+export const targetDigest = (instance: InstanceRow, tool: ToolRow) =>
+  sha256Hex(`${instance.config}\n${tool.input_schema}`);
 
 /** Disabled instances and disabled tools are never executed (docs/interface.md, States). */
 export function assertRunnable(instance: { enabled: number }, tool: { is_active: number }): void {
@@ -36,9 +37,13 @@ export function createInvoker(ctx: ConnectorsContext) {
 
   /** The approvers (owner/admin) and the requester see the input they decide or asked for. */
   function approvalView(actor: Actor, row: ApprovalRow, inputSchema: string | null) {
-    if (!OWNER_OR_ADMIN.includes(actor.ws.role) && row.requested_by !== actor.principal.userId) return presentApproval(row);
+    if (!OWNER_OR_ADMIN.includes(actor.ws.role) && row.requested_by !== actor.principal.userId)
+      return presentApproval(row);
     const input = JSON.parse(open(secrets, row.input_sealed, approvalInputContext(row.id))) as unknown;
-    return presentApproval(row, approvalInputView(inputSchema ? (JSON.parse(inputSchema) as unknown) : undefined, input));
+    return presentApproval(
+      row,
+      approvalInputView(inputSchema ? (JSON.parse(inputSchema) as unknown) : undefined, input),
+    );
   }
 
   async function execute(instance: InstanceRow, tool: ToolRow, input: Record<string, unknown>) {
@@ -78,15 +83,43 @@ export function createInvoker(ctx: ConnectorsContext) {
       ctx.definitions.assertValid(JSON.parse(tool.input_schema) as Record<string, unknown>, input, 'input', 'input');
       if (tool.rate_limit_rpm !== null) {
         const decision = limiter.hit(`connector-tool:${tool.id}`, { limit: tool.rate_limit_rpm, windowSec: 60 });
-        if (!decision.allowed) throw new DomainError('RATE_LIMIT_EXCEEDED', `This tool allows ${tool.rate_limit_rpm} calls per minute`, undefined, rateLimitHeaders(decision, clock.now().getTime()));
+        if (!decision.allowed)
+          throw new DomainError(
+            'RATE_LIMIT_EXCEEDED',
+            `This tool allows ${tool.rate_limit_rpm} calls per minute`,
+            undefined,
+            rateLimitHeaders(decision, clock.now().getTime()),
+          );
       }
       if (toBool(tool.requires_approval)) {
         const id = newId();
         const def = await ctx.definitions.get(instance.connector_key, instance.workspace_id);
-        const targetOrigin = def?.adapter === 'mcp' ? originOf((JSON.parse(instance.config) as { url?: unknown }).url) : null;
-        const row = { id, workspace_id: actor.ws.workspaceId, instance_id: instanceId, tool_id: toolId, input_sealed: seal(secrets, JSON.stringify(input), approvalInputContext(id)), status: 'pending', requested_by: actor.principal.userId, decided_by: null, decided_at: null, result: null, target_origin: targetOrigin, target_digest: targetDigest(instance, tool), created_at: clock.now().toISOString() };
+        const targetOrigin =
+          def?.adapter === 'mcp' ? originOf((JSON.parse(instance.config) as { url?: unknown }).url) : null;
+        const row = {
+          id,
+          workspace_id: actor.ws.workspaceId,
+          instance_id: instanceId,
+          tool_id: toolId,
+          input_sealed: seal(secrets, JSON.stringify(input), approvalInputContext(id)),
+          status: 'pending',
+          requested_by: actor.principal.userId,
+          decided_by: null,
+          decided_at: null,
+          result: null,
+          target_origin: targetOrigin,
+          target_digest: targetDigest(instance, tool),
+          created_at: clock.now().toISOString(),
+        };
         await approvalStore.insert(db, row);
-        return { status: 202, body: { status: 'pending_approval', approval: approvalView(actor, { ...row, seq: 0 }, tool.input_schema), result: null } };
+        return {
+          status: 202,
+          body: {
+            status: 'pending_approval',
+            approval: approvalView(actor, { ...row, seq: 0 }, tool.input_schema),
+            result: null,
+          },
+        };
       }
       const result = await execute(instance, tool, input);
       return { status: 200, body: { status: 'completed', approval: null, result } };

@@ -7,7 +7,10 @@ import type { JobSpec } from '../jobs/scheduler.js';
  * The OAuth refresh job (docs/interface.md, Operations: every 5 minutes; config.connectorRefreshCron). A token is
  * refreshed when it expires before the next run (plus a minute of slack).
  */
-export function connectorsJobs(connectors: Pick<ConnectorsService, 'oauth'>, kernel: Pick<Kernel, 'config'>): JobSpec[] {
+export function connectorsJobs(
+  connectors: Pick<ConnectorsService, 'oauth'>,
+  kernel: Pick<Kernel, 'config'>,
+): JobSpec[] {
   const pattern = kernel.config.connectorRefreshCron;
   return [
     {

@@ -32,15 +32,27 @@ type Detail = { field: string; message: string; type: string };
 /** Paths of ajv errors as error.details entries. */
 export function ajvDetails(errors: ErrorObject[] | null | undefined, root: string): Detail[] {
   return (errors ?? []).map((e) => {
-    const extra = e.keyword === 'required' ? `/${(e.params as { missingProperty: string }).missingProperty}` : e.keyword === 'additionalProperties' ? `/${(e.params as { additionalProperty: string }).additionalProperty}` : '';
+    const extra =
+      e.keyword === 'required'
+        ? `/${(e.params as { missingProperty: string }).missingProperty}`
+        : e.keyword === 'additionalProperties'
+          ? `/${(e.params as { additionalProperty: string }).additionalProperty}`
+          : '';
     const pointer = `${e.instancePath}${extra}`;
-    return { field: `${root}${pointer.replace(/\//g, '.')}`.replace(/\.$/, ''), message: e.message ?? 'is invalid', type: `jsonschema.${e.keyword}` };
+    return {
+      field: `${root}${pointer.replace(/\//g, '.')}`.replace(/\.$/, ''),
+      message: e.message ?? 'is invalid',
+      type: `jsonschema.${e.keyword}`,
+    };
   });
 }
 
 /** A JSON Schema `pattern` (ECMA-262 syntax) compiled for RE2; throws when RE2 cannot run it. */
 function re2(pattern: string, flags = ''): RE2JS {
-  return RE2JS.compile(RE2JS.translateRegExp(pattern), (flags.includes('i') ? RE2JS.CASE_INSENSITIVE : 0) | (flags.includes('m') ? RE2JS.MULTILINE : 0));
+  return RE2JS.compile(
+    RE2JS.translateRegExp(pattern),
+    (flags.includes('i') ? RE2JS.CASE_INSENSITIVE : 0) | (flags.includes('m') ? RE2JS.MULTILINE : 0),
+  );
 }
 
 /**
@@ -66,11 +78,36 @@ function safeFormats(): Record<string, Format> {
     const compiled = re2(re.source, re.flags);
     return (s: string) => compiled.test(s);
   };
-  const names = ['date', 'time', 'date-time', 'iso-time', 'iso-date-time', 'uri', 'uri-reference', 'uri-template', 'email', 'ipv4', 'ipv6', 'regex', 'uuid', 'json-pointer', 'json-pointer-uri-fragment', 'relative-json-pointer', 'byte', 'int32', 'int64', 'float', 'double', 'password', 'binary'];
+  const names = [
+    'date',
+    'time',
+    'date-time',
+    'iso-time',
+    'iso-date-time',
+    'uri',
+    'uri-reference',
+    'uri-template',
+    'email',
+    'ipv4',
+    'ipv6',
+    'regex',
+    'uuid',
+    'json-pointer',
+    'json-pointer-uri-fragment',
+    'relative-json-pointer',
+    'byte',
+    'int32',
+    'int64',
+    'float',
+    'double',
+    'password',
+    'binary',
+  ];
   for (const name of names) {
     const format = get(name, name === 'uri' ? 'fast' : 'full');
     if (format instanceof RegExp) out[name] = asRe2(format);
-    else if (typeof format === 'object' && format !== null && 'validate' in format && format.validate instanceof RegExp) out[name] = { ...format, validate: asRe2(format.validate) } as Format;
+    else if (typeof format === 'object' && format !== null && 'validate' in format && format.validate instanceof RegExp)
+      out[name] = { ...format, validate: asRe2(format.validate) } as Format;
     // The remaining ones are functions over short anchored expressions (date, time, byte) or
     // only compile their input (regex): linear already.
     else out[name] = format;
@@ -87,7 +124,13 @@ function safeFormats(): Record<string, Format> {
 
 /** JSON text with object keys sorted: equal JSON values (in JSON Schema's sense) give equal text. */
 const sortedKeys = (_key: string, value: unknown) =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.fromEntries(Object.keys(value).sort().map((k) => [k, (value as Record<string, unknown>)[k]])) : value;
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? Object.fromEntries(
+        Object.keys(value)
+          .sort()
+          .map((k) => [k, (value as Record<string, unknown>)[k]]),
+      )
+    : value;
 
 /**
  * uniqueItems in linear time: ajv compares object items pair by pair, which took 20 s on a
@@ -102,7 +145,13 @@ function uniqueItems(this: unknown, schema: boolean, data: unknown[]): boolean {
     const text = JSON.stringify(data[i], sortedKeys) ?? 'undefined';
     const j = seen.get(text);
     if (j !== undefined) {
-      validate.errors = [{ keyword: 'uniqueItems', message: `must NOT have duplicate items (items ## ${j} and ${i} are identical)`, params: { i, j } }];
+      validate.errors = [
+        {
+          keyword: 'uniqueItems',
+          message: `must NOT have duplicate items (items ## ${j} and ${i} are identical)`,
+          params: { i, j },
+        },
+      ];
       return false;
     }
     seen.set(text, i);
@@ -131,7 +180,11 @@ function inspect(schema: unknown): Detail[] {
     try {
       re2(pattern, 'u');
     } catch (err) {
-      out.push({ field, message: `is not supported: ${(err as Error).message} (RE2 syntax: no lookarounds or backreferences)`, type: 'jsonschema.pattern' });
+      out.push({
+        field,
+        message: `is not supported: ${(err as Error).message} (RE2 syntax: no lookarounds or backreferences)`,
+        type: 'jsonschema.pattern',
+      });
     }
   };
   const walk = (node: unknown, path: string, depth: number): void => {
@@ -141,7 +194,8 @@ function inspect(schema: unknown): Detail[] {
       return;
     }
     if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${path}.${i}`, depth + 1));
-    if (++nodes === SCHEMA_MAX_NODES + 1) out.push({ field: '', message: `has more than ${SCHEMA_MAX_NODES} objects`, type: 'jsonschema.size' });
+    if (++nodes === SCHEMA_MAX_NODES + 1)
+      out.push({ field: '', message: `has more than ${SCHEMA_MAX_NODES} objects`, type: 'jsonschema.size' });
     for (const [key, value] of Object.entries(node)) {
       if (SKIP_VALUES.has(key)) continue;
       if (key === 'pattern' && typeof value === 'string') tryRe2(value, `${path}.pattern`);
@@ -165,11 +219,24 @@ export function createJsonSchemaEngine() {
   const newAjv = (meta: boolean): Ajv => {
     formats ??= safeFormats();
     // optimize: false: ajv's optimizer passes cost several times the compile itself.
-    const ajv = new Ajv({ allErrors: true, strict: false, meta, validateSchema: false, addUsedSchema: false, code: { regExp: re2Engine, optimize: false } });
+    const ajv = new Ajv({
+      allErrors: true,
+      strict: false,
+      meta,
+      validateSchema: false,
+      addUsedSchema: false,
+      code: { regExp: re2Engine, optimize: false },
+    });
     (addFormatsModule as unknown as (a: Ajv, o: object) => void)(ajv, { mode: 'fast', keywords: true });
     for (const [name, format] of Object.entries(formats)) ajv.addFormat(name, format);
     ajv.removeKeyword('uniqueItems');
-    ajv.addKeyword({ keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', errors: true, validate: uniqueItems });
+    ajv.addKeyword({
+      keyword: 'uniqueItems',
+      type: 'array',
+      schemaType: 'boolean',
+      errors: true,
+      validate: uniqueItems,
+    });
     return ajv;
   };
   // Only checks schemas against the meta-schema: it compiles no user schema, so it keeps none.
@@ -178,42 +245,63 @@ export function createJsonSchemaEngine() {
   const compiled = new LRUCache<string, Compiled>({
     max: 2000,
     maxSize: CACHE_MAX_BYTES,
-    sizeCalculation: (value, key) => (value instanceof SchemaRefusal ? 1024 : COMPILED_BASE_BYTES + COMPILED_BYTES_PER_SCHEMA_BYTE * Number(key.slice(0, key.indexOf(':')))),
+    sizeCalculation: (value, key) =>
+      value instanceof SchemaRefusal
+        ? 1024
+        : COMPILED_BASE_BYTES + COMPILED_BYTES_PER_SCHEMA_BYTE * Number(key.slice(0, key.indexOf(':'))),
     ttl: 3_600_000,
   });
 
   function compile(schema: unknown, text: string): Compiled {
     // Size and depth first: the meta-schema check recurses as deep as the schema does.
     const problems = inspect(schema);
-    if (problems.length > 0) return new SchemaRefusal(problems.some((p) => p.type === 'jsonschema.pattern') ? 'uses a pattern Gantry does not evaluate' : 'is too large or too deeply nested', problems);
+    if (problems.length > 0)
+      return new SchemaRefusal(
+        problems.some((p) => p.type === 'jsonschema.pattern')
+          ? 'uses a pattern Gantry does not evaluate'
+          : 'is too large or too deeply nested',
+        problems,
+      );
     const meta = getMetaAjv();
     let valid: boolean;
     try {
       valid = meta.validateSchema(schema as object) as boolean;
     } catch (err) {
       // An unknown $schema, for instance.
-      return new SchemaRefusal(`is not a supported JSON Schema: ${(err as Error).message}`, [{ field: '', message: (err as Error).message, type: 'jsonschema.schema' }]);
+      return new SchemaRefusal(`is not a supported JSON Schema: ${(err as Error).message}`, [
+        { field: '', message: (err as Error).message, type: 'jsonschema.schema' },
+      ]);
     }
     if (!valid) return new SchemaRefusal('is not a valid JSON Schema', ajvDetails(meta.errors, ''));
     try {
       // A throwaway instance: the validator keeps it alive while cached, and nothing else does.
       return newAjv(false).compile(JSON.parse(text) as object);
     } catch (err) {
-      return new SchemaRefusal(`is not a valid JSON Schema: ${(err as Error).message}`, [{ field: '', message: (err as Error).message, type: 'jsonschema.compile' }]);
+      return new SchemaRefusal(`is not a valid JSON Schema: ${(err as Error).message}`, [
+        { field: '', message: (err as Error).message, type: 'jsonschema.compile' },
+      ]);
     }
   }
 
   /** The compiled validator of a schema, or why it is refused (cached either way). */
   function validator(schema: unknown): Compiled {
-    if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return new SchemaRefusal('must be a JSON Schema object', [{ field: '', message: 'must be an object', type: 'jsonschema.schema' }]);
+    if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+      return new SchemaRefusal('must be a JSON Schema object', [
+        { field: '', message: 'must be an object', type: 'jsonschema.schema' },
+      ]);
     let text: string;
     try {
       text = JSON.stringify(schema);
     } catch {
-      return new SchemaRefusal(`nests deeper than ${SCHEMA_MAX_DEPTH} levels`, [{ field: '', message: 'too deeply nested', type: 'jsonschema.depth' }]);
+      return new SchemaRefusal(`nests deeper than ${SCHEMA_MAX_DEPTH} levels`, [
+        { field: '', message: 'too deeply nested', type: 'jsonschema.depth' },
+      ]);
     }
     const bytes = Buffer.byteLength(text);
-    if (bytes > SCHEMA_MAX_BYTES) return new SchemaRefusal(`is larger than ${SCHEMA_MAX_BYTES / 1024} KiB`, [{ field: '', message: `must be at most ${SCHEMA_MAX_BYTES} bytes as JSON`, type: 'jsonschema.size' }]);
+    if (bytes > SCHEMA_MAX_BYTES)
+      return new SchemaRefusal(`is larger than ${SCHEMA_MAX_BYTES / 1024} KiB`, [
+        { field: '', message: `must be at most ${SCHEMA_MAX_BYTES} bytes as JSON`, type: 'jsonschema.size' },
+      ]);
     const key = `${bytes}:${createHash('sha256').update(text).digest('base64url')}`;
     let fn = compiled.get(key);
     if (!fn) {
@@ -223,7 +311,8 @@ export function createJsonSchemaEngine() {
     return fn;
   }
 
-  const located = (refusal: SchemaRefusal, field: string): Detail[] => refusal.details.map((d) => ({ ...d, field: `${field}${d.field}` }));
+  const located = (refusal: SchemaRefusal, field: string): Detail[] =>
+    refusal.details.map((d) => ({ ...d, field: `${field}${d.field}` }));
 
   return {
     /** Refuses (400 VALIDATION_FAILED, details naming the schema paths) a schema Gantry will not evaluate. */
@@ -239,16 +328,23 @@ export function createJsonSchemaEngine() {
      * so it is not made.
      */
     assertValid(schema: Record<string, unknown>, value: unknown, root: string, what: string): void {
-      const tooDeep = () => badRequest(`${what} is too deeply nested`, [{ field: root, message: 'is too deeply nested', type: 'jsonschema.depth' }]);
+      const tooDeep = () =>
+        badRequest(`${what} is too deeply nested`, [
+          { field: root, message: 'is too deeply nested', type: 'jsonschema.depth' },
+        ]);
       let size: number;
       try {
         size = Buffer.byteLength(JSON.stringify(value) ?? '');
       } catch {
         throw tooDeep();
       }
-      if (size > VALUE_MAX_BYTES) throw badRequest(`${what} is larger than ${VALUE_MAX_BYTES / 1024} KiB`, [{ field: root, message: `must be at most ${VALUE_MAX_BYTES} bytes as JSON`, type: 'jsonschema.size' }]);
+      if (size > VALUE_MAX_BYTES)
+        throw badRequest(`${what} is larger than ${VALUE_MAX_BYTES / 1024} KiB`, [
+          { field: root, message: `must be at most ${VALUE_MAX_BYTES} bytes as JSON`, type: 'jsonschema.size' },
+        ]);
       const fn = validator(schema);
-      if (fn instanceof SchemaRefusal) throw new DomainError('CONFLICT', `${what} cannot be checked: its schema ${fn.message}`, located(fn, 'schema'));
+      if (fn instanceof SchemaRefusal)
+        throw new DomainError('CONFLICT', `${what} cannot be checked: its schema ${fn.message}`, located(fn, 'schema'));
       let valid: boolean;
       try {
         valid = fn(value) as boolean;
@@ -264,9 +360,24 @@ export function createJsonSchemaEngine() {
      * schemas and code values the long-lived meta-schema Ajv retains (constant by design).
      */
     stats() {
-      const meta = getMetaAjv() as unknown as { _cache: Map<unknown, unknown>; schemas: object; refs: object; scope: { _values: Record<string, Map<unknown, unknown>> } };
+      const meta = getMetaAjv() as unknown as {
+        _cache: Map<unknown, unknown>;
+        schemas: object;
+        refs: object;
+        scope: { _values: Record<string, Map<unknown, unknown>> };
+      };
       const scopeValues = Object.values(meta.scope._values).reduce((n, m) => n + m.size, 0);
-      return { cached: compiled.size, cachedBytes: compiled.calculatedSize, maxBytes: CACHE_MAX_BYTES, ajvRetained: { cache: meta._cache.size, schemas: Object.keys(meta.schemas).length, refs: Object.keys(meta.refs).length, scopeValues } };
+      return {
+        cached: compiled.size,
+        cachedBytes: compiled.calculatedSize,
+        maxBytes: CACHE_MAX_BYTES,
+        ajvRetained: {
+          cache: meta._cache.size,
+          schemas: Object.keys(meta.schemas).length,
+          refs: Object.keys(meta.refs).length,
+          scopeValues,
+        },
+      };
     },
   };
 }

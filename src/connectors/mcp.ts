@@ -36,11 +36,19 @@ export async function openMcp(target: McpTarget): Promise<McpSession> {
   // Loaded on first use: the SDK builds its whole schema set at import, megabytes an appliance
   // without MCP connectors would carry for nothing.
   const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
-  const client = new Client({ name: 'gantry', version: '0.1.0' }, { versionNegotiation: { mode: 'auto', probe: { timeoutMs: OUTBOUND_TIMEOUT_MS } } });
+  const client = new Client(
+    { name: 'gantry', version: '0.1.0' },
+    { versionNegotiation: { mode: 'auto', probe: { timeoutMs: OUTBOUND_TIMEOUT_MS } } },
+  );
   const transport = new StreamableHTTPClientTransport(new URL(target.url), {
     fetch: guardedFetch({ allowPrivate: target.allowPrivate }),
     requestInit: { headers: target.headers },
-    reconnectionOptions: { maxReconnectionDelay: 1000, initialReconnectionDelay: 100, reconnectionDelayGrowFactor: 1.5, maxRetries: 0 },
+    reconnectionOptions: {
+      maxReconnectionDelay: 1000,
+      initialReconnectionDelay: 100,
+      reconnectionDelayGrowFactor: 1.5,
+      maxRetries: 0,
+    },
   });
   await client.connect(transport, { timeout: OUTBOUND_TIMEOUT_MS });
   const protocolVersion = client.getNegotiatedProtocolVersion() ?? 'unknown';
@@ -55,14 +63,19 @@ export async function closeMcp(session: McpSession): Promise<void> {
  * Every tool of the server, walking nextCursor page by page ourselves: at most
  * MCP_PAGE_CAP pages, and a cursor seen twice ends the walk (a server looping on itself).
  */
-export async function listAllTools(session: McpSession): Promise<{ tools: McpToolDefinition[]; pages: number; truncated: boolean }> {
+export async function listAllTools(
+  session: McpSession,
+): Promise<{ tools: McpToolDefinition[]; pages: number; truncated: boolean }> {
   const tools: McpToolDefinition[] = [];
   const seen = new Set<string>();
   let cursor: string | undefined;
   let pages = 0;
   for (;;) {
     if (pages >= MCP_PAGE_CAP) return { tools, pages, truncated: true };
-    const page = (await session.client.request({ method: 'tools/list', params: cursor ? { cursor } : {} }, { timeout: OUTBOUND_TIMEOUT_MS })) as {
+    const page = (await session.client.request(
+      { method: 'tools/list', params: cursor ? { cursor } : {} },
+      { timeout: OUTBOUND_TIMEOUT_MS },
+    )) as {
       tools?: McpToolDefinition[];
       nextCursor?: string;
     };
@@ -77,7 +90,10 @@ export async function listAllTools(session: McpSession): Promise<{ tools: McpToo
 }
 
 export async function callMcpTool(session: McpSession, name: string, args: Record<string, unknown>): Promise<unknown> {
-  return session.client.request({ method: 'tools/call', params: { name, arguments: args } }, { timeout: OUTBOUND_TIMEOUT_MS });
+  return session.client.request(
+    { method: 'tools/call', params: { name, arguments: args } },
+    { timeout: OUTBOUND_TIMEOUT_MS },
+  );
 }
 
 /** A liveness round trip: ping on 2025-era sessions; modern sessions re-run server/discover. */

@@ -14,19 +14,24 @@ export interface TokenAnswer {
 
 /** A linking or refresh failure with the reason shown to the user (and logged). */
 export class OauthFailure extends Error {
-  constructor(readonly reason: string, message: string) {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
     super(message);
   }
 }
 
 /** The redirect_uri of a connector (the callback route of the connectors plugin). */
-export const callbackUrl = (publicUrl: string, key: string) => apiUrl(publicUrl, `/connectors/oauth/${encodeURIComponent(key)}/callback`);
+export const callbackUrl = (publicUrl: string, key: string) =>
+  apiUrl(publicUrl, `/connectors/oauth/${encodeURIComponent(key)}/callback`);
 
 /** The OAuth client of a definition, or why it cannot link (not OAuth: 409; no client configured: 503). */
 export function ready(def: Definition) {
   const o = def.oauth;
   if (def.authKind !== 'oauth2' || !o) throw conflict(`${def.key} is not an OAuth connector`);
-  if (!o.clientId || !o.authorizeUrl || !o.tokenUrl) throw new DomainError('NOT_CONFIGURED', `The ${def.key} connector has no OAuth client configured`);
+  if (!o.clientId || !o.authorizeUrl || !o.tokenUrl)
+    throw new DomainError('NOT_CONFIGURED', `The ${def.key} connector has no OAuth client configured`);
   return o as Required<NonNullable<Definition['oauth']>> & { clientId: string; authorizeUrl: string; tokenUrl: string };
 }
 
@@ -38,10 +43,18 @@ export function createTokenClient(kernel: Kernel) {
     /** POSTs a token request (client_secret_post) and parses the answer, bounded in time and size. */
     async request(def: Definition, params: Record<string, string>): Promise<TokenAnswer> {
       const o = ready(def);
-      const body = new URLSearchParams({ ...params, client_id: o.clientId, ...(o.clientSecret ? { client_secret: o.clientSecret } : {}) });
+      const body = new URLSearchParams({
+        ...params,
+        client_id: o.clientId,
+        ...(o.clientSecret ? { client_secret: o.clientSecret } : {}),
+      });
       let res: Response;
       try {
-        res = await fetchOut()(o.tokenUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body });
+        res = await fetchOut()(o.tokenUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+          body,
+        });
       } catch (err) {
         throw new OauthFailure('provider_unreachable', `token endpoint unreachable: ${(err as Error).message}`);
       }
@@ -54,9 +67,17 @@ export function createTokenClient(kernel: Kernel) {
       }
       if (!res.ok || typeof json.access_token !== 'string') {
         const code = typeof json.error === 'string' ? json.error : `http_${res.status}`;
-        throw new OauthFailure(code === 'invalid_grant' ? 'invalid_grant' : 'token_exchange_failed', `token endpoint refused: ${code}`);
+        throw new OauthFailure(
+          code === 'invalid_grant' ? 'invalid_grant' : 'token_exchange_failed',
+          `token endpoint refused: ${code}`,
+        );
       }
-      return { access_token: json.access_token, refresh_token: typeof json.refresh_token === 'string' ? json.refresh_token : undefined, expires_in: json.expires_in !== undefined ? Number(json.expires_in) : undefined, scope: typeof json.scope === 'string' ? json.scope : undefined };
+      return {
+        access_token: json.access_token,
+        refresh_token: typeof json.refresh_token === 'string' ? json.refresh_token : undefined,
+        expires_in: json.expires_in !== undefined ? Number(json.expires_in) : undefined,
+        scope: typeof json.scope === 'string' ? json.scope : undefined,
+      };
     },
   };
 }

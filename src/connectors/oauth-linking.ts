@@ -40,7 +40,16 @@ export function createOauthLinking(ctx: ConnectorsContext) {
       const stateHash = sha256Hex(state);
       const verifier = o.pkce ? randomToken(48) : null;
       const now = clock.now();
-      await oauthStateStore.insert(db, { state_hash: stateHash, instance_id: instanceId, user_id: actor.principal.userId, connector_key: def.key, verifier_sealed: verifier ? seal(secrets, verifier, verifierContext(stateHash)) : null, expires_at: new Date(now.getTime() + OAUTH_STATE_TTL_MS).toISOString(), used_at: null, created_at: now.toISOString() });
+      await oauthStateStore.insert(db, {
+        state_hash: stateHash,
+        instance_id: instanceId,
+        user_id: actor.principal.userId,
+        connector_key: def.key,
+        verifier_sealed: verifier ? seal(secrets, verifier, verifierContext(stateHash)) : null,
+        expires_at: new Date(now.getTime() + OAUTH_STATE_TTL_MS).toISOString(),
+        used_at: null,
+        created_at: now.toISOString(),
+      });
       const url = new URL(o.authorizeUrl);
       url.searchParams.set('response_type', 'code');
       url.searchParams.set('client_id', o.clientId);
@@ -61,7 +70,8 @@ export function createOauthLinking(ctx: ConnectorsContext) {
      * Always answers with a redirect URL on our own web URL.
      */
     async callback(connectorKey: string, query: { code?: string; state?: string; error?: string }): Promise<string> {
-      const fail = (reason: string, instanceId?: string) => settingsUrl({ connector: connectorKey, ...(instanceId ? { instanceId } : {}), status: 'error', reason });
+      const fail = (reason: string, instanceId?: string) =>
+        settingsUrl({ connector: connectorKey, ...(instanceId ? { instanceId } : {}), status: 'error', reason });
       if (!query.state) return fail('missing_state');
       const stateHash = sha256Hex(query.state);
       const now = clock.now();
@@ -69,7 +79,8 @@ export function createOauthLinking(ctx: ConnectorsContext) {
       if (!record || record.connector_key !== connectorKey) return fail('invalid_state');
       if (record.used_at) return fail('state_already_used', record.instance_id);
       if (record.expires_at <= now.toISOString()) return fail('state_expired', record.instance_id);
-      if (!(await oauthStateStore.consume(db, stateHash, now.toISOString()))) return fail('state_already_used', record.instance_id);
+      if (!(await oauthStateStore.consume(db, stateHash, now.toISOString())))
+        return fail('state_already_used', record.instance_id);
       if (query.error) return fail('provider_denied', record.instance_id);
       if (!query.code) return fail('missing_code', record.instance_id);
       const instance = await instanceStore.findById(db, record.instance_id);
@@ -77,7 +88,18 @@ export function createOauthLinking(ctx: ConnectorsContext) {
       // The state is bound to its user: they must still be able to act in the instance's workspace.
       let ws: WorkspaceContext;
       try {
-        ws = await ctx.access.workspace({ userId: record.user_id, kind: 'session', scopes: null, clientId: null, sessionId: null, accountId: null, tokenId: null }, { workspaceId: instance.workspace_id });
+        ws = await ctx.access.workspace(
+          {
+            userId: record.user_id,
+            kind: 'session',
+            scopes: null,
+            clientId: null,
+            sessionId: null,
+            accountId: null,
+            tokenId: null,
+          },
+          { workspaceId: instance.workspace_id },
+        );
         ctx.assertWriter(ws);
       } catch {
         return fail('access_revoked', instance.id);
@@ -86,23 +108,60 @@ export function createOauthLinking(ctx: ConnectorsContext) {
       if (!def) return fail('unknown_connector', instance.id);
       let tokens: TokenAnswer;
       try {
-        const verifier = record.verifier_sealed ? open(secrets, record.verifier_sealed, verifierContext(stateHash)) : null;
-        tokens = await tokenClient.request(def, { grant_type: 'authorization_code', code: query.code, redirect_uri: callbackUrl(config.publicUrl, connectorKey), ...(verifier ? { code_verifier: verifier } : {}) });
+        const verifier = record.verifier_sealed
+          ? open(secrets, record.verifier_sealed, verifierContext(stateHash))
+          : null;
+        tokens = await tokenClient.request(def, {
+          grant_type: 'authorization_code',
+          code: query.code,
+          redirect_uri: callbackUrl(config.publicUrl, connectorKey),
+          ...(verifier ? { code_verifier: verifier } : {}),
+        });
       } catch (err) {
         return fail(err instanceof OauthFailure ? err.reason : 'token_exchange_failed', instance.id);
       }
       const stored = clock.now();
-      const values: Record<string, string> = { access_token: tokens.access_token, ...(tokens.refresh_token ? { refresh_token: tokens.refresh_token } : {}) };
+      const values: Record<string, string> = {
+        access_token: tokens.access_token,
+        ...(tokens.refresh_token ? { refresh_token: tokens.refresh_token } : {}),
+      };
       const scopes = tokens.scope ? tokens.scope.split(' ').filter(Boolean) : (def.oauth?.scopes ?? []);
       await inTransaction(db, async (trx) => {
         // Linked tokens go only to the definition's token and check URLs, which the operator
         // sets and no member can change: no origin to bind (docs/connectors.md, Credentials).
-        const expiresAt = tokens.expires_in ? new Date(stored.getTime() + tokens.expires_in * 1000).toISOString() : null;
-        await replaceCredentials(trx, secrets, { instanceId: instance.id, credType: 'oauth2', values, origin: null, scopes, expiresAt, at: stored.toISOString() });
+        const expiresAt = tokens.expires_in
+          ? new Date(stored.getTime() + tokens.expires_in * 1000).toISOString()
+          : null;
+        await replaceCredentials(trx, secrets, {
+          instanceId: instance.id,
+          credType: 'oauth2',
+          values,
+          origin: null,
+          scopes,
+          expiresAt,
+          at: stored.toISOString(),
+        });
         // docs/interface.md, States: pending_auth -> active on a successful callback, and re-initiating the flow is
         // how an instance in error recovers. An instance the team disabled stays inactive.
         await instanceStore.activateLinked(trx, instance.id, stored.toISOString());
-        await ctx.audit(trx, { principal: { userId: record.user_id, kind: 'session', scopes: null, clientId: null, sessionId: null, accountId: null, tokenId: null }, ws }, 'connector.oauth_linked', instance.id, { connectorKey, scopes });
+        await ctx.audit(
+          trx,
+          {
+            principal: {
+              userId: record.user_id,
+              kind: 'session',
+              scopes: null,
+              clientId: null,
+              sessionId: null,
+              accountId: null,
+              tokenId: null,
+            },
+            ws,
+          },
+          'connector.oauth_linked',
+          instance.id,
+          { connectorKey, scopes },
+        );
       });
       return settingsUrl({ connector: connectorKey, instanceId: instance.id, status: 'success' });
     },

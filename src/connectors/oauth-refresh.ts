@@ -31,7 +31,14 @@ export function createTokenRefresh(ctx: ConnectorsContext) {
       let failed = 0;
       for (;;) {
         // Instances in error wait for a re-link or a test: their token already failed once.
-        const taken = await credentialStore.claimDue(db, claim, nowIso, dueBefore, new Date(now.getTime() + CLAIM_MS).toISOString(), REFRESH_BATCH);
+        const taken = await credentialStore.claimDue(
+          db,
+          claim,
+          nowIso,
+          dueBefore,
+          new Date(now.getTime() + CLAIM_MS).toISOString(),
+          REFRESH_BATCH,
+        );
         if (taken === 0) break;
         const rows = await credentialStore.claimed(db, claim);
         claimed += rows.length;
@@ -43,15 +50,24 @@ export function createTokenRefresh(ctx: ConnectorsContext) {
               const def = await ctx.definitions.get(row.connector_key, row.workspace_id);
               if (!def) throw new OauthFailure('unknown_connector', 'the connector definition no longer exists');
               const values = openCredentials(secrets, row.instance_id, 'oauth2', row.sealed_value, row.origin);
-              if (!values.refresh_token) throw new OauthFailure('no_refresh_token', 'no refresh token is stored; link the connector again');
-              const tokens = await tokenClient.request(def, { grant_type: 'refresh_token', refresh_token: values.refresh_token });
+              if (!values.refresh_token)
+                throw new OauthFailure('no_refresh_token', 'no refresh token is stored; link the connector again');
+              const tokens = await tokenClient.request(def, {
+                grant_type: 'refresh_token',
+                refresh_token: values.refresh_token,
+              });
               const after = clock.now();
-              const fresh = { access_token: tokens.access_token, refresh_token: tokens.refresh_token ?? values.refresh_token };
+              const fresh = {
+                access_token: tokens.access_token,
+                refresh_token: tokens.refresh_token ?? values.refresh_token,
+              };
               // refresh_claimed_until stays: a token shorter-lived than the horizon is
               // not refreshed again within this run.
               await credentialStore.saveRefreshed(db, row.id, claim, {
                 sealed_value: sealCredentials(secrets, row.instance_id, 'oauth2', fresh, row.origin),
-                expires_at: tokens.expires_in ? new Date(after.getTime() + tokens.expires_in * 1000).toISOString() : null,
+                expires_at: tokens.expires_in
+                  ? new Date(after.getTime() + tokens.expires_in * 1000).toISOString()
+                  : null,
                 scopes: tokens.scope ? JSON.stringify(tokens.scope.split(' ').filter(Boolean)) : row.scopes,
                 rotated_at: after.toISOString(),
               });
@@ -73,7 +89,10 @@ export function createTokenRefresh(ctx: ConnectorsContext) {
                   });
                 }
               });
-              ctx.kernel.logger.warn('connector token refresh failed', { instanceId: row.instance_id, reason: err instanceof OauthFailure ? err.reason : 'error' });
+              ctx.kernel.logger.warn('connector token refresh failed', {
+                instanceId: row.instance_id,
+                reason: err instanceof OauthFailure ? err.reason : 'error',
+              });
             }
           }
         };

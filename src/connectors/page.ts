@@ -16,7 +16,11 @@ export function settingsPage(query: Record<string, string>): string {
   const ok = query.status === 'success';
   const connector = escape(String(query.connector ?? 'connector').slice(0, 64));
   const reason = String(query.reason ?? '');
-  const text = ok ? `${connector} is connected.` : query.status === 'error' ? `${connector} could not be connected. ${escape(REASONS[reason] ?? 'Something went wrong.')}` : 'Connector settings';
+  const text = ok
+    ? `${connector} is connected.`
+    : query.status === 'error'
+      ? `${connector} could not be connected. ${escape(REASONS[reason] ?? 'Something went wrong.')}`
+      : 'Connector settings';
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Gantry connectors</title>
 <style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem}</style></head>
 <body><h1>Connectors</h1><p id="outcome" data-status="${ok ? 'success' : escape(String(query.status ?? ''))}">${text}</p>${reason && !ok ? `<p><small>Reason: <code>${escape(reason.slice(0, 64))}</code></small></p>` : ''}</body></html>`;

@@ -44,13 +44,20 @@ export function presentTool(row: ToolRow, locale?: string) {
   };
 }
 
-export function presentCredentialRecord(row: Pick<ConnectorCredentialsTable, 'id' | 'instance_id' | 'cred_type' | 'rotated_at'>) {
+export function presentCredentialRecord(
+  row: Pick<ConnectorCredentialsTable, 'id' | 'instance_id' | 'cred_type' | 'rotated_at'>,
+) {
   return { id: row.id, instanceId: row.instance_id, credType: row.cred_type, rotatedAt: row.rotated_at };
 }
 
 export function presentCredentialStatus(row: ConnectorCredentialsTable | undefined) {
   if (!row) return { configured: false, credType: null, expiresAt: null, scopes: null };
-  return { configured: true, credType: row.cred_type, expiresAt: row.expires_at, scopes: row.cred_type === 'oauth2' && row.scopes ? (JSON.parse(row.scopes) as string[]) : null };
+  return {
+    configured: true,
+    credType: row.cred_type,
+    expiresAt: row.expires_at,
+    scopes: row.cred_type === 'oauth2' && row.scopes ? (JSON.parse(row.scopes) as string[]) : null,
+  };
 }
 
 export function presentDefinition(def: Definition) {
@@ -62,7 +69,14 @@ export function presentDefinition(def: Definition) {
     credType: def.credType,
     adapter: def.adapter,
     oauth: def.oauth
-      ? { authorizeUrl: def.oauth.authorizeUrl, tokenUrl: def.oauth.tokenUrl, checkUrl: def.oauth.checkUrl, scopes: def.oauth.scopes, pkce: def.oauth.pkce, configured: !!(def.oauth.clientId && def.oauth.authorizeUrl && def.oauth.tokenUrl) }
+      ? {
+          authorizeUrl: def.oauth.authorizeUrl,
+          tokenUrl: def.oauth.tokenUrl,
+          checkUrl: def.oauth.checkUrl,
+          scopes: def.oauth.scopes,
+          pkce: def.oauth.pkce,
+          configured: !!(def.oauth.clientId && def.oauth.authorizeUrl && def.oauth.tokenUrl),
+        }
       : null,
     configSchema: def.configSchema,
     isSystem: def.isSystem,

@@ -11,7 +11,11 @@ import { htmlErrorFormat } from '../http/html.js';
 export function connectorRoutes(app: PluginDeps): ServerRoute[] {
   const { connectors, accounts } = app.services;
   const C = '/connectors';
-  const ws = (request: Request) => accounts.access.workspace(principalOf(request), tenancyHeaders(request.headers as Record<string, string | undefined>));
+  const ws = (request: Request) =>
+    accounts.access.workspace(
+      principalOf(request),
+      tenancyHeaders(request.headers as Record<string, string | undefined>),
+    );
   const actor = async (request: Request) => ({ principal: principalOf(request), ws: await ws(request) });
   const params = (request: Request) => request.params as Record<string, string>;
   const body = <T>(request: Request) => request.payload as T;
@@ -27,7 +31,8 @@ export function connectorRoutes(app: PluginDeps): ServerRoute[] {
       method: 'POST',
       path: `${C}/definitions`,
       options: { id: 'connectors.definitions.create', validate: { payload: schemas.createDefinition } },
-      handler: async (request, h) => reply(request, h, await connectors.createDefinition(await actor(request), body(request)), { status: 201 }),
+      handler: async (request, h) =>
+        reply(request, h, await connectors.createDefinition(await actor(request), body(request)), { status: 201 }),
     },
     {
       method: 'GET',
@@ -43,7 +48,8 @@ export function connectorRoutes(app: PluginDeps): ServerRoute[] {
       method: 'POST',
       path: `${C}/instances`,
       options: { id: 'connectors.instances.create', validate: { payload: schemas.createInstance } },
-      handler: async (request, h) => reply(request, h, await connectors.create(await actor(request), body(request)), { status: 201 }),
+      handler: async (request, h) =>
+        reply(request, h, await connectors.create(await actor(request), body(request)), { status: 201 }),
     },
     {
       method: 'GET',
@@ -54,14 +60,19 @@ export function connectorRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'PATCH',
       path: `${C}/instances/{id}`,
-      options: { id: 'connectors.instances.update', validate: { params: schemas.instanceParams, payload: schemas.updateInstance } },
-      handler: async (request, h) => reply(request, h, await connectors.update(await actor(request), params(request).id, body(request))),
+      options: {
+        id: 'connectors.instances.update',
+        validate: { params: schemas.instanceParams, payload: schemas.updateInstance },
+      },
+      handler: async (request, h) =>
+        reply(request, h, await connectors.update(await actor(request), params(request).id, body(request))),
     },
     {
       method: 'DELETE',
       path: `${C}/instances/{id}`,
       options: { id: 'connectors.instances.delete', validate: { params: schemas.instanceParams } },
-      handler: async (request, h) => reply(request, h, await connectors.remove(await actor(request), params(request).id)),
+      handler: async (request, h) =>
+        reply(request, h, await connectors.remove(await actor(request), params(request).id)),
     },
     {
       method: 'POST',
@@ -73,32 +84,66 @@ export function connectorRoutes(app: PluginDeps): ServerRoute[] {
       method: 'GET',
       path: `${C}/instances/{id}/tools`,
       options: { id: 'connectors.tools.list', validate: { params: schemas.instanceParams, query: schemas.toolsQuery } },
-      handler: async (request, h) => reply(request, h, await connectors.tools.list(await ws(request), params(request).id, (request.query as { locale?: string }).locale)),
+      handler: async (request, h) =>
+        reply(
+          request,
+          h,
+          await connectors.tools.list(
+            await ws(request),
+            params(request).id,
+            (request.query as { locale?: string }).locale,
+          ),
+        ),
     },
     {
       method: 'POST',
       path: `${C}/instances/{id}/sync-tools`,
       options: { id: 'connectors.tools.sync', validate: { params: schemas.instanceParams } },
-      handler: async (request, h) => reply(request, h, await connectors.tools.sync(await actor(request), params(request).id)),
+      handler: async (request, h) =>
+        reply(request, h, await connectors.tools.sync(await actor(request), params(request).id)),
     },
     {
       method: 'POST',
       path: `${C}/instances/{id}/tools`,
-      options: { id: 'connectors.tools.create', validate: { params: schemas.instanceParams, payload: schemas.createTool } },
-      handler: async (request, h) => reply(request, h, await connectors.tools.createManual(await actor(request), params(request).id, body(request)), { status: 201 }),
+      options: {
+        id: 'connectors.tools.create',
+        validate: { params: schemas.instanceParams, payload: schemas.createTool },
+      },
+      handler: async (request, h) =>
+        reply(
+          request,
+          h,
+          await connectors.tools.createManual(await actor(request), params(request).id, body(request)),
+          { status: 201 },
+        ),
     },
     {
       method: 'PATCH',
       path: `${C}/instances/{id}/tools/{toolId}`,
       options: { id: 'connectors.tools.toggle', validate: { params: schemas.toolParams, payload: schemas.toggleTool } },
-      handler: async (request, h) => reply(request, h, await connectors.tools.update(await actor(request), params(request).id, params(request).toolId, body(request))),
+      handler: async (request, h) =>
+        reply(
+          request,
+          h,
+          await connectors.tools.update(
+            await actor(request),
+            params(request).id,
+            params(request).toolId,
+            body(request),
+          ),
+        ),
     },
     {
       method: 'POST',
       path: `${C}/instances/{id}/tools/{toolId}/invoke`,
       options: { id: 'connectors.tools.invoke', validate: { params: schemas.toolParams, payload: schemas.invokeTool } },
       handler: async (request, h) => {
-        const out = await connectors.tools.invoke(await actor(request), params(request).id, params(request).toolId, body<{ input: Record<string, unknown> }>(request).input);
+        const out = await connectors.tools.invoke(
+          await actor(request),
+          params(request).id,
+          params(request).toolId,
+          body<{ input: Record<string, unknown> }>(request).input,
+        );
         return reply(request, h, out.body, { status: out.status });
       },
     },
@@ -106,39 +151,52 @@ export function connectorRoutes(app: PluginDeps): ServerRoute[] {
       method: 'GET',
       path: `${C}/approvals`,
       options: { id: 'connectors.approvals.list', validate: { query: schemas.approvalsQuery } },
-      handler: async (request, h) => reply(request, h, await connectors.tools.listApprovals(await actor(request), (request.query as { status?: string }).status)),
+      handler: async (request, h) =>
+        reply(
+          request,
+          h,
+          await connectors.tools.listApprovals(await actor(request), (request.query as { status?: string }).status),
+        ),
     },
     ...(['approve', 'reject'] as const).map(
       (decision): ServerRoute => ({
         method: 'POST',
         path: `${C}/approvals/{approvalId}/${decision}`,
         options: { id: `connectors.approvals.${decision}`, validate: { params: schemas.approvalParams } },
-        handler: async (request, h) => reply(request, h, await connectors.tools.decide(await actor(request), params(request).approvalId, decision)),
+        handler: async (request, h) =>
+          reply(request, h, await connectors.tools.decide(await actor(request), params(request).approvalId, decision)),
       }),
     ),
     {
       method: 'POST',
       path: `${C}/instances/{id}/credentials`,
-      options: { id: 'connectors.credentials.store', validate: { params: schemas.instanceParams, payload: schemas.storeCredentials } },
-      handler: async (request, h) => reply(request, h, await connectors.storeCredentials(await actor(request), params(request).id, body(request))),
+      options: {
+        id: 'connectors.credentials.store',
+        validate: { params: schemas.instanceParams, payload: schemas.storeCredentials },
+      },
+      handler: async (request, h) =>
+        reply(request, h, await connectors.storeCredentials(await actor(request), params(request).id, body(request))),
     },
     {
       method: 'GET',
       path: `${C}/instances/{id}/credentials/status`,
       options: { id: 'connectors.credentials.status', validate: { params: schemas.instanceParams } },
-      handler: async (request, h) => reply(request, h, await connectors.credentialStatus(await ws(request), params(request).id)),
+      handler: async (request, h) =>
+        reply(request, h, await connectors.credentialStatus(await ws(request), params(request).id)),
     },
     {
       method: 'DELETE',
       path: `${C}/instances/{id}/credentials`,
       options: { id: 'connectors.credentials.delete', validate: { params: schemas.instanceParams } },
-      handler: async (request, h) => reply(request, h, await connectors.deleteCredentials(await actor(request), params(request).id)),
+      handler: async (request, h) =>
+        reply(request, h, await connectors.deleteCredentials(await actor(request), params(request).id)),
     },
     {
       method: 'POST',
       path: `${C}/instances/{id}/oauth/initiate`,
       options: { id: 'connectors.oauth.initiate', validate: { params: schemas.instanceParams } },
-      handler: async (request, h) => reply(request, h, await connectors.oauth.initiate(await actor(request), params(request).id)),
+      handler: async (request, h) =>
+        reply(request, h, await connectors.oauth.initiate(await actor(request), params(request).id)),
     },
     {
       method: 'GET',
@@ -150,7 +208,10 @@ export function connectorRoutes(app: PluginDeps): ServerRoute[] {
         validate: { params: schemas.callbackParams, query: schemas.callbackQuery },
       },
       handler: async (request, h) => {
-        const location = await connectors.oauth.callback(params(request).connectorKey, request.query as { code?: string; state?: string; error?: string });
+        const location = await connectors.oauth.callback(
+          params(request).connectorKey,
+          request.query as { code?: string; state?: string; error?: string },
+        );
         return h.response().redirect(location).code(302).header('Cache-Control', 'no-store');
       },
     },

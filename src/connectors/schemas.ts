@@ -5,7 +5,10 @@ import { CRED_TYPES } from './types.js';
 const id = Joi.string().guid().required();
 const key = Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{1,62}$/);
 const jsonObject = Joi.object().unknown(true);
-const translations = Joi.object().pattern(Joi.string().max(35), Joi.object({ displayName: Joi.string().max(255), description: Joi.string().max(4000) }));
+const translations = Joi.object().pattern(
+  Joi.string().max(35),
+  Joi.object({ displayName: Joi.string().max(255), description: Joi.string().max(4000) }),
+);
 
 export const schemas = {
   instanceParams: Joi.object({ id }),
@@ -15,19 +18,42 @@ export const schemas = {
   listQuery: Joi.object(offsetQuery({ max: 100 })),
   toolsQuery: Joi.object({ locale: Joi.string().pattern(/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/) }),
   approvalsQuery: Joi.object({ status: Joi.string().valid('pending', 'approved', 'rejected', 'failed') }),
-  callbackQuery: Joi.object({ code: Joi.string().max(4096), state: Joi.string().max(512), error: Joi.string().max(256), error_description: Joi.string().max(2048) }).unknown(true),
+  callbackQuery: Joi.object({
+    code: Joi.string().max(4096),
+    state: Joi.string().max(512),
+    error: Joi.string().max(256),
+    error_description: Joi.string().max(2048),
+  }).unknown(true),
   createDefinition: Joi.object({
     key: key.required(),
     name: Joi.string().trim().min(1).max(255).required(),
     description: Joi.string().max(2000).allow(null),
-    credType: Joi.string().valid(...CRED_TYPES.filter((t) => t !== 'oauth2')).allow(null),
+    credType: Joi.string()
+      .valid(...CRED_TYPES.filter((t) => t !== 'oauth2'))
+      .allow(null),
     configSchema: jsonObject,
   }),
-  createInstance: Joi.object({ connectorKey: Joi.string().max(63).required(), displayName: Joi.string().trim().min(1).max(255).required(), config: jsonObject }),
-  updateInstance: Joi.object({ displayName: Joi.string().trim().min(1).max(255), config: jsonObject, enabled: Joi.boolean() }),
-  storeCredentials: Joi.object({ credType: Joi.string().valid(...CRED_TYPES).required(), credentials: jsonObject.required(), scopes: Joi.array().items(Joi.string().max(255)).max(100) }),
+  createInstance: Joi.object({
+    connectorKey: Joi.string().max(63).required(),
+    displayName: Joi.string().trim().min(1).max(255).required(),
+    config: jsonObject,
+  }),
+  updateInstance: Joi.object({
+    displayName: Joi.string().trim().min(1).max(255),
+    config: jsonObject,
+    enabled: Joi.boolean(),
+  }),
+  storeCredentials: Joi.object({
+    credType: Joi.string()
+      .valid(...CRED_TYPES)
+      .required(),
+    credentials: jsonObject.required(),
+    scopes: Joi.array().items(Joi.string().max(255)).max(100),
+  }),
   createTool: Joi.object({
-    toolKey: Joi.string().pattern(/^[A-Za-z0-9_.:-]{1,128}$/).required(),
+    toolKey: Joi.string()
+      .pattern(/^[A-Za-z0-9_.:-]{1,128}$/)
+      .required(),
     displayName: Joi.string().trim().min(1).max(255).required(),
     description: Joi.string().max(4000).allow(null),
     inputSchema: jsonObject.required(),

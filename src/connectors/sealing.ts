@@ -9,7 +9,9 @@
  * whose origin column was rewritten (the origin it was stored for is bound in).
  */
 export const credentialContext = (instanceId: string, credType: string, origin: string | null = null) =>
-  origin === null ? `connector_credentials:${instanceId}:${credType}` : `connector_credentials:${instanceId}:${credType}:${origin}`;
+  origin === null
+    ? `connector_credentials:${instanceId}:${credType}`
+    : `connector_credentials:${instanceId}:${credType}:${origin}`;
 
 /** A system definition's OAuth client secret, bound to its key. */
 export const clientSecretContext = (definitionKey: string) => `connector_definitions:${definitionKey}:client_secret`;

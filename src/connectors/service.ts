@@ -36,7 +36,12 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
   return {
     definitions,
     sealed: { columns: CONNECTOR_SEALED_COLUMNS } satisfies SealedValues,
-    tools: { ...createToolCatalog(ctx), invoke: invoker.invoke, listApprovals: approvals.listApprovals, decide: approvals.decide },
+    tools: {
+      ...createToolCatalog(ctx),
+      invoke: invoker.invoke,
+      listApprovals: approvals.listApprovals,
+      decide: approvals.decide,
+    },
     oauth: { ...createOauthLinking(ctx), ...createTokenRefresh(ctx) },
     ...createInstances(ctx),
     ...createInstanceCredentials(ctx),

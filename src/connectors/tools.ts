@@ -51,7 +51,6 @@ export function createToolCatalog(ctx: ConnectorsContext) {
     };
   }
 
-
   return {
     async list(ws: WorkspaceContext, instanceId: string, locale?: string) {
       await ctx.requireInstance(ws, instanceId);
@@ -81,7 +80,9 @@ export function createToolCatalog(ctx: ConnectorsContext) {
           throw upstream(`Tool sync failed: ${(err as Error).message}`.slice(0, 300));
         }
         const now = clock.now().toISOString();
-        const unique = new Map(discovered.filter((t) => typeof t?.name === 'string' && t.name.length > 0).map((t) => [t.name, t]));
+        const unique = new Map(
+          discovered.filter((t) => typeof t?.name === 'string' && t.name.length > 0).map((t) => [t.name, t]),
+        );
         const rows = [...unique.values()].map((t) => toRow(instance, t, now));
         await inTransaction(db, (trx) => toolStore.upsertDiscovered(trx, instanceId, rows, now));
       }
@@ -129,19 +130,32 @@ export function createToolCatalog(ctx: ConnectorsContext) {
      * Enables or disables a tool, and raises or lowers its approval gate. Any writer may raise
      * the gate; lowering it is an owner/admin decision (like deciding an approval).
      */
-    async update(actor: Actor, instanceId: string, toolId: string, patch: { enabled?: boolean; requiresApproval?: boolean }) {
+    async update(
+      actor: Actor,
+      instanceId: string,
+      toolId: string,
+      patch: { enabled?: boolean; requiresApproval?: boolean },
+    ) {
       ctx.assertWriter(actor.ws);
       await ctx.requireInstance(actor.ws, instanceId);
       return inTransaction(db, async (trx) => {
         const tool = await toolStore.find(trx, instanceId, toolId);
         if (!tool) throw notFound('Tool');
-        if (patch.requiresApproval === false && toBool(tool.requires_approval)) ctx.access.requireRole(actor.ws, OWNER_OR_ADMIN);
+        if (patch.requiresApproval === false && toBool(tool.requires_approval))
+          ctx.access.requireRole(actor.ws, OWNER_OR_ADMIN);
         const enabled = patch.enabled ?? toBool(tool.is_active);
-        const changes: { is_active: number; updated_at: string; requires_approval?: number } = { is_active: enabled ? 1 : 0, updated_at: clock.now().toISOString() };
+        const changes: { is_active: number; updated_at: string; requires_approval?: number } = {
+          is_active: enabled ? 1 : 0,
+          updated_at: clock.now().toISOString(),
+        };
         if (patch.requiresApproval !== undefined) changes.requires_approval = patch.requiresApproval ? 1 : 0;
         await toolStore.update(trx, toolId, changes);
         await ctx.audit(trx, actor, 'connector.tool_toggled', toolId, { instanceId, ...patch });
-        return { id: toolId, isActive: enabled, ...(patch.requiresApproval !== undefined ? { requiresApproval: patch.requiresApproval } : {}) };
+        return {
+          id: toolId,
+          isActive: enabled,
+          ...(patch.requiresApproval !== undefined ? { requiresApproval: patch.requiresApproval } : {}),
+        };
       });
     },
   };

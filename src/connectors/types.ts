@@ -20,7 +20,15 @@ export interface Definition {
   credType: CredType | null;
   /** mcp: tools come from (and calls go to) the MCP server at config.url; none: manual tools only. */
   adapter: 'mcp' | 'none';
-  oauth: { authorizeUrl: string | null; tokenUrl: string | null; checkUrl: string | null; clientId: string | null; clientSecret: string | null; scopes: string[]; pkce: boolean } | null;
+  oauth: {
+    authorizeUrl: string | null;
+    tokenUrl: string | null;
+    checkUrl: string | null;
+    clientId: string | null;
+    clientSecret: string | null;
+    scopes: string[];
+    pkce: boolean;
+  } | null;
   configSchema: Record<string, unknown>;
   isSystem: boolean;
   workspaceId: string | null;

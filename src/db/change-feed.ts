@@ -37,7 +37,10 @@ export class ChangeFeed {
 
   /** Records a change inside the caller's transaction and tells this process's listeners. */
   async publish(executor: Executor, topic: string, key: string | null = null): Promise<void> {
-    await executor.insertInto('change_feed').values({ topic, key, origin: this.origin, created_at: this.clock.now().toISOString() }).execute();
+    await executor
+      .insertInto('change_feed')
+      .values({ topic, key, origin: this.origin, created_at: this.clock.now().toISOString() })
+      .execute();
     this.emit(topic, key);
   }
 
@@ -58,7 +61,10 @@ export class ChangeFeed {
 
   /** Starts watching for other processes' commits. */
   async start(intervalMs = 200): Promise<void> {
-    const last = await this.db.selectFrom('change_feed').select((eb) => eb.fn.max('id').as('max')).executeTakeFirst();
+    const last = await this.db
+      .selectFrom('change_feed')
+      .select((eb) => eb.fn.max('id').as('max'))
+      .executeTakeFirst();
     this.lastSeenId = Number(last?.max ?? 0);
     this.lastDataVersion = this.dataVersion();
     this.timer = setInterval(() => void this.poll(), intervalMs);

@@ -24,13 +24,19 @@ async function ensureTable(db: Kysely<DB>): Promise<void> {
  * else uses the connection (start-up), which the explicit BEGIN/COMMIT relies on. Refuses a database
  * that already holds migrations this binary does not know: it was written by a newer one.
  */
-export async function migrate(db: Kysely<DB>, migrations: readonly Migration[], now: () => Date = () => new Date()): Promise<MigrationResult> {
+export async function migrate(
+  db: Kysely<DB>,
+  migrations: readonly Migration[],
+  now: () => Date = () => new Date(),
+): Promise<MigrationResult> {
   await ensureTable(db);
   const done = new Set((await db.selectFrom('schema_migrations').select('id').execute()).map((r) => r.id));
   const known = new Set(migrations.map((m) => m.id));
   const unknown = [...done].filter((id) => !known.has(id));
   if (unknown.length > 0) {
-    throw new MigrationError(`the database was migrated by a newer gantry (unknown migrations: ${unknown.sort().join(', ')}); upgrade gantry`);
+    throw new MigrationError(
+      `the database was migrated by a newer gantry (unknown migrations: ${unknown.sort().join(', ')}); upgrade gantry`,
+    );
   }
   const applied: string[] = [];
   for (const migration of migrations) {
@@ -39,10 +45,17 @@ export async function migrate(db: Kysely<DB>, migrations: readonly Migration[], 
     // fresh database waits (busy_timeout) instead of failing half-way, then finds it applied.
     await sql`begin immediate`.execute(db);
     try {
-      const again = await db.selectFrom('schema_migrations').select('id').where('id', '=', migration.id).executeTakeFirst();
+      const again = await db
+        .selectFrom('schema_migrations')
+        .select('id')
+        .where('id', '=', migration.id)
+        .executeTakeFirst();
       if (!again) {
         await migration.up(db);
-        await db.insertInto('schema_migrations').values({ id: migration.id, applied_at: now().toISOString() }).execute();
+        await db
+          .insertInto('schema_migrations')
+          .values({ id: migration.id, applied_at: now().toISOString() })
+          .execute();
         applied.push(migration.id);
       }
       await sql`commit`.execute(db);
@@ -60,4 +73,3 @@ export async function appliedMigrations(db: Kysely<DB>): Promise<string[]> {
   const rows = await db.selectFrom('schema_migrations').select('id').orderBy('id').execute();
   return rows.map((r) => r.id);
 }
-

@@ -62,7 +62,9 @@ export function registerBearerAuth(server: Server, verifiers: readonly BearerVer
         checkRouteAccess(request, principal);
         return h.authenticated({ credentials: principal as unknown as Record<string, unknown> });
       }
-      throw new DomainError('UNAUTHORIZED', 'Invalid, expired or revoked token', undefined, { 'WWW-Authenticate': 'Bearer error="invalid_token"' });
+      throw new DomainError('UNAUTHORIZED', 'Invalid, expired or revoked token', undefined, {
+        'WWW-Authenticate': 'Bearer error="invalid_token"',
+      });
     },
   }));
   server.auth.strategy('bearer', 'gantry-bearer');
@@ -79,9 +81,16 @@ function checkRouteAccess(request: Request, principal: Principal): void {
   const config = routeConfig(request);
   if (principal.kind === 'oauth') {
     if (!config.scope || !principal.scopes?.includes(config.scope)) {
-      throw new DomainError('INSUFFICIENT_SCOPE', config.scope ? `This endpoint needs the ${config.scope} scope` : 'Third-party access tokens cannot call this endpoint', undefined, {
-        'WWW-Authenticate': `Bearer error="insufficient_scope"${config.scope ? `, scope="${config.scope}"` : ''}`,
-      });
+      throw new DomainError(
+        'INSUFFICIENT_SCOPE',
+        config.scope
+          ? `This endpoint needs the ${config.scope} scope`
+          : 'Third-party access tokens cannot call this endpoint',
+        undefined,
+        {
+          'WWW-Authenticate': `Bearer error="insufficient_scope"${config.scope ? `, scope="${config.scope}"` : ''}`,
+        },
+      );
     }
   } else if (principal.kind === 'api_key' && !config.apiKeys) {
     throw new DomainError('FORBIDDEN', 'API keys cannot call this endpoint');

@@ -23,7 +23,11 @@ function hop(entry: string): string | null {
  * every trusted hop: the first untrusted address is the client (each proxy appends the peer it
  * saw, so only the entries right of it are vouched for); if every hop is trusted, the leftmost.
  */
-export function clientAddressFrom(peer: string, forwardedFor: string | string[] | undefined, trusted: (address: string) => boolean): string {
+export function clientAddressFrom(
+  peer: string,
+  forwardedFor: string | string[] | undefined,
+  trusted: (address: string) => boolean,
+): string {
   let client = normalize(peer);
   if (!forwardedFor || !trusted(client)) return client;
   const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',');
@@ -52,7 +56,11 @@ export function registerClientAddress(server: Server, proxies: readonly TrustedP
   if (proxies.length === 0) return;
   const trusted = trustedProxyTest(proxies);
   server.ext('onRequest', (request, h) => {
-    (request.app as { clientAddress?: string }).clientAddress = clientAddressFrom(peerOf(request), request.headers['x-forwarded-for'] as string | string[] | undefined, trusted);
+    (request.app as { clientAddress?: string }).clientAddress = clientAddressFrom(
+      peerOf(request),
+      request.headers['x-forwarded-for'] as string | string[] | undefined,
+      trusted,
+    );
     return h.continue;
   });
 }

@@ -39,6 +39,11 @@ export function envelope<T>(request: Request, data: T, meta?: Record<string, unk
 }
 
 /** Replies with the envelope and a status (200 unless told). */
-export function reply<T>(request: Request, h: ResponseToolkit, data: T, options: { status?: number; meta?: Record<string, unknown> } = {}): ResponseObject {
+export function reply<T>(
+  request: Request,
+  h: ResponseToolkit,
+  data: T,
+  options: { status?: number; meta?: Record<string, unknown> } = {},
+): ResponseObject {
   return h.response(envelope(request, data, options.meta)).code(options.status ?? 200);
 }

@@ -76,14 +76,21 @@ export class DomainError extends Error {
   }
 
   /** One of the StatusExceptions: the code with its allowed second status. */
-  static withStatus<C extends keyof StatusExceptions>(status: StatusExceptions[C], code: C, message: string, details?: unknown, headers?: Record<string, string>): DomainError {
+  static withStatus<C extends keyof StatusExceptions>(
+    status: StatusExceptions[C],
+    code: C,
+    message: string,
+    details?: unknown,
+    headers?: Record<string, string>,
+  ): DomainError {
     const err = new DomainError(code, message, details, headers);
     (err as { status: number }).status = status;
     return err;
   }
 }
 
-export const badRequest = (message: string, details?: unknown) => new DomainError('VALIDATION_FAILED', message, details);
+export const badRequest = (message: string, details?: unknown) =>
+  new DomainError('VALIDATION_FAILED', message, details);
 export const unauthorized = (message = 'Authentication required') =>
   new DomainError('UNAUTHORIZED', message, undefined, { 'WWW-Authenticate': 'Bearer' });
 export const forbidden = (message = 'You are not allowed to do this') => new DomainError('FORBIDDEN', message);

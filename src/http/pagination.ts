@@ -5,7 +5,11 @@ import { badRequest } from './errors.js';
 /** Offset paging query (docs/interface.md, Pagination: limit 1..50 default 20, offset >= 0); routes may raise the max. */
 export function offsetQuery(options: { max?: number; defaultLimit?: number } = {}) {
   return {
-    limit: Joi.number().integer().min(1).max(options.max ?? 50).default(options.defaultLimit ?? 20),
+    limit: Joi.number()
+      .integer()
+      .min(1)
+      .max(options.max ?? 50)
+      .default(options.defaultLimit ?? 20),
     offset: Joi.number().integer().min(0).default(0),
   };
 }
@@ -25,7 +29,11 @@ export function offsetMeta(total: number, limit: number, offset: number): Offset
 /** Cursor paging query (docs/interface.md, Pagination: limit default 25; cursor opaque). */
 export function cursorQuery(options: { max?: number; defaultLimit?: number } = {}) {
   return {
-    limit: Joi.number().integer().min(1).max(options.max ?? 100).default(options.defaultLimit ?? 25),
+    limit: Joi.number()
+      .integer()
+      .min(1)
+      .max(options.max ?? 100)
+      .default(options.defaultLimit ?? 25),
     cursor: Joi.string().max(1024),
   };
 }
@@ -55,7 +63,9 @@ export class CursorCodec {
   decode<T extends Record<string, unknown>>(scope: string, cursor: string): T {
     const [body, mac, extra] = cursor.split('.');
     if (!body || !mac || extra !== undefined || !safeEqual(mac, this.mac(scope, body))) {
-      throw badRequest('The cursor is invalid; pass back the nextCursor of the previous page', [{ field: 'cursor', message: 'invalid cursor' }]);
+      throw badRequest('The cursor is invalid; pass back the nextCursor of the previous page', [
+        { field: 'cursor', message: 'invalid cursor' },
+      ]);
     }
     try {
       const value = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
@@ -73,6 +83,10 @@ export class CursorCodec {
   page<T>(scope: string, rows: T[], limit: number, position: (row: T) => Record<string, unknown>): CursorPage<T> {
     const hasNextPage = rows.length > limit;
     const items = hasNextPage ? rows.slice(0, limit) : rows;
-    return { items, hasNextPage, nextCursor: hasNextPage && items.length > 0 ? this.encode(scope, position(items[items.length - 1])) : null };
+    return {
+      items,
+      hasNextPage,
+      nextCursor: hasNextPage && items.length > 0 ? this.encode(scope, position(items[items.length - 1])) : null,
+    };
   }
 }

@@ -63,8 +63,14 @@ export class RateLimiter {
     const nowMs = this.clock.now().getTime();
     const limit = this.effectiveLimit(rule);
     const existing = this.windows.get(bucket);
-    if (!existing || existing.resetAtMs <= nowMs) return { allowed: true, limit, remaining: limit, resetAt: new Date(nowMs + rule.windowSec * 1000) };
-    return { allowed: existing.count < limit, limit, remaining: Math.max(0, limit - existing.count), resetAt: new Date(existing.resetAtMs) };
+    if (!existing || existing.resetAtMs <= nowMs)
+      return { allowed: true, limit, remaining: limit, resetAt: new Date(nowMs + rule.windowSec * 1000) };
+    return {
+      allowed: existing.count < limit,
+      limit,
+      remaining: Math.max(0, limit - existing.count),
+      resetAt: new Date(existing.resetAtMs),
+    };
   }
 }
 
@@ -75,7 +81,8 @@ export function rateLimitHeaders(decision: RateDecision, nowMs: number): Record<
     'X-RateLimit-Remaining': String(decision.remaining),
     'X-RateLimit-Reset': String(Math.ceil(decision.resetAt.getTime() / 1000)),
   };
-  if (!decision.allowed) headers['Retry-After'] = String(Math.max(1, Math.ceil((decision.resetAt.getTime() - nowMs) / 1000)));
+  if (!decision.allowed)
+    headers['Retry-After'] = String(Math.max(1, Math.ceil((decision.resetAt.getTime() - nowMs) / 1000)));
   return headers;
 }
 
@@ -102,7 +109,12 @@ export function registerRateLimits(server: Server, limiter: RateLimiter, clock: 
     const decision = limiter.hit(rateLimitBucket(routeName(request), request), rule ?? DEFAULT_RATE_LIMIT);
     (request.app as { rateLimit?: RateDecision }).rateLimit = decision;
     if (!decision.allowed) {
-      throw new DomainError('RATE_LIMIT_EXCEEDED', 'Too many requests; retry after the time in Retry-After', undefined, rateLimitHeaders(decision, clock.now().getTime()));
+      throw new DomainError(
+        'RATE_LIMIT_EXCEEDED',
+        'Too many requests; retry after the time in Retry-After',
+        undefined,
+        rateLimitHeaders(decision, clock.now().getTime()),
+      );
     }
     return h.continue;
   });

@@ -30,18 +30,27 @@ interface MappedError {
 }
 
 function mapError(err: Boom | DomainError): MappedError {
-  if (err instanceof DomainError) return { status: err.status, code: err.code, message: err.message, details: err.details, headers: err.headers };
+  if (err instanceof DomainError)
+    return { status: err.status, code: err.code, message: err.message, details: err.details, headers: err.headers };
   // A uniqueness race the service's own check could not see (two inserts at once) is a
   // conflict, not a failure of the server.
   const sqliteCode = (err as { code?: unknown }).code;
   if (sqliteCode === 'SQLITE_CONSTRAINT_UNIQUE' || sqliteCode === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-    return { status: 409, code: 'CONFLICT', message: 'The change conflicts with existing data; reload and try again', headers: {} };
+    return {
+      status: 409,
+      code: 'CONFLICT',
+      message: 'The change conflicts with existing data; reload and try again',
+      headers: {},
+    };
   }
   const status = err.output.statusCode;
   const headers = { ...(err.output.headers as Record<string, string>) };
   if (status >= 500) return { status: 500, code: 'INTERNAL', message: 'Internal server error', headers: {} };
   const code = CODE_BY_STATUS[status] ?? (status === 402 ? 'INSUFFICIENT_FUNDS' : 'VALIDATION_FAILED');
-  const message = status === 404 && err.message === 'Not Found' ? 'No such endpoint' : String(err.output.payload.message ?? err.message);
+  const message =
+    status === 404 && err.message === 'Not Found'
+      ? 'No such endpoint'
+      : String(err.output.payload.message ?? err.message);
   return { status, code, message, headers };
 }
 
@@ -61,7 +70,14 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock):
       const err = response as Boom | DomainError;
       const mapped = mapError(err);
       if (mapped.status >= 500) {
-        logger.error('request failed', { requestId, route: routeName(request), method: request.method, path: request.path, ip: clientAddressOf(request), err: err as Error });
+        logger.error('request failed', {
+          requestId,
+          route: routeName(request),
+          method: request.method,
+          path: request.path,
+          ip: clientAddressOf(request),
+          err: err as Error,
+        });
       } else if (mapped.status === 409 && !(err instanceof DomainError)) {
         logger.warn('constraint conflict', { requestId, route: routeName(request), reason: (err as Error).message });
       }
@@ -70,13 +86,18 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock):
       const formatted = format?.({ status: mapped.status, code: mapped.code, message: mapped.message });
       const body = formatted?.body ?? {
         data: null,
-        error: { code: mapped.code, message: mapped.message, ...(mapped.details !== undefined ? { details: mapped.details } : {}) },
+        error: {
+          code: mapped.code,
+          message: mapped.message,
+          ...(mapped.details !== undefined ? { details: mapped.details } : {}),
+        },
         meta: { requestId, durationMs: durationOf(request) },
       };
       const res = h.response(body).code(mapped.status);
       if (formatted?.type) res.type(formatted.type);
       const limitHeaders = decision ? rateLimitHeaders(decision, clock.now().getTime()) : {};
-      for (const [name, value] of Object.entries({ ...limitHeaders, ...mapped.headers, ...formatted?.headers })) res.header(name, value);
+      for (const [name, value] of Object.entries({ ...limitHeaders, ...mapped.headers, ...formatted?.headers }))
+        res.header(name, value);
       res.header('X-Request-Id', requestId);
       return res;
     }
@@ -115,11 +136,18 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock):
  * in details; a malformed path parameter (an id) is 422 unless the route says otherwise.
  */
 export function validationFailAction(request: Request, _h: ResponseToolkit, err?: Error): never {
-  const joiErr = err as (Error & { details?: Array<{ path: (string | number)[]; message: string; type: string }>; output?: { payload?: { validation?: { source?: string } } } }) | undefined;
+  const joiErr = err as
+    | (Error & {
+        details?: Array<{ path: (string | number)[]; message: string; type: string }>;
+        output?: { payload?: { validation?: { source?: string } } };
+      })
+    | undefined;
   const source = joiErr?.output?.payload?.validation?.source ?? 'payload';
   const details = joiDetails(joiErr?.details);
-  const status = source === 'params' ? routeConfig(request).invalidParamsStatus ?? 422 : 400;
-  const what = source === 'payload' ? 'request body' : source === 'params' ? 'path' : source === 'query' ? 'query string' : source;
-  const message = details.length > 0 ? `Invalid ${what}: ${details.map((d) => d.message).join('; ')}` : `Invalid ${what}`;
+  const status = source === 'params' ? (routeConfig(request).invalidParamsStatus ?? 422) : 400;
+  const what =
+    source === 'payload' ? 'request body' : source === 'params' ? 'path' : source === 'query' ? 'query string' : source;
+  const message =
+    details.length > 0 ? `Invalid ${what}: ${details.map((d) => d.message).join('; ')}` : `Invalid ${what}`;
   throw DomainError.withStatus(status, 'VALIDATION_FAILED', message, details);
 }

@@ -33,10 +33,18 @@ export interface RouteError {
 }
 
 /** A route's own error wire format: the body, its content type, extra headers. */
-export type RouteErrorFormat = (error: RouteError) => { body: string | object; type?: string; headers?: Readonly<Record<string, string>> };
+export type RouteErrorFormat = (error: RouteError) => {
+  body: string | object;
+  type?: string;
+  headers?: Readonly<Record<string, string>>;
+};
 
 export function routeConfig(request: Request): GantryRouteConfig {
-  return ((request.route.settings.plugins as Record<string, unknown> | undefined)?.gantry as GantryRouteConfig | undefined) ?? {};
+  return (
+    ((request.route.settings.plugins as Record<string, unknown> | undefined)?.gantry as
+      | GantryRouteConfig
+      | undefined) ?? {}
+  );
 }
 
 /** A stable name for the route: its id, else method and path. */

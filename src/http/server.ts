@@ -54,7 +54,11 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
   });
   registerClientAddress(server, kernel.config.trustedProxies);
   registerResponses(server, kernel.logger, kernel.clock);
-  registerBearerAuth(server, [services.identity.sessionVerifier, services.oauth.accessTokenVerifier, services.accounts.apiKeyVerifier]);
+  registerBearerAuth(server, [
+    services.identity.sessionVerifier,
+    services.oauth.accessTokenVerifier,
+    services.accounts.apiKeyVerifier,
+  ]);
   registerRateLimits(server, kernel.limiter, kernel.clock);
   registerPayloadDepth(server);
   registerHealth(server, kernel.db, () => app.draining);
@@ -62,11 +66,23 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
   const [apiPlugins, pagePlugins]: DomainPlugin[][] = options.statusOnly
     ? [[statusPlugin], [statusPagesPlugin]]
     : [
-        [identityPlugin, walletPlugin, accountsPlugin, statusPlugin, notificationsPlugin, oauthPlugin, connectorsPlugin, aiPlugin],
+        [
+          identityPlugin,
+          walletPlugin,
+          accountsPlugin,
+          statusPlugin,
+          notificationsPlugin,
+          oauthPlugin,
+          connectorsPlugin,
+          aiPlugin,
+        ],
         [identityPagesPlugin, accountsPagesPlugin, statusPagesPlugin, oauthPagesPlugin, connectorsPagesPlugin],
       ];
   const deps: PluginDeps = { kernel, services };
-  await server.register(apiPlugins.map((plugin) => ({ plugin, options: deps })), { routes: { prefix: API } });
+  await server.register(
+    apiPlugins.map((plugin) => ({ plugin, options: deps })),
+    { routes: { prefix: API } },
+  );
   await server.register(pagePlugins.map((plugin) => ({ plugin, options: deps })));
   return server;
 }

@@ -12,6 +12,8 @@ export interface FieldDetail {
  * quotes, and joi's error type. The one mapping for the kernel's failAction and the services
  * that validate on their own (CLI callers).
  */
-export function joiDetails(items: readonly Pick<ValidationErrorItem, 'path' | 'message' | 'type'>[] | undefined): FieldDetail[] {
+export function joiDetails(
+  items: readonly Pick<ValidationErrorItem, 'path' | 'message' | 'type'>[] | undefined,
+): FieldDetail[] {
   return (items ?? []).map((d) => ({ field: d.path.join('.'), message: d.message.replace(/"/g, ''), type: d.type }));
 }

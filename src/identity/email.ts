@@ -13,9 +13,37 @@ const MARK = /\p{M}/u;
 const LETTER = /\p{L}/u;
 
 const SCRIPTS = [
-  'Latin', 'Greek', 'Cyrillic', 'Armenian', 'Hebrew', 'Arabic', 'Syriac', 'Thaana', 'Devanagari', 'Bengali', 'Gurmukhi', 'Gujarati', 'Oriya', 'Tamil',
-  'Telugu', 'Kannada', 'Malayalam', 'Sinhala', 'Thai', 'Lao', 'Tibetan', 'Myanmar', 'Georgian', 'Hangul', 'Ethiopic', 'Khmer', 'Mongolian', 'Hiragana',
-  'Katakana', 'Bopomofo', 'Han',
+  'Latin',
+  'Greek',
+  'Cyrillic',
+  'Armenian',
+  'Hebrew',
+  'Arabic',
+  'Syriac',
+  'Thaana',
+  'Devanagari',
+  'Bengali',
+  'Gurmukhi',
+  'Gujarati',
+  'Oriya',
+  'Tamil',
+  'Telugu',
+  'Kannada',
+  'Malayalam',
+  'Sinhala',
+  'Thai',
+  'Lao',
+  'Tibetan',
+  'Myanmar',
+  'Georgian',
+  'Hangul',
+  'Ethiopic',
+  'Khmer',
+  'Mongolian',
+  'Hiragana',
+  'Katakana',
+  'Bopomofo',
+  'Han',
 ].map((name) => ({ name, re: new RegExp(`\\p{Script=${name}}`, 'u') }));
 /** Scripts written together in one language (Japanese, Korean, Chinese with Bopomofo). */
 const CJK = new Set(['Han', 'Hiragana', 'Katakana', 'Hangul', 'Bopomofo']);
@@ -40,7 +68,8 @@ function lookAlikeProblem(part: string): string | null {
   if (list.length > 1 && !list.every((s) => CJK.has(s))) return 'mixes scripts';
   if (MARK.test(part) && list.every((s) => PRECOMPOSED.has(s))) return 'has a detached accent';
   const letters = [...part].filter((ch) => LETTER.test(ch));
-  if (list.length === 1 && list[0] !== 'Latin' && letters.length > 0 && letters.every((ch) => LATIN_LOOKALIKES.has(ch))) return 'imitates Latin letters';
+  if (list.length === 1 && list[0] !== 'Latin' && letters.length > 0 && letters.every((ch) => LATIN_LOOKALIKES.has(ch)))
+    return 'imitates Latin letters';
   return null;
 }
 

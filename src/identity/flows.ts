@@ -3,7 +3,13 @@ import { inTransaction, type Executor } from '../db/tx.js';
 import { hashPassword, randomDigits, verifyPassword } from '../lib/crypto.js';
 import type { Kernel } from '../kernel.js';
 import type { OneTimeTokens } from './one-time-tokens.js';
-import { confirmationMail, emailChangeMail, emailChangeNoticeMail, passwordChangedMail, recoveryMail } from './mails.js';
+import {
+  confirmationMail,
+  emailChangeMail,
+  emailChangeNoticeMail,
+  passwordChangedMail,
+  recoveryMail,
+} from './mails.js';
 import * as store from './store.js';
 import { normalizeEmail } from './email.js';
 import { RESERVED_USERNAMES } from './schemas.js';
@@ -16,21 +22,35 @@ export const RESET_TOKEN_TTL_SEC = 15 * 60;
 export const RECOVERY_CODE_MAX_ATTEMPTS = 5;
 export const USER_CHANGED_TOPIC = 'identity.user-changed';
 
-
 /** The one answer for a one-time secret that is unknown, used or expired (nothing tells them apart). */
-export const invalidSecret = (what: string) => new DomainError('GONE', `This ${what} is invalid, already used or expired; ask for a new one`);
+export const invalidSecret = (what: string) =>
+  new DomainError('GONE', `This ${what} is invalid, already used or expired; ask for a new one`);
 
 export interface FlowDeps {
   kernel: Kernel;
   tokens: OneTimeTokens;
   /** A password hash to verify against when the email is unknown (keeps timings alike). */
   decoyHash(): Promise<string>;
-  createUserRow(input: { email: string; passwordHash: string | null; fullName?: string | null; username?: string | null; verified?: boolean }, executor: Executor): Promise<UserRow>;
+  createUserRow(
+    input: {
+      email: string;
+      passwordHash: string | null;
+      fullName?: string | null;
+      username?: string | null;
+      verified?: boolean;
+    },
+    executor: Executor,
+  ): Promise<UserRow>;
   /** Ends what the user's earlier sign-ins opened: sessions, pending secrets, third-party grants. */
   endSignIns: EndSignIns;
 }
 
-export type EndSignIns = (trx: Executor, userId: string, reason: string, options?: { exceptSessionId?: string | null; forgetConsents?: boolean }) => Promise<number>;
+export type EndSignIns = (
+  trx: Executor,
+  userId: string,
+  reason: string,
+  options?: { exceptSessionId?: string | null; forgetConsents?: boolean },
+) => Promise<number>;
 
 /**
  * The self-service flows of the sign-in API (docs/interface.md, Sign-in API): registration and email
@@ -43,7 +63,12 @@ export function createAccountFlows(deps: FlowDeps) {
   const deliver = () => void mailer.deliverPending();
 
   async function issueConfirmation(trx: Executor, user: UserRow): Promise<void> {
-    const { secret } = await tokens.issue(trx, { userId: user.id, purpose: 'email_confirmation', ttlSec: CONFIRMATION_TTL_SEC, replacePrevious: true });
+    const { secret } = await tokens.issue(trx, {
+      userId: user.id,
+      purpose: 'email_confirmation',
+      ttlSec: CONFIRMATION_TTL_SEC,
+      replacePrevious: true,
+    });
     await mailer.enqueue(trx, confirmationMail(config, user.email, secret));
   }
 
@@ -53,11 +78,19 @@ export function createAccountFlows(deps: FlowDeps) {
 
   return {
     /** A new user with a password; their email stays unconfirmed until the mailed link is used. */
-    async register(input: { email: string; password: string; fullName?: string | null; username?: string | null }): Promise<UserRow> {
+    async register(input: {
+      email: string;
+      password: string;
+      fullName?: string | null;
+      username?: string | null;
+    }): Promise<UserRow> {
       // scrypt runs before the transaction: it must never hold the one connection.
       const passwordHash = await hashPassword(input.password, config.scryptCost);
       const user = await inTransaction(db, async (trx) => {
-        const row = await deps.createUserRow({ email: input.email, passwordHash, fullName: input.fullName, username: input.username }, trx);
+        const row = await deps.createUserRow(
+          { email: input.email, passwordHash, fullName: input.fullName, username: input.username },
+          trx,
+        );
         await issueConfirmation(trx, row);
         return row;
       });
@@ -76,7 +109,8 @@ export function createAccountFlows(deps: FlowDeps) {
         if (confirmation?.userId) {
           const user = await store.findUserById(trx, confirmation.userId);
           if (!user) throw invalidSecret('confirmation link');
-          if (!user.email_verified_at) await store.updateUser(trx, user.id, { email_verified_at: nowIso, updated_at: nowIso });
+          if (!user.email_verified_at)
+            await store.updateUser(trx, user.id, { email_verified_at: nowIso, updated_at: nowIso });
           await userChanged(trx, user.id);
           return { ...user, email_verified_at: user.email_verified_at ?? nowIso };
         }
@@ -111,7 +145,12 @@ export function createAccountFlows(deps: FlowDeps) {
       await inTransaction(db, async (trx) => {
         const user = await store.findUserByEmail(trx, email);
         if (!user) return tokens.issueDecoy(trx, 'password_recovery_code', RECOVERY_CODE_TTL_SEC);
-        const { secret: code } = await tokens.issueCode(trx, { userId: user.id, purpose: 'password_recovery_code', ttlSec: RECOVERY_CODE_TTL_SEC, code: randomDigits(6) });
+        const { secret: code } = await tokens.issueCode(trx, {
+          userId: user.id,
+          purpose: 'password_recovery_code',
+          ttlSec: RECOVERY_CODE_TTL_SEC,
+          code: randomDigits(6),
+        });
         await mailer.enqueue(trx, recoveryMail(config, user.email, code));
       });
       deliver();
@@ -124,7 +163,12 @@ export function createAccountFlows(deps: FlowDeps) {
         if (!user) return null;
         const used = await tokens.consumeCode(trx, user.id, 'password_recovery_code', code, RECOVERY_CODE_MAX_ATTEMPTS);
         if (!used) return null;
-        const { secret } = await tokens.issue(trx, { userId: user.id, purpose: 'password_reset', ttlSec: RESET_TOKEN_TTL_SEC, replacePrevious: true });
+        const { secret } = await tokens.issue(trx, {
+          userId: user.id,
+          purpose: 'password_reset',
+          ttlSec: RESET_TOKEN_TTL_SEC,
+          replacePrevious: true,
+        });
         return secret;
       });
       if (!outcome) throw invalidSecret('code');
@@ -145,7 +189,11 @@ export function createAccountFlows(deps: FlowDeps) {
         if (!row) throw invalidSecret('reset token');
         const nowIso = clock.now().toISOString();
         // The code reached the mailbox: that confirms the address as well.
-        const patch = { password_hash: passwordHash, email_verified_at: row.email_verified_at ?? nowIso, updated_at: nowIso };
+        const patch = {
+          password_hash: passwordHash,
+          email_verified_at: row.email_verified_at ?? nowIso,
+          updated_at: nowIso,
+        };
         await store.updateUser(trx, row.id, patch);
         await deps.endSignIns(trx, row.id, 'password_reset', { forgetConsents: !row.email_verified_at });
         await mailer.enqueue(trx, passwordChangedMail(row.email));
@@ -161,11 +209,19 @@ export function createAccountFlows(deps: FlowDeps) {
      * and every third-party grant ends (a change is what one does after a suspected leak); the
      * caller's own session stays.
      */
-    async changePassword(userId: string, currentSessionId: string | null, currentPassword: string, newPassword: string): Promise<{ endedSessions: number }> {
+    async changePassword(
+      userId: string,
+      currentSessionId: string | null,
+      currentPassword: string,
+      newPassword: string,
+    ): Promise<{ endedSessions: number }> {
       const user = await store.findUserById(db, userId);
       if (!user) throw forbidden();
       const ok = await verifyPassword(currentPassword, user.password_hash ?? (await deps.decoyHash()));
-      if (!user.password_hash || !ok) throw new DomainError('FORBIDDEN', 'The current password is wrong', [{ field: 'currentPassword', message: 'wrong password' }]);
+      if (!user.password_hash || !ok)
+        throw new DomainError('FORBIDDEN', 'The current password is wrong', [
+          { field: 'currentPassword', message: 'wrong password' },
+        ]);
       const passwordHash = await hashPassword(newPassword, config.scryptCost);
       const ended = await inTransaction(db, async (trx) => {
         const nowIso = clock.now().toISOString();
@@ -184,11 +240,18 @@ export function createAccountFlows(deps: FlowDeps) {
       const user = await store.findUserById(db, userId);
       if (!user) throw forbidden();
       const ok = await verifyPassword(password, user.password_hash ?? (await deps.decoyHash()));
-      if (!user.password_hash || !ok) throw new DomainError('FORBIDDEN', 'The password is wrong', [{ field: 'password', message: 'wrong password' }]);
+      if (!user.password_hash || !ok)
+        throw new DomainError('FORBIDDEN', 'The password is wrong', [{ field: 'password', message: 'wrong password' }]);
       if (newEmail === user.email) throw conflict('This is already your email address');
       await inTransaction(db, async (trx) => {
         if (await store.findUserByEmail(trx, newEmail)) throw conflict('This email address is used by another account');
-        const { secret } = await tokens.issue(trx, { userId, purpose: 'email_change', ttlSec: CONFIRMATION_TTL_SEC, payload: { newEmail }, replacePrevious: true });
+        const { secret } = await tokens.issue(trx, {
+          userId,
+          purpose: 'email_change',
+          ttlSec: CONFIRMATION_TTL_SEC,
+          payload: { newEmail },
+          replacePrevious: true,
+        });
         await mailer.enqueue(trx, emailChangeMail(config, newEmail, secret));
         await mailer.enqueue(trx, emailChangeNoticeMail(user.email, newEmail));
       });

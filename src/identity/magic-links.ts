@@ -47,9 +47,11 @@ export function createMagicLinks(kernel: Kernel, tokens: OneTimeTokens, endSignI
     async consume(secret: string, browser: string | null = null) {
       return inTransaction(db, async (trx) => {
         const used = await tokens.consume(trx, 'magic_link', secret);
-        if (!used?.userId) throw new DomainError('UNAUTHORIZED', 'This sign-in link is invalid, used or expired; ask for a new one');
+        if (!used?.userId)
+          throw new DomainError('UNAUTHORIZED', 'This sign-in link is invalid, used or expired; ask for a new one');
         const user = await store.findUserById(trx, used.userId);
-        if (!user) throw new DomainError('UNAUTHORIZED', 'This sign-in link is invalid, used or expired; ask for a new one');
+        if (!user)
+          throw new DomainError('UNAUTHORIZED', 'This sign-in link is invalid, used or expired; ask for a new one');
         if (!user.email_verified_at) {
           // Opening the link proves the mailbox is theirs, but not that they chose the password:
           // anyone may register an address they do not own. So the mailbox owner takes the account
@@ -62,7 +64,8 @@ export function createMagicLinks(kernel: Kernel, tokens: OneTimeTokens, endSignI
           user.email_verified_at = now;
           user.password_hash = null;
         }
-        const sameBrowser = typeof used.payload.browser === 'string' && browser !== null && safeEqual(used.payload.browser, browser);
+        const sameBrowser =
+          typeof used.payload.browser === 'string' && browser !== null && safeEqual(used.payload.browser, browser);
         const returnTo = typeof used.payload.returnTo === 'string' ? used.payload.returnTo : null;
         return { user, returnTo: sameBrowser ? returnTo : null, continuedElsewhere: returnTo !== null && !sameBrowser };
       });

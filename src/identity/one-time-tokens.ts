@@ -2,9 +2,22 @@ import type { Executor } from '../db/tx.js';
 import type { Clock } from '../lib/clock.js';
 import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
-import { consumeOneTimeToken, findLatestLiveOneTimeToken, findOneTimeToken, insertOneTimeToken, recordOneTimeTokenAttempt, retireOneTimeTokens } from './store.js';
+import {
+  consumeOneTimeToken,
+  findLatestLiveOneTimeToken,
+  findOneTimeToken,
+  insertOneTimeToken,
+  recordOneTimeTokenAttempt,
+  retireOneTimeTokens,
+} from './store.js';
 
-export type OneTimePurpose = 'magic_link' | 'email_confirmation' | 'password_recovery_code' | 'password_reset' | 'email_change' | (string & {});
+export type OneTimePurpose =
+  | 'magic_link'
+  | 'email_confirmation'
+  | 'password_recovery_code'
+  | 'password_reset'
+  | 'email_change'
+  | (string & {});
 
 export interface IssuedSecret {
   id: string;
@@ -24,12 +37,21 @@ interface SecretRow {
 }
 
 /** The row of a secret that is still usable (known, unused, unexpired), else null. */
-async function findLive(executor: Executor, purpose: OneTimePurpose, secret: string, nowIso: string): Promise<SecretRow | null> {
+async function findLive(
+  executor: Executor,
+  purpose: OneTimePurpose,
+  secret: string,
+  nowIso: string,
+): Promise<SecretRow | null> {
   const row = await findOneTimeToken(executor, purpose, sha256Hex(`${purpose}:${secret}`));
   return row && row.consumed_at === null && row.expires_at > nowIso ? row : null;
 }
 
-const present = (row: SecretRow): ConsumedSecret => ({ id: row.id, userId: row.user_id, payload: row.payload ? (JSON.parse(row.payload) as Record<string, unknown>) : {} });
+const present = (row: SecretRow): ConsumedSecret => ({
+  id: row.id,
+  userId: row.user_id,
+  payload: row.payload ? (JSON.parse(row.payload) as Record<string, unknown>) : {},
+});
 
 /**
  * Emailed single-use secrets: only their SHA-256 is stored, each expires, and consuming one
@@ -39,7 +61,14 @@ export function createOneTimeTokens(clock: Clock) {
   return {
     async issue(
       executor: Executor,
-      input: { userId: string | null; purpose: OneTimePurpose; ttlSec: number; payload?: Record<string, unknown>; secret?: string; replacePrevious?: boolean },
+      input: {
+        userId: string | null;
+        purpose: OneTimePurpose;
+        ttlSec: number;
+        payload?: Record<string, unknown>;
+        secret?: string;
+        replacePrevious?: boolean;
+      },
     ): Promise<IssuedSecret> {
       const now = clock.now();
       if (input.replacePrevious && input.userId) {
@@ -82,7 +111,13 @@ export function createOneTimeTokens(clock: Clock) {
      * of that purpose. Every wrong guess counts; at `maxAttempts` the secret is burnt, so a
      * 6-digit code gives an attacker at most maxAttempts chances in 10^6 per mail.
      */
-    async consumeCode(executor: Executor, userId: string, purpose: OneTimePurpose, code: string, maxAttempts: number): Promise<ConsumedSecret | null> {
+    async consumeCode(
+      executor: Executor,
+      userId: string,
+      purpose: OneTimePurpose,
+      code: string,
+      maxAttempts: number,
+    ): Promise<ConsumedSecret | null> {
       const nowIso = clock.now().toISOString();
       const row = await findLatestLiveOneTimeToken(executor, userId, purpose, nowIso);
       if (!row) return null;
@@ -92,12 +127,25 @@ export function createOneTimeTokens(clock: Clock) {
         return null;
       }
       if (!(await consumeOneTimeToken(executor, row.id, nowIso))) return null;
-      return { id: row.id, userId: row.user_id, payload: row.payload ? (JSON.parse(row.payload) as Record<string, unknown>) : {} };
+      return {
+        id: row.id,
+        userId: row.user_id,
+        payload: row.payload ? (JSON.parse(row.payload) as Record<string, unknown>) : {},
+      };
     },
 
     /** Issues a short code for a user; stored hashed with the user id, so equal codes never collide. */
-    async issueCode(executor: Executor, input: { userId: string; purpose: OneTimePurpose; ttlSec: number; code: string }): Promise<IssuedSecret> {
-      const issued = await this.issue(executor, { userId: input.userId, purpose: input.purpose, ttlSec: input.ttlSec, secret: `${input.userId}:${input.code}`, replacePrevious: true });
+    async issueCode(
+      executor: Executor,
+      input: { userId: string; purpose: OneTimePurpose; ttlSec: number; code: string },
+    ): Promise<IssuedSecret> {
+      const issued = await this.issue(executor, {
+        userId: input.userId,
+        purpose: input.purpose,
+        ttlSec: input.ttlSec,
+        secret: `${input.userId}:${input.code}`,
+        replacePrevious: true,
+      });
       return { id: issued.id, secret: input.code };
     },
 

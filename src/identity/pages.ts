@@ -27,7 +27,10 @@ function page(h: ResponseToolkit, status: number, title: string, body: string) {
     .code(status)
     .type('text/html; charset=utf-8')
     .header('X-Frame-Options', 'DENY')
-    .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+    .header(
+      'Content-Security-Policy',
+      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    )
     .header('Cache-Control', 'no-store');
 }
 
@@ -44,7 +47,10 @@ async function outcome(h: ResponseToolkit, title: string, run: () => Promise<str
 
 export function identityPages(app: PluginDeps): ServerRoute[] {
   const { flows } = app.services.identity;
-  const pageConfig = (rateLimit: { limit: number; windowSec: number } | false) => ({ auth: false as const, plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit } } });
+  const pageConfig = (rateLimit: { limit: number; windowSec: number } | false) => ({
+    auth: false as const,
+    plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit } },
+  });
 
   const confirmForm = (token: string) =>
     `<p>Confirm this email address for the Gantry account that was registered with it. Only confirm if you created that account; if you did not, close this page.</p>
@@ -64,7 +70,13 @@ export function identityPages(app: PluginDeps): ServerRoute[] {
       options: { id: 'page.confirm-email', ...pageConfig(false) },
       handler: (request: Request, h: ResponseToolkit) => {
         const token = field(request.query.token);
-        if (!token) return page(h, 400, 'Confirm your email', '<p class="error">This link is incomplete; open the link from the mail again.</p>');
+        if (!token)
+          return page(
+            h,
+            400,
+            'Confirm your email',
+            '<p class="error">This link is incomplete; open the link from the mail again.</p>',
+          );
         return page(h, 200, 'Confirm your email', confirmForm(token));
       },
     },
@@ -75,7 +87,11 @@ export function identityPages(app: PluginDeps): ServerRoute[] {
       handler: (request: Request, h: ResponseToolkit) =>
         outcome(h, 'Confirm your email', async () => {
           const token = field((request.payload as Record<string, unknown> | null)?.token);
-          if (token.length < 16) throw new DomainError('GONE', 'This confirmation link is invalid, already used or expired; ask for a new one');
+          if (token.length < 16)
+            throw new DomainError(
+              'GONE',
+              'This confirmation link is invalid, already used or expired; ask for a new one',
+            );
           const user = await flows.confirmEmail(token);
           return `Thank you: ${user.email} is confirmed. You can close this page.`;
         }),
@@ -84,7 +100,8 @@ export function identityPages(app: PluginDeps): ServerRoute[] {
       method: 'GET',
       path: '/auth/reset-password',
       options: { id: 'page.reset-password', ...pageConfig(false) },
-      handler: (request: Request, h: ResponseToolkit) => page(h, 200, 'Choose a new password', resetForm(field(request.query.email), field(request.query.code))),
+      handler: (request: Request, h: ResponseToolkit) =>
+        page(h, 200, 'Choose a new password', resetForm(field(request.query.email), field(request.query.code))),
     },
     {
       method: 'POST',
@@ -95,8 +112,20 @@ export function identityPages(app: PluginDeps): ServerRoute[] {
         const email = field(form.email).toLowerCase();
         const code = field(form.code);
         const password = typeof form.password === 'string' ? form.password : '';
-        if (password.length < 8 || password.length > 128) return page(h, 400, 'Choose a new password', resetForm(email, code, 'The password needs 8 to 128 characters.'));
-        if (!/^\d{6}$/.test(code)) return page(h, 400, 'Choose a new password', resetForm(email, '', 'The code is the six digits from the mail.'));
+        if (password.length < 8 || password.length > 128)
+          return page(
+            h,
+            400,
+            'Choose a new password',
+            resetForm(email, code, 'The password needs 8 to 128 characters.'),
+          );
+        if (!/^\d{6}$/.test(code))
+          return page(
+            h,
+            400,
+            'Choose a new password',
+            resetForm(email, '', 'The code is the six digits from the mail.'),
+          );
         try {
           const { resetToken } = await flows.exchangeRecoveryCode(email, code);
           await flows.resetPassword(resetToken, password);
@@ -104,7 +133,12 @@ export function identityPages(app: PluginDeps): ServerRoute[] {
           if (!(err instanceof DomainError) || err.status >= 500) throw err;
           return page(h, err.status, 'Choose a new password', resetForm(email, '', err.message));
         }
-        return page(h, 200, 'Password changed', '<p>Your password is changed and every session was signed out. Sign in again with the new password.</p>');
+        return page(
+          h,
+          200,
+          'Password changed',
+          '<p>Your password is changed and every session was signed out. Sign in again with the new password.</p>',
+        );
       },
     },
   ];

@@ -22,7 +22,13 @@ import { SIGN_IN_LIMITS } from './limits.js';
 const limits = SIGN_IN_LIMITS;
 
 /** Login and refresh answer the same body (docs/interface.md, Sign-in API). */
-export function sessionBody(result: { accessToken: string; refreshToken: string; tokenType: 'Bearer'; expiresIn: number; user: Parameters<typeof presentUser>[0] }) {
+export function sessionBody(result: {
+  accessToken: string;
+  refreshToken: string;
+  tokenType: 'Bearer';
+  expiresIn: number;
+  user: Parameters<typeof presentUser>[0];
+}) {
   const user = presentUser(result.user);
   return {
     accessToken: result.accessToken,
@@ -72,7 +78,12 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'POST',
       path: '/auth/magic-link',
-      options: { id: 'auth.magic-link', auth: false, plugins: { gantry: { rateLimit: limits.magicLink } }, validate: { payload: magicLinkBody } },
+      options: {
+        id: 'auth.magic-link',
+        auth: false,
+        plugins: { gantry: { rateLimit: limits.magicLink } },
+        validate: { payload: magicLinkBody },
+      },
       handler: async (request, h) => {
         await identity.magicLinks.request((request.payload as { email: string }).email);
         return reply(request, h, { status: 'sent_if_known' }, { status: 202 });
@@ -81,34 +92,64 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'POST',
       path: '/auth/magic-link/verify',
-      options: { id: 'auth.magic-link.verify', auth: false, plugins: { gantry: { rateLimit: { limit: 15, windowSec: 300 } } }, validate: { payload: tokenBody } },
-      handler: async (request, h) => reply(request, h, sessionBody(await identity.loginWithMagicLink((request.payload as { token: string }).token))),
+      options: {
+        id: 'auth.magic-link.verify',
+        auth: false,
+        plugins: { gantry: { rateLimit: { limit: 15, windowSec: 300 } } },
+        validate: { payload: tokenBody },
+      },
+      handler: async (request, h) =>
+        reply(request, h, sessionBody(await identity.loginWithMagicLink((request.payload as { token: string }).token))),
     },
     {
       method: 'GET',
       path: '/auth/me',
       options: { id: 'auth.me' },
-      handler: async (request, h) => reply(request, h, presentUser(await identity.getUserCached(principalOf(request).userId))),
+      handler: async (request, h) =>
+        reply(request, h, presentUser(await identity.getUserCached(principalOf(request).userId))),
     },
     {
       method: 'POST',
       path: '/auth/register',
-      options: { id: 'auth.register', auth: false, plugins: { gantry: { rateLimit: limits.register } }, validate: { payload: registerBody } },
+      options: {
+        id: 'auth.register',
+        auth: false,
+        plugins: { gantry: { rateLimit: limits.register } },
+        validate: { payload: registerBody },
+      },
       handler: async (request, h) => {
-        const body = request.payload as { email: string; password: string; fullName?: string | null; username?: string | null };
+        const body = request.payload as {
+          email: string;
+          password: string;
+          fullName?: string | null;
+          username?: string | null;
+        };
         return reply(request, h, { user: presentUser(await identity.flows.register(body)) }, { status: 201 });
       },
     },
     {
       method: 'POST',
       path: '/auth/confirm-email',
-      options: { id: 'auth.confirm-email', auth: false, plugins: { gantry: { rateLimit: limits.confirmEmail } }, validate: { payload: tokenBody } },
-      handler: async (request, h) => reply(request, h, { user: presentUser(await identity.flows.confirmEmail((request.payload as { token: string }).token)) }),
+      options: {
+        id: 'auth.confirm-email',
+        auth: false,
+        plugins: { gantry: { rateLimit: limits.confirmEmail } },
+        validate: { payload: tokenBody },
+      },
+      handler: async (request, h) =>
+        reply(request, h, {
+          user: presentUser(await identity.flows.confirmEmail((request.payload as { token: string }).token)),
+        }),
     },
     {
       method: 'POST',
       path: '/auth/resend-confirmation',
-      options: { id: 'auth.resend-confirmation', auth: false, plugins: { gantry: { rateLimit: limits.resendConfirmation } }, validate: { payload: emailBody } },
+      options: {
+        id: 'auth.resend-confirmation',
+        auth: false,
+        plugins: { gantry: { rateLimit: limits.resendConfirmation } },
+        validate: { payload: emailBody },
+      },
       handler: async (request, h) => {
         await identity.flows.resendConfirmation((request.payload as { email: string }).email);
         return reply(request, h, { status: 'sent_if_unconfirmed' }, { status: 202 });
@@ -117,7 +158,12 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'POST',
       path: '/auth/forgot-password',
-      options: { id: 'auth.forgot-password', auth: false, plugins: { gantry: { rateLimit: limits.forgotPassword } }, validate: { payload: emailBody } },
+      options: {
+        id: 'auth.forgot-password',
+        auth: false,
+        plugins: { gantry: { rateLimit: limits.forgotPassword } },
+        validate: { payload: emailBody },
+      },
       handler: async (request, h) => {
         await identity.flows.forgotPassword((request.payload as { email: string }).email);
         return reply(request, h, { status: 'sent_if_known' }, { status: 202 });
@@ -126,7 +172,12 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'POST',
       path: '/auth/exchange-recovery-code',
-      options: { id: 'auth.exchange-recovery-code', auth: false, plugins: { gantry: { rateLimit: limits.exchangeRecoveryCode } }, validate: { payload: exchangeRecoveryBody } },
+      options: {
+        id: 'auth.exchange-recovery-code',
+        auth: false,
+        plugins: { gantry: { rateLimit: limits.exchangeRecoveryCode } },
+        validate: { payload: exchangeRecoveryBody },
+      },
       handler: async (request, h) => {
         const { email, code } = request.payload as { email: string; code: string };
         return reply(request, h, await identity.flows.exchangeRecoveryCode(email, code));
@@ -135,7 +186,12 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'POST',
       path: '/auth/reset-password',
-      options: { id: 'auth.reset-password', auth: false, plugins: { gantry: { rateLimit: limits.resetPassword } }, validate: { payload: resetPasswordBody } },
+      options: {
+        id: 'auth.reset-password',
+        auth: false,
+        plugins: { gantry: { rateLimit: limits.resetPassword } },
+        validate: { payload: resetPasswordBody },
+      },
       handler: async (request, h) => {
         const { resetToken, password } = request.payload as { resetToken: string; password: string };
         await identity.flows.resetPassword(resetToken, password);
@@ -145,26 +201,44 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/auth/check-username',
-      options: { id: 'auth.check-username', auth: { mode: 'optional' }, plugins: { gantry: { rateLimit: limits.checkUsername } }, validate: { query: checkUsernameQuery } },
+      options: {
+        id: 'auth.check-username',
+        auth: { mode: 'optional' },
+        plugins: { gantry: { rateLimit: limits.checkUsername } },
+        validate: { query: checkUsernameQuery },
+      },
       handler: async (request, h) => {
         const { username } = request.query as { username: string };
         const caller = request.auth.credentials as { userId?: string } | null;
-        return reply(request, h, { username, available: await identity.flows.usernameAvailable(username, caller?.userId ?? null) });
+        return reply(request, h, {
+          username,
+          available: await identity.flows.usernameAvailable(username, caller?.userId ?? null),
+        });
       },
     },
     {
       method: 'POST',
       path: '/auth/claim-username',
-      options: { id: 'auth.claim-username', plugins: { gantry: { rateLimit: limits.claimUsername } }, validate: { payload: claimUsernameBody } },
+      options: {
+        id: 'auth.claim-username',
+        plugins: { gantry: { rateLimit: limits.claimUsername } },
+        validate: { payload: claimUsernameBody },
+      },
       handler: async (request, h) => {
         const { username } = request.payload as { username: string };
-        return reply(request, h, { user: presentUser(await identity.flows.claimUsername(principalOf(request).userId, username)) });
+        return reply(request, h, {
+          user: presentUser(await identity.flows.claimUsername(principalOf(request).userId, username)),
+        });
       },
     },
     {
       method: 'POST',
       path: '/auth/change-email',
-      options: { id: 'auth.change-email', plugins: { gantry: { rateLimit: limits.changeEmail } }, validate: { payload: changeEmailBody } },
+      options: {
+        id: 'auth.change-email',
+        plugins: { gantry: { rateLimit: limits.changeEmail } },
+        validate: { payload: changeEmailBody },
+      },
       handler: async (request, h) => {
         const { newEmail, password } = request.payload as { newEmail: string; password: string };
         await identity.flows.requestEmailChange(principalOf(request).userId, newEmail, password);
@@ -174,14 +248,22 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'POST',
       path: '/auth/change-password',
-      options: { id: 'auth.change-password', plugins: { gantry: { rateLimit: limits.changePassword } }, validate: { payload: changePasswordBody } },
+      options: {
+        id: 'auth.change-password',
+        plugins: { gantry: { rateLimit: limits.changePassword } },
+        validate: { payload: changePasswordBody },
+      },
       handler: async (request, h) => {
         const { currentPassword, newPassword } = request.payload as { currentPassword: string; newPassword: string };
         const principal = principalOf(request);
-        const result = await identity.flows.changePassword(principal.userId, principal.sessionId, currentPassword, newPassword);
+        const result = await identity.flows.changePassword(
+          principal.userId,
+          principal.sessionId,
+          currentPassword,
+          newPassword,
+        );
         return reply(request, h, { status: 'password_changed', endedSessions: result.endedSessions });
       },
     },
   ];
-
 }

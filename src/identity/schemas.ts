@@ -12,7 +12,8 @@ export const email = Joi.string()
   .custom((value: string, helpers) => {
     const canonical = canonicalEmail(value);
     if (!canonical.ok) return helpers.message({ custom: `{{#label}} ${canonical.reason}` });
-    if (wellFormedEmail.validate(canonical.email).error) return helpers.message({ custom: '{{#label}} must be a valid email' });
+    if (wellFormedEmail.validate(canonical.email).error)
+      return helpers.message({ custom: '{{#label}} must be a valid email' });
     return canonical.email;
   });
 /** Passwords: 8..128 characters; anything beyond that only feeds a denial of service. */
@@ -32,22 +33,57 @@ export const username = Joi.string()
   .max(32)
   .pattern(/^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?$/, 'letters, digits, ".", "_" or "-"');
 /** Names a username may not take: they read as the system speaking. */
-export const RESERVED_USERNAMES: ReadonlySet<string> = new Set(['admin', 'administrator', 'root', 'system', 'gantry', 'support', 'security', 'api', 'oauth', 'status', 'help', 'me', 'null', 'undefined']);
+export const RESERVED_USERNAMES: ReadonlySet<string> = new Set([
+  'admin',
+  'administrator',
+  'root',
+  'system',
+  'gantry',
+  'support',
+  'security',
+  'api',
+  'oauth',
+  'status',
+  'help',
+  'me',
+  'null',
+  'undefined',
+]);
 
 /** A full name is shown to other people and put into mails: one line, no control characters. */
-export const fullName = Joi.string().trim().min(1).max(180).pattern(SINGLE_LINE).messages({ 'string.pattern.base': '{{#label}} must be a single line without control characters' });
+export const fullName = Joi.string()
+  .trim()
+  .min(1)
+  .max(180)
+  .pattern(SINGLE_LINE)
+  .messages({ 'string.pattern.base': '{{#label}} must be a single line without control characters' });
 
 /** What every new user must be, whatever creates it (sign-up, invitation, the CLI). */
-export const newUserRules = Joi.object({ email: email.required(), password: password.allow(null), username: username.allow(null), fullName: fullName.allow(null) });
+export const newUserRules = Joi.object({
+  email: email.required(),
+  password: password.allow(null),
+  username: username.allow(null),
+  fullName: fullName.allow(null),
+});
 
 /** The emailed recovery code: six digits. */
-export const recoveryCode = Joi.string().trim().pattern(/^\d{6}$/, '6 digits');
+export const recoveryCode = Joi.string()
+  .trim()
+  .pattern(/^\d{6}$/, '6 digits');
 
-export const registerBody = Joi.object({ email: email.required(), password: password.required(), fullName: fullName.allow(null), username: username.allow(null) });
+export const registerBody = Joi.object({
+  email: email.required(),
+  password: password.required(),
+  fullName: fullName.allow(null),
+  username: username.allow(null),
+});
 export const emailBody = Joi.object({ email: email.required() });
 export const exchangeRecoveryBody = Joi.object({ email: email.required(), code: recoveryCode.required() });
 export const resetPasswordBody = Joi.object({ resetToken: opaqueToken.required(), password: password.required() });
 export const checkUsernameQuery = Joi.object({ username: username.required() });
 export const claimUsernameBody = Joi.object({ username: username.required() });
 export const changeEmailBody = Joi.object({ newEmail: email.required(), password: Joi.string().max(128).required() });
-export const changePasswordBody = Joi.object({ currentPassword: Joi.string().max(128).required(), newPassword: password.required() });
+export const changePasswordBody = Joi.object({
+  currentPassword: Joi.string().max(128).required(),
+  newPassword: password.required(),
+});

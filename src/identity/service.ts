@@ -27,7 +27,12 @@ export interface NewUser {
  * Something another domain ends when a user's sign-in is reset (the OAuth grants): the
  * composition root registers it, so identity never imports that domain.
  */
-export type SignInResetHook = (executor: Executor, userId: string, reason: string, options: { forgetConsents: boolean }) => Promise<unknown>;
+export type SignInResetHook = (
+  executor: Executor,
+  userId: string,
+  reason: string,
+  options: { forgetConsents: boolean },
+) => Promise<unknown>;
 
 export { normalizeEmail } from './email.js';
 
@@ -45,7 +50,8 @@ export function createIdentityService(kernel: Kernel) {
    */
   const endSignIns: EndSignIns = async (trx, userId, reason, options = {}) => {
     const ended = await sessions.revokeAllOfUser(trx, userId, reason, options.exceptSessionId ?? null);
-    for (const purpose of ['password_recovery_code', 'password_reset', 'email_change'] as const) await oneTimeTokens.retireAll(trx, userId, purpose);
+    for (const purpose of ['password_recovery_code', 'password_reset', 'email_change'] as const)
+      await oneTimeTokens.retireAll(trx, userId, purpose);
     for (const hook of resetHooks) await hook(trx, userId, reason, { forgetConsents: options.forgetConsents ?? false });
     return ended;
   };
@@ -57,7 +63,15 @@ export function createIdentityService(kernel: Kernel) {
 
   async function createUser(input: NewUser, executor: Executor = db) {
     // The rules live here, not only in the route schemas, so every caller (the CLI too) obeys them.
-    const checked = newUserRules.validate({ email: input.email, password: input.password ?? null, username: input.username || null, fullName: input.fullName ?? null }, { abortEarly: false });
+    const checked = newUserRules.validate(
+      {
+        email: input.email,
+        password: input.password ?? null,
+        username: input.username || null,
+        fullName: input.fullName ?? null,
+      },
+      { abortEarly: false },
+    );
     if (checked.error) {
       const details = joiDetails(checked.error.details);
       throw badRequest(details.map((d) => d.message).join('; '), details);
@@ -66,7 +80,8 @@ export function createIdentityService(kernel: Kernel) {
     const username = input.username ? input.username.trim().toLowerCase() : null;
     if (username && RESERVED_USERNAMES.has(username)) throw conflict('This username is reserved');
     // Hash first: scrypt must not run while a transaction holds the connection.
-    const passwordHash = input.passwordHash ?? (input.password ? await hashPassword(input.password, config.scryptCost) : null);
+    const passwordHash =
+      input.passwordHash ?? (input.password ? await hashPassword(input.password, config.scryptCost) : null);
     if (await store.findUserByEmail(executor, email)) throw conflict('A user with this email already exists');
     if (username && (await store.findUserByUsername(executor, username))) throw conflict('This username is taken');
     const now = clock.now().toISOString();

@@ -22,7 +22,8 @@ export interface SessionTokens {
   sessionId: string;
 }
 
-const invalidRefresh = () => new DomainError('UNAUTHORIZED', 'The refresh token is invalid, expired or revoked; sign in again');
+const invalidRefresh = () =>
+  new DomainError('UNAUTHORIZED', 'The refresh token is invalid, expired or revoked; sign in again');
 
 /**
  * Sessions are refresh-token families. Every refresh rotates the token; presenting a consumed
@@ -33,7 +34,9 @@ export function createSessions(kernel: Kernel) {
   const { db, clock, jwt, changes } = kernel;
   // sessionId -> still active? Cleared on revocation (here at once, elsewhere via the change feed).
   const activeCache = new LRUCache<string, boolean>({ max: 10_000, ttl: 10_000 });
-  changes.subscribe(SESSION_REVOKED_TOPIC, (sessionId) => (sessionId ? activeCache.delete(sessionId) : activeCache.clear()));
+  changes.subscribe(SESSION_REVOKED_TOPIC, (sessionId) =>
+    sessionId ? activeCache.delete(sessionId) : activeCache.clear(),
+  );
 
   async function mint(sessionId: string, userId: string, executor = db): Promise<SessionTokens> {
     const now = clock.now();
@@ -45,11 +48,18 @@ export function createSessions(kernel: Kernel) {
       created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + SESSION_REFRESH_TTL_SEC * 1000).toISOString(),
     });
-    const accessToken = await jwt.sign({ sub: userId, sid: sessionId, jti: newId() }, { typ: SESSION_TOKEN_TYP, expiresInSec: SESSION_ACCESS_TTL_SEC });
+    const accessToken = await jwt.sign(
+      { sub: userId, sid: sessionId, jti: newId() },
+      { typ: SESSION_TOKEN_TYP, expiresInSec: SESSION_ACCESS_TTL_SEC },
+    );
     return { accessToken, refreshToken, tokenType: 'Bearer', expiresIn: SESSION_ACCESS_TTL_SEC, sessionId };
   }
 
-  async function revoke(executor: Parameters<typeof store.revokeSession>[0], sessionId: string, reason: string): Promise<void> {
+  async function revoke(
+    executor: Parameters<typeof store.revokeSession>[0],
+    sessionId: string,
+    reason: string,
+  ): Promise<void> {
     await store.revokeSession(executor, sessionId, reason, clock.now().toISOString());
     activeCache.delete(sessionId);
     await changes.publish(executor, SESSION_REVOKED_TOPIC, sessionId);
@@ -66,7 +76,10 @@ export function createSessions(kernel: Kernel) {
 
   // token -> its (frozen) principal and expiry: a hot token costs two map lookups, no
   // signature check and no allocation. Revocation is still checked on every use (activeCache).
-  const principals = new LRUCache<string, { principal: Principal; expMs: number }>({ max: 10_000, ttl: SESSION_ACCESS_TTL_SEC * 1000 });
+  const principals = new LRUCache<string, { principal: Principal; expMs: number }>({
+    max: 10_000,
+    ttl: SESSION_ACCESS_TTL_SEC * 1000,
+  });
 
   const verifier: BearerVerifier = {
     name: 'session',
@@ -82,7 +95,10 @@ export function createSessions(kernel: Kernel) {
   };
 
   /** The first sight of a token, or of its session since the cache forgot it. */
-  async function verifySlowly(token: string, cached: { principal: Principal; expMs: number } | undefined): Promise<Principal | null | undefined> {
+  async function verifySlowly(
+    token: string,
+    cached: { principal: Principal; expMs: number } | undefined,
+  ): Promise<Principal | null | undefined> {
     let entry = cached;
     if (entry === undefined) {
       const verified = await jwt.verify(token, SESSION_TOKEN_TYP);
@@ -160,7 +176,12 @@ export function createSessions(kernel: Kernel) {
     revoke,
 
     /** Ends every session of a user (password reset or change, a proven mailbox), but `exceptSessionId`; returns how many. */
-    async revokeAllOfUser(executor: Parameters<typeof store.revokeSession>[0], userId: string, reason: string, exceptSessionId: string | null = null): Promise<number> {
+    async revokeAllOfUser(
+      executor: Parameters<typeof store.revokeSession>[0],
+      userId: string,
+      reason: string,
+      exceptSessionId: string | null = null,
+    ): Promise<number> {
       const ids = await store.revokeUserSessions(executor, userId, reason, clock.now().toISOString(), exceptSessionId);
       for (const id of ids) {
         activeCache.delete(id);

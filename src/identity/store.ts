@@ -5,10 +5,12 @@ import { legacyEmail, normalizeEmail } from './email.js';
 
 export type UserRow = Selectable<UsersTable>;
 
-export const findUserById = (db: Executor, id: string) => db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+export const findUserById = (db: Executor, id: string) =>
+  db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 
 /** Whether a user with this id exists (no columns read: other domains only check the reference). */
-export const userExists = async (db: Executor, id: string): Promise<boolean> => (await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+export const userExists = async (db: Executor, id: string): Promise<boolean> =>
+  (await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 
 /** By the canonical form first; then by the legacy form, for rows the migration to it left (migrations/0013). */
 export async function findUserByEmail(db: Executor, email: string) {
@@ -27,15 +29,30 @@ export const updateUser = (db: Executor, id: string, patch: Partial<Insertable<U
   db.updateTable('users').set(patch).where('id', '=', id).execute();
 
 export const insertSession = (db: Executor, row: { id: string; user_id: string; created_at: string }) =>
-  db.insertInto('auth_sessions').values({ ...row, last_used_at: row.created_at, revoked_at: null, revoke_reason: null }).execute();
+  db
+    .insertInto('auth_sessions')
+    .values({ ...row, last_used_at: row.created_at, revoked_at: null, revoke_reason: null })
+    .execute();
 
-export const findSession = (db: Executor, id: string) => db.selectFrom('auth_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+export const findSession = (db: Executor, id: string) =>
+  db.selectFrom('auth_sessions').selectAll().where('id', '=', id).executeTakeFirst();
 
 export const revokeSession = (db: Executor, id: string, reason: string, at: string) =>
-  db.updateTable('auth_sessions').set({ revoked_at: at, revoke_reason: reason }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+  db
+    .updateTable('auth_sessions')
+    .set({ revoked_at: at, revoke_reason: reason })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
 
 /** Revokes every live session of a user; returns their ids. */
-export async function revokeUserSessions(db: Executor, userId: string, reason: string, at: string, exceptSessionId: string | null = null): Promise<string[]> {
+export async function revokeUserSessions(
+  db: Executor,
+  userId: string,
+  reason: string,
+  at: string,
+  exceptSessionId: string | null = null,
+): Promise<string[]> {
   let query = db.selectFrom('auth_sessions').select('id').where('user_id', '=', userId).where('revoked_at', 'is', null);
   if (exceptSessionId) query = query.where('id', '!=', exceptSessionId);
   const live = await query.execute();
@@ -43,15 +60,25 @@ export async function revokeUserSessions(db: Executor, userId: string, reason: s
     await db
       .updateTable('auth_sessions')
       .set({ revoked_at: at, revoke_reason: reason })
-      .where('id', 'in', live.map((s) => s.id))
+      .where(
+        'id',
+        'in',
+        live.map((s) => s.id),
+      )
       .where('revoked_at', 'is', null)
       .execute();
   }
   return live.map((s) => s.id);
 }
 
-export const insertRefreshToken = (db: Executor, row: { id: string; session_id: string; token_hash: string; created_at: string; expires_at: string }) =>
-  db.insertInto('auth_refresh_tokens').values({ ...row, consumed_at: null }).execute();
+export const insertRefreshToken = (
+  db: Executor,
+  row: { id: string; session_id: string; token_hash: string; created_at: string; expires_at: string },
+) =>
+  db
+    .insertInto('auth_refresh_tokens')
+    .values({ ...row, consumed_at: null })
+    .execute();
 
 export const findRefreshToken = (db: Executor, tokenHash: string) =>
   db
@@ -70,11 +97,17 @@ export const findRefreshToken = (db: Executor, tokenHash: string) =>
 
 /** Marks a refresh token consumed only if it still is not: the one winner of a race gets 1. */
 export const consumeRefreshToken = async (db: Executor, id: string, at: string): Promise<boolean> => {
-  const result = await db.updateTable('auth_refresh_tokens').set({ consumed_at: at }).where('id', '=', id).where('consumed_at', 'is', null).executeTakeFirst();
+  const result = await db
+    .updateTable('auth_refresh_tokens')
+    .set({ consumed_at: at })
+    .where('id', '=', id)
+    .where('consumed_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 };
 
-export const touchSession = (db: Executor, id: string, at: string) => db.updateTable('auth_sessions').set({ last_used_at: at }).where('id', '=', id).execute();
+export const touchSession = (db: Executor, id: string, at: string) =>
+  db.updateTable('auth_sessions').set({ last_used_at: at }).where('id', '=', id).execute();
 
 /** A one-time secret by purpose and hash, used or not: the caller decides whether it is live. */
 export const findOneTimeToken = (db: Executor, purpose: string, tokenHash: string) =>
@@ -97,15 +130,27 @@ export const findLatestLiveOneTimeToken = (db: Executor, userId: string, purpose
     .orderBy('created_at', 'desc')
     .executeTakeFirst();
 
-export const insertOneTimeToken = (db: Executor, row: Insertable<OneTimeTokensTable>) => db.insertInto('one_time_tokens').values(row).execute();
+export const insertOneTimeToken = (db: Executor, row: Insertable<OneTimeTokensTable>) =>
+  db.insertInto('one_time_tokens').values(row).execute();
 
 /** Marks every unused secret of a purpose for a user used. */
 export const retireOneTimeTokens = (db: Executor, userId: string, purpose: string, at: string) =>
-  db.updateTable('one_time_tokens').set({ consumed_at: at }).where('user_id', '=', userId).where('purpose', '=', purpose).where('consumed_at', 'is', null).execute();
+  db
+    .updateTable('one_time_tokens')
+    .set({ consumed_at: at })
+    .where('user_id', '=', userId)
+    .where('purpose', '=', purpose)
+    .where('consumed_at', 'is', null)
+    .execute();
 
 /** Marks a secret used only if it still is not: the one winner of a race gets true. */
 export const consumeOneTimeToken = async (db: Executor, id: string, at: string): Promise<boolean> => {
-  const result = await db.updateTable('one_time_tokens').set({ consumed_at: at }).where('id', '=', id).where('consumed_at', 'is', null).executeTakeFirst();
+  const result = await db
+    .updateTable('one_time_tokens')
+    .set({ consumed_at: at })
+    .where('id', '=', id)
+    .where('consumed_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 };
 

@@ -30,7 +30,10 @@ export class JwtCodec {
   ) {}
 
   private async cryptoKey(): Promise<webcrypto.CryptoKey> {
-    this.key ??= await webcrypto.subtle.importKey('raw', this.rawKey, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    this.key ??= await webcrypto.subtle.importKey('raw', this.rawKey, { name: 'HMAC', hash: 'SHA-256' }, false, [
+      'sign',
+      'verify',
+    ]);
     return this.key;
   }
 

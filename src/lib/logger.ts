@@ -19,17 +19,26 @@ const SECRET_FIELD = /pass(word)?|secret|token|code|authorization|cookie|credent
 function redact(fields: LogFields): LogFields {
   const out: LogFields = {};
   for (const [name, value] of Object.entries(fields)) {
-    out[name] = SECRET_FIELD.test(name) ? '[redacted]' : value instanceof Error ? { message: value.message, stack: value.stack } : value;
+    out[name] = SECRET_FIELD.test(name)
+      ? '[redacted]'
+      : value instanceof Error
+        ? { message: value.message, stack: value.stack }
+        : value;
   }
   return out;
 }
 
 /** JSON lines on a stream (stdout by default), one object per event. */
-export function createLogger(level: LogLevel, write: (line: string) => void = (line) => process.stdout.write(line)): Logger {
+export function createLogger(
+  level: LogLevel,
+  write: (line: string) => void = (line) => process.stdout.write(line),
+): Logger {
   const min = RANK[level];
   const emit = (lvl: LogLevel, msg: string, fields?: LogFields) => {
     if (RANK[lvl] < min) return;
-    write(`${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...(fields ? redact(fields) : {}) })}\n`);
+    write(
+      `${JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...(fields ? redact(fields) : {}) })}\n`,
+    );
   };
   return {
     debug: (msg, fields) => emit('debug', msg, fields),

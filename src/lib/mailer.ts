@@ -40,15 +40,18 @@ export class Mailer {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly from = 'Gantry <no-reply@gantry.local>',
-  ) {
-  }
+  ) {}
 
   /** nodemailer is loaded only when SMTP is configured and there is mail to send. */
   private transport(): Promise<Transporter> {
     this.transportPromise ??= import('nodemailer').then((mod) => {
       const nodemailer = mod.default;
       // Short timeouts: delivery runs in the background and a dead relay must not pile up sockets.
-      return nodemailer.createTransport(this.smtpUrl!, { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 } as object);
+      return nodemailer.createTransport(this.smtpUrl!, {
+        connectionTimeout: 10_000,
+        greetingTimeout: 10_000,
+        socketTimeout: 20_000,
+      } as object);
     });
     return this.transportPromise;
   }
@@ -62,12 +65,27 @@ export class Mailer {
 
   async enqueue(executor: Executor, message: MailMessage): Promise<string> {
     const id = newId();
-    await outbox.insertOutboxMail(executor, { id, to_address: message.to, subject: message.subject, body_text: message.text, kind: message.kind, created_at: this.clock.now().toISOString(), sent_at: null, attempts: 0, last_error: null });
+    await outbox.insertOutboxMail(executor, {
+      id,
+      to_address: message.to,
+      subject: message.subject,
+      body_text: message.text,
+      kind: message.kind,
+      created_at: this.clock.now().toISOString(),
+      sent_at: null,
+      attempts: 0,
+      last_error: null,
+    });
     return id;
   }
 
   /** Mails of one kind to one address queued since a moment (for quotas): how many, and the oldest's time. */
-  async queuedSince(executor: Executor, to: string, kind: string, sinceIso: string): Promise<{ count: number; oldest: string | null }> {
+  async queuedSince(
+    executor: Executor,
+    to: string,
+    kind: string,
+    sinceIso: string,
+  ): Promise<{ count: number; oldest: string | null }> {
     const row = await outbox.countQueuedSince(executor, to, kind, sinceIso);
     return { count: Number(row.n), oldest: (row.oldest as string | null) ?? null };
   }
@@ -114,7 +132,9 @@ export class Mailer {
         sent++;
       } catch (err) {
         // The SMTP reply may echo the message; log only its first line, never the body.
-        const reason = String((err as Error).message).split('\n')[0].slice(0, 300);
+        const reason = String((err as Error).message)
+          .split('\n')[0]
+          .slice(0, 300);
         this.logger.warn('mail delivery failed', { mailId: row.id, kind: row.kind, attempt: row.attempts + 1, reason });
         await outbox.recordOutboxMailError(this.db, row.id, reason);
       }
@@ -130,6 +150,16 @@ export class Mailer {
 
   async list(limit = 20): Promise<OutboxEntry[]> {
     const rows = await outbox.latestOutboxMail(this.db, limit);
-    return rows.map((r) => ({ id: r.id, to: r.to_address, subject: r.subject, text: r.body_text, kind: r.kind, createdAt: r.created_at, sentAt: r.sent_at, attempts: r.attempts, lastError: r.last_error }));
+    return rows.map((r) => ({
+      id: r.id,
+      to: r.to_address,
+      subject: r.subject,
+      text: r.body_text,
+      kind: r.kind,
+      createdAt: r.created_at,
+      sentAt: r.sent_at,
+      attempts: r.attempts,
+      lastError: r.last_error,
+    }));
   }
 }

@@ -103,11 +103,13 @@ export async function assertPublicUrl(raw: string, allowPrivate: boolean): Promi
   } catch {
     throw new BlockedAddressError('The URL is not valid');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BlockedAddressError('Only http and https URLs are allowed');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new BlockedAddressError('Only http and https URLs are allowed');
   if (url.username || url.password) throw new BlockedAddressError('URLs must not carry credentials');
   if (allowPrivate) return url;
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal')) throw new BlockedAddressError(`${url.hostname} is an internal address`);
+  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.internal'))
+    throw new BlockedAddressError(`${url.hostname} is an internal address`);
   let addresses: string[];
   if (isIP(host)) addresses = [host];
   else {
@@ -117,7 +119,8 @@ export async function assertPublicUrl(raw: string, allowPrivate: boolean): Promi
       throw new BlockedAddressError(`${url.hostname} does not resolve`);
     }
   }
-  if (addresses.length === 0 || addresses.some(isInternalAddress)) throw new BlockedAddressError(`${url.hostname} resolves to a loopback, private, link-local or metadata address`);
+  if (addresses.length === 0 || addresses.some(isInternalAddress))
+    throw new BlockedAddressError(`${url.hostname} resolves to a loopback, private, link-local or metadata address`);
   return url;
 }
 
@@ -174,9 +177,12 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
     lookupCallback(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return (callback as (e: Error) => void)(err);
       if (!allowPrivate && (addresses.length === 0 || addresses.some((a) => isInternalAddress(a.address)))) {
-        return (callback as (e: Error) => void)(Object.assign(new Error(`${hostname} resolves to an internal address`), { code: 'EBLOCKED' }));
+        return (callback as (e: Error) => void)(
+          Object.assign(new Error(`${hostname} resolves to an internal address`), { code: 'EBLOCKED' }),
+        );
       }
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      if ((options as { all?: boolean }).all)
+        return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
       return callback(null, addresses[0].address, addresses[0].family);
     });
   };
@@ -200,14 +206,20 @@ export function guardedFetch(options: GuardedFetchOptions) {
   const lookupFn = guardedLookup(options.allowPrivate);
   return async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const request = input instanceof Request ? input : null;
-    const target = await assertPublicUrl(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url, options.allowPrivate);
+    const target = await assertPublicUrl(
+      typeof input === 'string' ? input : input instanceof URL ? input.href : input.url,
+      options.allowPrivate,
+    );
     // An AbortController held by a live timer, not AbortSignal.timeout()/any(): on Node 20 a
     // derived signal nothing else references can be garbage-collected before it fires, and the
     // call then hangs for ever (seen under load).
     const controller = new AbortController();
     const { signal } = controller;
     const timeoutMs = options.timeoutMs ?? OUTBOUND_TIMEOUT_MS;
-    const timer = setTimeout(() => controller.abort(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' })), timeoutMs);
+    const timer = setTimeout(
+      () => controller.abort(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' })),
+      timeoutMs,
+    );
     for (const outer of [init.signal, request?.signal]) {
       if (!outer) continue;
       if (outer.aborted) controller.abort(outer.reason);
@@ -220,23 +232,39 @@ export function guardedFetch(options: GuardedFetchOptions) {
     const method = (init.method ?? request?.method ?? 'GET').toUpperCase();
     const transport = target.protocol === 'https:' ? https : http;
     return new Promise<Response>((resolve, reject) => {
-      const req = transport.request(target, { method, headers: Object.fromEntries(headers.entries()), lookup: lookupFn, signal }, (res) => {
-        const responseHeaders = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) {
-          if (Array.isArray(value)) for (const v of value) responseHeaders.append(name, v);
-          else if (value !== undefined) responseHeaders.set(name, value);
-        }
-        const status = res.statusCode ?? 502;
-        const noBody = method === 'HEAD' || status === 204 || status === 304;
-        const stream = noBody ? null : (Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>);
-        if (noBody) res.resume();
-        // The deadline covers the body too: the timer stops once the response is fully read.
-        res.once('close', () => clearTimeout(timer));
-        resolve(limitBody(new Response(stream, { status, statusText: res.statusMessage, headers: responseHeaders }), options.maxBytes ?? OUTBOUND_MAX_BYTES));
-      });
+      const req = transport.request(
+        target,
+        { method, headers: Object.fromEntries(headers.entries()), lookup: lookupFn, signal },
+        (res) => {
+          const responseHeaders = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (Array.isArray(value)) for (const v of value) responseHeaders.append(name, v);
+            else if (value !== undefined) responseHeaders.set(name, value);
+          }
+          const status = res.statusCode ?? 502;
+          const noBody = method === 'HEAD' || status === 204 || status === 304;
+          const stream = noBody ? null : (Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>);
+          if (noBody) res.resume();
+          // The deadline covers the body too: the timer stops once the response is fully read.
+          res.once('close', () => clearTimeout(timer));
+          resolve(
+            limitBody(
+              new Response(stream, { status, statusText: res.statusMessage, headers: responseHeaders }),
+              options.maxBytes ?? OUTBOUND_MAX_BYTES,
+            ),
+          );
+        },
+      );
       req.on('error', (err) => {
         clearTimeout(timer);
-        reject(signal.aborted ? Object.assign(new Error(`request aborted: ${String((signal.reason as Error)?.message ?? 'timeout')}`), { name: 'AbortError', cause: err }) : err);
+        reject(
+          signal.aborted
+            ? Object.assign(new Error(`request aborted: ${String((signal.reason as Error)?.message ?? 'timeout')}`), {
+                name: 'AbortError',
+                cause: err,
+              })
+            : err,
+        );
       });
       if (body) req.end(body);
       else req.end();

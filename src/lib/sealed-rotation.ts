@@ -53,7 +53,12 @@ export function reloadCredentialKeys(dataDir: string, secrets: Secrets): void {
  * short transactions (the server keeps serving; a value is rewritten only if it still holds
  * what was read).
  */
-export async function resealColumns(db: Database, secrets: Secrets, columns: readonly SealedColumn[], batch = 200): Promise<Record<string, number>> {
+export async function resealColumns(
+  db: Database,
+  secrets: Secrets,
+  columns: readonly SealedColumn[],
+  batch = 200,
+): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const col of columns) {
     const name = `${col.table}.${col.column}`;
@@ -87,7 +92,9 @@ export function createSecretsRotation(kernel: Kernel, services: Record<string, o
     .map((s) => (s as { sealed?: SealedValues }).sealed)
     .filter((s): s is SealedValues => s !== undefined);
   return {
-    async rotate(options: { settleMs: number }): Promise<{ activeKeyId: string; resealed: Record<string, number>; total: number }> {
+    async rotate(options: {
+      settleMs: number;
+    }): Promise<{ activeKeyId: string; resealed: Record<string, number>; total: number }> {
       const { keyId } = addCredentialKey(kernel.config.dataDir);
       reloadCredentialKeys(kernel.config.dataDir, kernel.secrets);
       await inTransaction(kernel.db, (trx) => kernel.changes.publish(trx, KEYRING_TOPIC, keyId));

@@ -10,7 +10,11 @@ export class SealError extends Error {}
  * (base64url parts). `context` is bound as additional authenticated data: a value moved to
  * another row or column (say, another instance's credentials) fails to open.
  */
-export function seal(secrets: Pick<Secrets, 'credentialKeys' | 'activeCredentialKeyId'>, plaintext: string, context: string): string {
+export function seal(
+  secrets: Pick<Secrets, 'credentialKeys' | 'activeCredentialKeyId'>,
+  plaintext: string,
+  context: string,
+): string {
   const keyId = secrets.activeCredentialKeyId;
   const key = secrets.credentialKeys.get(keyId);
   if (!key) throw new SealError(`credential key ${keyId} is missing`);
@@ -18,7 +22,13 @@ export function seal(secrets: Pick<Secrets, 'credentialKeys' | 'activeCredential
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(context));
   const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return ['v1', keyId, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ciphertext.toString('base64url')].join('.');
+  return [
+    'v1',
+    keyId,
+    iv.toString('base64url'),
+    cipher.getAuthTag().toString('base64url'),
+    ciphertext.toString('base64url'),
+  ].join('.');
 }
 
 export function sealedKeyId(sealed: string): string | null {
@@ -28,7 +38,8 @@ export function sealedKeyId(sealed: string): string | null {
 
 export function open(secrets: Pick<Secrets, 'credentialKeys'>, sealed: string, context: string): string {
   const [version, keyId, ivText, tagText, dataText, extra] = sealed.split('.');
-  if (version !== 'v1' || !keyId || !ivText || !tagText || dataText === undefined || extra !== undefined) throw new SealError('sealed value is malformed');
+  if (version !== 'v1' || !keyId || !ivText || !tagText || dataText === undefined || extra !== undefined)
+    throw new SealError('sealed value is malformed');
   const key = secrets.credentialKeys.get(keyId);
   if (!key) throw new SealError(`credential key ${keyId} is not in the keyring`);
   try {
@@ -42,7 +53,11 @@ export function open(secrets: Pick<Secrets, 'credentialKeys'>, sealed: string, c
 }
 
 /** Re-encrypts under the active key; a value already under it comes back unchanged. */
-export function reseal(secrets: Pick<Secrets, 'credentialKeys' | 'activeCredentialKeyId'>, sealed: string, context: string): string {
+export function reseal(
+  secrets: Pick<Secrets, 'credentialKeys' | 'activeCredentialKeyId'>,
+  sealed: string,
+  context: string,
+): string {
   if (sealedKeyId(sealed) === secrets.activeCredentialKeyId) return sealed;
   return seal(secrets, open(secrets, sealed, context), context);
 }

@@ -50,7 +50,12 @@ export function writeSecretsFile(dataDir: string, file: SecretsFile): void {
  * so of two processes starting at once one writes it and both use the same keys.
  */
 function createSecretsFile(dataDir: string): SecretsFile {
-  const fresh: SecretsFile = { jwtSigningKey: key32(), cursorSigningKey: key32(), credentialKeys: [{ id: 'k1', key: key32() }], activeCredentialKeyId: 'k1' };
+  const fresh: SecretsFile = {
+    jwtSigningKey: key32(),
+    cursorSigningKey: key32(),
+    credentialKeys: [{ id: 'k1', key: key32() }],
+    activeCredentialKeyId: 'k1',
+  };
   const target = secretsPath(dataDir);
   const temp = `${target}.${process.pid}.new`;
   writeFileSync(temp, `${JSON.stringify(fresh, null, 2)}\n`, { mode: 0o600 });
@@ -89,7 +94,8 @@ export function loadSecrets(dataDir: string, env: NodeJS.ProcessEnv = process.en
     credentialKeys.set('env', decodeKey('GANTRY_SECRET_CREDENTIAL_KEY', env.GANTRY_SECRET_CREDENTIAL_KEY));
     activeCredentialKeyId = 'env';
   }
-  if (!credentialKeys.has(activeCredentialKeyId)) throw new ConfigError(`secrets.json names active credential key ${activeCredentialKeyId}, which it does not hold`);
+  if (!credentialKeys.has(activeCredentialKeyId))
+    throw new ConfigError(`secrets.json names active credential key ${activeCredentialKeyId}, which it does not hold`);
   return {
     jwtSigningKey: decodeKey('GANTRY_SECRET_JWT_KEY', env.GANTRY_SECRET_JWT_KEY || file.jwtSigningKey),
     cursorSigningKey: decodeKey('GANTRY_SECRET_CURSOR_KEY', env.GANTRY_SECRET_CURSOR_KEY || file.cursorSigningKey),

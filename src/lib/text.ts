@@ -16,5 +16,10 @@ export const SINGLE_LINE = new RegExp(`^[^${NOT_ONE_LINE.source.slice(1, -1)}]*$
 export function oneLine(value: string, max: number): string {
   const flat = value.replace(NOT_ONE_LINE_ALL, ' ').replace(/\s+/g, ' ').trim();
   const chars = Array.from(flat);
-  return chars.length > max ? `${chars.slice(0, max - 1).join('').trimEnd()}…` : flat;
+  return chars.length > max
+    ? `${chars
+        .slice(0, max - 1)
+        .join('')
+        .trimEnd()}…`
+    : flat;
 }

@@ -3,7 +3,10 @@ import type { NotificationsService } from './service.js';
 import type { JobSpec } from '../jobs/scheduler.js';
 
 /** Retention: archived and expired notifications go once config.notificationRetentionDays have passed. */
-export function notificationsJobs(notifications: Pick<NotificationsService, 'purge'>, kernel: Pick<Kernel, 'logger'>): JobSpec[] {
+export function notificationsJobs(
+  notifications: Pick<NotificationsService, 'purge'>,
+  kernel: Pick<Kernel, 'logger'>,
+): JobSpec[] {
   return [
     {
       name: 'notifications.purge',

@@ -51,7 +51,8 @@ export interface OpenOptions {
   stillValid: () => Promise<boolean>;
 }
 
-const frame = (event: string, data: unknown, id?: string) => `${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+const frame = (event: string, data: unknown, id?: string) =>
+  `${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /**
  * Live delivery over Server-Sent Events. Streams do not poll the database: they wake on
@@ -163,7 +164,8 @@ export class NotificationStreams {
         const fresh = await this.deps.notifications.listAfter(userId, from, BATCH);
         for (const connection of live) {
           for (const { seq, notification } of fresh) {
-            if (seq > connection.lastSeq) connection.stream.send(frame('notification', notification, this.eventId(userId, seq)));
+            if (seq > connection.lastSeq)
+              connection.stream.send(frame('notification', notification, this.eventId(userId, seq)));
           }
           if (fresh.length > 0) connection.lastSeq = Math.max(connection.lastSeq, fresh[fresh.length - 1].seq);
         }
@@ -207,6 +209,7 @@ export class NotificationStreams {
 
   /** Server stop: every stream ends now, so a graceful stop does not wait out its timeout. */
   closeAll(reason = 'server_stopping'): void {
-    for (const channel of [...this.channels.values()]) for (const connection of [...channel.connections]) this.close(connection, reason);
+    for (const channel of [...this.channels.values()])
+      for (const connection of [...channel.connections]) this.close(connection, reason);
   }
 }

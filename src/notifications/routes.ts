@@ -26,19 +26,22 @@ export function notificationsRoutes(app: PluginDeps, streams: NotificationStream
       method: 'GET',
       path: '/notifications/unread-count',
       options: { id: 'notifications.unread-count', plugins: { gantry: perMinute(60) } },
-      handler: async (request, h) => reply(request, h, { count: await notifications.unreadCount(principalOf(request).userId) }),
+      handler: async (request, h) =>
+        reply(request, h, { count: await notifications.unreadCount(principalOf(request).userId) }),
     },
     {
       method: 'PATCH',
       path: '/notifications/{id}/read',
       options: { id: 'notifications.read', plugins: { gantry: perMinute(30) }, validate: { params: idParams } },
-      handler: async (request, h) => reply(request, h, await notifications.markRead(principalOf(request).userId, String(request.params.id))),
+      handler: async (request, h) =>
+        reply(request, h, await notifications.markRead(principalOf(request).userId, String(request.params.id))),
     },
     {
       method: 'PATCH',
       path: '/notifications/{id}/archive',
       options: { id: 'notifications.archive', plugins: { gantry: perMinute(30) }, validate: { params: idParams } },
-      handler: async (request, h) => reply(request, h, await notifications.archive(principalOf(request).userId, String(request.params.id))),
+      handler: async (request, h) =>
+        reply(request, h, await notifications.archive(principalOf(request).userId, String(request.params.id))),
     },
     {
       method: 'POST',
@@ -65,7 +68,8 @@ export function notificationsRoutes(app: PluginDeps, streams: NotificationStream
           gone = true;
           opened?.destroy();
         });
-        const lastEventId = request.headers['last-event-id'] ?? (request.query as { lastEventId?: string }).lastEventId ?? null;
+        const lastEventId =
+          request.headers['last-event-id'] ?? (request.query as { lastEventId?: string }).lastEventId ?? null;
         const stream = await streams.open({
           userId,
           lastEventId: typeof lastEventId === 'string' ? lastEventId : null,

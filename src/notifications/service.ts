@@ -60,14 +60,25 @@ function validActionUrl(value: string): boolean {
 /** The rules every creator obeys, whoever calls (a domain, the CLI). */
 function checkInput(input: Omit<NewNotification, 'userId'>): void {
   const problems: Array<{ field: string; message: string }> = [];
-  if (!input.title?.trim() || input.title.length > TITLE_MAX) problems.push({ field: 'title', message: `title must be 1-${TITLE_MAX} characters` });
-  if (!input.body?.trim() || input.body.length > BODY_MAX) problems.push({ field: 'body', message: `body must be 1-${BODY_MAX} characters` });
-  if (input.category !== undefined && !CATEGORY_PATTERN.test(input.category)) problems.push({ field: 'category', message: 'category must be a lower-case name (a-z, 0-9, _ . -), up to 50 characters' });
-  if (input.priority !== undefined && !NOTIFICATION_PRIORITIES.includes(input.priority)) problems.push({ field: 'priority', message: `priority must be one of ${NOTIFICATION_PRIORITIES.join(', ')}` });
-  if (input.icon && input.icon.length > 100) problems.push({ field: 'icon', message: 'icon must be at most 100 characters' });
-  if (input.actionUrl && !validActionUrl(input.actionUrl)) problems.push({ field: 'actionUrl', message: 'actionUrl must be an http(s) URL or a path starting with /' });
-  if (input.expiresAt && Number.isNaN(input.expiresAt.getTime())) problems.push({ field: 'expiresAt', message: 'expiresAt must be a valid time' });
-  if (problems.length > 0) throw badRequest(`Invalid notification: ${problems.map((p) => p.message).join('; ')}`, problems);
+  if (!input.title?.trim() || input.title.length > TITLE_MAX)
+    problems.push({ field: 'title', message: `title must be 1-${TITLE_MAX} characters` });
+  if (!input.body?.trim() || input.body.length > BODY_MAX)
+    problems.push({ field: 'body', message: `body must be 1-${BODY_MAX} characters` });
+  if (input.category !== undefined && !CATEGORY_PATTERN.test(input.category))
+    problems.push({
+      field: 'category',
+      message: 'category must be a lower-case name (a-z, 0-9, _ . -), up to 50 characters',
+    });
+  if (input.priority !== undefined && !NOTIFICATION_PRIORITIES.includes(input.priority))
+    problems.push({ field: 'priority', message: `priority must be one of ${NOTIFICATION_PRIORITIES.join(', ')}` });
+  if (input.icon && input.icon.length > 100)
+    problems.push({ field: 'icon', message: 'icon must be at most 100 characters' });
+  if (input.actionUrl && !validActionUrl(input.actionUrl))
+    problems.push({ field: 'actionUrl', message: 'actionUrl must be an http(s) URL or a path starting with /' });
+  if (input.expiresAt && Number.isNaN(input.expiresAt.getTime()))
+    problems.push({ field: 'expiresAt', message: 'expiresAt must be a valid time' });
+  if (problems.length > 0)
+    throw badRequest(`Invalid notification: ${problems.map((p) => p.message).join('; ')}`, problems);
 }
 
 /**
@@ -124,7 +135,8 @@ export function createNotificationsService(kernel: Kernel, deps: { identity: Pic
     return row;
   }
 
-  const cursorScope = (userId: string, query: ListQuery) => `notifications:${userId}:${query.status ?? ''}:${query.category ?? ''}`;
+  const cursorScope = (userId: string, query: ListQuery) =>
+    `notifications:${userId}:${query.status ?? ''}:${query.category ?? ''}`;
 
   return {
     notify,
@@ -132,7 +144,10 @@ export function createNotificationsService(kernel: Kernel, deps: { identity: Pic
     notifyNow: (input: NewNotification) => inTransaction(db, (trx) => notify(trx, input)),
 
     /** The same notification to several users, all or none (gantry notify --account). */
-    async notifyUsers(userIds: readonly string[], input: Omit<NewNotification, 'userId'>): Promise<Array<{ userId: string; id: string }>> {
+    async notifyUsers(
+      userIds: readonly string[],
+      input: Omit<NewNotification, 'userId'>,
+    ): Promise<Array<{ userId: string; id: string }>> {
       checkInput(input);
       return inTransaction(db, async (trx) => {
         const created: Array<{ userId: string; id: string }> = [];
@@ -147,7 +162,9 @@ export function createNotificationsService(kernel: Kernel, deps: { identity: Pic
      */
     async list(userId: string, query: ListQuery) {
       if (query.cursor !== undefined && query.offset !== undefined) {
-        throw badRequest('Use either offset or cursor, not both', [{ field: 'cursor', message: 'cursor cannot be combined with offset' }]);
+        throw badRequest('Use either offset or cursor, not both', [
+          { field: 'cursor', message: 'cursor cannot be combined with offset' },
+        ]);
       }
       const scope = cursorScope(userId, query);
       const filter = { userId, status: query.status, category: query.category, now: nowIso() };
@@ -156,12 +173,16 @@ export function createNotificationsService(kernel: Kernel, deps: { identity: Pic
         let beforeSeq: number | undefined;
         if (query.cursor !== undefined) {
           const position = cursors.decode<{ s?: unknown }>(scope, query.cursor);
-          if (typeof position.s !== 'number' || !Number.isSafeInteger(position.s) || position.s < 1) throw badRequest('The cursor is invalid', [{ field: 'cursor', message: 'invalid cursor' }]);
+          if (typeof position.s !== 'number' || !Number.isSafeInteger(position.s) || position.s < 1)
+            throw badRequest('The cursor is invalid', [{ field: 'cursor', message: 'invalid cursor' }]);
           beforeSeq = position.s;
         }
         const rows = await store.listPage(db, filter, { limit: limit + 1, beforeSeq });
         const page = cursors.page(scope, rows, limit, (row) => ({ s: row.seq }));
-        return { items: page.items.map(presentNotification), meta: { limit, hasNextPage: page.hasNextPage, nextCursor: page.nextCursor } };
+        return {
+          items: page.items.map(presentNotification),
+          meta: { limit, hasNextPage: page.hasNextPage, nextCursor: page.nextCursor },
+        };
       }
       const limit = query.limit ?? OFFSET_DEFAULT_LIMIT;
       const offset = query.offset ?? 0;
@@ -194,7 +215,8 @@ export function createNotificationsService(kernel: Kernel, deps: { identity: Pic
     async archive(userId: string, id: string): Promise<{ status: 'archived' }> {
       await inTransaction(db, async (trx) => {
         const row = await owned(trx, userId, id);
-        if (row.status !== 'archived' && (await store.archive(trx, id, nowIso()))) await changes.publish(trx, NOTIFICATIONS_TOPIC, userId);
+        if (row.status !== 'archived' && (await store.archive(trx, id, nowIso())))
+          await changes.publish(trx, NOTIFICATIONS_TOPIC, userId);
       });
       return { status: 'archived' };
     },

@@ -21,7 +21,8 @@ export interface ListFilter {
  */
 const LIVE = sql<boolean>`status <> 'archived'`;
 
-export const insertNotification = (db: Executor, row: Insertable<NotificationsTable>) => db.insertInto('notifications').values(row).execute();
+export const insertNotification = (db: Executor, row: Insertable<NotificationsTable>) =>
+  db.insertInto('notifications').values(row).execute();
 
 /** Filtered rows of one user, newest first. Expired rows never show. */
 function visible(db: Executor, filter: ListFilter) {
@@ -39,7 +40,11 @@ function visible(db: Executor, filter: ListFilter) {
 }
 
 /** One page, newest first: after `beforeSeq` (keyset) or from `offset`. Fetches limit rows as asked. */
-export function listPage(db: Executor, filter: ListFilter, page: { limit: number; offset?: number; beforeSeq?: number }) {
+export function listPage(
+  db: Executor,
+  filter: ListFilter,
+  page: { limit: number; offset?: number; beforeSeq?: number },
+) {
   let query = visible(db, filter).selectAll();
   if (page.beforeSeq !== undefined) query = query.where('seq', '<', page.beforeSeq);
   query = query.orderBy('seq', 'desc').limit(page.limit);
@@ -71,29 +76,50 @@ export async function countVisible(db: Executor, filter: ListFilter): Promise<Co
   return { count: Number(row.n), nextExpiry: row.next ?? null };
 }
 
-export const findById = (db: Executor, id: string) => db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirst();
+export const findById = (db: Executor, id: string) =>
+  db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirst();
 
 /** unread -> read; returns whether a row moved (a read or archived one is left alone). */
 export async function markRead(db: Executor, id: string, at: string): Promise<boolean> {
-  const result = await db.updateTable('notifications').set({ status: 'read', read_at: at }).where('id', '=', id).where('status', '=', 'unread').executeTakeFirst();
+  const result = await db
+    .updateTable('notifications')
+    .set({ status: 'read', read_at: at })
+    .where('id', '=', id)
+    .where('status', '=', 'unread')
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
 /** Any -> archived, once: archived_at keeps the first archiving time. */
 export async function archive(db: Executor, id: string, at: string): Promise<boolean> {
-  const result = await db.updateTable('notifications').set({ status: 'archived', archived_at: at }).where('id', '=', id).where('status', '!=', 'archived').executeTakeFirst();
+  const result = await db
+    .updateTable('notifications')
+    .set({ status: 'archived', archived_at: at })
+    .where('id', '=', id)
+    .where('status', '!=', 'archived')
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
 /** Every unread notification of the user -> read (read and archived ones untouched). */
 export async function markAllRead(db: Executor, userId: string, at: string): Promise<number> {
-  const result = await db.updateTable('notifications').set({ status: 'read', read_at: at }).where('user_id', '=', userId).where('status', '=', 'unread').executeTakeFirst();
+  const result = await db
+    .updateTable('notifications')
+    .set({ status: 'read', read_at: at })
+    .where('user_id', '=', userId)
+    .where('status', '=', 'unread')
+    .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
 
 /** The newest seq of a user's live notifications (0 when none): where a fresh stream starts. */
 export async function latestSeq(db: Executor, userId: string): Promise<number> {
-  const row = await db.selectFrom('notifications').select((eb) => eb.fn.max('seq').as('seq')).where('user_id', '=', userId).where(LIVE).executeTakeFirst();
+  const row = await db
+    .selectFrom('notifications')
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .where('user_id', '=', userId)
+    .where(LIVE)
+    .executeTakeFirst();
   return Number(row?.seq ?? 0);
 }
 
@@ -115,14 +141,20 @@ export function listAfter(db: Executor, userId: string, afterSeq: number, now: s
 export async function purge(db: Executor, cutoff: string): Promise<number> {
   const result = await db
     .deleteFrom('notifications')
-    .where((eb) => eb.or([eb.and([eb('status', '=', 'archived'), eb('archived_at', '<', cutoff)]), eb('expires_at', '<', cutoff)]))
+    .where((eb) =>
+      eb.or([eb.and([eb('status', '=', 'archived'), eb('archived_at', '<', cutoff)]), eb('expires_at', '<', cutoff)]),
+    )
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 
-
 /** An archived notification opened before it was ever read: readAt set once, status kept. */
 export async function setReadAtOnce(db: Executor, id: string, at: string): Promise<boolean> {
-  const result = await db.updateTable('notifications').set({ read_at: at }).where('id', '=', id).where('read_at', 'is', null).executeTakeFirst();
+  const result = await db
+    .updateTable('notifications')
+    .set({ read_at: at })
+    .where('id', '=', id)
+    .where('read_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }

@@ -29,9 +29,14 @@ export type AuthorizeValidation =
   | { kind: 'redirect'; url: string; error: OAuthErrorCode };
 
 /** Builds `redirect_uri?...` keeping the URI's own query, with iss always added (RFC 9207). */
-export function redirectWith(redirectUri: string, params: Record<string, string | null | undefined>, issuer: string): string {
+export function redirectWith(
+  redirectUri: string,
+  params: Record<string, string | null | undefined>,
+  issuer: string,
+): string {
   const url = new URL(redirectUri);
-  for (const [name, value] of Object.entries(params)) if (value !== null && value !== undefined) url.searchParams.set(name, value);
+  for (const [name, value] of Object.entries(params))
+    if (value !== null && value !== undefined) url.searchParams.set(name, value);
   url.searchParams.set('iss', issuer);
   return url.href;
 }
@@ -52,13 +57,16 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients) {
       return typeof value === 'string' ? value : null; // repeated: RFC 6749 3.1 forbids it
     };
     const clientId = one('client_id');
-    if (!clientId) return { kind: 'page', message: 'The request names no valid client (client_id is missing or repeated).' };
+    if (!clientId)
+      return { kind: 'page', message: 'The request names no valid client (client_id is missing or repeated).' };
     const client = await clients.find(clientId);
     if (!client) return { kind: 'page', message: 'This application is not registered (unknown client_id).' };
     const redirectUri = one('redirect_uri');
-    if (!redirectUri) return { kind: 'page', message: 'The request has no redirect_uri (it is required, or it was repeated).' };
+    if (!redirectUri)
+      return { kind: 'page', message: 'The request has no redirect_uri (it is required, or it was repeated).' };
     // Exact string match, loopback included (docs/interface.md, OAuth; RFC 9700 4.1.3).
-    if (!client.redirectUris.includes(redirectUri)) return { kind: 'page', message: 'The redirect_uri is not registered for this application.' };
+    if (!client.redirectUris.includes(redirectUri))
+      return { kind: 'page', message: 'The redirect_uri is not registered for this application.' };
 
     const stateRaw = one('state');
     const state = typeof stateRaw === 'string' ? stateRaw : null;
@@ -85,14 +93,28 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients) {
     if (!challenge) return fail('invalid_request', 'code_challenge is required (PKCE)');
     const method = one('code_challenge_method');
     if (!method) return fail('invalid_request', 'code_challenge_method is required and must be S256');
-    if (method !== 'S256') return fail('invalid_request', 'code_challenge_method must be S256 (plain is not supported)');
-    if (!isWellFormedChallenge(challenge)) return fail('invalid_request', 'code_challenge must be the BASE64URL SHA-256 of the verifier (43 characters)');
-    return { kind: 'ok', client, request: { clientId: client.id, redirectUri, scopes: formatScope(scopes).split(' '), state, codeChallenge: challenge } };
+    if (method !== 'S256')
+      return fail('invalid_request', 'code_challenge_method must be S256 (plain is not supported)');
+    if (!isWellFormedChallenge(challenge))
+      return fail('invalid_request', 'code_challenge must be the BASE64URL SHA-256 of the verifier (43 characters)');
+    return {
+      kind: 'ok',
+      client,
+      request: {
+        clientId: client.id,
+        redirectUri,
+        scopes: formatScope(scopes).split(' '),
+        state,
+        codeChallenge: challenge,
+      },
+    };
   }
 
   /** The request carried by the pages as one signed hidden value. */
   function sealRequest(request: AuthorizeRequest): string {
-    const body = Buffer.from(JSON.stringify({ ...request, iat: Math.floor(clock.now().getTime() / 1000) })).toString('base64url');
+    const body = Buffer.from(JSON.stringify({ ...request, iat: Math.floor(clock.now().getTime() / 1000) })).toString(
+      'base64url',
+    );
     return `${body}.${hmacSha256(pageKey, `request|${body}`).toString('base64url')}`;
   }
 
@@ -103,7 +125,13 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients) {
     try {
       const parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as AuthorizeRequest & { iat: number };
       if (clock.now().getTime() / 1000 - parsed.iat > REQUEST_STATE_TTL_SEC) return null;
-      return { clientId: parsed.clientId, redirectUri: parsed.redirectUri, scopes: parsed.scopes, state: parsed.state, codeChallenge: parsed.codeChallenge };
+      return {
+        clientId: parsed.clientId,
+        redirectUri: parsed.redirectUri,
+        scopes: parsed.scopes,
+        state: parsed.state,
+        codeChallenge: parsed.codeChallenge,
+      };
     } catch {
       return null;
     }
@@ -154,7 +182,15 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients) {
       await inTransaction(db, async (trx) => {
         const grantId = newId();
         const scope = request.scopes.join(' ');
-        await store.insertGrant(trx, { id: grantId, client_id: request.clientId, user_id: userId, scopes: scope, created_at: now.toISOString(), revoked_at: null, revoke_reason: null });
+        await store.insertGrant(trx, {
+          id: grantId,
+          client_id: request.clientId,
+          user_id: userId,
+          scopes: scope,
+          created_at: now.toISOString(),
+          revoked_at: null,
+          revoke_reason: null,
+        });
         await store.insertCode(trx, {
           code_hash: sha256Hex(code),
           grant_id: grantId,
@@ -169,13 +205,22 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients) {
         });
         const previous = await store.findConsent(trx, userId, request.clientId);
         const merged = formatScope([...(previous ? previous.scopes.split(' ') : []), ...request.scopes]);
-        await store.upsertConsent(trx, { user_id: userId, client_id: request.clientId, scopes: merged, at: now.toISOString() });
+        await store.upsertConsent(trx, {
+          user_id: userId,
+          client_id: request.clientId,
+          scopes: merged,
+          at: now.toISOString(),
+        });
       });
       return redirectWith(request.redirectUri, { code, state: request.state }, issuer);
     },
 
     deny(request: AuthorizeRequest): string {
-      return redirectWith(request.redirectUri, { error: 'access_denied', error_description: 'The user denied the request', state: request.state }, issuer);
+      return redirectWith(
+        request.redirectUri,
+        { error: 'access_denied', error_description: 'The user denied the request', state: request.state },
+        issuer,
+      );
     },
   };
 }

@@ -57,23 +57,29 @@ export function claimedClientId(credentials: ClientCredentials): string | null {
  * confidential clients, `none` (client_id in the body) for public ones. One method per
  * request (RFC 6749 2.3); secrets in the body (client_secret_post) are not supported.
  */
-export async function authenticateClient(clients: OAuthClients, credentials: ClientCredentials): Promise<AuthenticatedClient> {
+export async function authenticateClient(
+  clients: OAuthClients,
+  credentials: ClientCredentials,
+): Promise<AuthenticatedClient> {
   const header = credentials.authorization;
   const bodyClientId = single(credentials.body, 'client_id');
-  if (credentials.body.client_secret !== undefined) throw invalidClient(false, 'client_secret in the body is not supported; use HTTP Basic (client_secret_basic)');
+  if (credentials.body.client_secret !== undefined)
+    throw invalidClient(false, 'client_secret in the body is not supported; use HTTP Basic (client_secret_basic)');
 
   const basic = basicCredentials(header);
   if (basic) {
     const { id, secret } = basic;
     if (id === null || secret === null) throw invalidClient(true, 'Malformed HTTP Basic credentials');
-    if (bodyClientId !== undefined && bodyClientId !== id) throw invalidRequest('client_id in the body differs from the authenticated client');
+    if (bodyClientId !== undefined && bodyClientId !== id)
+      throw invalidRequest('client_id in the body differs from the authenticated client');
     const client = await clients.find(id);
     if (!client || client.type !== 'confidential' || !clients.secretMatches(client, secret)) throw invalidClient(true);
     return { client, usedBasic: true };
   }
   if (header !== undefined && header !== '') throw invalidClient(false, 'Unsupported client authentication scheme');
 
-  if (bodyClientId === undefined || bodyClientId === '') throw invalidClient(false, 'Client authentication is required (HTTP Basic, or client_id for public clients)');
+  if (bodyClientId === undefined || bodyClientId === '')
+    throw invalidClient(false, 'Client authentication is required (HTTP Basic, or client_id for public clients)');
   const client = await clients.find(bodyClientId);
   if (!client) throw invalidClient(false);
   // A confidential client must prove itself; a client_id alone is not authentication.

@@ -102,7 +102,8 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
   function validate(input: NewClient): NewClient & { type: ClientType } {
     const name = input.name.trim();
     if (name.length < 1 || name.length > 120) throw badRequest('name must be 1 to 120 characters');
-    if (!(CLIENT_TYPES as readonly string[]).includes(input.type)) throw badRequest('type must be confidential or public');
+    if (!(CLIENT_TYPES as readonly string[]).includes(input.type))
+      throw badRequest('type must be confidential or public');
     const redirectUris = [...new Set(input.redirectUris.map((u) => u.trim()).filter(Boolean))];
     if (redirectUris.length === 0) throw badRequest('at least one redirect URI is required');
     for (const uri of redirectUris) {
@@ -139,7 +140,14 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
         });
         await changes.publish(trx, CLIENT_CHANGED_TOPIC, id);
       });
-      return { clientId: id, clientSecret: secret, name: clean.name, type: clean.type, redirectUris: clean.redirectUris, scopes: clean.scopes };
+      return {
+        clientId: id,
+        clientSecret: secret,
+        name: clean.name,
+        type: clean.type,
+        redirectUris: clean.redirectUris,
+        scopes: clean.scopes,
+      };
     },
 
     async list() {

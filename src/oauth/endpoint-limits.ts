@@ -45,7 +45,9 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
   function refusal(caller: EndpointCaller, decision: RateDecision): OAuthError {
     caller.rateLimit = decision;
     const { 'Retry-After': retryAfter } = rateLimitHeaders(decision, clock.now().getTime());
-    return new OAuthError('invalid_request', 'Too many requests; retry after the time in Retry-After', 429, { 'Retry-After': retryAfter as string });
+    return new OAuthError('invalid_request', 'Too many requests; retry after the time in Retry-After', 429, {
+      'Retry-After': retryAfter as string,
+    });
   }
 
   const addressBucket = (caller: EndpointCaller) => `oauth.client-auth|ip:${caller.address}`;
@@ -53,7 +55,8 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
   function failureBuckets(caller: EndpointCaller, claimedClientId: string | null): string[] {
     const buckets = [addressBucket(caller)];
     // Only a well-formed id can name a client; anything else is counted by address alone.
-    if (claimedClientId !== null && isUuid(claimedClientId)) buckets.push(`oauth.client-auth|client:${claimedClientId}`);
+    if (claimedClientId !== null && isUuid(claimedClientId))
+      buckets.push(`oauth.client-auth|client:${claimedClientId}`);
     return buckets;
   }
 

@@ -46,4 +46,9 @@ export const invalidScope = (description: string) => new OAuthError('invalid_sco
 
 /** 401; with `WWW-Authenticate: Basic` when the client tried HTTP Basic (RFC 6749 5.2). */
 export const invalidClient = (usedBasic: boolean, description = 'Client authentication failed') =>
-  new OAuthError('invalid_client', description, 401, usedBasic ? { 'WWW-Authenticate': 'Basic realm="gantry", charset="UTF-8"' } : {});
+  new OAuthError(
+    'invalid_client',
+    description,
+    401,
+    usedBasic ? { 'WWW-Authenticate': 'Basic realm="gantry", charset="UTF-8"' } : {},
+  );

@@ -30,13 +30,30 @@ export function createHotStore(db: Database, sqlite: SqliteDatabase.Database) {
     db
       .selectFrom('oauth_refresh_tokens as r')
       .innerJoin('oauth_grants as g', 'g.id', 'r.grant_id')
-      .select(['r.token_hash as id', 'r.grant_id', 'r.expires_at', 'r.consumed_at', 'g.client_id', 'g.user_id', 'g.scopes', 'g.revoked_at'])
+      .select([
+        'r.token_hash as id',
+        'r.grant_id',
+        'r.expires_at',
+        'r.consumed_at',
+        'g.client_id',
+        'g.user_id',
+        'g.scopes',
+        'g.revoked_at',
+      ])
       .where('r.token_hash', '=', P),
   );
   // Parameters in order: consumed_at, token_hash.
-  const consume = prepare(db.updateTable('oauth_refresh_tokens').set({ consumed_at: P }).where('token_hash', '=', P).where('consumed_at', 'is', null));
+  const consume = prepare(
+    db
+      .updateTable('oauth_refresh_tokens')
+      .set({ consumed_at: P })
+      .where('token_hash', '=', P)
+      .where('consumed_at', 'is', null),
+  );
   // Parameters in order: token_hash, grant_id, created_at, expires_at.
-  const insert = prepare(db.insertInto('oauth_refresh_tokens').values({ token_hash: P, grant_id: P, created_at: P, expires_at: P }));
+  const insert = prepare(
+    db.insertInto('oauth_refresh_tokens').values({ token_hash: P, grant_id: P, created_at: P, expires_at: P }),
+  );
   const begin = sqlite.prepare('begin immediate');
   const commit = sqlite.prepare('commit');
   const rollback = sqlite.prepare('rollback');

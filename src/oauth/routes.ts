@@ -14,7 +14,11 @@ const FORM = 'application/x-www-form-urlencoded';
 
 /** Token and revoke responses are never cached (RFC 6749 5.1), errors included. */
 function oauthJson(h: ResponseToolkit, body: unknown, status = 200, headers: Record<string, string> = {}) {
-  const res = h.response(body as object).code(status).header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
+  const res = h
+    .response(body as object)
+    .code(status)
+    .header('Cache-Control', 'no-store')
+    .header('Pragma', 'no-cache');
   for (const [name, value] of Object.entries(headers)) res.header(name, value);
   return res;
 }
@@ -26,7 +30,10 @@ function oauthFailure(h: ResponseToolkit, err: unknown) {
 
 function credentials(request: Request) {
   if (request.mime !== FORM) throw invalidRequest('The body must be application/x-www-form-urlencoded');
-  return { authorization: request.headers.authorization as string | undefined, body: (request.payload ?? {}) as Record<string, unknown> };
+  return {
+    authorization: request.headers.authorization as string | undefined,
+    body: (request.payload ?? {}) as Record<string, unknown>,
+  };
 }
 
 /**
@@ -64,7 +71,10 @@ export function oauthRoutes(app: PluginDeps): ServerRoute[] {
   const { oauth } = app.services;
   const protocol = { auth: false as const, plugins: { gantry: { errorFormat: oauthErrorFormat } } };
   // Not counted per address by the kernel: a partner backend refreshes for many users from one.
-  const counting = { auth: false as const, plugins: { gantry: { errorFormat: oauthErrorFormat, rateLimit: false as const } } };
+  const counting = {
+    auth: false as const,
+    plugins: { gantry: { errorFormat: oauthErrorFormat, rateLimit: false as const } },
+  };
 
   return [
     {
@@ -101,12 +111,23 @@ export function oauthRoutes(app: PluginDeps): ServerRoute[] {
       options: { id: 'oauth.userinfo', ...protocol },
       handler: async (request, h) => {
         const token = bearerToken(request.headers.authorization as string | undefined);
-        if (!token) return oauthJson(h, { error: 'invalid_request', error_description: 'A bearer access token is required' }, 401, { 'WWW-Authenticate': 'Bearer realm="gantry"' });
+        if (!token)
+          return oauthJson(
+            h,
+            { error: 'invalid_request', error_description: 'A bearer access token is required' },
+            401,
+            { 'WWW-Authenticate': 'Bearer realm="gantry"' },
+          );
         const claims = await oauth.tokens.verifyAccessToken(token);
         if (!claims) {
-          return oauthJson(h, { error: 'invalid_token', error_description: 'The access token is invalid, expired or revoked' }, 401, {
-            'WWW-Authenticate': 'Bearer realm="gantry", error="invalid_token"',
-          });
+          return oauthJson(
+            h,
+            { error: 'invalid_token', error_description: 'The access token is invalid, expired or revoked' },
+            401,
+            {
+              'WWW-Authenticate': 'Bearer realm="gantry", error="invalid_token"',
+            },
+          );
         }
         return oauthJson(h, await oauth.userInfo(claims.sub, claims.scopes));
       },
@@ -121,8 +142,16 @@ export function oauthRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'DELETE',
       path: '/oauth/grants/{clientId}',
-      options: { id: 'oauth.grants-revoke', validate: { params: Joi.object({ clientId: Joi.string().guid().required() }) } },
-      handler: async (request, h) => reply(request, h, await oauth.revokeClientGrant(principalOf(request).userId, (request.params as { clientId: string }).clientId)),
+      options: {
+        id: 'oauth.grants-revoke',
+        validate: { params: Joi.object({ clientId: Joi.string().guid().required() }) },
+      },
+      handler: async (request, h) =>
+        reply(
+          request,
+          h,
+          await oauth.revokeClientGrant(principalOf(request).userId, (request.params as { clientId: string }).clientId),
+        ),
     },
   ];
 }

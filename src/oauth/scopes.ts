@@ -22,6 +22,8 @@ export function parseScope(raw: string | undefined | null): string[] | null {
 }
 
 /** Canonical order, so equal sets compare and print the same. */
-export const formatScope = (scopes: readonly string[]): string => [...new Set(scopes)].sort((a, b) => SCOPE_NAMES.indexOf(a as Scope) - SCOPE_NAMES.indexOf(b as Scope)).join(' ');
+export const formatScope = (scopes: readonly string[]): string =>
+  [...new Set(scopes)].sort((a, b) => SCOPE_NAMES.indexOf(a as Scope) - SCOPE_NAMES.indexOf(b as Scope)).join(' ');
 
-export const isSubset = (inner: readonly string[], outer: readonly string[]): boolean => inner.every((s) => outer.includes(s));
+export const isSubset = (inner: readonly string[], outer: readonly string[]): boolean =>
+  inner.every((s) => outer.includes(s));

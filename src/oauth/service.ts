@@ -59,7 +59,12 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
    * that never reached one (it failed, or named nothing of this client's) charges the
    * client's failures from this address instead, checked up front.
    */
-  async function metered<T>(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string, run: (meter: GrantMeter) => Promise<T>): Promise<T> {
+  async function metered<T>(
+    endpoint: OAuthEndpoint,
+    caller: EndpointCaller,
+    clientId: string,
+    run: (meter: GrantMeter) => Promise<T>,
+  ): Promise<T> {
     limits.beforeGrant(endpoint, caller, clientId);
     let charged = false;
     const meter: GrantMeter = (userId) => {
@@ -156,7 +161,13 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     /** The apps a user granted, with what they may do. */
     async listGrants(userId: string) {
       const rows = await store.listConsents(db, userId);
-      return rows.map((r) => ({ clientId: r.client_id, clientName: r.name, scopes: r.scopes.split(' '), grantedAt: r.created_at, updatedAt: r.updated_at }));
+      return rows.map((r) => ({
+        clientId: r.client_id,
+        clientName: r.name,
+        scopes: r.scopes.split(' '),
+        grantedAt: r.created_at,
+        updatedAt: r.updated_at,
+      }));
     },
 
     /**
@@ -164,7 +175,12 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
      * use), in the caller's transaction. With `forgetConsents`, the remembered consents go too,
      * so no client is approved again without asking (docs/oauth.md, Revocation).
      */
-    async revokeAllGrantsOfUser(executor: Executor, userId: string, reason: string, options: { forgetConsents?: boolean } = {}): Promise<{ revokedGrants: number; forgottenConsents: number }> {
+    async revokeAllGrantsOfUser(
+      executor: Executor,
+      userId: string,
+      reason: string,
+      options: { forgetConsents?: boolean } = {},
+    ): Promise<{ revokedGrants: number; forgottenConsents: number }> {
       const ids = await tokens.revokeAllGrantsOfUser(executor, userId, reason);
       const forgottenConsents = options.forgetConsents ? await store.deleteConsentsOfUser(executor, userId) : 0;
       return { revokedGrants: ids.length, forgottenConsents };

@@ -7,88 +7,183 @@ export type GrantRow = Selectable<OAuthGrantsTable>;
 export type CodeRow = Selectable<OAuthCodesTable>;
 
 // Clients
-export const insertClient = (db: Executor, row: Insertable<OAuthClientsTable>) => db.insertInto('oauth_clients').values(row).execute();
-export const findClient = (db: Executor, id: string) => db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
-export const listClients = (db: Executor) => db.selectFrom('oauth_clients').selectAll().orderBy('created_at').orderBy('id').execute();
+export const insertClient = (db: Executor, row: Insertable<OAuthClientsTable>) =>
+  db.insertInto('oauth_clients').values(row).execute();
+export const findClient = (db: Executor, id: string) =>
+  db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
+export const listClients = (db: Executor) =>
+  db.selectFrom('oauth_clients').selectAll().orderBy('created_at').orderBy('id').execute();
 export const setClientSecret = (db: Executor, id: string, secretHash: string, at: string) =>
-  db.updateTable('oauth_clients').set({ secret_hash: secretHash, updated_at: at }).where('id', '=', id).executeTakeFirst();
-export const deleteClient = (db: Executor, id: string) => db.deleteFrom('oauth_clients').where('id', '=', id).executeTakeFirst();
+  db
+    .updateTable('oauth_clients')
+    .set({ secret_hash: secretHash, updated_at: at })
+    .where('id', '=', id)
+    .executeTakeFirst();
+export const deleteClient = (db: Executor, id: string) =>
+  db.deleteFrom('oauth_clients').where('id', '=', id).executeTakeFirst();
 
 // Grants (refresh token families)
-export const insertGrant = (db: Executor, row: Insertable<OAuthGrantsTable>) => db.insertInto('oauth_grants').values(row).execute();
-export const findGrant = (db: Executor, id: string) => db.selectFrom('oauth_grants').selectAll().where('id', '=', id).executeTakeFirst();
+export const insertGrant = (db: Executor, row: Insertable<OAuthGrantsTable>) =>
+  db.insertInto('oauth_grants').values(row).execute();
+export const findGrant = (db: Executor, id: string) =>
+  db.selectFrom('oauth_grants').selectAll().where('id', '=', id).executeTakeFirst();
 
 export async function revokeGrant(db: Executor, id: string, reason: string, at: string): Promise<boolean> {
-  const result = await db.updateTable('oauth_grants').set({ revoked_at: at, revoke_reason: reason }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+  const result = await db
+    .updateTable('oauth_grants')
+    .set({ revoked_at: at, revoke_reason: reason })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
 /** Revokes the live grants of a client (optionally only one user's); returns their ids. */
-export async function revokeGrantsOf(db: Executor, filter: { clientId: string; userId?: string }, reason: string, at: string): Promise<string[]> {
-  let query = db.selectFrom('oauth_grants').select('id').where('client_id', '=', filter.clientId).where('revoked_at', 'is', null);
+export async function revokeGrantsOf(
+  db: Executor,
+  filter: { clientId: string; userId?: string },
+  reason: string,
+  at: string,
+): Promise<string[]> {
+  let query = db
+    .selectFrom('oauth_grants')
+    .select('id')
+    .where('client_id', '=', filter.clientId)
+    .where('revoked_at', 'is', null);
   if (filter.userId) query = query.where('user_id', '=', filter.userId);
   const ids = (await query.execute()).map((r) => r.id);
-  if (ids.length > 0) await db.updateTable('oauth_grants').set({ revoked_at: at, revoke_reason: reason }).where('id', 'in', ids).execute();
+  if (ids.length > 0)
+    await db
+      .updateTable('oauth_grants')
+      .set({ revoked_at: at, revoke_reason: reason })
+      .where('id', 'in', ids)
+      .execute();
   return ids;
 }
 
 /** Revokes every live grant of a user, whatever the client (password reset, say); returns their ids. */
-export async function revokeAllGrantsOfUser(db: Executor, userId: string, reason: string, at: string): Promise<string[]> {
-  const ids = (await db.selectFrom('oauth_grants').select('id').where('user_id', '=', userId).where('revoked_at', 'is', null).execute()).map((r) => r.id);
-  if (ids.length > 0) await db.updateTable('oauth_grants').set({ revoked_at: at, revoke_reason: reason }).where('id', 'in', ids).where('revoked_at', 'is', null).execute();
+export async function revokeAllGrantsOfUser(
+  db: Executor,
+  userId: string,
+  reason: string,
+  at: string,
+): Promise<string[]> {
+  const ids = (
+    await db
+      .selectFrom('oauth_grants')
+      .select('id')
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .execute()
+  ).map((r) => r.id);
+  if (ids.length > 0)
+    await db
+      .updateTable('oauth_grants')
+      .set({ revoked_at: at, revoke_reason: reason })
+      .where('id', 'in', ids)
+      .where('revoked_at', 'is', null)
+      .execute();
   return ids;
 }
 
 // Authorization codes
-export const insertCode = (db: Executor, row: Insertable<OAuthCodesTable>) => db.insertInto('oauth_codes').values(row).execute();
-export const findCode = (db: Executor, codeHash: string) => db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
+export const insertCode = (db: Executor, row: Insertable<OAuthCodesTable>) =>
+  db.insertInto('oauth_codes').values(row).execute();
+export const findCode = (db: Executor, codeHash: string) =>
+  db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
 
 /** Marks a code used; false when it already was (a replay). */
 export async function consumeCode(db: Executor, codeHash: string, at: string): Promise<boolean> {
-  const result = await db.updateTable('oauth_codes').set({ consumed_at: at }).where('code_hash', '=', codeHash).where('consumed_at', 'is', null).executeTakeFirst();
+  const result = await db
+    .updateTable('oauth_codes')
+    .set({ consumed_at: at })
+    .where('code_hash', '=', codeHash)
+    .where('consumed_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
-export const deleteExpiredCodes = (db: Executor, before: string) => db.deleteFrom('oauth_codes').where('expires_at', '<', before).executeTakeFirst();
+export const deleteExpiredCodes = (db: Executor, before: string) =>
+  db.deleteFrom('oauth_codes').where('expires_at', '<', before).executeTakeFirst();
 
 // Refresh tokens
-export const insertRefreshToken = (db: Executor, row: Insertable<OAuthRefreshTokensTable>) => db.insertInto('oauth_refresh_tokens').values(row).execute();
+export const insertRefreshToken = (db: Executor, row: Insertable<OAuthRefreshTokensTable>) =>
+  db.insertInto('oauth_refresh_tokens').values(row).execute();
 
 export const findRefreshToken = (db: Executor, tokenHash: string) =>
   db
     .selectFrom('oauth_refresh_tokens as r')
     .innerJoin('oauth_grants as g', 'g.id', 'r.grant_id')
-    .select(['r.token_hash as id', 'r.grant_id', 'r.expires_at', 'r.consumed_at', 'g.client_id', 'g.user_id', 'g.scopes', 'g.revoked_at'])
+    .select([
+      'r.token_hash as id',
+      'r.grant_id',
+      'r.expires_at',
+      'r.consumed_at',
+      'g.client_id',
+      'g.user_id',
+      'g.scopes',
+      'g.revoked_at',
+    ])
     .where('r.token_hash', '=', tokenHash)
     .executeTakeFirst();
 
 /** Marks a refresh token used; false when it already was (reuse). */
 export async function consumeRefreshToken(db: Executor, tokenHash: string, at: string): Promise<boolean> {
-  const result = await db.updateTable('oauth_refresh_tokens').set({ consumed_at: at }).where('token_hash', '=', tokenHash).where('consumed_at', 'is', null).executeTakeFirst();
+  const result = await db
+    .updateTable('oauth_refresh_tokens')
+    .set({ consumed_at: at })
+    .where('token_hash', '=', tokenHash)
+    .where('consumed_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
-export const deleteExpiredRefreshTokens = (db: Executor, before: string) => db.deleteFrom('oauth_refresh_tokens').where('expires_at', '<', before).executeTakeFirst();
+export const deleteExpiredRefreshTokens = (db: Executor, before: string) =>
+  db.deleteFrom('oauth_refresh_tokens').where('expires_at', '<', before).executeTakeFirst();
 
 // Access tokens revoked one by one
-export const insertRevokedJti = (db: Executor, row: { jti: string; grant_id: string; expires_at: string; created_at: string }) =>
-  db.insertInto('oauth_revoked_access_tokens').values(row).onConflict((oc) => oc.column('jti').doNothing()).execute();
-export const findRevokedJti = (db: Executor, jti: string) => db.selectFrom('oauth_revoked_access_tokens').select('jti').where('jti', '=', jti).executeTakeFirst();
-export const deleteExpiredRevokedJtis = (db: Executor, before: string) => db.deleteFrom('oauth_revoked_access_tokens').where('expires_at', '<', before).executeTakeFirst();
+export const insertRevokedJti = (
+  db: Executor,
+  row: { jti: string; grant_id: string; expires_at: string; created_at: string },
+) =>
+  db
+    .insertInto('oauth_revoked_access_tokens')
+    .values(row)
+    .onConflict((oc) => oc.column('jti').doNothing())
+    .execute();
+export const findRevokedJti = (db: Executor, jti: string) =>
+  db.selectFrom('oauth_revoked_access_tokens').select('jti').where('jti', '=', jti).executeTakeFirst();
+export const deleteExpiredRevokedJtis = (db: Executor, before: string) =>
+  db.deleteFrom('oauth_revoked_access_tokens').where('expires_at', '<', before).executeTakeFirst();
 
 // Consents
 export const findConsent = (db: Executor, userId: string, clientId: string) =>
-  db.selectFrom('oauth_consents').selectAll().where('user_id', '=', userId).where('client_id', '=', clientId).executeTakeFirst();
+  db
+    .selectFrom('oauth_consents')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('client_id', '=', clientId)
+    .executeTakeFirst();
 
 export const upsertConsent = (db: Executor, row: { user_id: string; client_id: string; scopes: string; at: string }) =>
   db
     .insertInto('oauth_consents')
-    .values({ user_id: row.user_id, client_id: row.client_id, scopes: row.scopes, created_at: row.at, updated_at: row.at })
+    .values({
+      user_id: row.user_id,
+      client_id: row.client_id,
+      scopes: row.scopes,
+      created_at: row.at,
+      updated_at: row.at,
+    })
     .onConflict((oc) => oc.columns(['user_id', 'client_id']).doUpdateSet({ scopes: row.scopes, updated_at: row.at }))
     .execute();
 
 export async function deleteConsent(db: Executor, userId: string, clientId: string): Promise<boolean> {
-  const result = await db.deleteFrom('oauth_consents').where('user_id', '=', userId).where('client_id', '=', clientId).executeTakeFirst();
+  const result = await db
+    .deleteFrom('oauth_consents')
+    .where('user_id', '=', userId)
+    .where('client_id', '=', clientId)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
@@ -107,7 +202,11 @@ export const listConsents = (db: Executor, userId: string) =>
     .execute();
 
 // Browser sessions of the pages
-export const insertBrowserSession = (db: Executor, row: { id_hash: string; user_id: string; session_id: string; created_at: string; expires_at: string }) =>
-  db.insertInto('oauth_browser_sessions').values(row).execute();
-export const findBrowserSession = (db: Executor, idHash: string) => db.selectFrom('oauth_browser_sessions').selectAll().where('id_hash', '=', idHash).executeTakeFirst();
-export const deleteExpiredBrowserSessions = (db: Executor, before: string) => db.deleteFrom('oauth_browser_sessions').where('expires_at', '<', before).executeTakeFirst();
+export const insertBrowserSession = (
+  db: Executor,
+  row: { id_hash: string; user_id: string; session_id: string; created_at: string; expires_at: string },
+) => db.insertInto('oauth_browser_sessions').values(row).execute();
+export const findBrowserSession = (db: Executor, idHash: string) =>
+  db.selectFrom('oauth_browser_sessions').selectAll().where('id_hash', '=', idHash).executeTakeFirst();
+export const deleteExpiredBrowserSessions = (db: Executor, before: string) =>
+  db.deleteFrom('oauth_browser_sessions').where('expires_at', '<', before).executeTakeFirst();

@@ -77,9 +77,23 @@ export function createTokens(kernel: Kernel) {
     const verified = await jwt.verify(token, ACCESS_TOKEN_TYP);
     if (!verified) return null;
     const p = verified.payload;
-    if (p.aud !== audience || typeof p.client_id !== 'string' || typeof p.jti !== 'string' || typeof p.gid !== 'string' || typeof p.scope !== 'string') return null;
+    if (
+      p.aud !== audience ||
+      typeof p.client_id !== 'string' ||
+      typeof p.jti !== 'string' ||
+      typeof p.gid !== 'string' ||
+      typeof p.scope !== 'string'
+    )
+      return null;
     if (!(await isGrantActive(p.gid)) || (await isJtiRevoked(p.jti))) return null;
-    return { sub: String(p.sub), clientId: p.client_id, scopes: p.scope.split(' '), jti: p.jti, grantId: p.gid, exp: Number(p.exp) };
+    return {
+      sub: String(p.sub),
+      clientId: p.client_id,
+      scopes: p.scope.split(' '),
+      jti: p.jti,
+      grantId: p.gid,
+      exp: Number(p.exp),
+    };
   }
 
   const verifier: BearerVerifier = {
@@ -116,7 +130,11 @@ export function createTokens(kernel: Kernel) {
      * A new access token and refresh token in a grant (family). Synchronous apart from the
      * insert, so the refresh hot path can run it inside a better-sqlite3 transaction.
      */
-    mint(grant: { id: string; clientId: string; userId: string }, scopes: string, insert: (row: { grant_id: string; token_hash: string; created_at: string; expires_at: string }) => void): TokenResponse {
+    mint(
+      grant: { id: string; clientId: string; userId: string },
+      scopes: string,
+      insert: (row: { grant_id: string; token_hash: string; created_at: string; expires_at: string }) => void,
+    ): TokenResponse {
       const now = clock.now();
       const refreshToken = randomToken(32);
       insert({
@@ -137,11 +155,21 @@ export function createTokens(kernel: Kernel) {
         iat,
         exp: iat + ACCESS_TOKEN_TTL_SEC,
       });
-      return { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SEC, refresh_token: refreshToken, scope: scopes };
+      return {
+        access_token: accessToken,
+        token_type: 'Bearer',
+        expires_in: ACCESS_TOKEN_TTL_SEC,
+        refresh_token: refreshToken,
+        scope: scopes,
+      };
     },
 
     /** The same, inside a kysely transaction. */
-    async issue(executor: Executor, grant: { id: string; clientId: string; userId: string }, scopes: string): Promise<TokenResponse> {
+    async issue(
+      executor: Executor,
+      grant: { id: string; clientId: string; userId: string },
+      scopes: string,
+    ): Promise<TokenResponse> {
       const rows: Array<Parameters<typeof store.insertRefreshToken>[1]> = [];
       const response = this.mint(grant, scopes, (row) => rows.push({ ...row, consumed_at: null }));
       for (const row of rows) await store.insertRefreshToken(executor, row);
@@ -155,7 +183,11 @@ export function createTokens(kernel: Kernel) {
       return changed;
     },
 
-    async revokeGrants(executor: Executor, filter: { clientId: string; userId?: string }, reason: string): Promise<string[]> {
+    async revokeGrants(
+      executor: Executor,
+      filter: { clientId: string; userId?: string },
+      reason: string,
+    ): Promise<string[]> {
       const ids = await store.revokeGrantsOf(executor, filter, reason, clock.now().toISOString());
       for (const id of ids) await forgetGrant(executor, id);
       return ids;

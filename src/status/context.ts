@@ -23,13 +23,15 @@ export function statusContext(kernel: Kernel): StatusContext {
 }
 
 export function oneOf<T extends string>(what: string, value: string, allowed: readonly T[]): T {
-  if (!(allowed as readonly string[]).includes(value)) throw badRequest(`${what} must be one of ${allowed.join(', ')} (got "${value}")`);
+  if (!(allowed as readonly string[]).includes(value))
+    throw badRequest(`${what} must be one of ${allowed.join(', ')} (got "${value}")`);
   return value as T;
 }
 
 export function isoOf(what: string, value: string): string {
   const ms = Date.parse(value);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(ms)) throw badRequest(`${what} must be an ISO 8601 date-time (got "${value}")`);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(ms))
+    throw badRequest(`${what} must be an ISO 8601 date-time (got "${value}")`);
   return new Date(ms).toISOString();
 }
 

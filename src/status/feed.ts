@@ -12,7 +12,9 @@ export function renderIncidentFeed(model: StatusModel, pageUrl: string, feedUrl:
     .map((i) => {
       const timeline = [...i.updates]
         .reverse()
-        .map((u) => `<p><small>${xml(u.created_at)}</small><br><strong>${xml(u.status)}</strong> - ${xml(u.message)}</p>`)
+        .map(
+          (u) => `<p><small>${xml(u.created_at)}</small><br><strong>${xml(u.status)}</strong> - ${xml(u.message)}</p>`,
+        )
         .join('');
       return `  <entry>
     <id>urn:uuid:${i.row.id}</id>

@@ -6,7 +6,8 @@ export const STATUS_CACHE_CONTROL = 'public, max-age=30, stale-while-revalidate=
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const IMF_FIXDATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
-const RFC850 = /^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d{2})-([A-Z][a-z]{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
+const RFC850 =
+  /^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\d{2})-([A-Z][a-z]{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
 const ASCTIME = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) ( \d|\d{2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})$/;
 
 function utc(year: number, month: string, day: number, h: number, m: number, s: number): number | null {
@@ -75,7 +76,12 @@ export function isNotModified(headers: Request['headers'], rep: Representation, 
  * Date is set from the same clock reading that bounds Last-Modified, so Last-Modified is never
  * later than it (RFC 9110 8.8.2.1); Node's own Date reads the system time separately.
  */
-export function sendRepresentation(request: Request, h: ResponseToolkit, rep: Representation, nowMs: number): ResponseObject {
+export function sendRepresentation(
+  request: Request,
+  h: ResponseToolkit,
+  rep: Representation,
+  nowMs: number,
+): ResponseObject {
   const notModified = isNotModified(request.headers, rep, nowMs);
   if (request.headers['if-none-match'] !== undefined) delete request.headers['if-none-match'];
   if (request.headers['if-modified-since'] !== undefined) delete request.headers['if-modified-since'];

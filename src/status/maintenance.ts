@@ -27,7 +27,9 @@ export interface MaintenanceMove {
 }
 
 async function maintenanceOf(db: Executor, idOrSlug: string): Promise<MaintenanceRow> {
-  const row = isUuid(idOrSlug) ? await store.maintenanceById(db, idOrSlug) : await store.maintenanceBySlug(db, idOrSlug);
+  const row = isUuid(idOrSlug)
+    ? await store.maintenanceById(db, idOrSlug)
+    : await store.maintenanceBySlug(db, idOrSlug);
   if (!row) throw notFound(`Maintenance ${idOrSlug}`);
   return row;
 }
@@ -61,16 +63,23 @@ export async function createMaintenance(ctx: StatusContext, input: MaintenanceIn
 }
 
 /** A manual move (rules.ts: maintenanceMoveAllowed) and/or new times. */
-export async function updateMaintenance(ctx: StatusContext, idOrSlug: string, input: MaintenanceChange): Promise<MaintenanceRow> {
-  const status = input.status === undefined ? undefined : oneOf<MaintenanceStatus>('status', input.status, MAINTENANCE_STATUSES);
+export async function updateMaintenance(
+  ctx: StatusContext,
+  idOrSlug: string,
+  input: MaintenanceChange,
+): Promise<MaintenanceRow> {
+  const status =
+    input.status === undefined ? undefined : oneOf<MaintenanceStatus>('status', input.status, MAINTENANCE_STATUSES);
   return ctx.write(`maintenance:${idOrSlug}`, async (trx) => {
     const row = await maintenanceOf(trx, idOrSlug);
     const patch: Partial<MaintenanceRow> = { updated_at: ctx.kernel.clock.now().toISOString() };
     if (input.startsAt !== undefined) patch.starts_at = isoOf('starts', input.startsAt);
     if (input.endsAt !== undefined) patch.ends_at = isoOf('ends', input.endsAt);
-    if ((patch.ends_at ?? row.ends_at) <= (patch.starts_at ?? row.starts_at)) throw badRequest('ends must be after starts');
+    if ((patch.ends_at ?? row.ends_at) <= (patch.starts_at ?? row.starts_at))
+      throw badRequest('ends must be after starts');
     if (status !== undefined && status !== row.status) {
-      if (!maintenanceMoveAllowed(row.status as MaintenanceStatus, status)) throw conflict(`Maintenance cannot move from ${row.status} to ${status}`);
+      if (!maintenanceMoveAllowed(row.status as MaintenanceStatus, status))
+        throw conflict(`Maintenance cannot move from ${row.status} to ${status}`);
       patch.status = status;
     }
     await store.updateMaintenance(trx, row.id, patch);
@@ -85,7 +94,11 @@ export async function updateMaintenance(ctx: StatusContext, idOrSlug: string, in
 export async function advanceMaintenance(ctx: StatusContext, now: Date): Promise<MaintenanceMove[]> {
   const open = await store.openMaintenance(ctx.kernel.db);
   const moves = open
-    .map((m) => ({ id: m.id, from: m.status, to: maintenanceStatusAt(m.status as MaintenanceStatus, m.starts_at, m.ends_at, now) }))
+    .map((m) => ({
+      id: m.id,
+      from: m.status,
+      to: maintenanceStatusAt(m.status as MaintenanceStatus, m.starts_at, m.ends_at, now),
+    }))
     .filter((m) => m.to !== m.from);
   if (moves.length === 0) return moves;
   await ctx.write('maintenance', async (trx) => {

@@ -1,7 +1,16 @@
 import type { Executor } from '../db/tx.js';
 import * as store from './store.js';
 import type { ComponentRow, IncidentRow, MaintenanceRow, ServiceRow, UpdateRow } from './store.js';
-import { impactStatus, isActiveIncident, UPTIME_WINDOWS, WINDOW_MS, worstOf, type ComponentStatus, type IncidentImpact, type UptimeWindow } from './rules.js';
+import {
+  impactStatus,
+  isActiveIncident,
+  UPTIME_WINDOWS,
+  WINDOW_MS,
+  worstOf,
+  type ComponentStatus,
+  type IncidentImpact,
+  type UptimeWindow,
+} from './rules.js';
 import { componentUptime, worstFigure, type HistoryPoint, type UptimeFigure } from './uptime.js';
 
 const DAY = 86_400_000;
@@ -21,17 +30,18 @@ export interface StatusRows {
 
 export async function loadRows(db: Executor, now: Date): Promise<StatusRows> {
   const since = new Date(now.getTime() - WINDOW_MS['1y'] - DAY).toISOString();
-  const [services, components, before, recent, incidents, updates, incidentServices, incidentComponents, maintenance] = await Promise.all([
-    store.allServices(db),
-    store.allComponents(db),
-    store.historyBefore(db, since),
-    store.allHistory(db, since),
-    store.allIncidents(db),
-    store.allUpdates(db),
-    store.allIncidentServices(db),
-    store.allIncidentComponents(db),
-    store.allMaintenance(db),
-  ]);
+  const [services, components, before, recent, incidents, updates, incidentServices, incidentComponents, maintenance] =
+    await Promise.all([
+      store.allServices(db),
+      store.allComponents(db),
+      store.historyBefore(db, since),
+      store.allHistory(db, since),
+      store.allIncidents(db),
+      store.allUpdates(db),
+      store.allIncidentServices(db),
+      store.allIncidentComponents(db),
+      store.allMaintenance(db),
+    ]);
   const history = new Map<string, HistoryPoint[]>();
   for (const row of [...before, ...recent]) {
     const list = history.get(row.component_id) ?? [];
@@ -126,15 +136,22 @@ export function buildModel(rows: StatusRows, now: Date): StatusModel {
     incidents.push({ row, updates: updatesOf.get(row.id) ?? [], serviceIds, active: isActiveIncident(row.status) });
   }
 
-  const uptimeOf = (c: ComponentRow, start: number, end: number) => componentUptime(rows.history.get(c.id) ?? [], Date.parse(c.created_at), start, end);
+  const uptimeOf = (c: ComponentRow, start: number, end: number) =>
+    componentUptime(rows.history.get(c.id) ?? [], Date.parse(c.created_at), start, end);
   const firstDay = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()) - (BAR_DAYS - 1) * DAY;
 
   const services: ServiceView[] = publicServices.map((row) => {
     const components: ComponentView[] = rows.components
       .filter((c) => c.service_id === row.id)
-      .map((c) => ({ row: c, status: c.current_status as ComponentStatus, uptime: byWindow((w) => uptimeOf(c, t - WINDOW_MS[w], t)) }));
+      .map((c) => ({
+        row: c,
+        status: c.current_status as ComponentStatus,
+        uptime: byWindow((w) => uptimeOf(c, t - WINDOW_MS[w], t)),
+      }));
     const serviceIncidents = incidents.filter((i) => i.serviceIds.has(row.id));
-    const maintenance = rows.maintenance.filter((m) => m.service_id === row.id && (m.status === 'scheduled' || m.status === 'in_progress'));
+    const maintenance = rows.maintenance.filter(
+      (m) => m.service_id === row.id && (m.status === 'scheduled' || m.status === 'in_progress'),
+    );
     const status = worstOf([
       ...components.map((c) => c.status),
       ...serviceIncidents.filter((i) => i.active).map((i) => impactStatus(i.row.impact as IncidentImpact)),
@@ -145,7 +162,10 @@ export function buildModel(rows: StatusRows, now: Date): StatusModel {
       const start = firstDay + d * DAY;
       const end = Math.min(start + DAY, t);
       const figure = worstFigure(components.map((c) => uptimeOf(c.row, start, end)));
-      days.push({ date: new Date(start).toISOString().slice(0, 10), uptime: figure.spanMs > 0 ? figure.ratio * 100 : null });
+      days.push({
+        date: new Date(start).toISOString().slice(0, 10),
+        uptime: figure.spanMs > 0 ? figure.ratio * 100 : null,
+      });
     }
     return {
       row,
@@ -159,9 +179,13 @@ export function buildModel(rows: StatusRows, now: Date): StatusModel {
     };
   });
 
-  const platformWide = incidents.filter((i) => i.serviceIds.size === 0 && i.active).map((i) => impactStatus(i.row.impact as IncidentImpact));
+  const platformWide = incidents
+    .filter((i) => i.serviceIds.size === 0 && i.active)
+    .map((i) => impactStatus(i.row.impact as IncidentImpact));
   const status = worstOf([...services.map((s) => s.status), ...platformWide]);
-  const maintenance = rows.maintenance.filter((m) => publicIds.has(m.service_id) && (m.status === 'scheduled' || m.status === 'in_progress'));
+  const maintenance = rows.maintenance.filter(
+    (m) => publicIds.has(m.service_id) && (m.status === 'scheduled' || m.status === 'in_progress'),
+  );
 
   const stamps = [
     ...publicServices.map((s) => s.updated_at),

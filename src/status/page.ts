@@ -5,7 +5,6 @@ import { escapeHtml } from '../http/html.js';
 
 /** The human status page (docs/interface.md, Addresses: GET /status): server-rendered, no script, phone-first. */
 
-
 const LABEL: Record<ComponentStatus, string> = {
   operational: 'Operational',
   degraded_performance: 'Degraded performance',
@@ -23,7 +22,8 @@ function dayClass(day: DayBar): string {
   return 'critical';
 }
 
-const when = (iso: string): string => `<time datetime="${escapeHtml(iso)}">${escapeHtml(iso.slice(0, 16).replace('T', ' '))} UTC</time>`;
+const when = (iso: string): string =>
+  `<time datetime="${escapeHtml(iso)}">${escapeHtml(iso.slice(0, 16).replace('T', ' '))} UTC</time>`;
 
 const STYLE = `
 *{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2933;background:#f5f7fa}
@@ -46,8 +46,18 @@ export function renderStatusPage(model: StatusModel, feedUrl: string, jsonUrl: s
   const services = model.services
     .map((s) => {
       const ind = indicatorOf(s.status);
-      const components = s.components.map((c) => `<li><span>${escapeHtml(c.row.name)}</span><span class="st ${indicatorOf(c.status)}">${LABEL[c.status]}</span></li>`).join('');
-      const bar = s.days.map((d) => `<span class="${dayClass(d)}" title="${d.date}: ${d.uptime === null ? 'no data' : `${toPercent(d.uptime / 100)}%`}"></span>`).join('');
+      const components = s.components
+        .map(
+          (c) =>
+            `<li><span>${escapeHtml(c.row.name)}</span><span class="st ${indicatorOf(c.status)}">${LABEL[c.status]}</span></li>`,
+        )
+        .join('');
+      const bar = s.days
+        .map(
+          (d) =>
+            `<span class="${dayClass(d)}" title="${d.date}: ${d.uptime === null ? 'no data' : `${toPercent(d.uptime / 100)}%`}"></span>`,
+        )
+        .join('');
       return `<section class="card service" data-slug="${escapeHtml(s.row.slug)}"><div class="row"><span class="svc">${escapeHtml(s.row.name)}</span><span class="st ${ind}">${LABEL[s.status]}</span></div>
 ${s.row.description ? `<p class="muted">${escapeHtml(s.row.description)}</p>` : ''}${components ? `<ul class="components">${components}</ul>` : ''}
 <div class="bar" role="img" aria-label="Uptime over the last 90 days: ${toPercent(s.uptime['90d'].ratio)}%">${bar}</div>

@@ -27,7 +27,13 @@ export const presentComponent = (c: ComponentView) => ({
   service_id: c.row.service_id,
 });
 
-const presentUpdate = (u: UpdateRow) => ({ id: u.id, status: u.status, message: u.message, author_name: u.author_name, created_at: u.created_at });
+const presentUpdate = (u: UpdateRow) => ({
+  id: u.id,
+  status: u.status,
+  message: u.message,
+  author_name: u.author_name,
+  created_at: u.created_at,
+});
 
 /** An incident with its timeline, newest update first. */
 export const presentIncident = (i: IncidentView) => ({
@@ -73,10 +79,20 @@ export function presentServiceDetail(s: ServiceView, model: StatusModel) {
     description: s.row.description,
     current_status: s.status,
     indicator: indicatorOf(s.status),
-    components: s.components.map((c) => ({ id: c.row.id, slug: c.row.slug, name: c.row.name, current_status: c.status })),
-    incidents: s.incidents.filter((i) => i.active || Date.parse(i.row.resolved_at ?? i.row.started_at) >= since).map(presentIncident),
+    components: s.components.map((c) => ({
+      id: c.row.id,
+      slug: c.row.slug,
+      name: c.row.name,
+      current_status: c.status,
+    })),
+    incidents: s.incidents
+      .filter((i) => i.active || Date.parse(i.row.resolved_at ?? i.row.started_at) >= since)
+      .map(presentIncident),
     maintenance: s.maintenance.map(presentMaintenance),
-    uptime: Object.fromEntries(UPTIME_WINDOWS.map((w) => [w, toPercent(s.uptime[w].ratio)])) as Record<UptimeWindow, number>,
+    uptime: Object.fromEntries(UPTIME_WINDOWS.map((w) => [w, toPercent(s.uptime[w].ratio)])) as Record<
+      UptimeWindow,
+      number
+    >,
   };
 }
 

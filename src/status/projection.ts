@@ -53,7 +53,10 @@ export class StatusProjection {
   private building: Promise<void> | null = null;
   private eager = false;
   private readonly bodies = new LRUCache<string, { rep: Representation | null }>({ max: 1_000, ttl: 3_600_000 });
-  private readonly previous = new LRUCache<string, { etag: string; firstSeenMs: number; sharesSecond: boolean }>({ max: 1_000, ttl: 7 * 86_400_000 });
+  private readonly previous = new LRUCache<string, { etag: string; firstSeenMs: number; sharesSecond: boolean }>({
+    max: 1_000,
+    ttl: 7 * 86_400_000,
+  });
 
   constructor(private readonly kernel: Kernel) {
     kernel.changes.subscribe(STATUS_TOPIC, () => this.invalidate());
@@ -69,7 +72,8 @@ export class StatusProjection {
     this.generation++;
     if (this.eager) {
       setImmediate(() => {
-        if (this.eager) this.current().catch((err) => this.kernel.logger.error('status projection rebuild failed', { err }));
+        if (this.eager)
+          this.current().catch((err) => this.kernel.logger.error('status projection rebuild failed', { err }));
       });
     }
   }
@@ -132,9 +136,18 @@ export class StatusProjection {
     // A key whose history was evicted (callers choose keys such as page numbers) may have had
     // other bytes earlier in this second: assume so when the projection itself was rebuilt then.
     const earlierMs = before ? before.firstSeenMs : this.priorBuildMs;
-    const sharesSecond = same ? before.sharesSecond : earlierMs !== null && wholeSecond(earlierMs) === wholeSecond(firstSeenMs);
+    const sharesSecond = same
+      ? before.sharesSecond
+      : earlierMs !== null && wholeSecond(earlierMs) === wholeSecond(firstSeenMs);
     this.previous.set(key, { etag, firstSeenMs, sharesSecond });
-    return { bytes, etag, firstSeenMs, sharesSecond, lastModified: httpDate(firstSeenMs), contentType: built.contentType };
+    return {
+      bytes,
+      etag,
+      firstSeenMs,
+      sharesSecond,
+      lastModified: httpDate(firstSeenMs),
+      contentType: built.contentType,
+    };
   }
 }
 

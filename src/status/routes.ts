@@ -5,7 +5,15 @@ import { notFound } from '../http/errors.js';
 import { sendRepresentation } from './http-cache.js';
 import type { BodyBuilder } from './projection.js';
 import type { UptimeWindow } from './rules.js';
-import { presentComponent, presentIncident, presentMaintenance, presentService, presentServiceDetail, presentSummary, presentUptime } from './presenters.js';
+import {
+  presentComponent,
+  presentIncident,
+  presentMaintenance,
+  presentService,
+  presentServiceDetail,
+  presentSummary,
+  presentUptime,
+} from './presenters.js';
 import { renderStatusPage } from './page.js';
 import { renderIncidentFeed } from './feed.js';
 import { componentsQuery, dateParams, idParams, incidentsQuery, slugParams, windowParams } from './schemas.js';
@@ -17,20 +25,30 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * The status envelope: data, meta (pagination or null) and error null, with no per-request
  * fields, so one projection's bytes are the same for everyone (docs/interface.md, Status service).
  */
-const envelopeBody = (data: unknown, meta: Record<string, unknown> | null = null) => ({ body: JSON.stringify({ data, meta, error: null }), contentType: JSON_TYPE });
+const envelopeBody = (data: unknown, meta: Record<string, unknown> | null = null) => ({
+  body: JSON.stringify({ data, meta, error: null }),
+  contentType: JSON_TYPE,
+});
 
 /** Every answer is a prepared projection, sent with its cache validators; no rate limit. */
 function serving(app: PluginDeps) {
   const { status } = app.services;
   const { clock } = app.kernel;
-  const serve = (key: (request: Request) => string, build: (request: Request) => BodyBuilder, what: string) => async (request: Request, h: ResponseToolkit) => {
-    const name = key(request);
-    const ready = status.projection.prepared(name);
-    const rep = ready !== undefined ? ready : await status.projection.representation(name, build(request));
-    if (!rep) throw notFound(what);
-    return sendRepresentation(request, h, rep, clock.now().getTime());
-  };
-  const options = (id: string, extra: Record<string, unknown> = {}) => ({ id, auth: false as const, plugins: { gantry: { rateLimit: false as const, invalidParamsStatus: 400 as const } }, ...extra });
+  const serve =
+    (key: (request: Request) => string, build: (request: Request) => BodyBuilder, what: string) =>
+    async (request: Request, h: ResponseToolkit) => {
+      const name = key(request);
+      const ready = status.projection.prepared(name);
+      const rep = ready !== undefined ? ready : await status.projection.representation(name, build(request));
+      if (!rep) throw notFound(what);
+      return sendRepresentation(request, h, rep, clock.now().getTime());
+    };
+  const options = (id: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    auth: false as const,
+    plugins: { gantry: { rateLimit: false as const, invalidParamsStatus: 400 as const } },
+    ...extra,
+  });
   return { serve, options };
 }
 
@@ -48,13 +66,21 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
       method: 'GET',
       path: '/status',
       options: options('status.summary'),
-      handler: serve(() => 'summary', () => (model) => envelopeBody(presentSummary(model)), 'Status'),
+      handler: serve(
+        () => 'summary',
+        () => (model) => envelopeBody(presentSummary(model)),
+        'Status',
+      ),
     },
     {
       method: 'GET',
       path: '/status/services',
       options: options('status.services'),
-      handler: serve(() => 'services', () => (model) => envelopeBody(model.services.map(presentService)), 'Services'),
+      handler: serve(
+        () => 'services',
+        () => (model) => envelopeBody(model.services.map(presentService)),
+        'Services',
+      ),
     },
     {
       method: 'GET',
@@ -77,7 +103,8 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
         (r) => (r.query.serviceSlug ? `components:${r.query.serviceSlug}` : 'components'),
         (r) => (model) => {
           const slug = r.query.serviceSlug as string | undefined;
-          if (slug === undefined) return envelopeBody(model.services.flatMap((s) => s.components.map(presentComponent)));
+          if (slug === undefined)
+            return envelopeBody(model.services.flatMap((s) => s.components.map(presentComponent)));
           const service = model.servicesBySlug.get(slug);
           return service ? envelopeBody(service.components.map(presentComponent)) : null;
         },
@@ -103,7 +130,10 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
       method: 'GET',
       path: '/status/incidents/{id}',
       // A malformed id is the interface's 422 (docs/interface.md, Errors); a malformed date or window is a 400.
-      options: options('status.incident', { validate: { params: idParams }, plugins: { gantry: { rateLimit: false, invalidParamsStatus: 422 } } }),
+      options: options('status.incident', {
+        validate: { params: idParams },
+        plugins: { gantry: { rateLimit: false, invalidParamsStatus: 422 } },
+      }),
       handler: serve(
         (r) => `incident:${String(r.params.id).toLowerCase()}`,
         (r) => (model) => {
@@ -117,7 +147,11 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
       method: 'GET',
       path: '/status/maintenance',
       options: options('status.maintenance'),
-      handler: serve(() => 'maintenance', () => (model) => envelopeBody(model.maintenance.map(presentMaintenance)), 'Maintenance'),
+      handler: serve(
+        () => 'maintenance',
+        () => (model) => envelopeBody(model.maintenance.map(presentMaintenance)),
+        'Maintenance',
+      ),
     },
     {
       method: 'GET',
@@ -127,7 +161,15 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
         (r) => `snapshot:${r.params.date}`,
         (r) => async () => {
           const row = await status.snapshot(String(r.params.date));
-          return row ? envelopeBody({ snapshot_date: row.snapshot_date, scope_type: row.scope_type, scope_key: row.scope_key, payload: JSON.parse(row.payload), computed_at: row.computed_at }) : null;
+          return row
+            ? envelopeBody({
+                snapshot_date: row.snapshot_date,
+                scope_type: row.scope_type,
+                scope_key: row.scope_key,
+                payload: JSON.parse(row.payload),
+                computed_at: row.computed_at,
+              })
+            : null;
         },
         'Snapshot',
       ),
@@ -136,7 +178,11 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
       method: 'GET',
       path: '/status/uptime/{window}',
       options: options('status.uptime', { validate: { params: windowParams } }),
-      handler: serve((r) => `uptime:${r.params.window}`, (r) => (model) => envelopeBody(presentUptime(model, r.params.window as UptimeWindow)), 'Uptime'),
+      handler: serve(
+        (r) => `uptime:${r.params.window}`,
+        (r) => (model) => envelopeBody(presentUptime(model, r.params.window as UptimeWindow)),
+        'Uptime',
+      ),
     },
   ];
 }
@@ -152,13 +198,27 @@ export function statusPageRoutes(app: PluginDeps): ServerRoute[] {
       method: 'GET',
       path: '/status',
       options: options('status.page', { plugins: { gantry: { rateLimit: false, errorFormat: htmlErrorFormat } } }),
-      handler: serve(() => 'page', () => (model) => ({ body: renderStatusPage(model, `${pageUrl}/feed.atom`, apiUrl(config.publicUrl, '/status')), contentType: 'text/html; charset=utf-8' }), 'Page'),
+      handler: serve(
+        () => 'page',
+        () => (model) => ({
+          body: renderStatusPage(model, `${pageUrl}/feed.atom`, apiUrl(config.publicUrl, '/status')),
+          contentType: 'text/html; charset=utf-8',
+        }),
+        'Page',
+      ),
     },
     {
       method: 'GET',
       path: '/status/feed.atom',
       options: options('status.feed', { plugins: { gantry: { rateLimit: false } } }),
-      handler: serve(() => 'feed', () => (model) => ({ body: renderIncidentFeed(model, pageUrl, `${pageUrl}/feed.atom`), contentType: 'application/atom+xml; charset=utf-8' }), 'Feed'),
+      handler: serve(
+        () => 'feed',
+        () => (model) => ({
+          body: renderIncidentFeed(model, pageUrl, `${pageUrl}/feed.atom`),
+          contentType: 'application/atom+xml; charset=utf-8',
+        }),
+        'Feed',
+      ),
     },
   ];
 }

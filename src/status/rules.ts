@@ -3,7 +3,13 @@
  * statuses roll up (worst of), and the indicator and headline that follow from a status.
  */
 
-export const COMPONENT_STATUSES = ['operational', 'degraded_performance', 'partial_outage', 'major_outage', 'maintenance'] as const;
+export const COMPONENT_STATUSES = [
+  'operational',
+  'degraded_performance',
+  'partial_outage',
+  'major_outage',
+  'maintenance',
+] as const;
 export type ComponentStatus = (typeof COMPONENT_STATUSES)[number];
 
 export const INCIDENT_STATUSES = ['investigating', 'identified', 'monitoring', 'resolved', 'postmortem_ready'] as const;
@@ -19,13 +25,25 @@ export const UPTIME_WINDOWS = ['24h', '7d', '30d', '90d', '1y'] as const;
 export type UptimeWindow = (typeof UPTIME_WINDOWS)[number];
 
 const DAY = 86_400_000;
-export const WINDOW_MS: Record<UptimeWindow, number> = { '24h': DAY, '7d': 7 * DAY, '30d': 30 * DAY, '90d': 90 * DAY, '1y': 365 * DAY };
+export const WINDOW_MS: Record<UptimeWindow, number> = {
+  '24h': DAY,
+  '7d': 7 * DAY,
+  '30d': 30 * DAY,
+  '90d': 90 * DAY,
+  '1y': 365 * DAY,
+};
 
 /**
  * Severity order for "worst of". Maintenance ranks above operational and below every
  * degradation: planned work is worth showing, but an outage during the work is worse news.
  */
-const RANK: Record<ComponentStatus, number> = { operational: 0, maintenance: 1, degraded_performance: 2, partial_outage: 3, major_outage: 4 };
+const RANK: Record<ComponentStatus, number> = {
+  operational: 0,
+  maintenance: 1,
+  degraded_performance: 2,
+  partial_outage: 3,
+  major_outage: 4,
+};
 
 export function worstOf(statuses: Iterable<ComponentStatus>): ComponentStatus {
   let worst: ComponentStatus = 'operational';
@@ -54,11 +72,16 @@ const HEADLINE: Record<ComponentStatus, string> = {
 export const headlineOf = (status: ComponentStatus): string => HEADLINE[status];
 
 /** What an active incident does to the status of what it affects. */
-const IMPACT_STATUS: Record<IncidentImpact, ComponentStatus> = { minor: 'degraded_performance', partial: 'partial_outage', major: 'major_outage' };
+const IMPACT_STATUS: Record<IncidentImpact, ComponentStatus> = {
+  minor: 'degraded_performance',
+  partial: 'partial_outage',
+  major: 'major_outage',
+};
 export const impactStatus = (impact: IncidentImpact): ComponentStatus => IMPACT_STATUS[impact];
 
 /** An incident counts toward current status until it is resolved. */
-export const isActiveIncident = (status: string): boolean => status === 'investigating' || status === 'identified' || status === 'monitoring';
+export const isActiveIncident = (status: string): boolean =>
+  status === 'investigating' || status === 'identified' || status === 'monitoring';
 
 /**
  * Incident moves (the interface fixes none): while open, any open status may follow any other;
@@ -81,10 +104,16 @@ const MAINTENANCE_MOVES: Record<MaintenanceStatus, readonly MaintenanceStatus[]>
   completed: [],
   cancelled: [],
 };
-export const maintenanceMoveAllowed = (from: MaintenanceStatus, to: MaintenanceStatus): boolean => MAINTENANCE_MOVES[from].includes(to);
+export const maintenanceMoveAllowed = (from: MaintenanceStatus, to: MaintenanceStatus): boolean =>
+  MAINTENANCE_MOVES[from].includes(to);
 
 /** Where a maintenance window stands at `now` by its times alone (from scheduled or in_progress). */
-export function maintenanceStatusAt(current: MaintenanceStatus, startsAt: string, endsAt: string, now: Date): MaintenanceStatus {
+export function maintenanceStatusAt(
+  current: MaintenanceStatus,
+  startsAt: string,
+  endsAt: string,
+  now: Date,
+): MaintenanceStatus {
   if (current !== 'scheduled' && current !== 'in_progress') return current;
   const t = now.getTime();
   if (t >= Date.parse(endsAt)) return 'completed';

@@ -9,12 +9,21 @@ import { oneOf, slugify, statusContext, type StatusContext } from './context.js'
 import * as maintenance from './maintenance.js';
 import type { MaintenanceChange, MaintenanceInput } from './maintenance.js';
 import * as snapshots from './snapshots.js';
-import { COMPONENT_STATUSES, INCIDENT_IMPACTS, INCIDENT_STATUSES, incidentMoveAllowed, type ComponentStatus, type IncidentImpact, type IncidentStatus } from './rules.js';
+import {
+  COMPONENT_STATUSES,
+  INCIDENT_IMPACTS,
+  INCIDENT_STATUSES,
+  incidentMoveAllowed,
+  type ComponentStatus,
+  type IncidentImpact,
+  type IncidentStatus,
+} from './rules.js';
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}[a-z0-9]$|^[a-z0-9]$/;
 
 function slugOk(slug: string): string {
-  if (!SLUG.test(slug)) throw badRequest(`slug must be lowercase letters, digits and dashes, 1-64 characters (got "${slug}")`);
+  if (!SLUG.test(slug))
+    throw badRequest(`slug must be lowercase letters, digits and dashes, 1-64 characters (got "${slug}")`);
   return slug;
 }
 
@@ -58,11 +67,18 @@ export class StatusService {
     return row;
   }
 
-  async createService(input: { slug: string; name: string; description?: string | null; sortOrder?: number; isPublic?: boolean }): Promise<ServiceRow> {
+  async createService(input: {
+    slug: string;
+    name: string;
+    description?: string | null;
+    sortOrder?: number;
+    isPublic?: boolean;
+  }): Promise<ServiceRow> {
     slugOk(input.slug);
     if (!input.name.trim()) throw badRequest('name must not be empty');
     return this.write(`service:${input.slug}`, async (trx) => {
-      if (await store.serviceBySlug(trx, input.slug)) throw conflict(`A service with slug ${input.slug} already exists`);
+      if (await store.serviceBySlug(trx, input.slug))
+        throw conflict(`A service with slug ${input.slug} already exists`);
       const now = this.now();
       const row: ServiceRow = {
         id: newId(),
@@ -79,7 +95,10 @@ export class StatusService {
     });
   }
 
-  async updateService(slug: string, patch: { name?: string; description?: string | null; sortOrder?: number; isPublic?: boolean }): Promise<ServiceRow> {
+  async updateService(
+    slug: string,
+    patch: { name?: string; description?: string | null; sortOrder?: number; isPublic?: boolean },
+  ): Promise<ServiceRow> {
     return this.write(`service:${slug}`, async (trx) => {
       const row = await this.serviceOf(trx, slug);
       const next: Partial<ServiceRow> = { updated_at: this.now() };
@@ -96,13 +115,20 @@ export class StatusService {
     return store.allServices(this.kernel.db);
   }
 
-  async createComponent(input: { serviceSlug: string; slug: string; name: string; sortOrder?: number; status?: string }): Promise<ComponentRow> {
+  async createComponent(input: {
+    serviceSlug: string;
+    slug: string;
+    name: string;
+    sortOrder?: number;
+    status?: string;
+  }): Promise<ComponentRow> {
     slugOk(input.slug);
     if (!input.name.trim()) throw badRequest('name must not be empty');
     const status = oneOf<ComponentStatus>('status', input.status ?? 'operational', COMPONENT_STATUSES);
     return this.write(`component:${input.slug}`, async (trx) => {
       const service = await this.serviceOf(trx, input.serviceSlug);
-      if (await store.componentBySlug(trx, input.slug)) throw conflict(`A component with slug ${input.slug} already exists`);
+      if (await store.componentBySlug(trx, input.slug))
+        throw conflict(`A component with slug ${input.slug} already exists`);
       const now = this.now();
       const row: ComponentRow = {
         id: newId(),
@@ -179,7 +205,14 @@ export class StatusService {
         created_at: now,
         updated_at: now,
       });
-      await store.insertUpdate(trx, { id: newId(), incident_id: id, status, message: input.message, author_name: input.authorName ?? null, created_at: now });
+      await store.insertUpdate(trx, {
+        id: newId(),
+        incident_id: id,
+        status,
+        message: input.message,
+        author_name: input.authorName ?? null,
+        created_at: now,
+      });
       for (const s of services) await store.linkIncidentService(trx, id, s.id);
       for (const c of components) await store.linkIncidentComponent(trx, id, c.id);
     });
@@ -187,17 +220,41 @@ export class StatusService {
   }
 
   /** Posts an update: the incident takes its status (and impact when given). */
-  async updateIncident(idOrSlug: string, input: { status: string; message: string; impact?: string; authorName?: string | null }): Promise<IncidentDetail> {
+  async updateIncident(
+    idOrSlug: string,
+    input: { status: string; message: string; impact?: string; authorName?: string | null },
+  ): Promise<IncidentDetail> {
     const status = oneOf<IncidentStatus>('status', input.status, INCIDENT_STATUSES);
-    const impact = input.impact === undefined ? undefined : oneOf<IncidentImpact>('impact', input.impact, INCIDENT_IMPACTS);
+    const impact =
+      input.impact === undefined ? undefined : oneOf<IncidentImpact>('impact', input.impact, INCIDENT_IMPACTS);
     if (!input.message.trim()) throw badRequest('message must not be empty');
     const id = await this.write(`incident:${idOrSlug}`, async (trx) => {
       const row = await this.incidentOf(trx, idOrSlug);
-      if (!incidentMoveAllowed(row.status as IncidentStatus, status)) throw conflict(`An incident cannot move from ${row.status} to ${status}`);
+      if (!incidentMoveAllowed(row.status as IncidentStatus, status))
+        throw conflict(`An incident cannot move from ${row.status} to ${status}`);
       const now = this.now();
-      const resolvedAt = status === 'resolved' ? (row.status === 'resolved' ? row.resolved_at : now) : status === 'postmortem_ready' ? row.resolved_at : null;
-      await store.updateIncident(trx, row.id, { status, resolved_at: resolvedAt, updated_at: now, ...(impact ? { impact } : {}) });
-      await store.insertUpdate(trx, { id: newId(), incident_id: row.id, status, message: input.message, author_name: input.authorName ?? null, created_at: now });
+      const resolvedAt =
+        status === 'resolved'
+          ? row.status === 'resolved'
+            ? row.resolved_at
+            : now
+          : status === 'postmortem_ready'
+            ? row.resolved_at
+            : null;
+      await store.updateIncident(trx, row.id, {
+        status,
+        resolved_at: resolvedAt,
+        updated_at: now,
+        ...(impact ? { impact } : {}),
+      });
+      await store.insertUpdate(trx, {
+        id: newId(),
+        incident_id: row.id,
+        status,
+        message: input.message,
+        author_name: input.authorName ?? null,
+        created_at: now,
+      });
       return row.id;
     });
     return this.incident(id);

@@ -13,10 +13,17 @@ export async function writeDailySnapshot(ctx: StatusContext, now: Date): Promise
   const snapshotDate = new Date(now.getTime() - 1).toISOString().slice(0, 10);
   const model = buildModel(await loadRows(ctx.kernel.db, now), now);
   const computedAt = now.toISOString();
-  const row: store.SnapshotRow = { snapshot_date: snapshotDate, scope_type: 'platform', scope_key: 'all', payload: JSON.stringify(snapshotPayload(model)), computed_at: computedAt };
+  const row: store.SnapshotRow = {
+    snapshot_date: snapshotDate,
+    scope_type: 'platform',
+    scope_key: 'all',
+    payload: JSON.stringify(snapshotPayload(model)),
+    computed_at: computedAt,
+  };
   await ctx.write(`snapshot:${snapshotDate}`, async (trx) => {
     await store.upsertSnapshot(trx, row);
-    for (const window of UPTIME_WINDOWS) await store.upsertUptimeSummary(trx, window, JSON.stringify(presentUptime(model, window)), computedAt);
+    for (const window of UPTIME_WINDOWS)
+      await store.upsertUptimeSummary(trx, window, JSON.stringify(presentUptime(model, window)), computedAt);
   });
   return row;
 }

@@ -23,7 +23,12 @@ export interface UptimeFigure {
   spanMs: number;
 }
 
-export function componentUptime(history: readonly HistoryPoint[], createdAt: number, windowStart: number, windowEnd: number): UptimeFigure {
+export function componentUptime(
+  history: readonly HistoryPoint[],
+  createdAt: number,
+  windowStart: number,
+  windowEnd: number,
+): UptimeFigure {
   const start = Math.max(windowStart, createdAt);
   const end = windowEnd;
   if (end <= start) return { ratio: 1, downtimeMs: 0, spanMs: 0 };
@@ -49,7 +54,9 @@ export function componentUptime(history: readonly HistoryPoint[], createdAt: num
 export function worstFigure(figures: readonly UptimeFigure[]): UptimeFigure {
   const measured = figures.filter((f) => f.spanMs > 0);
   if (measured.length === 0) return { ratio: 1, downtimeMs: 0, spanMs: 0 };
-  return measured.reduce((worst, f) => (f.ratio < worst.ratio || (f.ratio === worst.ratio && f.downtimeMs > worst.downtimeMs) ? f : worst));
+  return measured.reduce((worst, f) =>
+    f.ratio < worst.ratio || (f.ratio === worst.ratio && f.downtimeMs > worst.downtimeMs) ? f : worst,
+  );
 }
 
 /** Percent with four decimals (99.9977), the unit of every uptime number in the API. */

@@ -38,7 +38,14 @@ export function createWalletService(kernel: Kernel, deps: { identity: Pick<Ident
         const micros = toMicros(amount);
         const now = clock.now().toISOString();
         await store.addToBalance(trx, userId, micros, now);
-        await store.insertLedgerEntry(trx, { id: newId(), user_id: userId, amount_micros: micros, reason, reference: null, created_at: now });
+        await store.insertLedgerEntry(trx, {
+          id: newId(),
+          user_id: userId,
+          amount_micros: micros,
+          reason,
+          reference: null,
+          created_at: now,
+        });
         return get(userId, trx);
       });
     },
@@ -48,11 +55,25 @@ export function createWalletService(kernel: Kernel, deps: { identity: Pick<Ident
      * INSUFFICIENT_FUNDS. The balance check and the debit are one conditional UPDATE, so two
      * concurrent debits can never spend the same funds.
      */
-    async debit(executor: Executor, userId: string, micros: number, reason: string, reference: string | null): Promise<void> {
+    async debit(
+      executor: Executor,
+      userId: string,
+      micros: number,
+      reason: string,
+      reference: string | null,
+    ): Promise<void> {
       if (micros <= 0) return;
       const now = clock.now().toISOString();
-      if (!(await store.takeFromBalance(executor, userId, micros, now))) throw new DomainError('INSUFFICIENT_FUNDS', 'The wallet balance is too low for this operation');
-      await store.insertLedgerEntry(executor, { id: newId(), user_id: userId, amount_micros: -micros, reason, reference, created_at: now });
+      if (!(await store.takeFromBalance(executor, userId, micros, now)))
+        throw new DomainError('INSUFFICIENT_FUNDS', 'The wallet balance is too low for this operation');
+      await store.insertLedgerEntry(executor, {
+        id: newId(),
+        user_id: userId,
+        amount_micros: -micros,
+        reason,
+        reference,
+        created_at: now,
+      });
     },
   };
 }

@@ -10,10 +10,15 @@ export const ensureWallet = (db: Executor, userId: string, currency: string, at:
     .onConflict((oc) => oc.column('user_id').doNothing())
     .execute();
 
-export const findWallet = (db: Executor, userId: string) => db.selectFrom('wallets').selectAll().where('user_id', '=', userId).executeTakeFirst();
+export const findWallet = (db: Executor, userId: string) =>
+  db.selectFrom('wallets').selectAll().where('user_id', '=', userId).executeTakeFirst();
 
 export const addToBalance = (db: Executor, userId: string, micros: number, at: string) =>
-  db.updateTable('wallets').set((eb) => ({ balance_micros: eb('balance_micros', '+', micros), updated_at: at })).where('user_id', '=', userId).execute();
+  db
+    .updateTable('wallets')
+    .set((eb) => ({ balance_micros: eb('balance_micros', '+', micros), updated_at: at }))
+    .where('user_id', '=', userId)
+    .execute();
 
 /**
  * Takes `micros` only if the balance covers them, in one conditional UPDATE, so two concurrent
@@ -29,4 +34,5 @@ export async function takeFromBalance(db: Executor, userId: string, micros: numb
   return Number(result.numUpdatedRows) === 1;
 }
 
-export const insertLedgerEntry = (db: Executor, row: Insertable<WalletLedgerTable>) => db.insertInto('wallet_ledger').values(row).execute();
+export const insertLedgerEntry = (db: Executor, row: Insertable<WalletLedgerTable>) =>
+  db.insertInto('wallet_ledger').values(row).execute();

@@ -13,12 +13,25 @@ describe('gantry account', () => {
 
   it('create, list, show, suspend, activate', async () => {
     const owner = await makeUser(t.app);
-    const created = await run(['account', 'create', '--slug', 'cli-acme', '--legal-name', 'CLI Acme', '--owner', owner.email, '--json']);
+    const created = await run([
+      'account',
+      'create',
+      '--slug',
+      'cli-acme',
+      '--legal-name',
+      'CLI Acme',
+      '--owner',
+      owner.email,
+      '--json',
+    ]);
     assert.equal(created.code, 0, created.stderr);
     const account = created.json<{ id: string; ownerChainerId: string; defaultWorkspaceId: string; status: string }>();
     assert.equal(account.ownerChainerId, owner.id);
     assert.equal(account.status, 'active');
-    assert.equal((await run(['account', 'create', '--slug', 'cli-acme', '--legal-name', 'Again', '--owner', owner.id])).code, 2);
+    assert.equal(
+      (await run(['account', 'create', '--slug', 'cli-acme', '--legal-name', 'Again', '--owner', owner.id])).code,
+      2,
+    );
     const bad = await run(['account', 'create', '--slug', 'X', '--legal-name', 'Bad', '--owner', owner.id]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /slug/);
@@ -36,7 +49,10 @@ describe('gantry account', () => {
     const suspended = await run(['account', 'suspend', account.id, '--json']);
     assert.equal(suspended.json<{ status: string }>().status, 'suspended');
     assert.equal((await lastAudit(t.app, account.id, 'account.suspended')).actorId, 'system');
-    assert.equal((await run(['account', 'activate', account.id, '--json'])).json<{ status: string }>().status, 'active');
+    assert.equal(
+      (await run(['account', 'activate', account.id, '--json'])).json<{ status: string }>().status,
+      'active',
+    );
     assert.equal((await lastAudit(t.app, account.id, 'account.activated')).actorUsername, 'system');
   });
 
@@ -44,14 +60,35 @@ describe('gantry account', () => {
     const owner = await makeUser(t.app);
     const account = await t.app.services.accounts.create(owner.id, { slug: 'cli-members', legalName: 'CLI Members' });
     const member = await signedInUser(t.app);
-    const added = await run(['account', 'member', 'add', account.id, '--user', member.user.id, '--role', 'analyst', '--json']);
+    const added = await run([
+      'account',
+      'member',
+      'add',
+      account.id,
+      '--user',
+      member.user.id,
+      '--role',
+      'analyst',
+      '--json',
+    ]);
     assert.equal(added.code, 0, added.stderr);
     assert.equal(added.json<{ role: string; status: string }>().role, 'analyst');
     assert.equal((await lastAudit(t.app, account.id, 'member.added')).actorId, 'system');
-    assert.equal((await run(['account', 'member', 'add', account.id, '--user', member.user.id, '--role', 'owner'])).code, 2);
+    assert.equal(
+      (await run(['account', 'member', 'add', account.id, '--user', member.user.id, '--role', 'owner'])).code,
+      2,
+    );
     assert.equal((await run(['account', 'member', 'add', account.id, '--role', 'viewer'])).code, 2);
     assert.match((await run(['account', 'member', 'list', account.id])).stdout, /analyst/);
-    const removed = await run(['account', 'member', 'remove', account.id, member.user.email, '--release-seat', '--json']);
+    const removed = await run([
+      'account',
+      'member',
+      'remove',
+      account.id,
+      member.user.email,
+      '--release-seat',
+      '--json',
+    ]);
     assert.equal(removed.code, 0, removed.stderr);
     const body = removed.json<{ revokedSessions: number; seatRelease: { status: string } }>();
     // the removal ends the account's reach, not the user's sign-in
@@ -67,10 +104,16 @@ describe('gantry account', () => {
     assert.equal(restored.json<{ status: string }>().status, 'active');
     assert.equal((await run(['account', 'restore', account.id])).code, 2);
     await t.app.services.accounts.deletion.softDelete(account.id, { userId: owner.id });
-    assert.equal((await run(['account', 'approve-deletion', account.id, '--json'])).json<{ status: string }>().status, 'deletion_approved');
+    assert.equal(
+      (await run(['account', 'approve-deletion', account.id, '--json'])).json<{ status: string }>().status,
+      'deletion_approved',
+    );
     const purge = await run(['account', 'purge', '--json']);
     assert.deepEqual(purge.json<{ purged: string[] }>().purged, [account.id]);
-    assert.equal((await run(['account', 'show', account.id, '--json'])).json<{ status: string }>().status, 'hard_deleted');
+    assert.equal(
+      (await run(['account', 'show', account.id, '--json'])).json<{ status: string }>().status,
+      'hard_deleted',
+    );
   });
 
   it('entitle still works', async () => {

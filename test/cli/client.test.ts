@@ -13,15 +13,44 @@ before(() => {
 after(() => rmSync(dataDir, { recursive: true, force: true }));
 
 const create = (extra: string[] = []) =>
-  cli(['client', 'create', '--name', 'Acme', '--type', 'confidential', '--redirect-uri', 'https://acme.example/cb', 'http://127.0.0.1:9999/cb', '--scope', 'email:read', 'profile:read', '--json', ...extra], { dataDir });
+  cli(
+    [
+      'client',
+      'create',
+      '--name',
+      'Acme',
+      '--type',
+      'confidential',
+      '--redirect-uri',
+      'https://acme.example/cb',
+      'http://127.0.0.1:9999/cb',
+      '--scope',
+      'email:read',
+      'profile:read',
+      '--json',
+      ...extra,
+    ],
+    { dataDir },
+  );
 
 /** Every byte of the database, WAL included. */
-const rawDb = () => readdirSync(dataDir).filter((f) => f.startsWith('gantry.db')).map((f) => readFileSync(path.join(dataDir, f)).toString('latin1')).join('');
+const rawDb = () =>
+  readdirSync(dataDir)
+    .filter((f) => f.startsWith('gantry.db'))
+    .map((f) => readFileSync(path.join(dataDir, f)).toString('latin1'))
+    .join('');
 
 test('client create prints the secret once and stores only its SHA-256', async () => {
   const res = await create();
   assert.equal(res.code, 0, res.stderr);
-  const body = res.json<{ clientId: string; clientSecret: string; name: string; type: string; redirectUris: string[]; scopes: string[] }>();
+  const body = res.json<{
+    clientId: string;
+    clientSecret: string;
+    name: string;
+    type: string;
+    redirectUris: string[];
+    scopes: string[];
+  }>();
   assert.match(body.clientId, /^[0-9a-f-]{36}$/);
   assert.match(body.clientSecret, /^[A-Za-z0-9_-]{43}$/);
   assert.equal(body.name, 'Acme');
@@ -43,14 +72,43 @@ test('client create prints the secret once and stores only its SHA-256', async (
 });
 
 test('human output shows the secret with a warning that it is not shown again', async () => {
-  const res = await cli(['client', 'create', '--name', 'Human', '--type', 'confidential', '--redirect-uri', 'https://h.example/cb', '--scope', 'email:read'], { dataDir });
+  const res = await cli(
+    [
+      'client',
+      'create',
+      '--name',
+      'Human',
+      '--type',
+      'confidential',
+      '--redirect-uri',
+      'https://h.example/cb',
+      '--scope',
+      'email:read',
+    ],
+    { dataDir },
+  );
   assert.equal(res.code, 0);
   assert.match(res.stdout, /client secret: [A-Za-z0-9_-]{43}/);
   assert.match(res.stdout, /not shown again/);
 });
 
 test('public clients get no secret', async () => {
-  const res = await cli(['client', 'create', '--name', 'SPA', '--type', 'public', '--redirect-uri', 'http://localhost:3000/cb', '--scope', 'wallet:read', '--json'], { dataDir });
+  const res = await cli(
+    [
+      'client',
+      'create',
+      '--name',
+      'SPA',
+      '--type',
+      'public',
+      '--redirect-uri',
+      'http://localhost:3000/cb',
+      '--scope',
+      'wallet:read',
+      '--json',
+    ],
+    { dataDir },
+  );
   assert.equal(res.code, 0, res.stderr);
   assert.equal(res.json<{ clientSecret: null }>().clientSecret, null);
 });
@@ -62,21 +120,94 @@ test('rotate-secret prints a new secret once; public clients cannot rotate', asy
   const secret = rotated.json<{ clientSecret: string }>().clientSecret;
   assert.notEqual(secret, created.clientSecret);
   assert.ok(!rawDb().includes(secret));
-  const pub = (await cli(['client', 'create', '--name', 'P', '--type', 'public', '--redirect-uri', 'https://p.example/cb', '--scope', 'email:read', '--json'], { dataDir })).json<{ clientId: string }>();
+  const pub = (
+    await cli(
+      [
+        'client',
+        'create',
+        '--name',
+        'P',
+        '--type',
+        'public',
+        '--redirect-uri',
+        'https://p.example/cb',
+        '--scope',
+        'email:read',
+        '--json',
+      ],
+      { dataDir },
+    )
+  ).json<{ clientId: string }>();
   const refused = await cli(['client', 'rotate-secret', pub.clientId], { dataDir });
   assert.equal(refused.code, 2);
 });
 
 test('validation: http redirect on a non-loopback host, unknown scope, bad type -> exit 2', async () => {
-  const http = await cli(['client', 'create', '--name', 'X', '--type', 'confidential', '--redirect-uri', 'http://acme.example/cb', '--scope', 'email:read'], { dataDir });
+  const http = await cli(
+    [
+      'client',
+      'create',
+      '--name',
+      'X',
+      '--type',
+      'confidential',
+      '--redirect-uri',
+      'http://acme.example/cb',
+      '--scope',
+      'email:read',
+    ],
+    { dataDir },
+  );
   assert.equal(http.code, 2);
   assert.match(http.stderr, /https/);
-  const scope = await cli(['client', 'create', '--name', 'X', '--type', 'confidential', '--redirect-uri', 'https://acme.example/cb', '--scope', 'admin'], { dataDir });
+  const scope = await cli(
+    [
+      'client',
+      'create',
+      '--name',
+      'X',
+      '--type',
+      'confidential',
+      '--redirect-uri',
+      'https://acme.example/cb',
+      '--scope',
+      'admin',
+    ],
+    { dataDir },
+  );
   assert.equal(scope.code, 2);
   assert.match(scope.stderr, /unknown scope/);
-  const type = await cli(['client', 'create', '--name', 'X', '--type', 'secret', '--redirect-uri', 'https://acme.example/cb', '--scope', 'email:read'], { dataDir });
+  const type = await cli(
+    [
+      'client',
+      'create',
+      '--name',
+      'X',
+      '--type',
+      'secret',
+      '--redirect-uri',
+      'https://acme.example/cb',
+      '--scope',
+      'email:read',
+    ],
+    { dataDir },
+  );
   assert.equal(type.code, 2);
-  const fragment = await cli(['client', 'create', '--name', 'X', '--type', 'public', '--redirect-uri', 'https://acme.example/cb#x', '--scope', 'email:read'], { dataDir });
+  const fragment = await cli(
+    [
+      'client',
+      'create',
+      '--name',
+      'X',
+      '--type',
+      'public',
+      '--redirect-uri',
+      'https://acme.example/cb#x',
+      '--scope',
+      'email:read',
+    ],
+    { dataDir },
+  );
   assert.equal(fragment.code, 2);
 });
 

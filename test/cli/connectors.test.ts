@@ -22,9 +22,42 @@ describe('gantry connector and gantry secrets rotate', () => {
   it('defines a system OAuth connector and lists it; missing flags exit 2 naming them', async () => {
     const schemaFile = path.join(t.dataDir, 'schema.json');
     writeFileSync(schemaFile, JSON.stringify({ type: 'object', properties: { org: { type: 'string' } } }));
-    const res = await cli(['connector', 'define', '--key', 'acme', '--name', 'Acme', '--auth', 'oauth2', '--authorize-url', 'https://id.acme.test/authorize', '--token-url', 'https://id.acme.test/token', '--client-id', 'cid', '--client-secret', 'acme-client-secret-xyz', '--scope', 'read', 'write', '--pkce', '--check-url', 'https://api.acme.test/me', '--config-schema', schemaFile, '--json'], { dataDir: t.dataDir });
+    const res = await cli(
+      [
+        'connector',
+        'define',
+        '--key',
+        'acme',
+        '--name',
+        'Acme',
+        '--auth',
+        'oauth2',
+        '--authorize-url',
+        'https://id.acme.test/authorize',
+        '--token-url',
+        'https://id.acme.test/token',
+        '--client-id',
+        'cid',
+        '--client-secret',
+        'acme-client-secret-xyz',
+        '--scope',
+        'read',
+        'write',
+        '--pkce',
+        '--check-url',
+        'https://api.acme.test/me',
+        '--config-schema',
+        schemaFile,
+        '--json',
+      ],
+      { dataDir: t.dataDir },
+    );
     assert.equal(res.code, 0, res.stderr);
-    const def = res.json<{ key: string; isSystem: boolean; oauth: { scopes: string[]; pkce: boolean; configured: boolean } }>();
+    const def = res.json<{
+      key: string;
+      isSystem: boolean;
+      oauth: { scopes: string[]; pkce: boolean; configured: boolean };
+    }>();
     assert.equal(def.key, 'acme');
     assert.equal(def.isSystem, true);
     assert.deepEqual(def.oauth.scopes, ['read', 'write']);
@@ -33,22 +66,82 @@ describe('gantry connector and gantry secrets rotate', () => {
     assert.ok(!res.stdout.includes('acme-client-secret-xyz'));
     const list = await cli(['connector', 'list', '--json'], { dataDir: t.dataDir });
     assert.ok(list.json<Array<{ key: string }>>().some((d) => d.key === 'acme'));
-    const again = await cli(['connector', 'define', '--key', 'acme', '--name', 'Acme', '--auth', 'oauth2', '--authorize-url', 'https://a.test/a', '--token-url', 'https://a.test/t', '--client-id', 'c', '--client-secret', 's', '--json'], { dataDir: t.dataDir });
+    const again = await cli(
+      [
+        'connector',
+        'define',
+        '--key',
+        'acme',
+        '--name',
+        'Acme',
+        '--auth',
+        'oauth2',
+        '--authorize-url',
+        'https://a.test/a',
+        '--token-url',
+        'https://a.test/t',
+        '--client-id',
+        'c',
+        '--client-secret',
+        's',
+        '--json',
+      ],
+      { dataDir: t.dataDir },
+    );
     assert.equal(again.code, 2);
-    const missing = await cli(['connector', 'define', '--key', 'beta', '--name', 'Beta', '--auth', 'oauth2', '--authorize-url', 'https://a.test/a', '--client-id', 'c', '--client-secret', 's'], { dataDir: t.dataDir });
+    const missing = await cli(
+      [
+        'connector',
+        'define',
+        '--key',
+        'beta',
+        '--name',
+        'Beta',
+        '--auth',
+        'oauth2',
+        '--authorize-url',
+        'https://a.test/a',
+        '--client-id',
+        'c',
+        '--client-secret',
+        's',
+      ],
+      { dataDir: t.dataDir },
+    );
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /--token-url/);
     // The running server sees it: an instance of it can be created.
     const { owner } = await makeTeam(t.app);
-    const inst = await t.inject({ method: 'POST', url: '/api/v1/connectors/instances', headers: owner.headers, payload: { connectorKey: 'acme', displayName: 'Acme', config: { org: 'x' } } });
+    const inst = await t.inject({
+      method: 'POST',
+      url: '/api/v1/connectors/instances',
+      headers: owner.headers,
+      payload: { connectorKey: 'acme', displayName: 'Acme', config: { org: 'x' } },
+    });
     assert.equal(inst.statusCode, 201);
   });
 
   it('re-encrypts every sealed credential under a new key while the server runs', async () => {
     const { owner } = await makeTeam(t.app);
-    const inst = (await t.inject({ method: 'POST', url: '/api/v1/connectors/instances', headers: owner.headers, payload: { connectorKey: 'mcp-generic', displayName: 'M', config: { url: 'http://127.0.0.1:9/mcp' } } })).json().data;
-    await t.inject({ method: 'POST', url: `/api/v1/connectors/instances/${inst.id}/credentials`, headers: owner.headers, payload: { credType: 'api_key', credentials: { apiKey: 'rotate-me-123' } } });
-    const before = await t.app.kernel.db.selectFrom('connector_credentials').selectAll().where('instance_id', '=', inst.id).executeTakeFirstOrThrow();
+    const inst = (
+      await t.inject({
+        method: 'POST',
+        url: '/api/v1/connectors/instances',
+        headers: owner.headers,
+        payload: { connectorKey: 'mcp-generic', displayName: 'M', config: { url: 'http://127.0.0.1:9/mcp' } },
+      })
+    ).json().data;
+    await t.inject({
+      method: 'POST',
+      url: `/api/v1/connectors/instances/${inst.id}/credentials`,
+      headers: owner.headers,
+      payload: { credType: 'api_key', credentials: { apiKey: 'rotate-me-123' } },
+    });
+    const before = await t.app.kernel.db
+      .selectFrom('connector_credentials')
+      .selectAll()
+      .where('instance_id', '=', inst.id)
+      .executeTakeFirstOrThrow();
     assert.equal(sealedKeyId(before.sealed_value), 'k1');
     const res = await cli(['secrets', 'rotate', '--settle-ms', '0', '--json'], { dataDir: t.dataDir });
     assert.equal(res.code, 0, res.stderr);
@@ -57,20 +150,47 @@ describe('gantry connector and gantry secrets rotate', () => {
     assert.ok(out.total >= 2);
     const file = JSON.parse(readFileSync(path.join(t.dataDir, 'secrets.json'), 'utf8'));
     assert.equal(file.activeCredentialKeyId, 'k2');
-    assert.deepEqual(file.credentialKeys.map((k: { id: string }) => k.id), ['k1', 'k2']);
-    const after1 = await t.app.kernel.db.selectFrom('connector_credentials').selectAll().where('instance_id', '=', inst.id).executeTakeFirstOrThrow();
+    assert.deepEqual(
+      file.credentialKeys.map((k: { id: string }) => k.id),
+      ['k1', 'k2'],
+    );
+    const after1 = await t.app.kernel.db
+      .selectFrom('connector_credentials')
+      .selectAll()
+      .where('instance_id', '=', inst.id)
+      .executeTakeFirstOrThrow();
     assert.equal(sealedKeyId(after1.sealed_value), 'k2');
-    const defs = await t.app.kernel.db.selectFrom('connector_definitions').select('client_secret_sealed').where('key', '=', 'acme').executeTakeFirstOrThrow();
+    const defs = await t.app.kernel.db
+      .selectFrom('connector_definitions')
+      .select('client_secret_sealed')
+      .where('key', '=', 'acme')
+      .executeTakeFirstOrThrow();
     assert.equal(sealedKeyId(defs.client_secret_sealed!), 'k2');
     // The running server reloads the keyring from the change feed, opens the new values and seals new ones under k2.
     assert.equal(t.app.kernel.secrets.credentialKeys.has('k2'), false);
     await t.app.kernel.changes.poll();
     assert.equal(t.app.kernel.secrets.activeCredentialKeyId, 'k2');
-    assert.equal(openCredentials(t.app.kernel.secrets, inst.id, 'api_key', after1.sealed_value, after1.origin).apiKey, 'rotate-me-123');
-    const status = await t.inject({ method: 'GET', url: `/api/v1/connectors/instances/${inst.id}/credentials/status`, headers: owner.headers });
+    assert.equal(
+      openCredentials(t.app.kernel.secrets, inst.id, 'api_key', after1.sealed_value, after1.origin).apiKey,
+      'rotate-me-123',
+    );
+    const status = await t.inject({
+      method: 'GET',
+      url: `/api/v1/connectors/instances/${inst.id}/credentials/status`,
+      headers: owner.headers,
+    });
     assert.equal(status.json().data.configured, true);
-    await t.inject({ method: 'POST', url: `/api/v1/connectors/instances/${inst.id}/credentials`, headers: owner.headers, payload: { credType: 'api_key', credentials: { apiKey: 'after-rotation' } } });
-    const newer = await t.app.kernel.db.selectFrom('connector_credentials').selectAll().where('instance_id', '=', inst.id).executeTakeFirstOrThrow();
+    await t.inject({
+      method: 'POST',
+      url: `/api/v1/connectors/instances/${inst.id}/credentials`,
+      headers: owner.headers,
+      payload: { credType: 'api_key', credentials: { apiKey: 'after-rotation' } },
+    });
+    const newer = await t.app.kernel.db
+      .selectFrom('connector_credentials')
+      .selectAll()
+      .where('instance_id', '=', inst.id)
+      .executeTakeFirstOrThrow();
     assert.equal(sealedKeyId(newer.sealed_value), 'k2');
   });
 });

@@ -14,7 +14,8 @@ describe('kernel CLI', () => {
   it('--help lists the commands', async () => {
     const res = await cli(['--help'], { dataDir: dir });
     assert.equal(res.code, 0);
-    for (const name of ['serve', 'migrate', 'backup', 'user', 'mail']) assert.match(res.stdout, new RegExp(`\\b${name}\\b`));
+    for (const name of ['serve', 'migrate', 'backup', 'user', 'mail'])
+      assert.match(res.stdout, new RegExp(`\\b${name}\\b`));
   });
 
   it('migrate --json: one JSON document; a second run applies nothing; secrets.json is 0600', async () => {
@@ -28,14 +29,32 @@ describe('kernel CLI', () => {
   });
 
   it('user create: --json prints the user, never the password; a duplicate exits 2', async () => {
-    const res = await cli(['user', 'create', '--email', 'Cli@Example.test', '--password', 'cli password 1', '--name', 'Cli User', '--username', 'cli_user', '--verified', '--json'], { dataDir: dir });
+    const res = await cli(
+      [
+        'user',
+        'create',
+        '--email',
+        'Cli@Example.test',
+        '--password',
+        'cli password 1',
+        '--name',
+        'Cli User',
+        '--username',
+        'cli_user',
+        '--verified',
+        '--json',
+      ],
+      { dataDir: dir },
+    );
     assert.equal(res.code, 0, res.stderr);
     const user = res.json<{ id: string; email: string; fullName: string; username: string; emailVerified: boolean }>();
     assert.equal(user.email, 'cli@example.test');
     assert.equal(user.username, 'cli_user');
     assert.equal(user.emailVerified, true);
     assert.doesNotMatch(res.stdout, /cli password 1|scrypt/);
-    const dup = await cli(['user', 'create', '--email', 'cli@example.test', '--password', 'cli password 1'], { dataDir: dir });
+    const dup = await cli(['user', 'create', '--email', 'cli@example.test', '--password', 'cli password 1'], {
+      dataDir: dir,
+    });
     assert.equal(dup.code, 2);
     assert.match(dup.stderr, /already exists/);
   });
@@ -78,7 +97,10 @@ describe('kernel CLI', () => {
     try {
       assert.equal((await cli(['migrate'], { dataDir: newer })).code, 0);
       const db = new SqliteDatabase(path.join(newer, 'gantry.db'));
-      db.prepare('insert into schema_migrations (id, applied_at) values (?, ?)').run('9999_future', new Date().toISOString());
+      db.prepare('insert into schema_migrations (id, applied_at) values (?, ?)').run(
+        '9999_future',
+        new Date().toISOString(),
+      );
       db.close();
       const res = await cli(['migrate', '--json'], { dataDir: newer });
       assert.equal(res.code, 1);
@@ -97,7 +119,9 @@ describe('kernel CLI', () => {
     assert.match(badPort.stderr, /GANTRY_PORT must be a port number/);
     assert.doesNotMatch(badPort.stderr, /\n\s+at /);
 
-    const badProxy = await cli(['serve', '--port', '0', '--trusted-proxies', '10.0.0.0/8, nginx.local'], { dataDir: dir });
+    const badProxy = await cli(['serve', '--port', '0', '--trusted-proxies', '10.0.0.0/8, nginx.local'], {
+      dataDir: dir,
+    });
     assert.equal(badProxy.code, 1);
     assert.equal(badProxy.stderr.trim().split('\n').length, 1);
     assert.match(badProxy.stderr, /GANTRY_TRUSTED_PROXIES must list IP addresses or CIDR networks .*"nginx\.local"/);

@@ -16,7 +16,11 @@ describe('numeric CLI options', () => {
     assert.equal(numberOption('limit', '7', { integer: true, min: 1, max: 500 }), 7);
     assert.equal(numberOption('price-in', '0.25'), 0.25);
     for (const bad of ['', ' ', 'abc', '1.5', '0', '501', 'Infinity']) {
-      assert.throws(() => numberOption('limit', bad, { integer: true, min: 1, max: 500 }), (err: Error) => err instanceof UsageError && err.message.includes('--limit'), bad);
+      assert.throws(
+        () => numberOption('limit', bad, { integer: true, min: 1, max: 500 }),
+        (err: Error) => err instanceof UsageError && err.message.includes('--limit'),
+        bad,
+      );
     }
   });
 
@@ -24,7 +28,9 @@ describe('numeric CLI options', () => {
     const mail = await cli(['mail', 'list', '--limit', 'abc'], { dataDir: t.dataDir });
     assert.equal(mail.code, 2);
     assert.match(mail.stderr, /--limit must be an integer/);
-    const sort = await cli(['service', 'create', '--slug', 'api', '--name', 'API', '--sort-order', '1.5'], { dataDir: t.dataDir });
+    const sort = await cli(['service', 'create', '--slug', 'api', '--name', 'API', '--sort-order', '1.5'], {
+      dataDir: t.dataDir,
+    });
     assert.equal(sort.code, 2);
     assert.match(sort.stderr, /--sort-order/);
   });
@@ -33,6 +39,9 @@ describe('numeric CLI options', () => {
     const keysBefore = JSON.parse(readFileSync(path.join(t.dataDir, 'secrets.json'), 'utf8')).credentialKeys.length;
     const res = await cli(['secrets', 'rotate', '--settle-ms', 'soon'], { dataDir: t.dataDir });
     assert.equal(res.code, 2);
-    assert.equal(JSON.parse(readFileSync(path.join(t.dataDir, 'secrets.json'), 'utf8')).credentialKeys.length, keysBefore);
+    assert.equal(
+      JSON.parse(readFileSync(path.join(t.dataDir, 'secrets.json'), 'utf8')).credentialKeys.length,
+      keysBefore,
+    );
   });
 });

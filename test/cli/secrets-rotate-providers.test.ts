@@ -10,13 +10,27 @@ describe('gantry secrets rotate and AI provider keys', () => {
   after(() => t.close());
 
   it('re-seals provider keys under the new key, and the running app still opens them', async () => {
-    await t.app.services.ai.admin.set({ name: 'anthropic', baseUrl: 'http://127.0.0.1:9', apiKey: 'sk-ant-rotate-me-0001', models: ['claude-test'], priority: 1 });
-    const before = await t.app.kernel.db.selectFrom('ai_providers').select(['api_key_sealed', 'key_id']).where('name', '=', 'anthropic').executeTakeFirstOrThrow();
+    await t.app.services.ai.admin.set({
+      name: 'anthropic',
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'sk-ant-rotate-me-0001',
+      models: ['claude-test'],
+      priority: 1,
+    });
+    const before = await t.app.kernel.db
+      .selectFrom('ai_providers')
+      .select(['api_key_sealed', 'key_id'])
+      .where('name', '=', 'anthropic')
+      .executeTakeFirstOrThrow();
     assert.equal(sealedKeyId(before.api_key_sealed), 'k1');
     const res = await cli(['secrets', 'rotate', '--settle-ms', '0', '--json'], { dataDir: t.dataDir });
     assert.equal(res.code, 0, res.stderr);
     assert.equal(res.json<{ resealed: Record<string, number> }>().resealed['ai_providers.api_key_sealed'], 1);
-    const after = await t.app.kernel.db.selectFrom('ai_providers').select(['api_key_sealed', 'key_id']).where('name', '=', 'anthropic').executeTakeFirstOrThrow();
+    const after = await t.app.kernel.db
+      .selectFrom('ai_providers')
+      .select(['api_key_sealed', 'key_id'])
+      .where('name', '=', 'anthropic')
+      .executeTakeFirstOrThrow();
     assert.equal(sealedKeyId(after.api_key_sealed), 'k2');
     assert.equal(after.key_id, 'k2');
     // The running app learns the new key through the change feed, then opens the re-sealed value.

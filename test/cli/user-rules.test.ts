@@ -26,20 +26,31 @@ describe('gantry user create follows the sign-up rules', () => {
     assert.equal(await t.app.services.identity.findUserByEmail('admin@example.test'), undefined);
   });
 
-  it('lists every failing field with the kernel\'s details shape (field, message, joi type)', async () => {
-    await assert.rejects(t.app.services.identity.createUser({ email: 'not-an-email', password: 'short' }), (err: { status: number; code: string; details: unknown }) => {
-      assert.equal(err.status, 400);
-      assert.equal(err.code, 'VALIDATION_FAILED');
-      assert.deepEqual(err.details, [
-        { field: 'email', message: 'email must be a valid email', type: 'custom' },
-        { field: 'password', message: 'password length must be at least 8 characters long', type: 'string.min' },
-      ]);
-      return true;
-    });
+  it("lists every failing field with the kernel's details shape (field, message, joi type)", async () => {
+    await assert.rejects(
+      t.app.services.identity.createUser({ email: 'not-an-email', password: 'short' }),
+      (err: { status: number; code: string; details: unknown }) => {
+        assert.equal(err.status, 400);
+        assert.equal(err.code, 'VALIDATION_FAILED');
+        assert.deepEqual(err.details, [
+          { field: 'email', message: 'email must be a valid email', type: 'custom' },
+          { field: 'password', message: 'password length must be at least 8 characters long', type: 'string.min' },
+        ]);
+        return true;
+      },
+    );
   });
 
   it('creates a well-formed user', async () => {
-    const res = await create(['--email', 'Fine@Example.test', '--password', 'long enough pw', '--username', 'fine.user', '--json']);
+    const res = await create([
+      '--email',
+      'Fine@Example.test',
+      '--password',
+      'long enough pw',
+      '--username',
+      'fine.user',
+      '--json',
+    ]);
     assert.equal(res.code, 0, res.stderr);
     assert.equal(res.json<{ email: string; username: string }>().email, 'fine@example.test');
   });

@@ -18,14 +18,22 @@ describe('gantry wallet credit', () => {
       assert.equal(res.stderr, 'gantry: amount must be a positive number', amount);
     }
     assert.equal((await t.app.services.wallet.get(user.id)).balance, 0);
-    assert.equal((await t.app.kernel.db.selectFrom('wallet_ledger').select('id').where('user_id', '=', user.id).execute()).length, 0);
+    assert.equal(
+      (await t.app.kernel.db.selectFrom('wallet_ledger').select('id').where('user_id', '=', user.id).execute()).length,
+      0,
+    );
   });
 
   it('credits a positive amount, and refuses an unknown user with exit 2', async () => {
     const user = await makeUser(t.app);
     const res = await cli(['wallet', 'credit', user.id, '2.5', '--json'], { dataDir: t.dataDir });
     assert.equal(res.code, 0, res.stderr);
-    assert.deepEqual(res.json<{ userId: string; balance: number; currency: string }>(), { ...res.json<object>(), userId: user.id, balance: 2.5, currency: 'USD' });
+    assert.deepEqual(res.json<{ userId: string; balance: number; currency: string }>(), {
+      ...res.json<object>(),
+      userId: user.id,
+      balance: 2.5,
+      currency: 'USD',
+    });
     const unknown = await cli(['wallet', 'credit', 'no-such-user', '1'], { dataDir: t.dataDir });
     assert.equal(unknown.code, 2);
     assert.equal(unknown.stderr, 'gantry: User not found');

@@ -19,7 +19,8 @@ describe('migration to canonical email addresses', () => {
   after(() => t.close());
 
   const db = () => t.app.kernel.db;
-  const emailOf = async (id: string) => (await db().selectFrom('users').select('email').where('id', '=', id).executeTakeFirstOrThrow()).email;
+  const emailOf = async (id: string) =>
+    (await db().selectFrom('users').select('email').where('id', '=', id).executeTakeFirstOrThrow()).email;
   /** The database as an older gantry left it: this migration not yet applied. */
   async function rerun() {
     await db().deleteFrom('schema_migrations').where('id', '=', MIGRATION).execute();
@@ -36,14 +37,27 @@ describe('migration to canonical email addresses', () => {
     const { owner, account } = await makeTeam(t.app);
     const invited = await call(t, 'POST', `accounts/${account.id}/invitations`, owner.headers, { email: unicode });
     assert.equal(invited.status, 201);
-    await db().updateTable('account_invitations').set({ email: legacy }).where('id', '=', invited.body.data.id).execute();
-    const mail = await db().selectFrom('mail_outbox').select('body_text').where('kind', '=', 'invitation').where('to_address', '=', unicode).executeTakeFirstOrThrow();
+    await db()
+      .updateTable('account_invitations')
+      .set({ email: legacy })
+      .where('id', '=', invited.body.data.id)
+      .execute();
+    const mail = await db()
+      .selectFrom('mail_outbox')
+      .select('body_text')
+      .where('kind', '=', 'invitation')
+      .where('to_address', '=', unicode)
+      .executeTakeFirstOrThrow();
     const token = decodeURIComponent(/token=([A-Za-z0-9_%-]+)/.exec(mail.body_text)![1]);
 
     const result = await rerun();
     assert.deepEqual(result.applied, [MIGRATION]);
     assert.equal(await emailOf(user.id), unicode);
-    const invitation = await db().selectFrom('account_invitations').select('email').where('id', '=', invited.body.data.id).executeTakeFirstOrThrow();
+    const invitation = await db()
+      .selectFrom('account_invitations')
+      .select('email')
+      .where('id', '=', invited.body.data.id)
+      .executeTakeFirstOrThrow();
     assert.equal(invitation.email, unicode);
 
     for (const email of [legacy, unicode, `${tag.toUpperCase()}@XN--BCHER-KVA.example`]) {
@@ -54,12 +68,20 @@ describe('migration to canonical email addresses', () => {
     const second = await call(t, 'POST', 'auth/register', {}, { email: unicode, password: 'second-pass-1' });
     assert.equal(second.status, 409, JSON.stringify(second.body));
     assert.equal(second.body.error!.code, 'CONFLICT');
-    assert.equal((await db().selectFrom('users').select('id').where('email', 'in', [legacy, unicode]).execute()).length, 1);
+    assert.equal(
+      (await db().selectFrom('users').select('id').where('email', 'in', [legacy, unicode]).execute()).length,
+      1,
+    );
 
     const session = await t.app.services.identity.sessions.start(user.id);
     const accepted = await call(t, 'POST', 'invitations/accept', bearer(session.accessToken), { token });
     assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
-    const member = await db().selectFrom('account_members').select('status').where('account_id', '=', account.id).where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    const member = await db()
+      .selectFrom('account_members')
+      .select('status')
+      .where('account_id', '=', account.id)
+      .where('user_id', '=', user.id)
+      .executeTakeFirstOrThrow();
     assert.equal(member.status, 'active');
   });
 
@@ -67,12 +89,24 @@ describe('migration to canonical email addresses', () => {
     const tag = `y${Date.now().toString(36)}`;
     const holder = await makeUser(t.app, { email: `${tag}@bücher.example` });
     const twin = await makeUser(t.app, { email: `${tag}-twin@example.test` });
-    await db().updateTable('users').set({ email: `${tag}@xn--bcher-kva.example` }).where('id', '=', twin.id).execute();
+    await db()
+      .updateTable('users')
+      .set({ email: `${tag}@xn--bcher-kva.example` })
+      .where('id', '=', twin.id)
+      .execute();
     // two legacy rows with one canonical form between them, neither holding it
     const a = await makeUser(t.app, { email: `${tag}-a@example.test` });
     const b = await makeUser(t.app, { email: `${tag}-b@example.test` });
-    await db().updateTable('users').set({ email: `${tag}@xn--mnchen-3ya.example` }).where('id', '=', a.id).execute();
-    await db().updateTable('users').set({ email: `\uff59${tag.slice(1)}@xn--mnchen-3ya.example` }).where('id', '=', b.id).execute();
+    await db()
+      .updateTable('users')
+      .set({ email: `${tag}@xn--mnchen-3ya.example` })
+      .where('id', '=', a.id)
+      .execute();
+    await db()
+      .updateTable('users')
+      .set({ email: `\uff59${tag.slice(1)}@xn--mnchen-3ya.example` })
+      .where('id', '=', b.id)
+      .execute();
     // mixed scripts (a Cyrillic "а"): refused by the canonical rule
     const mixed = await makeUser(t.app, { email: `${tag}-m@example.test` });
     const refused = `p\u0430ypal-${tag}@example.test`;
@@ -97,7 +131,12 @@ describe('migration to canonical email addresses', () => {
     const tag = `z${Date.now().toString(36)}`;
     const user = await makeUser(t.app);
     const issued = await inTransaction(db(), (trx) =>
-      t.app.services.identity.oneTimeTokens.issue(trx, { userId: user.id, purpose: 'email_change', ttlSec: 3600, payload: { newEmail: `${tag}@xn--bcher-kva.example` } }),
+      t.app.services.identity.oneTimeTokens.issue(trx, {
+        userId: user.id,
+        purpose: 'email_change',
+        ttlSec: 3600,
+        payload: { newEmail: `${tag}@xn--bcher-kva.example` },
+      }),
     );
     const confirmed = await call(t, 'POST', 'auth/confirm-email', {}, { token: issued.secret });
     assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));

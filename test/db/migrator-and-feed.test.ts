@@ -33,7 +33,10 @@ describe('database and migrator', () => {
     const handle = openDatabase(path.join(dir, 'idem.db'));
     try {
       const first = await migrate(handle.db, migrations);
-      assert.deepEqual(first.applied, migrations.map((m) => m.id));
+      assert.deepEqual(
+        first.applied,
+        migrations.map((m) => m.id),
+      );
       const second = await migrate(handle.db, migrations);
       assert.deepEqual(second.applied, []);
       assert.deepEqual(await appliedMigrations(handle.db), migrations.map((m) => m.id).sort());
@@ -65,8 +68,15 @@ describe('database and migrator', () => {
     const handle = openDatabase(path.join(dir, 'newer.db'));
     try {
       await migrate(handle.db, migrations);
-      await handle.db.insertInto('schema_migrations').values({ id: '9999_from_the_future', applied_at: new Date().toISOString() }).execute();
-      await assert.rejects(migrate(handle.db, migrations), (err: unknown) => err instanceof MigrationError && /newer gantry/.test(err.message) && /9999_from_the_future/.test(err.message));
+      await handle.db
+        .insertInto('schema_migrations')
+        .values({ id: '9999_from_the_future', applied_at: new Date().toISOString() })
+        .execute();
+      await assert.rejects(
+        migrate(handle.db, migrations),
+        (err: unknown) =>
+          err instanceof MigrationError && /newer gantry/.test(err.message) && /9999_from_the_future/.test(err.message),
+      );
     } finally {
       await handle.close();
     }
@@ -121,7 +131,11 @@ describe('change feed across processes', () => {
   });
 
   it('a session revoked by one process is refused by the other at once after poll (cache invalidated)', async () => {
-    const user = await a.services.identity.createUser({ email: 'feed@example.test', password: 'long enough pw', verified: true });
+    const user = await a.services.identity.createUser({
+      email: 'feed@example.test',
+      password: 'long enough pw',
+      verified: true,
+    });
     const session = await b.services.identity.sessions.start(user.id);
     assert.ok(await b.services.identity.sessionVerifier.verify(session.accessToken));
     await inTransaction(a.kernel.db, (trx) => a.services.identity.sessions.revokeAllOfUser(trx, user.id, 'test'));
@@ -130,7 +144,11 @@ describe('change feed across processes', () => {
   });
 
   it('a user changed by one process is re-read by the other (user cache invalidated)', async () => {
-    const user = await a.services.identity.createUser({ email: 'cache@example.test', password: 'long enough pw', verified: true });
+    const user = await a.services.identity.createUser({
+      email: 'cache@example.test',
+      password: 'long enough pw',
+      verified: true,
+    });
     assert.equal((await b.services.identity.getUserCached(user.id)).username, null);
     await a.services.identity.flows.claimUsername(user.id, 'cached_name');
     assert.equal((await b.services.identity.getUserCached(user.id)).username, null, 'still cached before the poll');
@@ -138,4 +156,3 @@ describe('change feed across processes', () => {
     assert.equal((await b.services.identity.getUserCached(user.id)).username, 'cached_name');
   });
 });
-

@@ -59,7 +59,10 @@ describe('write transactions take the write lock when they begin', () => {
       /boom/,
     );
     otherWrite('after the rollback');
-    assert.equal((other.sqlite.prepare("select count(*) as n from items where name = 'rolled back'").get() as { n: number }).n, 0);
+    assert.equal(
+      (other.sqlite.prepare("select count(*) as n from items where name = 'rolled back'").get() as { n: number }).n,
+      0,
+    );
   });
 
   it('a transaction asked for as read only takes no write lock', async () => {

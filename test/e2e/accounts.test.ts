@@ -8,12 +8,23 @@ describe('accounts through the built binary: CLI changes reach the running serve
   after(() => g.stop());
 
   const api = async (method: string, path: string, token: string, body?: unknown) => {
-    const res = await fetch(`${g.url}/api/v1/${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+    const res = await fetch(`${g.url}/api/v1/${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
     return { status: res.status, body: (await res.json()) as { data: any } };
   };
   const signIn = async (email: string) => {
-    assert.equal((await g.cli(['user', 'create', '--email', email, '--password', 'long enough pw', '--verified'])).code, 0);
-    const res = await fetch(`${g.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'long enough pw' }) });
+    assert.equal(
+      (await g.cli(['user', 'create', '--email', email, '--password', 'long enough pw', '--verified'])).code,
+      0,
+    );
+    const res = await fetch(`${g.url}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'long enough pw' }),
+    });
     return ((await res.json()) as { data: { accessToken: string; user: { id: string } } }).data;
   };
 
@@ -28,7 +39,11 @@ describe('accounts through the built binary: CLI changes reach the running serve
     assert.equal((await api('GET', 'accounts/me', owner.accessToken)).body.data.status, 'suspended');
     assert.equal((await g.cli(['account', 'activate', accountId])).code, 0);
 
-    assert.equal((await g.cli(['account', 'member', 'add', accountId, '--user', 'member-e2e@example.test', '--role', 'viewer'])).code, 0);
+    assert.equal(
+      (await g.cli(['account', 'member', 'add', accountId, '--user', 'member-e2e@example.test', '--role', 'viewer']))
+        .code,
+      0,
+    );
     const key = await api('POST', `accounts/${accountId}/api-keys`, member.accessToken, { name: 'e2e' });
     assert.equal((await api('GET', `accounts/${accountId}`, key.body.data.key)).status, 200);
     assert.equal((await api('GET', `accounts/${accountId}`, member.accessToken)).body.data.role, 'viewer');
@@ -41,7 +56,10 @@ describe('accounts through the built binary: CLI changes reach the running serve
     assert.equal((await api('GET', `accounts/${accountId}`, member.accessToken)).status, 403);
     assert.equal((await api('GET', 'auth/me', member.accessToken)).status, 200);
 
-    const invited = await api('POST', `accounts/${accountId}/invitations`, owner.accessToken, { email: 'new-e2e@example.test', role: 'member' });
+    const invited = await api('POST', `accounts/${accountId}/invitations`, owner.accessToken, {
+      email: 'new-e2e@example.test',
+      role: 'member',
+    });
     assert.equal(invited.status, 201);
     const outbox = await g.cli(['mail', 'list', '--json']);
     assert.match(outbox.stdout, new RegExp(`${g.url.replace(/[.]/g, '\\.')}/invitations/accept\\?token=`));

@@ -34,10 +34,18 @@ describe('the built binary runs chats over a provider the CLI configures while i
   });
 
   it('entitle, fund, configure by CLI; the server sees each within a second', async () => {
-    const login = await fetch(`${g.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'e2e-ai@example.test', password: 'long enough pw' }) });
+    const login = await fetch(`${g.url}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'e2e-ai@example.test', password: 'long enough pw' }),
+    });
     const token = ((await login.json()) as { data: { accessToken: string } }).data.accessToken;
     const run = () =>
-      fetch(`${g.url}/api/v1/features/chat/runs`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }) });
+      fetch(`${g.url}/api/v1/features/chat/runs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }),
+      });
     const eventually = async (want: number) => {
       let last = 0;
       for (let i = 0; i < 20; i++) {
@@ -52,13 +60,32 @@ describe('the built binary runs chats over a provider the CLI configures while i
     assert.equal((await run()).status, 403);
     assert.equal((await g.cli(['account', 'entitle', ids.accountId, '--feature', 'ai'])).code, 0);
     await eventually(503);
-    const set = await g.cli(['provider', 'set', 'anthropic', '--base-url', fake.url, '--api-key', fake.apiKey, '--model', 'claude-e2e', '--price-in', '1', '--price-out', '1']);
+    const set = await g.cli([
+      'provider',
+      'set',
+      'anthropic',
+      '--base-url',
+      fake.url,
+      '--api-key',
+      fake.apiKey,
+      '--model',
+      'claude-e2e',
+      '--price-in',
+      '1',
+      '--price-out',
+      '1',
+    ]);
     assert.equal(set.code, 0, set.stderr);
     await eventually(402);
     assert.equal((await g.cli(['wallet', 'credit', ids.userId, '5'])).code, 0);
     const ok = await eventually(201);
-    const body = (await ok.json()) as { data: { provider: string; model: string; message: { content: string }; estimatedCostUsd: number } };
-    assert.deepEqual([body.data.provider, body.data.model, body.data.message.content, body.data.estimatedCostUsd], ['anthropic', 'claude-e2e', 'hello from anthropic', 0.000019]);
+    const body = (await ok.json()) as {
+      data: { provider: string; model: string; message: { content: string }; estimatedCostUsd: number };
+    };
+    assert.deepEqual(
+      [body.data.provider, body.data.model, body.data.message.content, body.data.estimatedCostUsd],
+      ['anthropic', 'claude-e2e', 'hello from anthropic', 0.000019],
+    );
     const list = await g.cli(['provider', 'list', '--json']);
     assert.ok(!list.stdout.includes(fake.apiKey));
   });

@@ -21,14 +21,28 @@ describe('CLI writes while the server writes on the same data directory', () => 
   const api = async (method: string, path: string, token: string | null, body?: unknown) => {
     const res = await fetch(`${g.url}/api/v1/${path}`, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
       body: body ? JSON.stringify(body) : undefined,
     });
-    return { status: res.status, body: (await res.json()) as { data: any; error: { code: string; message: string } | null } };
+    return {
+      status: res.status,
+      body: (await res.json()) as { data: any; error: { code: string; message: string } | null },
+    };
   };
 
   it(`${CLI_WRITES} gantry notify runs under a steady write load all succeed, and so does every request of the load`, async (t) => {
-    const created = await g.cli(['user', 'create', '--email', 'locks@example.test', '--password', 'long enough pw', '--json']);
+    const created = await g.cli([
+      'user',
+      'create',
+      '--email',
+      'locks@example.test',
+      '--password',
+      'long enough pw',
+      '--json',
+    ]);
     assert.equal(created.code, 0, created.stderr);
     const userId = (JSON.parse(created.stdout) as { id: string }).id;
     const login = await api('POST', 'auth/login', null, { email: 'locks@example.test', password: 'long enough pw' });
@@ -46,7 +60,8 @@ describe('CLI writes while the server writes on the same data directory', () => 
       while (!done && sent < MAX_LOAD_REQUESTS) {
         const legalName = `Lock Load ${w}-${++sent}`;
         const res = await api('PATCH', `accounts/${accountId}`, token, { legalName });
-        if (res.status !== 200 || res.body.data?.legalName !== legalName) failures.push(`${res.status} ${JSON.stringify(res.body.error)}`);
+        if (res.status !== 200 || res.body.data?.legalName !== legalName)
+          failures.push(`${res.status} ${JSON.stringify(res.body.error)}`);
       }
     };
     const load = Promise.all(Array.from({ length: LOAD_WORKERS }, (_, w) => worker(w)));
@@ -56,7 +71,9 @@ describe('CLI writes while the server writes on the same data directory', () => 
     const runner = async () => {
       while (next < CLI_WRITES) {
         const n = next++;
-        results.push(await g.cli(['notify', '--user', userId, '--title', `Lock ${n}`, '--body', 'written during load', '--json']));
+        results.push(
+          await g.cli(['notify', '--user', userId, '--title', `Lock ${n}`, '--body', 'written during load', '--json']),
+        );
       }
     };
     try {
@@ -79,7 +96,11 @@ describe('CLI writes while the server writes on the same data directory', () => 
     for (let offset = 0; offset < CLI_WRITES; offset += 50) {
       const page = await api('GET', `notifications?limit=50&offset=${offset}`, token);
       assert.equal(page.status, 200);
-      listed.push(...(page.body.data as Array<{ id: string; title: string }>).filter((n) => n.title.startsWith('Lock ')).map((n) => n.id));
+      listed.push(
+        ...(page.body.data as Array<{ id: string; title: string }>)
+          .filter((n) => n.title.startsWith('Lock '))
+          .map((n) => n.id),
+      );
     }
     assert.deepEqual([...listed].sort(), [...ids].sort());
   });

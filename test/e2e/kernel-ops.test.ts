@@ -12,7 +12,8 @@ describe('the built binary: operations', () => {
   it('prints help listing the commands', async () => {
     const res = await runBin(['--help'], TEST_ENV);
     assert.equal(res.code, 0);
-    for (const name of ['serve', 'migrate', 'backup', 'user', 'mail']) assert.match(res.stdout, new RegExp(`\\b${name}\\b`));
+    for (const name of ['serve', 'migrate', 'backup', 'user', 'mail'])
+      assert.match(res.stdout, new RegExp(`\\b${name}\\b`));
   });
 
   it('bad configuration: one line on stderr, exit 1, no stack trace', async () => {
@@ -41,10 +42,15 @@ describe('the built binary: operations', () => {
       const [a, b] = await Promise.all([runBin(['migrate', '--json'], env), runBin(['migrate', '--json'], env)]);
       assert.equal(a.code, 0, a.stderr);
       assert.equal(b.code, 0, b.stderr);
-      const applied = [...(JSON.parse(a.stdout) as { applied: string[] }).applied, ...(JSON.parse(b.stdout) as { applied: string[] }).applied];
+      const applied = [
+        ...(JSON.parse(a.stdout) as { applied: string[] }).applied,
+        ...(JSON.parse(b.stdout) as { applied: string[] }).applied,
+      ];
       const db = new SqliteDatabase(path.join(dir, 'gantry.db'), { readonly: true });
       try {
-        const recorded = (db.prepare('select id from schema_migrations order by id').all() as Array<{ id: string }>).map((r) => r.id);
+        const recorded = (
+          db.prepare('select id from schema_migrations order by id').all() as Array<{ id: string }>
+        ).map((r) => r.id);
         assert.deepEqual([...applied].sort(), recorded);
       } finally {
         db.close();
@@ -60,21 +66,33 @@ describe('the built binary: operations', () => {
     const g = await spawnGantry();
     try {
       assert.equal((await fetch(`${g.url}/readyz`)).status, 200);
-      const created = await g.cli(['user', 'create', '--email', 'ops@example.test', '--password', 'long enough pw', '--json']);
+      const created = await g.cli([
+        'user',
+        'create',
+        '--email',
+        'ops@example.test',
+        '--password',
+        'long enough pw',
+        '--json',
+      ]);
       assert.equal(created.code, 0, created.stderr);
 
       // A sign-in while a backup runs, then the backup holds the user.
       const target = path.join(g.dataDir, 'backup.db');
       const [backup, login] = await Promise.all([
         g.cli(['backup', target, '--json']),
-        fetch(`${g.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'ops@example.test', password: 'long enough pw' }) }),
+        fetch(`${g.url}/api/v1/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: 'ops@example.test', password: 'long enough pw' }),
+        }),
       ]);
       assert.equal(backup.code, 0, backup.stderr);
       assert.equal(login.status, 200);
       const copy = new SqliteDatabase(target, { readonly: true });
       try {
         assert.deepEqual(copy.prepare('select email from users').all(), [{ email: 'ops@example.test' }]);
-        assert.equal((copy.pragma('integrity_check', { simple: true }) as string), 'ok');
+        assert.equal(copy.pragma('integrity_check', { simple: true }) as string, 'ok');
       } finally {
         copy.close();
       }
@@ -84,11 +102,20 @@ describe('the built binary: operations', () => {
       const { port, hostname } = new URL(g.url);
       const exited = new Promise<number | null>((resolve) => g.proc.once('exit', (code) => resolve(code)));
       const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = request({ host: hostname, port, method: 'POST', path: '/api/v1/auth/login', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
-          let body = '';
-          res.on('data', (d) => (body += d));
-          res.on('end', () => resolve({ status: res.statusCode!, body }));
-        });
+        const req = request(
+          {
+            host: hostname,
+            port,
+            method: 'POST',
+            path: '/api/v1/auth/login',
+            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (d) => (body += d));
+            res.on('end', () => resolve({ status: res.statusCode!, body }));
+          },
+        );
         req.on('error', reject);
         req.write(payload.slice(0, 10));
         setTimeout(() => {

@@ -9,17 +9,42 @@ describe('notifications stream against the built binary', () => {
   after(() => g.stop());
 
   it('pushes a notification created by `gantry notify` in another process, and SIGTERM still stops promptly', async () => {
-    const created = await g.cli(['user', 'create', '--email', 'sse@example.test', '--password', 'long enough pw', '--json']);
+    const created = await g.cli([
+      'user',
+      'create',
+      '--email',
+      'sse@example.test',
+      '--password',
+      'long enough pw',
+      '--json',
+    ]);
     assert.equal(created.code, 0, created.stderr);
     const userId = (JSON.parse(created.stdout) as { id: string }).id;
-    const login = await fetch(`${g.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'sse@example.test', password: 'long enough pw' }) });
+    const login = await fetch(`${g.url}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'sse@example.test', password: 'long enough pw' }),
+    });
     const { data } = (await login.json()) as { data: { accessToken: string } };
 
-    const stream = await openSse(`${g.url}/api/v1/notifications/stream`, { authorization: `Bearer ${data.accessToken}` });
+    const stream = await openSse(`${g.url}/api/v1/notifications/stream`, {
+      authorization: `Bearer ${data.accessToken}`,
+    });
     assert.equal(stream.status, 200);
     await stream.next((e) => e.event === 'unread-count' && JSON.parse(e.data).count === 0);
 
-    const sent = await g.cli(['notify', '--user', userId, '--title', 'Deploy finished', '--body', 'All green', '--category', 'system', '--json']);
+    const sent = await g.cli([
+      'notify',
+      '--user',
+      userId,
+      '--title',
+      'Deploy finished',
+      '--body',
+      'All green',
+      '--category',
+      'system',
+      '--json',
+    ]);
     assert.equal(sent.code, 0, sent.stderr);
     const { id } = JSON.parse(sent.stdout) as { id: string };
     const pushed = await stream.next((e) => e.event === 'notification', 5000);

@@ -27,13 +27,35 @@ describe('sign-in and consent in a real browser', () => {
   });
 
   it('signs in with email and password, sees the scopes, allows, and lands on the redirect with a code', async () => {
-    assert.equal((await g.cli(['user', 'create', '--email', 'browser@example.test', '--password', 'long enough pw', '--json'])).code, 0);
-    const created = await g.cli(['client', 'create', '--name', 'Browser App', '--type', 'public', '--redirect-uri', callbackUrl, '--scope', 'email:read', 'wallet:read', '--json']);
+    assert.equal(
+      (await g.cli(['user', 'create', '--email', 'browser@example.test', '--password', 'long enough pw', '--json']))
+        .code,
+      0,
+    );
+    const created = await g.cli([
+      'client',
+      'create',
+      '--name',
+      'Browser App',
+      '--type',
+      'public',
+      '--redirect-uri',
+      callbackUrl,
+      '--scope',
+      'email:read',
+      'wallet:read',
+      '--json',
+    ]);
     const { clientId } = JSON.parse(created.stdout) as { clientId: string };
     const verifier = randomBytes(32).toString('base64url');
     const authorize = `${g.url}/api/v1/oauth/authorize?${new URLSearchParams({
-      response_type: 'code', client_id: clientId, redirect_uri: callbackUrl, scope: 'email:read wallet:read', state: 'browser-state',
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: callbackUrl,
+      scope: 'email:read wallet:read',
+      state: 'browser-state',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
     })}`;
 
     const browser = await launchBrowser();
@@ -56,11 +78,19 @@ describe('sign-in and consent in a real browser', () => {
       const res = await fetch(`${g.url}/api/v1/oauth/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code: landed.searchParams.get('code')!, redirect_uri: callbackUrl, code_verifier: verifier, client_id: clientId }),
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: landed.searchParams.get('code')!,
+          redirect_uri: callbackUrl,
+          code_verifier: verifier,
+          client_id: clientId,
+        }),
       });
       assert.equal(res.status, 200);
       const { access_token: accessToken } = (await res.json()) as { access_token: string };
-      const info = await fetch(`${g.url}/api/v1/oauth/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
+      const info = await fetch(`${g.url}/api/v1/oauth/userinfo`, {
+        headers: { authorization: `Bearer ${accessToken}` },
+      });
       assert.equal(((await info.json()) as { email: string }).email, 'browser@example.test');
     } finally {
       await browser.close();

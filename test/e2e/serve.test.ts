@@ -8,9 +8,21 @@ describe('the built binary', () => {
   after(() => g.stop());
 
   it('serves, accepts a CLI-created user at sign-in, and stops on SIGTERM', async () => {
-    const created = await g.cli(['user', 'create', '--email', 'e2e@example.test', '--password', 'long enough pw', '--json']);
+    const created = await g.cli([
+      'user',
+      'create',
+      '--email',
+      'e2e@example.test',
+      '--password',
+      'long enough pw',
+      '--json',
+    ]);
     assert.equal(created.code, 0, created.stderr);
-    const login = await fetch(`${g.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'e2e@example.test', password: 'long enough pw' }) });
+    const login = await fetch(`${g.url}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'e2e@example.test', password: 'long enough pw' }),
+    });
     assert.equal(login.status, 200);
     const { data } = (await login.json()) as { data: { accessToken: string } };
     const me = await fetch(`${g.url}/api/v1/auth/me`, { headers: { authorization: `Bearer ${data.accessToken}` } });

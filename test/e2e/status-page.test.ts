@@ -19,10 +19,20 @@ describe('the human status page in a browser', () => {
     await s.createComponent({ serviceSlug: 'api', slug: 'api-rest', name: 'REST endpoints' });
     await s.createComponent({ serviceSlug: 'dash', slug: 'dash-ui', name: 'Web UI' });
     await s.setComponentStatus('api-rest', 'partial_outage');
-    const incident = await s.createIncident({ title: 'Elevated API errors', impact: 'partial', message: 'We are investigating <errors>', serviceSlugs: ['api'] });
+    const incident = await s.createIncident({
+      title: 'Elevated API errors',
+      impact: 'partial',
+      message: 'We are investigating <errors>',
+      serviceSlugs: ['api'],
+    });
     await s.updateIncident(incident.id, { status: 'identified', message: 'A bad deploy; rolling back' });
     const soon = Date.now() + 86_400_000;
-    await s.createMaintenance({ title: 'Database upgrade', serviceSlug: 'dash', startsAt: new Date(soon).toISOString(), endsAt: new Date(soon + 3_600_000).toISOString() });
+    await s.createMaintenance({
+      title: 'Database upgrade',
+      serviceSlug: 'dash',
+      startsAt: new Date(soon).toISOString(),
+      endsAt: new Date(soon + 3_600_000).toISOString(),
+    });
     await t.server.start();
     url = `${t.server.info.uri}/status`;
     browser = await launchBrowser();
@@ -61,7 +71,12 @@ describe('the human status page in a browser', () => {
   });
 
   it('is readable on a phone: no sideways scrolling, text at a readable size', async () => {
-    const page = await browser.newPage({ viewport: { width: 360, height: 740 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    const page = await browser.newPage({
+      viewport: { width: 360, height: 740 },
+      deviceScaleFactor: 2,
+      isMobile: true,
+      hasTouch: true,
+    });
     await page.goto(url);
     const { scrollWidth, clientWidth, fontSize, barWidth } = await page.evaluate(() => ({
       scrollWidth: document.documentElement.scrollWidth,

@@ -34,7 +34,10 @@ describe('status service of the built binary', () => {
     const set = await g.cli(['component', 'set-status', 'edge-cdn', 'major_outage', '--json']);
     assert.equal(set.code, 0, set.stderr);
     const changedAt = Date.now();
-    let seen: { status: number; body: { data: { status: string; headline: string } } | null } = { status: 0, body: null };
+    let seen: { status: number; body: { data: { status: string; headline: string } } | null } = {
+      status: 0,
+      body: null,
+    };
     while (Date.now() - changedAt < 1000) {
       const res = await fetch(`${g.url}/api/v1/status`, { headers: { 'if-none-match': etag! } });
       seen = { status: res.status, body: res.status === 200 ? ((await res.json()) as never) : null };
@@ -53,13 +56,22 @@ describe('status service of the built binary', () => {
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('cache-control'), 'public, max-age=30, stale-while-revalidate=300');
     const body = (await res.json()) as { data: Array<{ slug: string }> };
-    assert.deepEqual(body.data.map((c) => c.slug), ['edge-cdn']);
+    assert.deepEqual(
+      body.data.map((c) => c.slug),
+      ['edge-cdn'],
+    );
     const page = await fetch(`${statusUrl}/status`);
     assert.equal(page.status, 200);
     assert.match(await page.text(), /Major System Outage/);
-    const login = await fetch(`${statusUrl}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const login = await fetch(`${statusUrl}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(login.status, 404);
-    const conditional = await fetch(`${statusUrl}/api/v1/status/components`, { headers: { 'if-none-match': res.headers.get('etag')! } });
+    const conditional = await fetch(`${statusUrl}/api/v1/status/components`, {
+      headers: { 'if-none-match': res.headers.get('etag')! },
+    });
     assert.equal(conditional.status, 304);
   });
 });

@@ -12,11 +12,19 @@ export const AI_ENV: NodeJS.ProcessEnv = {
 };
 
 export async function startFakes(): Promise<Record<'openai' | 'anthropic' | 'google', FakeProvider>> {
-  return { openai: await startFakeProvider('openai'), anthropic: await startFakeProvider('anthropic'), google: await startFakeProvider('google') };
+  return {
+    openai: await startFakeProvider('openai'),
+    anthropic: await startFakeProvider('anthropic'),
+    google: await startFakeProvider('google'),
+  };
 }
 
 /** Configures a fake as a provider, priced at $1 in / $2 out per 1M tokens unless told. */
-export async function configure(app: AppContext, fake: FakeProvider, options: { priority?: number; models?: string[]; priced?: boolean } = {}) {
+export async function configure(
+  app: AppContext,
+  fake: FakeProvider,
+  options: { priority?: number; models?: string[]; priced?: boolean } = {},
+) {
   return app.services.ai.admin.set({
     name: fake.kind,
     baseUrl: fake.url,

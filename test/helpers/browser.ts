@@ -4,7 +4,15 @@ import { chromium, type Browser } from 'playwright-core';
 import { chromiumPath } from './chromium-path.mjs';
 
 /** No sandbox (tests run as root in CI), and nothing that calls home on a closed network. */
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
 
 export async function launchBrowser(): Promise<Browser> {
   const executablePath = await chromiumPath();

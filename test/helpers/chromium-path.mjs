@@ -26,7 +26,9 @@ export async function chromiumPath() {
   try {
     packaged = (await import('@sparticuz/chromium')).default;
   } catch (err) {
-    throw new Error(`no Chromium: none installed at ${SYSTEM_CHROMIUM.join(', ')} and the @sparticuz/chromium devDependency cannot be loaded (run npm ci): ${err}`);
+    throw new Error(
+      `no Chromium: none installed at ${SYSTEM_CHROMIUM.join(', ')} and the @sparticuz/chromium devDependency cannot be loaded (run npm ci): ${err}`,
+    );
   }
   let path = await packaged.executablePath();
   if (!runs(path)) {

@@ -10,7 +10,10 @@ export interface CliResult {
 }
 
 /** Runs a gantry command in-process against a data dir, capturing its output. */
-export async function cli(args: string[], options: { dataDir: string; env?: NodeJS.ProcessEnv; interactive?: boolean }): Promise<CliResult> {
+export async function cli(
+  args: string[],
+  options: { dataDir: string; env?: NodeJS.ProcessEnv; interactive?: boolean },
+): Promise<CliResult> {
   const out: string[] = [];
   const err: string[] = [];
   const code = await runCli([...args, '--data-dir', options.dataDir], {

@@ -9,7 +9,10 @@ const unique = () => `${Date.now().toString(36)}${(counter++).toString(36)}${ran
 export const TEST_PASSWORD = 'correct horse battery';
 
 /** A user with a known password; unique email (and username when asked). */
-export async function makeUser(app: AppContext, overrides: { email?: string; password?: string; fullName?: string; username?: string; verified?: boolean } = {}) {
+export async function makeUser(
+  app: AppContext,
+  overrides: { email?: string; password?: string; fullName?: string; username?: string; verified?: boolean } = {},
+) {
   const password = overrides.password ?? TEST_PASSWORD;
   const user = await app.services.identity.createUser({
     email: overrides.email ?? `user-${unique()}@example.test`,
@@ -25,14 +28,24 @@ export async function makeUser(app: AppContext, overrides: { email?: string; pas
 export async function signedInUser(app: AppContext, overrides: Parameters<typeof makeUser>[1] = {}) {
   const user = await makeUser(app, overrides);
   const session = await app.services.identity.sessions.start(user.id);
-  return { user, token: session.accessToken, refreshToken: session.refreshToken, sessionId: session.sessionId, headers: bearer(session.accessToken) };
+  return {
+    user,
+    token: session.accessToken,
+    refreshToken: session.refreshToken,
+    sessionId: session.sessionId,
+    headers: bearer(session.accessToken),
+  };
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** An account owned by `ownerId`, with its default workspace. */
 export async function makeAccount(app: AppContext, ownerId: string, overrides: Partial<NewAccount> = {}) {
-  return app.services.accounts.create(ownerId, { slug: overrides.slug ?? `acct-${unique()}`, legalName: overrides.legalName ?? 'Test Org Ltd', ...overrides });
+  return app.services.accounts.create(ownerId, {
+    slug: overrides.slug ?? `acct-${unique()}`,
+    legalName: overrides.legalName ?? 'Test Org Ltd',
+    ...overrides,
+  });
 }
 
 /** An account with an owner and one signed-in member of each given role. */

@@ -43,7 +43,10 @@ function send(res: ServerResponse, status: number, body: unknown): void {
  * Anthropic Messages or Gemini generateContent (and each one's model list), checking the key
  * the way the real API does (bearer, x-api-key with anthropic-version, x-goog-api-key).
  */
-export async function startFakeProvider(kind: FakeKind, apiKey = `sk-test-${kind}-0123456789abcdef`): Promise<FakeProvider> {
+export async function startFakeProvider(
+  kind: FakeKind,
+  apiKey = `sk-test-${kind}-0123456789abcdef`,
+): Promise<FakeProvider> {
   const fake: FakeProvider = {
     kind,
     url: '',
@@ -83,22 +86,51 @@ export async function startFakeProvider(kind: FakeKind, apiKey = `sk-test-${kind
     if (fake.mode === '500') return send(res, 500, { error: { message: 'boom' } });
     if (fake.mode === 'malformed') return send(res, 200, '<html>not json');
     if (fake.mode === 'huge') return send(res, 200, `{"pad":"${'x'.repeat(3 * 1024 * 1024)}"}`);
-    if (isList) return send(res, 200, kind === 'google' ? { models: [{ name: 'models/gemini-2.0-flash' }] } : { object: 'list', data: [{ id: 'm' }] });
+    if (isList)
+      return send(
+        res,
+        200,
+        kind === 'google' ? { models: [{ name: 'models/gemini-2.0-flash' }] } : { object: 'list', data: [{ id: 'm' }] },
+      );
     if (fake.mode === 'bad-request') return send(res, 400, { error: { message: 'prompt is too long' } });
 
     const { input, output } = fake.usage;
     if (kind === 'openai' && req.method === 'POST' && path === '/v1/chat/completions') {
-      const usage = fake.mode === 'no-usage' ? undefined : { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
-      return send(res, 200, { id: 'chatcmpl-1', object: 'chat.completion', model: body?.model, choices: [{ index: 0, message: { role: 'assistant', content: fake.reply }, finish_reason: 'stop' }], usage });
+      const usage =
+        fake.mode === 'no-usage'
+          ? undefined
+          : { prompt_tokens: input, completion_tokens: output, total_tokens: input + output };
+      return send(res, 200, {
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        model: body?.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: fake.reply }, finish_reason: 'stop' }],
+        usage,
+      });
     }
     if (kind === 'anthropic' && req.method === 'POST' && path === '/v1/messages') {
       const usage = fake.mode === 'no-usage' ? undefined : { input_tokens: input, output_tokens: output };
-      return send(res, 200, { id: 'msg_1', type: 'message', role: 'assistant', model: body?.model, content: [{ type: 'text', text: fake.reply }], stop_reason: 'end_turn', usage });
+      return send(res, 200, {
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        model: body?.model,
+        content: [{ type: 'text', text: fake.reply }],
+        stop_reason: 'end_turn',
+        usage,
+      });
     }
     const gemini = /^\/v1beta\/models\/([^/:]+):generateContent$/.exec(path);
     if (kind === 'google' && req.method === 'POST' && gemini) {
-      const usageMetadata = fake.mode === 'no-usage' ? undefined : { promptTokenCount: input, candidatesTokenCount: output, totalTokenCount: input + output };
-      return send(res, 200, { candidates: [{ content: { role: 'model', parts: [{ text: fake.reply }] }, finishReason: 'STOP' }], usageMetadata, modelVersion: decodeURIComponent(gemini[1]) });
+      const usageMetadata =
+        fake.mode === 'no-usage'
+          ? undefined
+          : { promptTokenCount: input, candidatesTokenCount: output, totalTokenCount: input + output };
+      return send(res, 200, {
+        candidates: [{ content: { role: 'model', parts: [{ text: fake.reply }] }, finishReason: 'STOP' }],
+        usageMetadata,
+        modelVersion: decodeURIComponent(gemini[1]),
+      });
     }
     return send(res, 404, { error: { message: `no route ${req.method} ${path}` } });
   });

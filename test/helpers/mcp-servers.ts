@@ -64,7 +64,11 @@ export async function startLegacyMcpServer(options: McpFakeOptions): Promise<Mcp
     const body = req.method === 'POST' ? await readBody(req) : Buffer.alloc(0);
     const parsed = body.length ? JSON.parse(body.toString('utf8')) : undefined;
     requests.push({ method: parsed?.method ?? null, headers: req.headers });
-    if (parsed?.method === 'tools/list' && options.dieOnPage !== undefined && pageIndex(options, parsed.params?.cursor) === options.dieOnPage) {
+    if (
+      parsed?.method === 'tools/list' &&
+      options.dieOnPage !== undefined &&
+      pageIndex(options, parsed.params?.cursor) === options.dieOnPage
+    ) {
       req.socket.destroy();
       return;
     }
@@ -75,7 +79,11 @@ export async function startLegacyMcpServer(options: McpFakeOptions): Promise<Mcp
         res.writeHead(404).end();
         return;
       }
-      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), enableJsonResponse: true, onsessioninitialized: (id) => void sessions.set(id, transport!) });
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: true,
+        onsessioninitialized: (id) => void sessions.set(id, transport!),
+      });
       const mcp = new LegacyServer({ name: 'legacy-fake', version: '1.0.0' }, { capabilities: { tools: {} } });
       mcp.setRequestHandler(ListToolsRequestSchema, async (request) => page(options, request.params?.cursor) as never);
       mcp.setRequestHandler(CallToolRequestSchema, async (request) => {
@@ -93,7 +101,11 @@ export async function startLegacyMcpServer(options: McpFakeOptions): Promise<Mcp
     calls,
     requests,
     options,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -104,7 +116,10 @@ export async function startModernMcpServer(options: McpFakeOptions): Promise<Mcp
   const handler = createMcpHandler(
     () => {
       const mcp = new ModernServer({ name: 'modern-fake', version: '2.0.0' }, { capabilities: { tools: {} } });
-      mcp.setRequestHandler('tools/list', async (request) => page(options, (request.params as { cursor?: string } | undefined)?.cursor) as never);
+      mcp.setRequestHandler(
+        'tools/list',
+        async (request) => page(options, (request.params as { cursor?: string } | undefined)?.cursor) as never,
+      );
       mcp.setRequestHandler('tools/call', async (request) => {
         calls.push({ name: request.params.name, args: request.params.arguments });
         return callResult(request.params.name, request.params.arguments) as never;
@@ -117,13 +132,21 @@ export async function startModernMcpServer(options: McpFakeOptions): Promise<Mcp
     const body = req.method === 'POST' ? await readBody(req) : undefined;
     const parsed = body?.length ? JSON.parse(body.toString('utf8')) : undefined;
     requests.push({ method: parsed?.method ?? null, headers: req.headers });
-    if (parsed?.method === 'tools/list' && options.dieOnPage !== undefined && pageIndex(options, parsed.params?.cursor) === options.dieOnPage) {
+    if (
+      parsed?.method === 'tools/list' &&
+      options.dieOnPage !== undefined &&
+      pageIndex(options, parsed.params?.cursor) === options.dieOnPage
+    ) {
       req.socket.destroy();
       return;
     }
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
-    const request = new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body: body?.length ? new Uint8Array(body) : undefined });
+    const request = new Request(`http://127.0.0.1${req.url}`, {
+      method: req.method,
+      headers,
+      body: body?.length ? new Uint8Array(body) : undefined,
+    });
     const response = await handler.fetch(request);
     res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
     res.end(Buffer.from(await response.arrayBuffer()));
@@ -135,6 +158,10 @@ export async function startModernMcpServer(options: McpFakeOptions): Promise<Mcp
     calls,
     requests,
     options,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -19,31 +19,52 @@ export interface FakeProvider {
 
 export async function startFakeProvider(): Promise<FakeProvider> {
   const codes = new Map<string, string | null>();
-  const state: Omit<FakeProvider, 'base' | 'close' | 'issueCode'> = { revoked: new Set(), validRefresh: new Set(), validAccess: new Set(), tokenRequests: [], expiresIn: 3600 };
+  const state: Omit<FakeProvider, 'base' | 'close' | 'issueCode'> = {
+    revoked: new Set(),
+    validRefresh: new Set(),
+    validAccess: new Set(),
+    tokenRequests: [],
+    expiresIn: 3600,
+  };
   const issue = () => {
     const access = `at-${randomUUID()}`;
     const refresh = `rt-${randomUUID()}`;
     state.validAccess.add(access);
     state.validRefresh.add(refresh);
-    return { access_token: access, refresh_token: refresh, token_type: 'Bearer', expires_in: state.expiresIn, scope: 'repo read:user' };
+    return {
+      access_token: access,
+      refresh_token: refresh,
+      token_type: 'Bearer',
+      expires_in: state.expiresIn,
+      scope: 'repo read:user',
+    };
   };
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const json = (status: number, body: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (req.url === '/token' && req.method === 'POST') {
       const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
       state.tokenRequests.push(form);
-      if (form.client_id !== 'gh-client' || form.client_secret !== 'gh-secret') return json(401, { error: 'invalid_client' });
+      if (form.client_id !== 'gh-client' || form.client_secret !== 'gh-secret')
+        return json(401, { error: 'invalid_client' });
       if (form.grant_type === 'authorization_code') {
         if (!codes.has(form.code)) return json(400, { error: 'invalid_grant' });
         const challenge = codes.get(form.code);
         codes.delete(form.code);
-        if (challenge && createHash('sha256').update(form.code_verifier ?? '').digest('base64url') !== challenge) return json(400, { error: 'invalid_grant' });
+        if (
+          challenge &&
+          createHash('sha256')
+            .update(form.code_verifier ?? '')
+            .digest('base64url') !== challenge
+        )
+          return json(400, { error: 'invalid_grant' });
         return json(200, issue());
       }
       if (form.grant_type === 'refresh_token') {
-        if (state.revoked.has(form.refresh_token) || !state.validRefresh.has(form.refresh_token)) return json(400, { error: 'invalid_grant' });
+        if (state.revoked.has(form.refresh_token) || !state.validRefresh.has(form.refresh_token))
+          return json(400, { error: 'invalid_grant' });
         state.validRefresh.delete(form.refresh_token);
         return json(200, issue());
       }
@@ -64,10 +85,11 @@ export async function startFakeProvider(): Promise<FakeProvider> {
       codes.set(code, challenge);
       return code;
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   });
 }
 

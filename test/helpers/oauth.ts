@@ -9,9 +9,13 @@ export function pkcePair() {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
 
-export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+export const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
-export async function makeClient(t: TestApp, overrides: { type?: 'confidential' | 'public'; scopes?: string[]; redirectUris?: string[]; name?: string } = {}) {
+export async function makeClient(
+  t: TestApp,
+  overrides: { type?: 'confidential' | 'public'; scopes?: string[]; redirectUris?: string[]; name?: string } = {},
+) {
   return t.app.services.oauth.clients.create({
     name: overrides.name ?? 'Acme',
     type: overrides.type ?? 'confidential',
@@ -21,7 +25,14 @@ export async function makeClient(t: TestApp, overrides: { type?: 'confidential' 
 }
 
 export function authorizeQuery(clientId: string, challenge: string, extra: Record<string, string | undefined> = {}) {
-  const params: Record<string, string> = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, scope: 'email:read profile:read', code_challenge: challenge, code_challenge_method: 'S256' };
+  const params: Record<string, string> = {
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    scope: 'email:read profile:read',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  };
   for (const [k, v] of Object.entries(extra)) {
     if (v === undefined || k === 'state') delete params[k];
     else params[k] = v;
@@ -31,7 +42,8 @@ export function authorizeQuery(clientId: string, challenge: string, extra: Recor
   return `${AUTHORIZE}?${new URLSearchParams(params).toString()}`;
 }
 
-export const hiddenInput = (html: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1]?.replace(/&amp;/g, '&') ?? null;
+export const hiddenInput = (html: string, name: string) =>
+  new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1]?.replace(/&amp;/g, '&') ?? null;
 
 export function cookiesFrom(setCookie: string | string[] | undefined): Record<string, string> {
   const list = Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : [];
@@ -44,7 +56,10 @@ export function cookiesFrom(setCookie: string | string[] | undefined): Record<st
   return out;
 }
 
-export const cookieHeader = (cookies: Record<string, string>) => Object.entries(cookies).map(([k, v]) => `${k}=${v}`).join('; ');
+export const cookieHeader = (cookies: Record<string, string>) =>
+  Object.entries(cookies)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('; ');
 export const form = (data: Record<string, string>) => new URLSearchParams(data).toString();
 export const FORM_HEADERS = { 'content-type': 'application/x-www-form-urlencoded' };
 
@@ -56,7 +71,12 @@ export async function signIn(t: TestApp, url: string, email: string, password: s
     method: 'POST',
     url: AUTHORIZE,
     headers: { ...FORM_HEADERS, cookie: cookieHeader(cookies) },
-    payload: form({ csrf: hiddenInput(page.payload, 'csrf')!, request_state: hiddenInput(page.payload, 'request_state')!, email, password }),
+    payload: form({
+      csrf: hiddenInput(page.payload, 'csrf')!,
+      request_state: hiddenInput(page.payload, 'request_state')!,
+      email,
+      password,
+    }),
   });
   Object.assign(cookies, cookiesFrom(res.headers['set-cookie'] as string[] | string | undefined));
   return { res, cookies, page };
@@ -71,7 +91,11 @@ export async function authorizeAndAllow(t: TestApp, url: string, email: string, 
     method: 'POST',
     url: AUTHORIZE,
     headers: { ...FORM_HEADERS, cookie: cookieHeader(cookies) },
-    payload: form({ csrf: hiddenInput(consent.payload, 'csrf')!, request_state: hiddenInput(consent.payload, 'request_state')!, decision: 'allow' }),
+    payload: form({
+      csrf: hiddenInput(consent.payload, 'csrf')!,
+      request_state: hiddenInput(consent.payload, 'request_state')!,
+      decision: 'allow',
+    }),
   });
   return { location: new URL(res.headers.location as string), cookies, consent };
 }

@@ -18,13 +18,26 @@ try {
     const res = await t.inject({ method: 'POST', url: `${C}${url}`, headers: h, payload });
     return { status: res.statusCode, body: JSON.parse(res.payload) };
   };
-  const def = await post('/definitions', { key: 'redos-probe', name: 'R', configSchema: { type: 'object', properties: { x: { type: 'string', pattern: EVIL } } } });
+  const def = await post('/definitions', {
+    key: 'redos-probe',
+    name: 'R',
+    configSchema: { type: 'object', properties: { x: { type: 'string', pattern: EVIL } } },
+  });
   const instance = await post('/instances', { connectorKey: 'redos-probe', displayName: 'r', config: { x: 'aaaa' } });
   const config = await post('/instances', { connectorKey: 'redos-probe', displayName: 'r', config: { x: INPUT } });
-  const tool = await post(`/instances/${instance.body.data.id}/tools`, { toolKey: 't', displayName: 't', inputSchema: { type: 'object', properties: { x: { type: 'string', pattern: EVIL } } }, outputSchema: { type: 'object' } });
-  const invoke = await post(`/instances/${instance.body.data.id}/tools/${tool.body.data.id}/invoke`, { input: { x: INPUT } });
+  const tool = await post(`/instances/${instance.body.data.id}/tools`, {
+    toolKey: 't',
+    displayName: 't',
+    inputSchema: { type: 'object', properties: { x: { type: 'string', pattern: EVIL } } },
+    outputSchema: { type: 'object' },
+  });
+  const invoke = await post(`/instances/${instance.body.data.id}/tools/${tool.body.data.id}/invoke`, {
+    input: { x: INPUT },
+  });
   const health = await t.inject({ method: 'GET', url: '/healthz' });
-  process.stdout.write(`${JSON.stringify({ def: def.status, instance: instance.status, config, tool: tool.status, invoke, health: health.statusCode })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ def: def.status, instance: instance.status, config, tool: tool.status, invoke, health: health.statusCode })}\n`,
+  );
 } finally {
   await t.close();
 }

@@ -18,9 +18,16 @@ export interface RunningGantry {
   stop(): Promise<number | null>;
 }
 
-export function runBin(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runBin(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 20_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -40,10 +47,23 @@ export function runBin(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 20_00
  * Spawns the built bin/gantry (npm test builds it first) on a free loopback port and waits
  * for its "gantry listening on" line.
  */
-export async function spawnGantry(options: { env?: NodeJS.ProcessEnv; args?: string[]; dataDir?: string } = {}): Promise<RunningGantry> {
+export async function spawnGantry(
+  options: { env?: NodeJS.ProcessEnv; args?: string[]; dataDir?: string } = {},
+): Promise<RunningGantry> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gantry-e2e-'));
-  const env: NodeJS.ProcessEnv = { ...process.env, ...TEST_ENV, GANTRY_PUBLIC_URL: '', GANTRY_LOG_LEVEL: 'warn', GANTRY_DATA_DIR: dataDir, GANTRY_PORT: '0', ...options.env };
-  const proc = spawn(process.execPath, [BIN, 'serve', ...(options.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...TEST_ENV,
+    GANTRY_PUBLIC_URL: '',
+    GANTRY_LOG_LEVEL: 'warn',
+    GANTRY_DATA_DIR: dataDir,
+    GANTRY_PORT: '0',
+    ...options.env,
+  };
+  const proc = spawn(process.execPath, [BIN, 'serve', ...(options.args ?? [])], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const stdout: string[] = [];
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr += d));

@@ -15,15 +15,47 @@ describe('accounts: create, read, update, delete', () => {
   it('POST /accounts creates an active account with its default workspace and the extras', async () => {
     const { user, headers } = await signedInUser(t.app, { username: `u${Date.now()}` });
     const s = slug('acme');
-    const res = await call(t, 'POST', 'accounts', headers, { slug: s, legalName: 'Acme Ltd', displayName: 'Acme', website: 'https://acme.test', industry: 'Tools', billingEmail: 'billing@acme.test', defaultTimezone: 'Europe/Berlin', avatarUrl: 'https://acme.test/a.png' });
+    const res = await call(t, 'POST', 'accounts', headers, {
+      slug: s,
+      legalName: 'Acme Ltd',
+      displayName: 'Acme',
+      website: 'https://acme.test',
+      industry: 'Tools',
+      billingEmail: 'billing@acme.test',
+      defaultTimezone: 'Europe/Berlin',
+      avatarUrl: 'https://acme.test/a.png',
+    });
     assert.equal(res.status, 201);
     const d = res.body.data;
-    assert.deepEqual(Object.keys(d).sort(), ['accountType', 'avatarUrl', 'billingEmail', 'createdAt', 'defaultTimezone', 'defaultWorkspaceId', 'displayName', 'id', 'industry', 'legalName', 'ownerChainerId', 'slug', 'status', 'updatedAt', 'website'].sort());
+    assert.deepEqual(
+      Object.keys(d).sort(),
+      [
+        'accountType',
+        'avatarUrl',
+        'billingEmail',
+        'createdAt',
+        'defaultTimezone',
+        'defaultWorkspaceId',
+        'displayName',
+        'id',
+        'industry',
+        'legalName',
+        'ownerChainerId',
+        'slug',
+        'status',
+        'updatedAt',
+        'website',
+      ].sort(),
+    );
     assert.equal(d.status, 'active');
     assert.equal(d.accountType, 'organisation');
     assert.equal(d.ownerChainerId, user.id);
     assert.equal(d.defaultTimezone, 'Europe/Berlin');
-    const ws = await t.app.kernel.db.selectFrom('workspaces').selectAll().where('id', '=', d.defaultWorkspaceId).executeTakeFirstOrThrow();
+    const ws = await t.app.kernel.db
+      .selectFrom('workspaces')
+      .selectAll()
+      .where('id', '=', d.defaultWorkspaceId)
+      .executeTakeFirstOrThrow();
     assert.equal(ws.is_default, 1);
     assert.equal(ws.account_id, d.id);
     const created = await lastAudit(t.app, d.id, 'account.created');
@@ -44,7 +76,8 @@ describe('accounts: create, read, update, delete', () => {
 
   describe('validation bounds (just inside passes, just outside fails)', () => {
     // Slugs must be unique: `tail(len)` is a fresh lower-case alphanumeric string of that length.
-    const tail = (len: number) => (Date.now().toString(36) + (n++).toString(36).padStart(4, '0')).padStart(len, 'a').slice(-len);
+    const tail = (len: number) =>
+      (Date.now().toString(36) + (n++).toString(36).padStart(4, '0')).padStart(len, 'a').slice(-len);
     const cases: Array<[string, () => unknown, unknown]> = [
       ['slug', () => tail(3), 'ab'],
       // docs/interface.md (Limits) says 3-64 characters, and its pattern allows 1+61+1 = 63: both hold, so 63 is the max.
@@ -77,7 +110,10 @@ describe('accounts: create, read, update, delete', () => {
         // the same rule holds on PATCH, and nothing changes
         const patched = await call(t, 'PATCH', `accounts/${ok.body.data.id}`, headers, { [field]: outside });
         assert.equal(patched.status, 400);
-        assert.deepEqual(await t.app.services.accounts.get(ok.body.data.id), (await call(t, 'GET', 'accounts/me', { ...headers, 'x-account-id': ok.body.data.id })).body.data);
+        assert.deepEqual(
+          await t.app.services.accounts.get(ok.body.data.id),
+          (await call(t, 'GET', 'accounts/me', { ...headers, 'x-account-id': ok.body.data.id })).body.data,
+        );
       });
     }
   });
@@ -89,7 +125,23 @@ describe('accounts: create, read, update, delete', () => {
     const me = await call(t, 'GET', 'accounts/me', headers);
     assert.equal(me.status, 200);
     assert.equal(me.body.data.id, first.id);
-    assert.deepEqual(Object.keys(me.body.data).sort(), ['avatarUrl', 'billingEmail', 'createdAt', 'defaultTimezone', 'displayName', 'id', 'industry', 'legalName', 'slug', 'status', 'updatedAt', 'website'].sort());
+    assert.deepEqual(
+      Object.keys(me.body.data).sort(),
+      [
+        'avatarUrl',
+        'billingEmail',
+        'createdAt',
+        'defaultTimezone',
+        'displayName',
+        'id',
+        'industry',
+        'legalName',
+        'slug',
+        'status',
+        'updatedAt',
+        'website',
+      ].sort(),
+    );
     const chosen = await call(t, 'GET', 'accounts/me', { ...headers, 'x-account-id': second.id });
     assert.equal(chosen.body.data.id, second.id);
     const stranger = await signedInUser(t.app);
@@ -101,7 +153,14 @@ describe('accounts: create, read, update, delete', () => {
     const { owner, account, members } = await makeTeam(t.app, ['viewer']);
     const res = await call(t, 'GET', `accounts/${account.id}`, members.viewer.headers);
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.data, { id: account.id, name: 'Test Org Ltd', slug: account.slug, role: 'viewer', createdAt: account.createdAt, updatedAt: account.updatedAt });
+    assert.deepEqual(res.body.data, {
+      id: account.id,
+      name: 'Test Org Ltd',
+      slug: account.slug,
+      role: 'viewer',
+      createdAt: account.createdAt,
+      updatedAt: account.updatedAt,
+    });
     assert.equal((await call(t, 'GET', `accounts/${account.id}`, owner.headers)).body.data.role, 'owner');
     const stranger = await signedInUser(t.app);
     const denied = await call(t, 'GET', `accounts/${account.id}`, stranger.headers);
@@ -118,7 +177,12 @@ describe('accounts: create, read, update, delete', () => {
   it('PATCH audits one account.updated entry per changed field with old and new values', async () => {
     const { owner, account } = await makeTeam(t.app);
     const newSlug = slug('renamed');
-    const res = await call(t, 'PATCH', `accounts/${account.id}`, owner.headers, { slug: newSlug, displayName: 'Shown', industry: null, legalName: 'Test Org Ltd' });
+    const res = await call(t, 'PATCH', `accounts/${account.id}`, owner.headers, {
+      slug: newSlug,
+      displayName: 'Shown',
+      industry: null,
+      legalName: 'Test Org Ltd',
+    });
     assert.equal(res.status, 200);
     assert.equal(res.body.data.slug, newSlug);
     assert.equal(res.body.data.displayName, 'Shown');
@@ -140,11 +204,29 @@ describe('accounts: create, read, update, delete', () => {
     const { owner, account } = await makeTeam(t.app);
     const suspended = await call(t, 'PATCH', `accounts/${account.id}`, owner.headers, { status: 'suspended' });
     assert.equal(suspended.body.data.status, 'suspended');
-    assert.deepEqual((await lastAudit(t.app, account.id, 'account.suspended')).metadata, { field: 'status', oldValue: 'active', newValue: 'suspended' });
+    assert.deepEqual((await lastAudit(t.app, account.id, 'account.suspended')).metadata, {
+      field: 'status',
+      oldValue: 'active',
+      newValue: 'suspended',
+    });
     // a suspended account still allows reads and its own management
     assert.equal((await call(t, 'GET', `accounts/${account.id}`, owner.headers)).status, 200);
-    const ctx = await t.app.services.accounts.access.inAccount({ userId: owner.user.id, kind: 'session', scopes: null, clientId: null, sessionId: null, accountId: null, tokenId: null }, account.id);
-    assert.throws(() => t.app.services.accounts.access.assertWritable(ctx), (err: { code: string; status: number }) => err.code === 'ACCOUNT_SUSPENDED' && err.status === 403);
+    const ctx = await t.app.services.accounts.access.inAccount(
+      {
+        userId: owner.user.id,
+        kind: 'session',
+        scopes: null,
+        clientId: null,
+        sessionId: null,
+        accountId: null,
+        tokenId: null,
+      },
+      account.id,
+    );
+    assert.throws(
+      () => t.app.services.accounts.access.assertWritable(ctx),
+      (err: { code: string; status: number }) => err.code === 'ACCOUNT_SUSPENDED' && err.status === 403,
+    );
     const active = await call(t, 'PATCH', `accounts/${account.id}`, owner.headers, { status: 'active' });
     assert.equal(active.body.data.status, 'active');
     assert.equal((await lastAudit(t.app, account.id, 'account.activated')).metadata.newValue, 'active');
@@ -163,7 +245,11 @@ describe('accounts: create, read, update, delete', () => {
     const res = await call(t, 'DELETE', `accounts/${account.id}`, owner.headers);
     assert.equal(res.status, 200);
     assert.deepEqual(Object.keys(res.body.data).sort(), ['deletedAt', 'id']);
-    const row = await t.app.kernel.db.selectFrom('accounts').selectAll().where('id', '=', account.id).executeTakeFirstOrThrow();
+    const row = await t.app.kernel.db
+      .selectFrom('accounts')
+      .selectAll()
+      .where('id', '=', account.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.status, 'closed');
     assert.equal(row.deleted_at, res.body.data.deletedAt);
     assert.equal(new Date(row.purge_after!).getTime() - new Date(row.deleted_at!).getTime(), 30 * 86_400_000);
@@ -173,4 +259,3 @@ describe('accounts: create, read, update, delete', () => {
     assert.equal((await call(t, 'DELETE', `accounts/${account.id}`, owner.headers)).status, 404);
   });
 });
-

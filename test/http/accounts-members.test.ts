@@ -22,7 +22,21 @@ describe('accounts: members, API keys, seat release', () => {
     assert.equal(res.body.meta.total, 3);
     assert.equal(res.body.meta.limit, 500);
     const ownerRow = res.body.data.find((m: { chainerId: string }) => m.chainerId === owner.user.id);
-    assert.deepEqual(Object.keys(ownerRow).sort(), ['accountId', 'avatarUrl', 'chainerId', 'email', 'fullName', 'invitedBy', 'joinedAt', 'role', 'status', 'username'].sort());
+    assert.deepEqual(
+      Object.keys(ownerRow).sort(),
+      [
+        'accountId',
+        'avatarUrl',
+        'chainerId',
+        'email',
+        'fullName',
+        'invitedBy',
+        'joinedAt',
+        'role',
+        'status',
+        'username',
+      ].sort(),
+    );
     assert.equal(ownerRow.role, 'owner');
     assert.equal(ownerRow.invitedBy, null);
     assert.equal((await call(t, 'GET', `accounts/${account.id}/members?limit=501`, owner.headers)).status, 400);
@@ -41,34 +55,102 @@ describe('accounts: members, API keys, seat release', () => {
     assert.equal(res.body.data.role, 'member');
     assert.equal(res.body.data.status, 'active');
     assert.equal(res.body.data.invitedBy, owner.user.id);
-    const ws = await t.app.kernel.db.selectFrom('workspace_members').selectAll().where('workspace_id', '=', account.defaultWorkspaceId).where('user_id', '=', user.id).executeTakeFirst();
+    const ws = await t.app.kernel.db
+      .selectFrom('workspace_members')
+      .selectAll()
+      .where('workspace_id', '=', account.defaultWorkspaceId)
+      .where('user_id', '=', user.id)
+      .executeTakeFirst();
     assert.ok(ws);
-    const note = await t.app.kernel.db.selectFrom('notifications').selectAll().where('user_id', '=', user.id).executeTakeFirst();
+    const note = await t.app.kernel.db
+      .selectFrom('notifications')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .executeTakeFirst();
     assert.match(note!.title, /added to/);
     assert.deepEqual((await lastAudit(t.app, account.id, 'member.added')).metadata.role, 'member');
-    assert.equal((await call(t, 'POST', `accounts/${account.id}/members`, owner.headers, { chainerId: user.id })).status, 409);
-    assert.equal((await call(t, 'POST', `accounts/${account.id}/members`, owner.headers, { chainerId: '00000000-0000-4000-8000-000000000000' })).status, 404);
-    assert.equal((await call(t, 'POST', `accounts/${account.id}/members`, owner.headers, { chainerId: (await makeUser(t.app)).id, role: 'owner' })).status, 400);
-    assert.equal((await call(t, 'POST', `accounts/${account.id}/members`, owner.headers, { chainerId: 'nope', role: 'admin' })).status, 400);
+    assert.equal(
+      (await call(t, 'POST', `accounts/${account.id}/members`, owner.headers, { chainerId: user.id })).status,
+      409,
+    );
+    assert.equal(
+      (
+        await call(t, 'POST', `accounts/${account.id}/members`, owner.headers, {
+          chainerId: '00000000-0000-4000-8000-000000000000',
+        })
+      ).status,
+      404,
+    );
+    assert.equal(
+      (
+        await call(t, 'POST', `accounts/${account.id}/members`, owner.headers, {
+          chainerId: (await makeUser(t.app)).id,
+          role: 'owner',
+        })
+      ).status,
+      400,
+    );
+    assert.equal(
+      (await call(t, 'POST', `accounts/${account.id}/members`, owner.headers, { chainerId: 'nope', role: 'admin' }))
+        .status,
+      400,
+    );
     for (const role of ['admin', 'analyst', 'billing', 'viewer', 'member']) {
-      assert.equal((await call(t, 'POST', `accounts/${account.id}/members`, owner.headers, { chainerId: (await makeUser(t.app)).id, role })).status, 201, role);
+      assert.equal(
+        (
+          await call(t, 'POST', `accounts/${account.id}/members`, owner.headers, {
+            chainerId: (await makeUser(t.app)).id,
+            role,
+          })
+        ).status,
+        201,
+        role,
+      );
     }
   });
 
   it('changes roles (assignable only), never demotes or removes the last owner', async () => {
     const { owner, account, members } = await makeTeam(t.app, ['admin', 'member']);
-    const res = await call(t, 'PATCH', `accounts/${account.id}/members/${members.member.user.id}`, members.admin.headers, { role: 'billing' });
+    const res = await call(
+      t,
+      'PATCH',
+      `accounts/${account.id}/members/${members.member.user.id}`,
+      members.admin.headers,
+      { role: 'billing' },
+    );
     assert.equal(res.body.data.role, 'billing');
-    assert.deepEqual((await lastAudit(t.app, account.id, 'member.role_changed')).metadata, { oldRole: 'member', newRole: 'billing' });
-    assert.equal((await call(t, 'PATCH', `accounts/${account.id}/members/${members.member.user.id}`, owner.headers, { role: 'owner' })).status, 400);
-    assert.equal((await call(t, 'PATCH', `accounts/${account.id}/members/${members.member.user.id}`, owner.headers, {})).status, 400);
-    const demote = await call(t, 'PATCH', `accounts/${account.id}/members/${owner.user.id}`, members.admin.headers, { role: 'admin' });
+    assert.deepEqual((await lastAudit(t.app, account.id, 'member.role_changed')).metadata, {
+      oldRole: 'member',
+      newRole: 'billing',
+    });
+    assert.equal(
+      (
+        await call(t, 'PATCH', `accounts/${account.id}/members/${members.member.user.id}`, owner.headers, {
+          role: 'owner',
+        })
+      ).status,
+      400,
+    );
+    assert.equal(
+      (await call(t, 'PATCH', `accounts/${account.id}/members/${members.member.user.id}`, owner.headers, {})).status,
+      400,
+    );
+    const demote = await call(t, 'PATCH', `accounts/${account.id}/members/${owner.user.id}`, members.admin.headers, {
+      role: 'admin',
+    });
     assert.equal(demote.status, 409);
     assert.match(demote.body.error!.message, /last owner/);
     const remove = await call(t, 'DELETE', `accounts/${account.id}/members/${owner.user.id}`, owner.headers);
     assert.equal(remove.status, 409);
     assert.equal((await t.app.services.accounts.members.get(account.id, owner.user.id)).role, 'owner');
-    assert.equal((await call(t, 'PATCH', `accounts/${account.id}/members/00000000-0000-4000-8000-000000000000`, owner.headers, { role: 'viewer' })).status, 404);
+    assert.equal(
+      (
+        await call(t, 'PATCH', `accounts/${account.id}/members/00000000-0000-4000-8000-000000000000`, owner.headers, {
+          role: 'viewer',
+        })
+      ).status,
+      404,
+    );
   });
 
   it('removal revokes the member API keys (the key stops working) and workspace memberships; the session stays, shut out of the account', async () => {
@@ -87,7 +169,10 @@ describe('accounts: members, API keys, seat release', () => {
     // but not on endpoints that do not take keys
     assert.equal((await call(t, 'GET', 'auth/me', bearer(apiKey))).status, 403);
     const ws = await t.app.services.accounts.workspaces.create(account.id, null, 'Extra');
-    await t.app.services.accounts.workspaces.addMember(account.id, null, ws.id, { chainerId: victim.user.id, role: 'member' });
+    await t.app.services.accounts.workspaces.addMember(account.id, null, ws.id, {
+      chainerId: victim.user.id,
+      role: 'member',
+    });
     assert.equal((await call(t, 'GET', 'auth/me', victim.headers)).status, 200);
 
     const res = await call(t, 'DELETE', `accounts/${account.id}/members/${victim.user.id}`, owner.headers);
@@ -95,7 +180,14 @@ describe('accounts: members, API keys, seat release', () => {
     const d = res.body.data;
     assert.equal(d.chainerId, victim.user.id);
     assert.equal(d.role, 'analyst');
-    assert.deepEqual(d.revokedApiKeys, [{ id: key.body.data.id, name: 'deploy bot', keyPrefix: key.body.data.keyPrefix, lastFour: key.body.data.lastFour }]);
+    assert.deepEqual(d.revokedApiKeys, [
+      {
+        id: key.body.data.id,
+        name: 'deploy bot',
+        keyPrefix: key.body.data.keyPrefix,
+        lastFour: key.body.data.lastFour,
+      },
+    ]);
     assert.equal(d.removedWorkspaceMemberships, 2);
     assert.equal(d.revokedSessions, 0);
     assert.deepEqual(d.seatRelease, { status: 'not_requested' });
@@ -105,11 +197,23 @@ describe('accounts: members, API keys, seat release', () => {
     const shut = await call(t, 'GET', `accounts/${account.id}`, victim.headers);
     assert.equal(shut.status, 403);
     assert.equal(shut.body.error!.code, 'FORBIDDEN');
-    assert.equal((await t.app.kernel.db.selectFrom('workspace_members').select('user_id').where('user_id', '=', victim.user.id).execute()).length, 0);
+    assert.equal(
+      (
+        await t.app.kernel.db
+          .selectFrom('workspace_members')
+          .select('user_id')
+          .where('user_id', '=', victim.user.id)
+          .execute()
+      ).length,
+      0,
+    );
     const audit = await lastAudit(t.app, account.id, 'member.removed');
     assert.equal(audit.targetId, victim.user.id);
     assert.equal(audit.metadata.revokedSessions, 0);
-    assert.equal((await call(t, 'DELETE', `accounts/${account.id}/members/${victim.user.id}`, owner.headers)).status, 404);
+    assert.equal(
+      (await call(t, 'DELETE', `accounts/${account.id}/members/${victim.user.id}`, owner.headers)).status,
+      404,
+    );
   });
 
   it('releaseSeat: only the literal true; without billing the status says billing_not_configured', async () => {
@@ -119,13 +223,26 @@ describe('accounts: members, API keys, seat release', () => {
       await t.app.services.accounts.members.add(account.id, null, { chainerId: u.id, role: 'member' });
       return u.id;
     };
-    assert.equal((await call(t, 'DELETE', `accounts/${account.id}/members/${await add()}?releaseSeat=false`, owner.headers)).body.data.seatRelease.status, 'not_requested');
+    assert.equal(
+      (await call(t, 'DELETE', `accounts/${account.id}/members/${await add()}?releaseSeat=false`, owner.headers)).body
+        .data.seatRelease.status,
+      'not_requested',
+    );
     for (const value of ['1', 'TRUE', 'yes', 'True']) {
       const id = await add();
-      assert.equal((await call(t, 'DELETE', `accounts/${account.id}/members/${id}?releaseSeat=${value}`, owner.headers)).status, 400, value);
+      assert.equal(
+        (await call(t, 'DELETE', `accounts/${account.id}/members/${id}?releaseSeat=${value}`, owner.headers)).status,
+        400,
+        value,
+      );
       assert.ok(await t.app.services.accounts.members.get(account.id, id), 'still a member');
     }
-    const res = await call(t, 'DELETE', `accounts/${account.id}/members/${await add()}?releaseSeat=true`, owner.headers);
+    const res = await call(
+      t,
+      'DELETE',
+      `accounts/${account.id}/members/${await add()}?releaseSeat=true`,
+      owner.headers,
+    );
     assert.deepEqual(res.body.data.seatRelease, { status: 'billing_not_configured' });
     assert.equal((await lastAudit(t.app, account.id, 'member.removed')).metadata.releaseSeat, true);
   });
@@ -161,12 +278,23 @@ describe('accounts: members, API keys, seat release', () => {
       await new Promise((resolve) => provider.close(resolve));
     });
 
-    const send = (body: string, header?: string) => t.inject({ method: 'POST', url: '/api/v1/billing/webhook', payload: body, headers: { 'content-type': 'application/json', ...(header ? { 'x-billing-signature': header } : {}) } });
+    const send = (body: string, header?: string) =>
+      t.inject({
+        method: 'POST',
+        url: '/api/v1/billing/webhook',
+        payload: body,
+        headers: { 'content-type': 'application/json', ...(header ? { 'x-billing-signature': header } : {}) },
+      });
     const now = () => Math.floor(clock.now().getTime() / 1000);
 
     it('requested, then confirmed by a signed webhook; bad signatures are 400 and change nothing', async () => {
       const { owner, account, members } = await makeTeam(t.app, ['member']);
-      const res = await call(t, 'DELETE', `accounts/${account.id}/members/${members.member.user.id}?releaseSeat=true`, owner.headers);
+      const res = await call(
+        t,
+        'DELETE',
+        `accounts/${account.id}/members/${members.member.user.id}?releaseSeat=true`,
+        owner.headers,
+      );
       assert.deepEqual(res.body.data.seatRelease, { status: 'requested' });
       const request = received.at(-1)!;
       assert.equal(request.userId, members.member.user.id);
@@ -194,7 +322,12 @@ describe('accounts: members, API keys, seat release', () => {
       // just inside the window is accepted
       const ok = await send(event, billingSignatureHeader(WEBHOOK_SECRET, now() - 300, event));
       assert.equal(ok.statusCode, 200);
-      assert.deepEqual((ok.result as { data: unknown }).data, { received: true, duplicate: false, applied: true, status: 'confirmed' });
+      assert.deepEqual((ok.result as { data: unknown }).data, {
+        received: true,
+        duplicate: false,
+        applied: true,
+        status: 'confirmed',
+      });
       const release = await t.app.services.accounts.billingWebhook.release(releaseId);
       assert.equal(release!.status, 'confirmed');
       assert.equal(release!.confirmedAt, clock.now().toISOString());
@@ -206,8 +339,16 @@ describe('accounts: members, API keys, seat release', () => {
 
     it('a provider refusal is reported as the reason', async () => {
       const { owner, account, members } = await makeTeam(t.app, ['member']);
-      t.app.services.accounts.useBillingAdapter({ name: 'refusing', releaseSeat: async () => ({ accepted: false, reason: 'seat_minimum_reached' }) });
-      const res = await call(t, 'DELETE', `accounts/${account.id}/members/${members.member.user.id}?releaseSeat=true`, owner.headers);
+      t.app.services.accounts.useBillingAdapter({
+        name: 'refusing',
+        releaseSeat: async () => ({ accepted: false, reason: 'seat_minimum_reached' }),
+      });
+      const res = await call(
+        t,
+        'DELETE',
+        `accounts/${account.id}/members/${members.member.user.id}?releaseSeat=true`,
+        owner.headers,
+      );
       assert.deepEqual(res.body.data.seatRelease, { status: 'seat_minimum_reached' });
     });
   });
@@ -215,7 +356,12 @@ describe('accounts: members, API keys, seat release', () => {
   it('the webhook answers 503 when no secret is configured', async () => {
     const other = await createTestApp();
     try {
-      const r = await other.inject({ method: 'POST', url: '/api/v1/billing/webhook', payload: '{}', headers: { 'content-type': 'application/json' } });
+      const r = await other.inject({
+        method: 'POST',
+        url: '/api/v1/billing/webhook',
+        payload: '{}',
+        headers: { 'content-type': 'application/json' },
+      });
       assert.equal(r.statusCode, 503);
       assert.equal((r.result as { error: { code: string } }).error.code, 'NOT_CONFIGURED');
     } finally {
@@ -227,32 +373,70 @@ describe('accounts: members, API keys, seat release', () => {
     const { owner, account, members } = await makeTeam(t.app, ['admin', 'viewer']);
     const created = await call(t, 'POST', `accounts/${account.id}/api-keys`, members.viewer.headers, { name: 'k1' });
     assert.equal((await lastAudit(t.app, account.id, 'api_key.created')).metadata.name, 'k1');
-    const stored = await t.app.kernel.db.selectFrom('account_api_keys').selectAll().where('id', '=', created.body.data.id).executeTakeFirstOrThrow();
+    const stored = await t.app.kernel.db
+      .selectFrom('account_api_keys')
+      .selectAll()
+      .where('id', '=', created.body.data.id)
+      .executeTakeFirstOrThrow();
     assert.notEqual(stored.key_hash, created.body.data.key);
     assert.ok(!JSON.stringify(stored).includes(created.body.data.key));
     const list = await call(t, 'GET', `accounts/${account.id}/api-keys`, owner.headers);
     assert.equal(list.body.data.length, 1);
-    assert.deepEqual(Object.keys(list.body.data[0]).sort(), ['accountId', 'createdAt', 'id', 'keyPrefix', 'lastFour', 'lastUsedAt', 'name', 'ownerChainerId', 'revokedAt'].sort());
+    assert.deepEqual(
+      Object.keys(list.body.data[0]).sort(),
+      [
+        'accountId',
+        'createdAt',
+        'id',
+        'keyPrefix',
+        'lastFour',
+        'lastUsedAt',
+        'name',
+        'ownerChainerId',
+        'revokedAt',
+      ].sort(),
+    );
     assert.equal((await call(t, 'GET', `accounts/${account.id}/api-keys`, members.admin.headers)).body.data.length, 1);
     // a viewer sees only their own keys; another member's key is not found for them
     const adminKey = await call(t, 'POST', `accounts/${account.id}/api-keys`, members.admin.headers, { name: 'k2' });
     assert.equal((await call(t, 'GET', `accounts/${account.id}/api-keys`, members.viewer.headers)).body.data.length, 1);
-    assert.equal((await call(t, 'DELETE', `accounts/${account.id}/api-keys/${adminKey.body.data.id}`, members.viewer.headers)).status, 404);
+    assert.equal(
+      (await call(t, 'DELETE', `accounts/${account.id}/api-keys/${adminKey.body.data.id}`, members.viewer.headers))
+        .status,
+      404,
+    );
     // an API key cannot mint keys
-    assert.equal((await call(t, 'POST', `accounts/${account.id}/api-keys`, bearer(created.body.data.key), { name: 'k3' })).status, 403);
+    assert.equal(
+      (await call(t, 'POST', `accounts/${account.id}/api-keys`, bearer(created.body.data.key), { name: 'k3' })).status,
+      403,
+    );
     // a key works only in its account
     const other = await makeTeam(t.app);
-    await t.app.services.accounts.members.add(other.account.id, null, { chainerId: members.viewer.user.id, role: 'viewer' });
+    await t.app.services.accounts.members.add(other.account.id, null, {
+      chainerId: members.viewer.user.id,
+      role: 'viewer',
+    });
     assert.equal((await call(t, 'GET', `accounts/${other.account.id}`, bearer(created.body.data.key))).status, 403);
     assert.equal((await call(t, 'GET', 'accounts/me', bearer(created.body.data.key))).body.data.id, account.id);
-    const revoked = await call(t, 'DELETE', `accounts/${account.id}/api-keys/${created.body.data.id}`, members.admin.headers);
+    const revoked = await call(
+      t,
+      'DELETE',
+      `accounts/${account.id}/api-keys/${created.body.data.id}`,
+      members.admin.headers,
+    );
     assert.ok(revoked.body.data.revokedAt);
     assert.equal((await lastAudit(t.app, account.id, 'api_key.revoked')).targetId, created.body.data.id);
     assert.equal((await call(t, 'GET', `accounts/${account.id}`, bearer(created.body.data.key))).status, 401);
     assert.equal((await call(t, 'GET', `accounts/${account.id}`, bearer('gak_unknownkeyvalue'))).status, 401);
     assert.equal((await call(t, 'POST', `accounts/${account.id}/api-keys`, owner.headers, { name: '' })).status, 400);
-    assert.equal((await call(t, 'POST', `accounts/${account.id}/api-keys`, owner.headers, { name: 'n'.repeat(121) })).status, 400);
-    assert.equal((await call(t, 'POST', `accounts/${account.id}/api-keys`, owner.headers, { name: 'n'.repeat(120) })).status, 201);
+    assert.equal(
+      (await call(t, 'POST', `accounts/${account.id}/api-keys`, owner.headers, { name: 'n'.repeat(121) })).status,
+      400,
+    );
+    assert.equal(
+      (await call(t, 'POST', `accounts/${account.id}/api-keys`, owner.headers, { name: 'n'.repeat(120) })).status,
+      201,
+    );
   });
 
   it('the removed member sees nothing of the account afterwards', async () => {

@@ -17,7 +17,8 @@ describe('accounts: deletion, retention job, audit log paging', () => {
   after(() => t.close());
 
   const purgeJob = () => accountsJobs(t.app.services.accounts).find((j) => j.name === 'accounts.purge-deleted')!;
-  const row = (id: string) => t.app.kernel.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const row = (id: string) =>
+    t.app.kernel.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
   it('the purge job is registered with the scheduler', () => {
     assert.ok(collectJobs(t.app).some((j) => j.name === 'accounts.purge-deleted'));
@@ -54,9 +55,18 @@ describe('accounts: deletion, retention job, audit log paging', () => {
     assert.equal(r.deleted_at, deleted.body.data.deletedAt);
     assert.notEqual(r.slug, account.slug);
     const { db } = t.app.kernel;
-    assert.equal((await db.selectFrom('account_members').select('user_id').where('account_id', '=', account.id).execute()).length, 0);
-    assert.equal((await db.selectFrom('workspaces').select('id').where('account_id', '=', account.id).execute()).length, 0);
-    assert.equal((await db.selectFrom('account_api_keys').select('id').where('account_id', '=', account.id).execute()).length, 0);
+    assert.equal(
+      (await db.selectFrom('account_members').select('user_id').where('account_id', '=', account.id).execute()).length,
+      0,
+    );
+    assert.equal(
+      (await db.selectFrom('workspaces').select('id').where('account_id', '=', account.id).execute()).length,
+      0,
+    );
+    assert.equal(
+      (await db.selectFrom('account_api_keys').select('id').where('account_id', '=', account.id).execute()).length,
+      0,
+    );
     const trail = await auditOf(t.app, account.id);
     assert.equal(trail.length, before + 1);
     assert.ok(trail.some((e) => e.action === 'account.deleted'));
@@ -64,7 +74,18 @@ describe('accounts: deletion, retention job, audit log paging', () => {
     assert.equal(hard.metadata.purgedMembers, 3);
     assert.equal(hard.metadata.purgedWorkspaces, 2);
     // its slug is free again, and the job is idempotent
-    assert.equal((await call(t, 'POST', 'accounts', { authorization: `Bearer ${(await t.app.services.identity.sessions.start(owner.user.id)).accessToken}` }, { slug: account.slug, legalName: 'Reborn' })).status, 201);
+    assert.equal(
+      (
+        await call(
+          t,
+          'POST',
+          'accounts',
+          { authorization: `Bearer ${(await t.app.services.identity.sessions.start(owner.user.id)).accessToken}` },
+          { slug: account.slug, legalName: 'Reborn' },
+        )
+      ).status,
+      201,
+    );
     assert.deepEqual(await purgeJob().run(clock.now()), []);
     await assert.rejects(t.app.services.accounts.deletion.restore(account.id, null), { status: 409 });
   });
@@ -85,7 +106,15 @@ describe('accounts: deletion, retention job, audit log paging', () => {
   it('GET /accounts/:id/logs: newest first, cursor pages, meta total/hasMore/cursor, forged cursor 400', async () => {
     const { owner, account, members } = await makeTeam(t.app, ['admin', 'member']);
     for (let i = 0; i < 45; i++) {
-      await recordAudit(t.app.kernel.db, { accountId: account.id, action: 'account.updated', actorId: owner.user.id, actorUsername: 'o', targetId: account.id, metadata: { field: 'industry', oldValue: String(i), newValue: String(i + 1) }, at: clock.now() });
+      await recordAudit(t.app.kernel.db, {
+        accountId: account.id,
+        action: 'account.updated',
+        actorId: owner.user.id,
+        actorUsername: 'o',
+        targetId: account.id,
+        metadata: { field: 'industry', oldValue: String(i), newValue: String(i + 1) },
+        at: clock.now(),
+      });
     }
     const total = (await auditOf(t.app, account.id)).length;
     const first = await call(t, 'GET', `accounts/${account.id}/logs`, members.admin.headers);
@@ -95,12 +124,25 @@ describe('accounts: deletion, retention job, audit log paging', () => {
     assert.equal(first.body.meta.hasMore, true);
     assert.equal(typeof first.body.meta.cursor, 'string');
     assert.deepEqual(first.body.data[0].metadata, { field: 'industry', oldValue: '44', newValue: '45' });
-    assert.deepEqual(Object.keys(first.body.data[0]).sort(), ['action', 'actorId', 'actorUsername', 'createdAt', 'id', 'metadata', 'targetId']);
+    assert.deepEqual(Object.keys(first.body.data[0]).sort(), [
+      'action',
+      'actorId',
+      'actorUsername',
+      'createdAt',
+      'id',
+      'metadata',
+      'targetId',
+    ]);
     const seen = new Set<string>(first.body.data.map((e: { id: string }) => e.id));
     let cursor = first.body.meta.cursor;
     let pages = 1;
     while (cursor) {
-      const page = await call(t, 'GET', `accounts/${account.id}/logs?limit=20&cursor=${encodeURIComponent(cursor)}`, owner.headers);
+      const page = await call(
+        t,
+        'GET',
+        `accounts/${account.id}/logs?limit=20&cursor=${encodeURIComponent(cursor)}`,
+        owner.headers,
+      );
       assert.equal(page.status, 200);
       for (const e of page.body.data) seen.add(e.id);
       cursor = page.body.meta.cursor;
@@ -116,7 +158,12 @@ describe('accounts: deletion, retention job, audit log paging', () => {
     assert.equal((await call(t, 'GET', `accounts/${account.id}/logs?cursor=forged.cursor`, owner.headers)).status, 400);
     // a cursor of another account's log is refused
     const other = await makeTeam(t.app);
-    const foreign = await call(t, 'GET', `accounts/${other.account.id}/logs?cursor=${encodeURIComponent(first.body.meta.cursor)}`, other.owner.headers);
+    const foreign = await call(
+      t,
+      'GET',
+      `accounts/${other.account.id}/logs?cursor=${encodeURIComponent(first.body.meta.cursor)}`,
+      other.owner.headers,
+    );
     assert.equal(foreign.status, 400);
     assert.equal((await call(t, 'GET', `accounts/${account.id}/logs?limit=101`, owner.headers)).status, 400);
     assert.equal((await call(t, 'GET', `accounts/${account.id}/logs?limit=0`, owner.headers)).status, 400);
@@ -124,7 +171,11 @@ describe('accounts: deletion, retention job, audit log paging', () => {
   });
 
   it('the log query uses the (account_id, seq) index', async () => {
-    const plan = t.app.kernel.sqlite.prepare('EXPLAIN QUERY PLAN SELECT seq FROM account_audit_log WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT 21').all('x', 100) as Array<{ detail: string }>;
+    const plan = t.app.kernel.sqlite
+      .prepare(
+        'EXPLAIN QUERY PLAN SELECT seq FROM account_audit_log WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT 21',
+      )
+      .all('x', 100) as Array<{ detail: string }>;
     const text = plan.map((p) => p.detail).join('\n');
     assert.match(text, /account_audit_log_account_seq/);
     assert.doesNotMatch(text, /TEMP B-TREE/);

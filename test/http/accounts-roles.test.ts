@@ -23,16 +23,43 @@ let n = 0;
 const uniq = () => `${Date.now().toString(36)}${n++}`;
 
 const rows: Row[] = [
-  { name: 'GET /accounts/:id', method: 'GET', allowed: ALL, status: 200, setup: async (_t, team) => ({ path: `accounts/${team.account.id}` }) },
-  { name: 'PATCH /accounts/:id', method: 'PATCH', allowed: OWNER_OR_ADMIN, status: 200, setup: async (_t, team) => ({ path: `accounts/${team.account.id}`, body: { displayName: 'Renamed' } }) },
-  { name: 'DELETE /accounts/:id', method: 'DELETE', allowed: ['owner'], status: 200, setup: async (_t, team) => ({ path: `accounts/${team.account.id}` }) },
-  { name: 'GET members', method: 'GET', allowed: ALL, status: 200, setup: async (_t, team) => ({ path: `accounts/${team.account.id}/members` }) },
+  {
+    name: 'GET /accounts/:id',
+    method: 'GET',
+    allowed: ALL,
+    status: 200,
+    setup: async (_t, team) => ({ path: `accounts/${team.account.id}` }),
+  },
+  {
+    name: 'PATCH /accounts/:id',
+    method: 'PATCH',
+    allowed: OWNER_OR_ADMIN,
+    status: 200,
+    setup: async (_t, team) => ({ path: `accounts/${team.account.id}`, body: { displayName: 'Renamed' } }),
+  },
+  {
+    name: 'DELETE /accounts/:id',
+    method: 'DELETE',
+    allowed: ['owner'],
+    status: 200,
+    setup: async (_t, team) => ({ path: `accounts/${team.account.id}` }),
+  },
+  {
+    name: 'GET members',
+    method: 'GET',
+    allowed: ALL,
+    status: 200,
+    setup: async (_t, team) => ({ path: `accounts/${team.account.id}/members` }),
+  },
   {
     name: 'POST members',
     method: 'POST',
     allowed: OWNER_OR_ADMIN,
     status: 201,
-    setup: async (t, team) => ({ path: `accounts/${team.account.id}/members`, body: { chainerId: (await makeUser(t.app)).id, role: 'analyst' } }),
+    setup: async (t, team) => ({
+      path: `accounts/${team.account.id}/members`,
+      body: { chainerId: (await makeUser(t.app)).id, role: 'analyst' },
+    }),
   },
   {
     name: 'PATCH member',
@@ -56,16 +83,40 @@ const rows: Row[] = [
       return { path: `accounts/${team.account.id}/members/${target.id}` };
     },
   },
-  { name: 'GET logs', method: 'GET', allowed: OWNER_OR_ADMIN, status: 200, setup: async (_t, team) => ({ path: `accounts/${team.account.id}/logs` }) },
-  { name: 'POST invitations', method: 'POST', allowed: OWNER_OR_ADMIN, status: 201, setup: async (_t, team) => ({ path: `accounts/${team.account.id}/invitations`, body: { email: `inv-${uniq()}@example.test`, role: 'viewer' } }) },
-  { name: 'GET invitations', method: 'GET', allowed: OWNER_OR_ADMIN, status: 200, setup: async (_t, team) => ({ path: `accounts/${team.account.id}/invitations` }) },
+  {
+    name: 'GET logs',
+    method: 'GET',
+    allowed: OWNER_OR_ADMIN,
+    status: 200,
+    setup: async (_t, team) => ({ path: `accounts/${team.account.id}/logs` }),
+  },
+  {
+    name: 'POST invitations',
+    method: 'POST',
+    allowed: OWNER_OR_ADMIN,
+    status: 201,
+    setup: async (_t, team) => ({
+      path: `accounts/${team.account.id}/invitations`,
+      body: { email: `inv-${uniq()}@example.test`, role: 'viewer' },
+    }),
+  },
+  {
+    name: 'GET invitations',
+    method: 'GET',
+    allowed: OWNER_OR_ADMIN,
+    status: 200,
+    setup: async (_t, team) => ({ path: `accounts/${team.account.id}/invitations` }),
+  },
   {
     name: 'DELETE invitation',
     method: 'DELETE',
     allowed: OWNER_OR_ADMIN,
     status: 200,
     setup: async (t, team) => {
-      const inv = await t.app.services.accounts.invitations.create(team.account.id, null, { email: `inv-${uniq()}@example.test`, role: 'member' });
+      const inv = await t.app.services.accounts.invitations.create(team.account.id, null, {
+        email: `inv-${uniq()}@example.test`,
+        role: 'member',
+      });
       return { path: `accounts/${team.account.id}/invitations/${inv.id}` };
     },
   },
@@ -75,12 +126,27 @@ const rows: Row[] = [
     allowed: OWNER_OR_ADMIN,
     status: 200,
     setup: async (t, team) => {
-      const inv = await t.app.services.accounts.invitations.create(team.account.id, null, { email: `inv-${uniq()}@example.test`, role: 'member' });
+      const inv = await t.app.services.accounts.invitations.create(team.account.id, null, {
+        email: `inv-${uniq()}@example.test`,
+        role: 'member',
+      });
       return { path: `accounts/${team.account.id}/invitations/${inv.id}/resend` };
     },
   },
-  { name: 'GET workspaces', method: 'GET', allowed: ALL, status: 200, setup: async (_t, team) => ({ path: `accounts/${team.account.id}/workspaces` }) },
-  { name: 'POST workspaces', method: 'POST', allowed: OWNER_OR_ADMIN, status: 201, setup: async (_t, team) => ({ path: `accounts/${team.account.id}/workspaces`, body: { name: `WS ${uniq()}` } }) },
+  {
+    name: 'GET workspaces',
+    method: 'GET',
+    allowed: ALL,
+    status: 200,
+    setup: async (_t, team) => ({ path: `accounts/${team.account.id}/workspaces` }),
+  },
+  {
+    name: 'POST workspaces',
+    method: 'POST',
+    allowed: OWNER_OR_ADMIN,
+    status: 201,
+    setup: async (_t, team) => ({ path: `accounts/${team.account.id}/workspaces`, body: { name: `WS ${uniq()}` } }),
+  },
   {
     name: 'PATCH workspace',
     method: 'PATCH',
@@ -101,7 +167,15 @@ const rows: Row[] = [
       return { path: `accounts/${team.account.id}/workspaces/${ws.id}` };
     },
   },
-  { name: 'GET workspace members', method: 'GET', allowed: ALL, status: 200, setup: async (_t, team) => ({ path: `accounts/${team.account.id}/workspaces/${team.account.defaultWorkspaceId}/members` }) },
+  {
+    name: 'GET workspace members',
+    method: 'GET',
+    allowed: ALL,
+    status: 200,
+    setup: async (_t, team) => ({
+      path: `accounts/${team.account.id}/workspaces/${team.account.defaultWorkspaceId}/members`,
+    }),
+  },
   {
     name: 'POST workspace members',
     method: 'POST',
@@ -109,7 +183,10 @@ const rows: Row[] = [
     status: 201,
     setup: async (t, team) => {
       const ws = await t.app.services.accounts.workspaces.create(team.account.id, null, `WS ${uniq()}`);
-      return { path: `accounts/${team.account.id}/workspaces/${ws.id}/members`, body: { chainerId: team.members.member.user.id } };
+      return {
+        path: `accounts/${team.account.id}/workspaces/${ws.id}/members`,
+        body: { chainerId: team.members.member.user.id },
+      };
     },
   },
   {
@@ -119,13 +196,37 @@ const rows: Row[] = [
     status: 200,
     setup: async (t, team) => {
       const ws = await t.app.services.accounts.workspaces.create(team.account.id, null, `WS ${uniq()}`);
-      await t.app.services.accounts.workspaces.addMember(team.account.id, null, ws.id, { chainerId: team.members.viewer.user.id, role: 'member' });
+      await t.app.services.accounts.workspaces.addMember(team.account.id, null, ws.id, {
+        chainerId: team.members.viewer.user.id,
+        role: 'member',
+      });
       return { path: `accounts/${team.account.id}/workspaces/${ws.id}/members/${team.members.viewer.user.id}` };
     },
   },
-  { name: 'POST ownership-transfer', method: 'POST', allowed: ['owner'], status: 201, setup: async (_t, team) => ({ path: `accounts/${team.account.id}/ownership-transfer`, body: { chainerId: team.members.analyst.user.id } }) },
-  { name: 'POST api-keys', method: 'POST', allowed: ALL, status: 201, setup: async (_t, team) => ({ path: `accounts/${team.account.id}/api-keys`, body: { name: 'ci' } }) },
-  { name: 'GET api-keys', method: 'GET', allowed: ALL, status: 200, setup: async (_t, team) => ({ path: `accounts/${team.account.id}/api-keys` }) },
+  {
+    name: 'POST ownership-transfer',
+    method: 'POST',
+    allowed: ['owner'],
+    status: 201,
+    setup: async (_t, team) => ({
+      path: `accounts/${team.account.id}/ownership-transfer`,
+      body: { chainerId: team.members.analyst.user.id },
+    }),
+  },
+  {
+    name: 'POST api-keys',
+    method: 'POST',
+    allowed: ALL,
+    status: 201,
+    setup: async (_t, team) => ({ path: `accounts/${team.account.id}/api-keys`, body: { name: 'ci' } }),
+  },
+  {
+    name: 'GET api-keys',
+    method: 'GET',
+    allowed: ALL,
+    status: 200,
+    setup: async (_t, team) => ({ path: `accounts/${team.account.id}/api-keys` }),
+  },
 ];
 
 describe('accounts: every role against every endpoint', () => {
@@ -133,8 +234,15 @@ describe('accounts: every role against every endpoint', () => {
   before(async () => (t = await createTestApp()));
   after(() => t.close());
 
-  const headersOf = async (team: Team, caller: Caller) => (caller === 'owner' ? team.owner.headers : caller === 'non-member' ? (await signedInUser(t.app)).headers : team.members[caller].headers);
-  const auditCount = async (accountId: string) => (await t.app.kernel.db.selectFrom('account_audit_log').select('seq').where('account_id', '=', accountId).execute()).length;
+  const headersOf = async (team: Team, caller: Caller) =>
+    caller === 'owner'
+      ? team.owner.headers
+      : caller === 'non-member'
+        ? (await signedInUser(t.app)).headers
+        : team.members[caller].headers;
+  const auditCount = async (accountId: string) =>
+    (await t.app.kernel.db.selectFrom('account_audit_log').select('seq').where('account_id', '=', accountId).execute())
+      .length;
 
   for (const row of rows) {
     describe(row.name, () => {

@@ -30,8 +30,20 @@ describe('AI operations', () => {
     anthropic = await startFakeProvider('anthropic');
     await configure(t.app, openai, { priority: 1, models: ['gpt-test', 'gpt-unpriced'], priced: false });
     // Only gpt-test is priced: --price-* applies to the models of that call.
-    await t.app.services.ai.admin.set({ name: 'openai', baseUrl: openai.url, apiKey: openai.apiKey, models: ['gpt-test'], priceIn: 1, priceOut: 2 });
-    await t.app.services.ai.admin.set({ name: 'openai', baseUrl: openai.url, apiKey: openai.apiKey, models: ['gpt-test', 'gpt-unpriced'] });
+    await t.app.services.ai.admin.set({
+      name: 'openai',
+      baseUrl: openai.url,
+      apiKey: openai.apiKey,
+      models: ['gpt-test'],
+      priceIn: 1,
+      priceOut: 2,
+    });
+    await t.app.services.ai.admin.set({
+      name: 'openai',
+      baseUrl: openai.url,
+      apiKey: openai.apiKey,
+      models: ['gpt-test', 'gpt-unpriced'],
+    });
   });
   after(async () => {
     await t.close();
@@ -52,15 +64,30 @@ describe('AI operations', () => {
 
   it('rate-limit reads the same account bucket the runs spend, without spending it', async () => {
     const m = await aiMember(t.app);
-    const read = async (headers: Record<string, string> = m.headers) => body(await t.inject({ url: `${OPS}/rate-limit`, headers })).data;
-    assert.deepEqual(await read(), { limit: 60, remaining: 60, resetsAt: '2026-03-01T10:01:00.000Z', scope: 'account' });
+    const read = async (headers: Record<string, string> = m.headers) =>
+      body(await t.inject({ url: `${OPS}/rate-limit`, headers })).data;
+    assert.deepEqual(await read(), {
+      limit: 60,
+      remaining: 60,
+      resetsAt: '2026-03-01T10:01:00.000Z',
+      scope: 'account',
+    });
     await run(m.headers, userSays('one'));
     clock.advance(5_000);
     await run(m.headers, userSays('two'));
-    assert.deepEqual(await read(), { limit: 60, remaining: 58, resetsAt: '2026-03-01T10:01:00.000Z', scope: 'account' });
+    assert.deepEqual(await read(), {
+      limit: 60,
+      remaining: 58,
+      resetsAt: '2026-03-01T10:01:00.000Z',
+      scope: 'account',
+    });
     const colleague = await signedInUser(t.app);
     await addMember(t.app, m.account.id, colleague.user.id, 'viewer');
-    assert.equal((await read({ ...colleague.headers, 'x-account-id': m.account.id })).remaining, 58, 'scope account: every member sees the same bucket');
+    assert.equal(
+      (await read({ ...colleague.headers, 'x-account-id': m.account.id })).remaining,
+      58,
+      'scope account: every member sees the same bucket',
+    );
     clock.advance(60_000);
     assert.equal((await read()).remaining, 60);
   });
@@ -70,18 +97,35 @@ describe('AI operations', () => {
     const res = await t.inject({ url: `${OPS}/models/health`, headers: m.headers });
     assert.equal(res.statusCode, 200);
     const list = body(res).data as Array<Record<string, unknown>>;
-    assert.deepEqual(list.map((h) => h.provider), ['openai', 'anthropic', 'google']);
+    assert.deepEqual(
+      list.map((h) => h.provider),
+      ['openai', 'anthropic', 'google'],
+    );
     assert.deepEqual(list[0].status, 'healthy');
     assert.deepEqual(list[0].circuitState, 'closed');
     assert.equal(typeof list[0].lastCheckedAt, 'string', 'openai answered runs already');
-    assert.deepEqual(list[1], { provider: 'anthropic', status: 'unavailable', circuitState: null, lastCheckedAt: null });
+    assert.deepEqual(list[1], {
+      provider: 'anthropic',
+      status: 'unavailable',
+      circuitState: null,
+      lastCheckedAt: null,
+    });
     assert.deepEqual(list[2], { provider: 'google', status: 'unavailable', circuitState: null, lastCheckedAt: null });
 
     await configure(t.app, anthropic, { priority: 5 });
-    const after = body(await t.inject({ url: `${OPS}/models/health`, headers: m.headers })).data as Array<Record<string, unknown>>;
-    assert.deepEqual(after[1], { provider: 'anthropic', status: 'healthy', circuitState: 'closed', lastCheckedAt: null });
+    const after = body(await t.inject({ url: `${OPS}/models/health`, headers: m.headers })).data as Array<
+      Record<string, unknown>
+    >;
+    assert.deepEqual(after[1], {
+      provider: 'anthropic',
+      status: 'healthy',
+      circuitState: 'closed',
+      lastCheckedAt: null,
+    });
     await t.app.services.ai.admin.remove('anthropic');
-    const removed = body(await t.inject({ url: `${OPS}/models/health`, headers: m.headers })).data as Array<Record<string, unknown>>;
+    const removed = body(await t.inject({ url: `${OPS}/models/health`, headers: m.headers })).data as Array<
+      Record<string, unknown>
+    >;
     assert.equal(removed[1].status, 'unavailable');
   });
 
@@ -94,7 +138,14 @@ describe('AI operations', () => {
       await run(m.headers, { ...userSays('b'), sessionId: 'sum-1' });
       const usage = body(await t.inject({ url: `${OPS}/sessions/sum-1/usage`, headers: m.headers })).data;
       // (100*1 + 50*2) + (30*1 + 20*2) micro-dollars.
-      assert.deepEqual(usage, { sessionId: 'sum-1', totalInputTokens: 130, totalOutputTokens: 70, totalTokens: 200, estimatedCostUsd: 0.00027, runCount: 2 });
+      assert.deepEqual(usage, {
+        sessionId: 'sum-1',
+        totalInputTokens: 130,
+        totalOutputTokens: 70,
+        totalTokens: 200,
+        estimatedCostUsd: 0.00027,
+        runCount: 2,
+      });
 
       await run(m.headers, { ...userSays('c'), sessionId: 'sum-1', model: 'gpt-unpriced' });
       const unpriced = await t.inject({ url: `${OPS}/sessions/sum-1/usage`, headers: m.headers });
@@ -125,7 +176,11 @@ describe('AI operations', () => {
       const headers = { ...colleague.headers, 'x-account-id': owner.account.id };
       const res = await t.inject({ url: `${OPS}/sessions/board-merger-q3/usage`, headers });
       assert.equal(res.statusCode, 404, role);
-      assert.deepEqual(body(res).error, body(absent).error, `${role}: the same answer as a session that does not exist`);
+      assert.deepEqual(
+        body(res).error,
+        body(absent).error,
+        `${role}: the same answer as a session that does not exist`,
+      );
       assert.equal(body(res).data, null);
     }
   });
@@ -135,9 +190,13 @@ describe('AI operations', () => {
     const stats = async () => body(await t.inject({ url: `${OPS}/cache/stats`, headers: m.headers })).data;
     assert.deepEqual(await stats(), { cachedLayers: 0, layers: [] });
 
-    const lastSystem = () => (openai.chats().at(-1)!.body as { messages: Array<{ content: string }> }).messages[0].content;
+    const lastSystem = () =>
+      (openai.chats().at(-1)!.body as { messages: Array<{ content: string }> }).messages[0].content;
     await run(m.headers, { ...userSays('First topic: tides'), sessionId: 'cache-1' });
-    assert.deepEqual(await stats(), { cachedLayers: 5, layers: ['preferences', 'persona', 'twin', 'session', 'memory'] });
+    assert.deepEqual(await stats(), {
+      cachedLayers: 5,
+      layers: ['preferences', 'persona', 'twin', 'session', 'memory'],
+    });
     await run(m.headers, { ...userSays('And the moon?'), sessionId: 'cache-1' });
     assert.match(lastSystem(), /Recent conversations of this user began with: "First topic: tides"\.$/);
     // A new session joins the cached memory in front; the result equals a fresh computation.
@@ -147,16 +206,30 @@ describe('AI operations', () => {
     assert.match(cached, /began with: "Second topic: stars"; "First topic: tides"\.$/);
     t.app.services.ai.context.forgetAccount(m.account.id);
     await run(m.headers, { ...userSays('once more'), sessionId: 'cache-3' });
-    assert.equal(lastSystem(), cached.replace('"Second topic: stars"; "First topic: tides"', '"hello again"; "Second topic: stars"; "First topic: tides"'));
+    assert.equal(
+      lastSystem(),
+      cached.replace(
+        '"Second topic: stars"; "First topic: tides"',
+        '"hello again"; "Second topic: stars"; "First topic: tides"',
+      ),
+    );
 
     // The user's profile changed (by any process): the twin layer is stale.
-    await t.app.kernel.db.updateTable('users').set({ full_name: 'Ada Lovelace', updated_at: '2026-03-01T11:00:00.000Z' }).where('id', '=', m.user.id).execute();
+    await t.app.kernel.db
+      .updateTable('users')
+      .set({ full_name: 'Ada Lovelace', updated_at: '2026-03-01T11:00:00.000Z' })
+      .where('id', '=', m.user.id)
+      .execute();
     assert.deepEqual((await stats()).layers, ['preferences', 'persona', 'session', 'memory']);
     await run(m.headers, { ...userSays('Third'), sessionId: 'cache-1' });
     assert.match(lastSystem(), /talking with Ada Lovelace/);
 
     // The account changed: persona and preferences are stale.
-    await t.app.kernel.db.updateTable('accounts').set({ default_timezone: 'Europe/Paris', updated_at: '2026-03-01T11:00:00.000Z' }).where('id', '=', m.account.id).execute();
+    await t.app.kernel.db
+      .updateTable('accounts')
+      .set({ default_timezone: 'Europe/Paris', updated_at: '2026-03-01T11:00:00.000Z' })
+      .where('id', '=', m.account.id)
+      .execute();
     assert.deepEqual((await stats()).layers, ['twin', 'session', 'memory']);
     await run(m.headers, { ...userSays('Fourth'), sessionId: 'cache-1' });
     assert.match(lastSystem(), /Europe\/Paris timezone/);

@@ -28,10 +28,14 @@ describe('provider changes made by the CLI reach a running server', () => {
 
   it('set, key change and remove are seen through the change feed', async () => {
     const m = await aiMember(t.app);
-    const run = () => t.inject({ method: 'POST', url: '/api/v1/features/chat/runs', headers: m.headers, payload: userSays('hello') });
+    const run = () =>
+      t.inject({ method: 'POST', url: '/api/v1/features/chat/runs', headers: m.headers, payload: userSays('hello') });
     assert.equal((await run()).statusCode, 503, 'nothing configured yet (and the empty list is cached)');
 
-    const set = await cli(['provider', 'set', 'google', '--base-url', fake.url, '--api-key', fake.apiKey, '--model', 'gemini-test'], { dataDir, env: AI_ENV });
+    const set = await cli(
+      ['provider', 'set', 'google', '--base-url', fake.url, '--api-key', fake.apiKey, '--model', 'gemini-test'],
+      { dataDir, env: AI_ENV },
+    );
     assert.equal(set.code, 0, set.stderr);
     await t.app.kernel.changes.poll();
     const ok = await run();
@@ -40,7 +44,15 @@ describe('provider changes made by the CLI reach a running server', () => {
     assert.equal(fake.chats().at(-1)!.headers['x-goog-api-key'], fake.apiKey);
 
     // A wrong key breaks calls (auth failures count against the circuit)...
-    assert.equal((await cli(['provider', 'set', 'google', '--base-url', fake.url, '--api-key', 'wrong-key-000000'], { dataDir, env: AI_ENV })).code, 0);
+    assert.equal(
+      (
+        await cli(['provider', 'set', 'google', '--base-url', fake.url, '--api-key', 'wrong-key-000000'], {
+          dataDir,
+          env: AI_ENV,
+        })
+      ).code,
+      0,
+    );
     await t.app.kernel.changes.poll();
     const refused = await run();
     assert.equal(refused.statusCode, 502);
@@ -49,7 +61,15 @@ describe('provider changes made by the CLI reach a running server', () => {
     const health = (await t.inject({ url: '/api/v1/ai/operations/models/health', headers: m.headers })).result as Body;
     assert.equal(health.data[2].circuitState, 'open');
     // ...and fixing it resets the circuit at once.
-    assert.equal((await cli(['provider', 'set', 'google', '--base-url', fake.url, '--api-key', fake.apiKey], { dataDir, env: AI_ENV })).code, 0);
+    assert.equal(
+      (
+        await cli(['provider', 'set', 'google', '--base-url', fake.url, '--api-key', fake.apiKey], {
+          dataDir,
+          env: AI_ENV,
+        })
+      ).code,
+      0,
+    );
     await t.app.kernel.changes.poll();
     assert.equal((await run()).statusCode, 201);
 

@@ -23,7 +23,8 @@ describe('chat runs', () => {
   let t: TestApp;
   let clock: ManualClock;
   let fakes: Record<'openai' | 'anthropic' | 'google', FakeProvider>;
-  const post = (headers: Record<string, string>, payload: unknown) => t.inject({ method: 'POST', url: RUNS, headers, payload: payload as object });
+  const post = (headers: Record<string, string>, payload: unknown) =>
+    t.inject({ method: 'POST', url: RUNS, headers, payload: payload as object });
   const balance = async (userId: string) => (await t.app.services.wallet.get(userId)).balance;
   const resetFakes = () => {
     for (const f of Object.values(fakes)) f.mode = 'ok';
@@ -44,7 +45,10 @@ describe('chat runs', () => {
     const res = await post(m.headers, userSays('hello'));
     assert.equal(res.statusCode, 503);
     assert.equal(body(res).error!.code, 'NO_PROVIDER_CONFIGURED');
-    assert.equal((await t.app.kernel.db.selectFrom('ai_runs').select('id').where('user_id', '=', m.user.id).execute()).length, 0);
+    assert.equal(
+      (await t.app.kernel.db.selectFrom('ai_runs').select('id').where('user_id', '=', m.user.id).execute()).length,
+      0,
+    );
     // Configure all three for the rest of the file: openai first, then anthropic, then google.
     await configure(t.app, fakes.openai, { priority: 1 });
     await configure(t.app, fakes.anthropic, { priority: 2 });
@@ -78,16 +82,27 @@ describe('chat runs', () => {
       const res = await post(m.headers, payload);
       assert.equal(res.statusCode, 400, JSON.stringify(payload).slice(0, 80));
       assert.equal(body(res).error!.code, 'VALIDATION_FAILED');
-      assert.ok((body(res).error!.details as Array<{ field: string }>).some((d) => d.field === field), `${field}: ${JSON.stringify(body(res).error)}`);
+      assert.ok(
+        (body(res).error!.details as Array<{ field: string }>).some((d) => d.field === field),
+        `${field}: ${JSON.stringify(body(res).error)}`,
+      );
     }
-    const tooBig = await post(m.headers, { messages: Array.from({ length: 7 }, () => ({ role: 'user', content: 'x'.repeat(30_000) })) });
+    const tooBig = await post(m.headers, {
+      messages: Array.from({ length: 7 }, () => ({ role: 'user', content: 'x'.repeat(30_000) })),
+    });
     assert.equal(tooBig.statusCode, 400);
     assert.equal(await balance(m.user.id), 10);
   });
 
   it('routes a run, records it, debits the wallet by its cost in the same transaction, returns the assistant message', async () => {
     const m = await aiMember(t.app);
-    const res = await post(m.headers, { messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'What is Gantry?' }], sessionId: 'chat-1' });
+    const res = await post(m.headers, {
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'What is Gantry?' },
+      ],
+      sessionId: 'chat-1',
+    });
     assert.equal(res.statusCode, 201);
     const run = body(res).data;
     assert.equal(run.status, 'succeeded');
@@ -101,22 +116,43 @@ describe('chat runs', () => {
     assert.equal(run.estimatedCostUsd, 0.000026);
     assert.equal(run.chargedUsd, 0.000026);
     assert.equal(run.startedAt, '2026-03-01T10:00:00.000Z');
-    assert.deepEqual(run.attempts.map((a: { provider: string; outcome: string }) => [a.provider, a.outcome]), [['openai', 'succeeded']]);
+    assert.deepEqual(
+      run.attempts.map((a: { provider: string; outcome: string }) => [a.provider, a.outcome]),
+      [['openai', 'succeeded']],
+    );
 
     assert.equal(await balance(m.user.id), 10 - 0.000026);
-    const ledger = await t.app.kernel.db.selectFrom('wallet_ledger').selectAll().where('user_id', '=', m.user.id).where('reason', '=', 'ai_run').execute();
-    assert.deepEqual(ledger.map((l) => [l.amount_micros, l.reference]), [[-26, run.id]]);
-    const row = await t.app.kernel.db.selectFrom('ai_runs').selectAll().where('id', '=', run.id).executeTakeFirstOrThrow();
+    const ledger = await t.app.kernel.db
+      .selectFrom('wallet_ledger')
+      .selectAll()
+      .where('user_id', '=', m.user.id)
+      .where('reason', '=', 'ai_run')
+      .execute();
+    assert.deepEqual(
+      ledger.map((l) => [l.amount_micros, l.reference]),
+      [[-26, run.id]],
+    );
+    const row = await t.app.kernel.db
+      .selectFrom('ai_runs')
+      .selectAll()
+      .where('id', '=', run.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.reserved_micros, 0, 'the hold is released');
     assert.equal(row.charged_micros, 26);
 
     // The provider saw the assembled context first, then the caller's messages.
-    const sent = fakes.openai.chats().at(-1)!.body as { messages: Array<{ role: string; content: string }>; max_tokens: number };
+    const sent = fakes.openai.chats().at(-1)!.body as {
+      messages: Array<{ role: string; content: string }>;
+      max_tokens: number;
+    };
     assert.equal(sent.max_tokens, 100);
     assert.equal(sent.messages[0].role, 'system');
     assert.match(sent.messages[0].content, /assistant of Acme Research, an organisation in biotech/);
     assert.match(sent.messages[0].content, /talking with Test User/);
-    assert.deepEqual(sent.messages.slice(1), [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'What is Gantry?' }]);
+    assert.deepEqual(sent.messages.slice(1), [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'What is Gantry?' },
+    ]);
 
     const got = await t.inject({ url: `${RUNS}/${run.id}`, headers: m.headers });
     assert.equal(got.statusCode, 200);
@@ -146,7 +182,10 @@ describe('chat runs', () => {
     const colleague = await signedInUser(t.app);
     await addMember(t.app, m.account.id, colleague.user.id, 'member');
     await t.app.services.wallet.credit(colleague.user.id, 1);
-    const intrude = await post({ ...colleague.headers, 'x-account-id': m.account.id }, { ...userSays('hi'), sessionId: 'ada' });
+    const intrude = await post(
+      { ...colleague.headers, 'x-account-id': m.account.id },
+      { ...userSays('hi'), sessionId: 'ada' },
+    );
     assert.equal(intrude.statusCode, 404);
   });
 
@@ -157,25 +196,43 @@ describe('chat runs', () => {
     assert.equal(res.statusCode, 402);
     assert.equal(body(res).error!.code, 'INSUFFICIENT_FUNDS');
     assert.equal(fakes.openai.chats().length, calls);
-    assert.equal((await t.app.kernel.db.selectFrom('ai_runs').select('id').where('user_id', '=', m.user.id).execute()).length, 0);
+    assert.equal(
+      (await t.app.kernel.db.selectFrom('ai_runs').select('id').where('user_id', '=', m.user.id).execute()).length,
+      0,
+    );
   });
 
   it('never spends the same funds twice under concurrent runs', async () => {
     const m = await aiMember(t.app, { funds: 0.002 });
     const calls = fakes.openai.chats().length;
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => post(m.headers, userSays(`concurrent question ${i}`))));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => post(m.headers, userSays(`concurrent question ${i}`))),
+    );
     const ok = results.filter((r) => r.statusCode === 201);
     const refused = results.filter((r) => r.statusCode === 402);
     assert.equal(ok.length + refused.length, 10, results.map((r) => r.statusCode).join(','));
     assert.ok(ok.length >= 1 && refused.length >= 1, `${ok.length} ran, ${refused.length} refused`);
     assert.equal(fakes.openai.chats().length - calls, ok.length, 'refused runs never reached a provider');
     const charged = ok.reduce((sum, r) => sum + Math.round(body(r).data.chargedUsd * 1e6), 0);
-    const wallet = await t.app.kernel.db.selectFrom('wallets').select('balance_micros').where('user_id', '=', m.user.id).executeTakeFirstOrThrow();
+    const wallet = await t.app.kernel.db
+      .selectFrom('wallets')
+      .select('balance_micros')
+      .where('user_id', '=', m.user.id)
+      .executeTakeFirstOrThrow();
     assert.equal(wallet.balance_micros, 2000 - charged);
     assert.ok(wallet.balance_micros >= 0);
-    const ledger = await t.app.kernel.db.selectFrom('wallet_ledger').select('amount_micros').where('user_id', '=', m.user.id).where('reason', '=', 'ai_run').execute();
+    const ledger = await t.app.kernel.db
+      .selectFrom('wallet_ledger')
+      .select('amount_micros')
+      .where('user_id', '=', m.user.id)
+      .where('reason', '=', 'ai_run')
+      .execute();
     assert.equal(ledger.length, ok.length);
-    const runs = await t.app.kernel.db.selectFrom('ai_runs').select(['status', 'reserved_micros']).where('user_id', '=', m.user.id).execute();
+    const runs = await t.app.kernel.db
+      .selectFrom('ai_runs')
+      .select(['status', 'reserved_micros'])
+      .where('user_id', '=', m.user.id)
+      .execute();
     assert.equal(runs.length, ok.length);
     assert.ok(runs.every((r) => r.status === 'succeeded' && r.reserved_micros === 0));
   });
@@ -189,7 +246,17 @@ describe('chat runs', () => {
       const run = body(res).data;
       assert.equal(run.provider, 'anthropic');
       assert.equal(run.model, 'anthropic-test-model');
-      assert.deepEqual(run.attempts.map((a: { provider: string; outcome: string; httpStatus: number }) => [a.provider, a.outcome, a.httpStatus]), [['openai', 'server', 500], ['anthropic', 'succeeded', 200]]);
+      assert.deepEqual(
+        run.attempts.map((a: { provider: string; outcome: string; httpStatus: number }) => [
+          a.provider,
+          a.outcome,
+          a.httpStatus,
+        ]),
+        [
+          ['openai', 'server', 500],
+          ['anthropic', 'succeeded', 200],
+        ],
+      );
       assert.equal(run.message.content, 'hello from anthropic');
       assert.equal(run.estimatedCostUsd, 0.000026);
     } finally {
@@ -203,7 +270,16 @@ describe('chat runs', () => {
     const health = async () => {
       const res = await t.inject({ url: '/api/v1/ai/operations/models/health', headers: m.headers });
       assert.equal(res.statusCode, 200);
-      return Object.fromEntries((body(res).data as Array<{ provider: string; status: string; circuitState: string; lastCheckedAt: string | null }>).map((h) => [h.provider, h]));
+      return Object.fromEntries(
+        (
+          body(res).data as Array<{
+            provider: string;
+            status: string;
+            circuitState: string;
+            lastCheckedAt: string | null;
+          }>
+        ).map((h) => [h.provider, h]),
+      );
     };
     fakes.openai.mode = 'hang';
     try {
@@ -219,7 +295,10 @@ describe('chat runs', () => {
 
       const calls = fakes.openai.chats().length;
       const skipped = body(await post(m.headers, userSays('skip the open one'))).data;
-      assert.deepEqual(skipped.attempts.map((a: { outcome: string }) => a.outcome), ['skipped', 'succeeded']);
+      assert.deepEqual(
+        skipped.attempts.map((a: { outcome: string }) => a.outcome),
+        ['skipped', 'succeeded'],
+      );
       assert.equal(fakes.openai.chats().length, calls);
 
       clock.advance(10_000);
@@ -253,7 +332,10 @@ describe('chat runs', () => {
       assert.equal(res.statusCode, 502);
       assert.equal(body(res).error!.code, 'UPSTREAM_FAILED');
       const { runId, attempts } = body(res).error!.details;
-      assert.deepEqual(attempts.map((a: { outcome: string }) => a.outcome), ['server', 'server', 'server']);
+      assert.deepEqual(
+        attempts.map((a: { outcome: string }) => a.outcome),
+        ['server', 'server', 'server'],
+      );
       const failed = await t.inject({ url: `${RUNS}/${runId}`, headers: m.headers });
       assert.equal(body(failed).data.status, 'failed');
       assert.equal(body(failed).data.errorCode, 'PROVIDERS_FAILED');
@@ -288,23 +370,48 @@ describe('chat runs', () => {
     const m = await aiMember(t.app);
     // The OAuth token verifier lives in another domain: a stand-in that yields oauth principals,
     // in front of the real session verifier, on a server carrying the real kernel hooks.
-    const oauth = (scopes: string[]): Principal => ({ userId: m.user.id, kind: 'oauth', scopes, clientId: 'client-1', sessionId: null, accountId: null, tokenId: 'jti-1' });
+    const oauth = (scopes: string[]): Principal => ({
+      userId: m.user.id,
+      kind: 'oauth',
+      scopes,
+      clientId: 'client-1',
+      sessionId: null,
+      accountId: null,
+      tokenId: 'jti-1',
+    });
     const server = Hapi.server();
     registerResponses(server, createLogger('silent'), clock);
     registerBearerAuth(server, [
-      { name: 'oauth-stand-in', verify: async (token) => (token === 'oauth-run' ? oauth(['execution:run']) : token === 'oauth-wallet' ? oauth(['wallet:read']) : undefined) },
+      {
+        name: 'oauth-stand-in',
+        verify: async (token) =>
+          token === 'oauth-run'
+            ? oauth(['execution:run'])
+            : token === 'oauth-wallet'
+              ? oauth(['wallet:read'])
+              : undefined,
+      },
       t.app.services.identity.sessionVerifier,
     ]);
     registerRateLimits(server, t.app.kernel.limiter, clock);
     await server.register({ plugin: aiPlugin, options: t.app }, { routes: { prefix: API } });
     await server.initialize();
-    const run = (token: string) => server.inject({ method: 'POST', url: RUNS, headers: { authorization: `Bearer ${token}` }, payload: userSays('scoped') });
+    const run = (token: string) =>
+      server.inject({
+        method: 'POST',
+        url: RUNS,
+        headers: { authorization: `Bearer ${token}` },
+        payload: userSays('scoped'),
+      });
     const denied = await run('oauth-wallet');
     assert.equal(denied.statusCode, 403);
     assert.equal((denied.result as Body).error!.code, 'INSUFFICIENT_SCOPE');
     assert.equal((await run('oauth-run')).statusCode, 201);
     assert.equal((await run(m.token)).statusCode, 201);
-    const ops = await server.inject({ url: '/api/v1/ai/operations/rate-limit', headers: { authorization: 'Bearer oauth-run' } });
+    const ops = await server.inject({
+      url: '/api/v1/ai/operations/rate-limit',
+      headers: { authorization: 'Bearer oauth-run' },
+    });
     assert.equal(ops.statusCode, 403, 'AI operations are first-party only');
     await server.stop();
   });
@@ -315,7 +422,10 @@ describe("the account's AI rate limit", () => {
   let fake: FakeProvider;
   before(async () => {
     // Multiplier 0.05: 60 runs per minute become 3.
-    t = await createTestApp({ clock: new ManualClock('2026-03-01T10:00:00.000Z'), env: { ...AI_ENV, GANTRY_RATE_LIMIT_MULTIPLIER: '0.05' } });
+    t = await createTestApp({
+      clock: new ManualClock('2026-03-01T10:00:00.000Z'),
+      env: { ...AI_ENV, GANTRY_RATE_LIMIT_MULTIPLIER: '0.05' },
+    });
     fake = await startFakeProvider('openai');
     await configure(t.app, fake);
   });
@@ -329,7 +439,8 @@ describe("the account's AI rate limit", () => {
     const colleague = await signedInUser(t.app);
     await addMember(t.app, m.account.id, colleague.user.id, 'member');
     await t.app.services.wallet.credit(colleague.user.id, 1);
-    const post = (headers: Record<string, string>) => t.inject({ method: 'POST', url: RUNS, headers, payload: userSays('hi') });
+    const post = (headers: Record<string, string>) =>
+      t.inject({ method: 'POST', url: RUNS, headers, payload: userSays('hi') });
     assert.equal((await post(m.headers)).statusCode, 201);
     assert.equal((await post(m.headers)).statusCode, 201);
     assert.equal((await post({ ...colleague.headers, 'x-account-id': m.account.id })).statusCode, 201);
@@ -340,6 +451,11 @@ describe("the account's AI rate limit", () => {
     assert.equal(refused.headers['retry-after'], '60');
     assert.equal(fake.chats().length, calls);
     const status = await t.inject({ url: '/api/v1/ai/operations/rate-limit', headers: m.headers });
-    assert.deepEqual(body(status).data, { limit: 3, remaining: 0, resetsAt: '2026-03-01T10:01:00.000Z', scope: 'account' });
+    assert.deepEqual(body(status).data, {
+      limit: 3,
+      remaining: 0,
+      resetsAt: '2026-03-01T10:01:00.000Z',
+      scope: 'account',
+    });
   });
 });

@@ -21,8 +21,15 @@ describe('sign-in API flows', () => {
   // spill into another; the rate-limit tests below use a fixed address on purpose.
   let ip = 0;
   const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
-    t.inject({ method: 'POST', url: `/api/v1${url}`, payload: payload as object, headers, remoteAddress: `10.1.${(ip >> 8) & 255}.${ip++ & 255}` });
-  const body = <T = Record<string, unknown>>(res: { result: unknown; payload: string }) => JSON.parse(res.payload) as Body<T>;
+    t.inject({
+      method: 'POST',
+      url: `/api/v1${url}`,
+      payload: payload as object,
+      headers,
+      remoteAddress: `10.1.${(ip >> 8) & 255}.${ip++ & 255}`,
+    });
+  const body = <T = Record<string, unknown>>(res: { result: unknown; payload: string }) =>
+    JSON.parse(res.payload) as Body<T>;
 
   async function lastMail(to: string, kind?: string) {
     const rows = await t.app.kernel.db
@@ -44,7 +51,12 @@ describe('sign-in API flows', () => {
   describe('register and confirm', () => {
     it('creates the user (201, data.user), unconfirmed, and mails a confirmation link to the Gantry page', async () => {
       const address = email('reg');
-      const res = await post('/auth/register', { email: address.toUpperCase(), password: 'a good password', fullName: 'Reg Ister', username: 'Reg.User1' });
+      const res = await post('/auth/register', {
+        email: address.toUpperCase(),
+        password: 'a good password',
+        fullName: 'Reg Ister',
+        username: 'Reg.User1',
+      });
       assert.equal(res.statusCode, 201);
       const { data } = body<{ user: Record<string, unknown> }>(res);
       assert.equal(data.user.email, address);
@@ -64,12 +76,18 @@ describe('sign-in API flows', () => {
       assert.equal(taken.statusCode, 409);
       assert.equal(body(taken).error!.code, 'CONFLICT');
       const reservedEmail = email('reserved');
-      const reserved = await post('/auth/register', { email: reservedEmail, password: 'another password', username: 'admin' });
+      const reserved = await post('/auth/register', {
+        email: reservedEmail,
+        password: 'another password',
+        username: 'admin',
+      });
       assert.equal(reserved.statusCode, 409);
       assert.equal(await t.app.services.identity.findUserByEmail(reservedEmail), undefined);
       const bad = await post('/auth/register', { email: 'not-an-email', password: 'short' });
       assert.equal(bad.statusCode, 400);
-      const fields = body(bad).error!.details!.map((d) => d.field).sort();
+      const fields = body(bad)
+        .error!.details!.map((d) => d.field)
+        .sort();
       assert.deepEqual(fields, ['email', 'password']);
     });
 
@@ -77,7 +95,11 @@ describe('sign-in API flows', () => {
       const address = email('confirm');
       await post('/auth/register', { email: address, password: 'a good password' });
       const token = decodeURIComponent(tokenIn((await lastMail(address, 'email_confirmation')).body_text));
-      const stored = await t.app.kernel.db.selectFrom('one_time_tokens').select('token_hash').where('purpose', '=', 'email_confirmation').execute();
+      const stored = await t.app.kernel.db
+        .selectFrom('one_time_tokens')
+        .select('token_hash')
+        .where('purpose', '=', 'email_confirmation')
+        .execute();
       assert.ok(stored.every((r) => !r.token_hash.includes(token)));
       const ok = await post('/auth/confirm-email', { token });
       assert.equal(ok.statusCode, 200);
@@ -104,7 +126,9 @@ describe('sign-in API flows', () => {
       const first = decodeURIComponent(tokenIn((await lastMail(address, 'email_confirmation')).body_text));
       const known = await post('/auth/resend-confirmation', { email: address });
       const unknown = await post('/auth/resend-confirmation', { email: email('nobody') });
-      const confirmed = await post('/auth/resend-confirmation', { email: (await makeUser(t.app, { verified: true })).email });
+      const confirmed = await post('/auth/resend-confirmation', {
+        email: (await makeUser(t.app, { verified: true })).email,
+      });
       for (const res of [known, unknown, confirmed]) assert.equal(res.statusCode, 202);
       assert.deepEqual(body(known).data, body(unknown).data);
       const second = decodeURIComponent(tokenIn((await lastMail(address, 'email_confirmation')).body_text));
@@ -140,7 +164,10 @@ describe('sign-in API flows', () => {
 
       const reset = await post('/auth/reset-password', { resetToken, password: 'brand new password' });
       assert.equal(reset.statusCode, 200);
-      assert.equal((await post('/auth/reset-password', { resetToken, password: 'another new password' })).statusCode, 410);
+      assert.equal(
+        (await post('/auth/reset-password', { resetToken, password: 'another new password' })).statusCode,
+        410,
+      );
 
       // Sessions of this user are gone at once: access token and refresh token.
       assert.equal((await t.inject({ url: '/api/v1/auth/me', headers })).statusCode, 401);
@@ -167,7 +194,10 @@ describe('sign-in API flows', () => {
       const user = await makeUser(t.app);
       await post('/auth/forgot-password', { email: user.email });
       const a = await post('/auth/exchange-recovery-code', { email: email('ghost'), code: '123456' });
-      const b = await post('/auth/exchange-recovery-code', { email: user.email, code: '999999' === codeIn((await lastMail(user.email, 'password_recovery')).body_text) ? '999998' : '999999' });
+      const b = await post('/auth/exchange-recovery-code', {
+        email: user.email,
+        code: '999999' === codeIn((await lastMail(user.email, 'password_recovery')).body_text) ? '999998' : '999999',
+      });
       assert.equal(a.statusCode, b.statusCode);
       assert.equal(body(a).error!.message, body(b).error!.message);
       const malformed = await post('/auth/exchange-recovery-code', { email: user.email, code: '12ab' });
@@ -184,7 +214,9 @@ describe('sign-in API flows', () => {
 
       await post('/auth/forgot-password', { email: user.email });
       const fresh = codeIn((await lastMail(user.email, 'password_recovery')).body_text);
-      const { resetToken } = body<{ resetToken: string }>(await post('/auth/exchange-recovery-code', { email: user.email, code: fresh })).data;
+      const { resetToken } = body<{ resetToken: string }>(
+        await post('/auth/exchange-recovery-code', { email: user.email, code: fresh }),
+      ).data;
       clock.advance(15 * 60 * 1000 + 1);
       assert.equal((await post('/auth/reset-password', { resetToken, password: 'too late password' })).statusCode, 410);
     });
@@ -196,7 +228,8 @@ describe('sign-in API flows', () => {
       clock.advance(1000);
       await post('/auth/forgot-password', { email: user.email });
       const second = codeIn((await lastMail(user.email, 'password_recovery')).body_text);
-      if (first !== second) assert.equal((await post('/auth/exchange-recovery-code', { email: user.email, code: first })).statusCode, 410);
+      if (first !== second)
+        assert.equal((await post('/auth/exchange-recovery-code', { email: user.email, code: first })).statusCode, 410);
       assert.equal((await post('/auth/exchange-recovery-code', { email: user.email, code: second })).statusCode, 200);
     });
   });
@@ -205,10 +238,18 @@ describe('sign-in API flows', () => {
     it('change-password checks the current password, keeps this session and ends the others', async () => {
       const me = await signedInUser(t.app);
       const second = await t.app.services.identity.sessions.start(me.user.id);
-      const wrong = await post('/auth/change-password', { currentPassword: 'not my password', newPassword: 'new password 1' }, me.headers);
+      const wrong = await post(
+        '/auth/change-password',
+        { currentPassword: 'not my password', newPassword: 'new password 1' },
+        me.headers,
+      );
       assert.equal(wrong.statusCode, 403);
       assert.equal(body(wrong).error!.details![0].field, 'currentPassword');
-      const ok = await post('/auth/change-password', { currentPassword: TEST_PASSWORD, newPassword: 'new password 1' }, me.headers);
+      const ok = await post(
+        '/auth/change-password',
+        { currentPassword: TEST_PASSWORD, newPassword: 'new password 1' },
+        me.headers,
+      );
       assert.equal(ok.statusCode, 200);
       assert.equal(body<{ endedSessions: number }>(ok).data.endedSessions, 1);
       assert.equal((await t.inject({ url: '/api/v1/auth/me', headers: me.headers })).statusCode, 200);
@@ -224,7 +265,10 @@ describe('sign-in API flows', () => {
       assert.equal(wrong.statusCode, 403);
       const res = await post('/auth/change-email', { newEmail, password: TEST_PASSWORD }, me.headers);
       assert.equal(res.statusCode, 202);
-      assert.equal((await t.inject({ url: '/api/v1/auth/me', headers: me.headers })).result!.constructor === Object, true);
+      assert.equal(
+        (await t.inject({ url: '/api/v1/auth/me', headers: me.headers })).result!.constructor === Object,
+        true,
+      );
       let current = body<{ email: string }>(await t.inject({ url: '/api/v1/auth/me', headers: me.headers })).data;
       assert.equal(current.email, me.user.email);
       assert.ok(await lastMail(me.user.email, 'email_change_notice'));
@@ -258,9 +302,19 @@ describe('sign-in API flows', () => {
       const claimed = await post('/auth/claim-username', { username: name.toUpperCase() }, me.headers);
       assert.equal(claimed.statusCode, 200);
       assert.equal(body<{ user: { username: string } }>(claimed).data.user.username, name);
-      assert.equal(body<{ available: boolean }>(await t.inject({ url: `/api/v1/auth/check-username?username=${name}`, remoteAddress: '10.9.0.1' })).data.available, false);
+      assert.equal(
+        body<{ available: boolean }>(
+          await t.inject({ url: `/api/v1/auth/check-username?username=${name}`, remoteAddress: '10.9.0.1' }),
+        ).data.available,
+        false,
+      );
       // Available to its own holder.
-      assert.equal(body<{ available: boolean }>(await t.inject({ url: `/api/v1/auth/check-username?username=${name}`, headers: me.headers })).data.available, true);
+      assert.equal(
+        body<{ available: boolean }>(
+          await t.inject({ url: `/api/v1/auth/check-username?username=${name}`, headers: me.headers }),
+        ).data.available,
+        true,
+      );
       const rival = await signedInUser(t.app);
       const taken = await post('/auth/claim-username', { username: name }, rival.headers);
       assert.equal(taken.statusCode, 409);
@@ -271,7 +325,9 @@ describe('sign-in API flows', () => {
   describe('sessions', () => {
     it('refresh rotates; reusing a consumed refresh token revokes the family, its access token included, at once', async () => {
       const user = await makeUser(t.app);
-      const login = body<{ accessToken: string; refreshToken: string }>(await post('/auth/login', { email: user.email, password: TEST_PASSWORD })).data;
+      const login = body<{ accessToken: string; refreshToken: string }>(
+        await post('/auth/login', { email: user.email, password: TEST_PASSWORD }),
+      ).data;
       const rotated = await post('/auth/refresh', { refreshToken: login.refreshToken });
       assert.equal(rotated.statusCode, 200);
       const next = body<{ accessToken: string; refreshToken: string; user: { id: string } }>(rotated).data;
@@ -284,14 +340,22 @@ describe('sign-in API flows', () => {
       assert.equal((await t.inject({ url: '/api/v1/auth/me', headers: bearer(next.accessToken) })).statusCode, 401);
       assert.equal((await t.inject({ url: '/api/v1/auth/me', headers: bearer(login.accessToken) })).statusCode, 401);
       assert.equal((await post('/auth/refresh', { refreshToken: next.refreshToken })).statusCode, 401);
-      const session = await t.app.kernel.db.selectFrom('auth_sessions').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
+      const session = await t.app.kernel.db
+        .selectFrom('auth_sessions')
+        .selectAll()
+        .where('user_id', '=', user.id)
+        .executeTakeFirstOrThrow();
       assert.equal(session.revoke_reason, 'refresh_token_reuse');
     });
 
     it('logout ends that session only; wrong password and unknown email share one answer', async () => {
       const user = await makeUser(t.app);
-      const a = body<{ accessToken: string; refreshToken: string }>(await post('/auth/login', { email: user.email, password: TEST_PASSWORD })).data;
-      const b = body<{ accessToken: string; refreshToken: string }>(await post('/auth/login', { email: user.email, password: TEST_PASSWORD })).data;
+      const a = body<{ accessToken: string; refreshToken: string }>(
+        await post('/auth/login', { email: user.email, password: TEST_PASSWORD }),
+      ).data;
+      const b = body<{ accessToken: string; refreshToken: string }>(
+        await post('/auth/login', { email: user.email, password: TEST_PASSWORD }),
+      ).data;
       const out = await post('/auth/logout', { refreshToken: a.refreshToken }, bearer(a.accessToken));
       assert.equal(out.statusCode, 200);
       assert.equal((await t.inject({ url: '/api/v1/auth/me', headers: bearer(a.accessToken) })).statusCode, 401);
@@ -342,11 +406,23 @@ describe('sign-in API flows', () => {
       pageHeaders(shown);
       assert.match(shown.payload, /<form method="post" action="\/auth\/confirm-email">/);
       assert.equal((await t.app.services.identity.findUserByEmail(address))!.email_verified_at, null);
-      const done = await t.inject({ method: 'POST', url: '/auth/confirm-email', payload: `token=${encodeURIComponent(token)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, remoteAddress: '10.2.0.1' });
+      const done = await t.inject({
+        method: 'POST',
+        url: '/auth/confirm-email',
+        payload: `token=${encodeURIComponent(token)}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        remoteAddress: '10.2.0.1',
+      });
       assert.equal(done.statusCode, 200);
       pageHeaders(done);
       assert.match(done.payload, /is confirmed/);
-      const again = await t.inject({ method: 'POST', url: '/auth/confirm-email', payload: `token=${encodeURIComponent(token)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, remoteAddress: '10.2.0.1' });
+      const again = await t.inject({
+        method: 'POST',
+        url: '/auth/confirm-email',
+        payload: `token=${encodeURIComponent(token)}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        remoteAddress: '10.2.0.1',
+      });
       assert.equal(again.statusCode, 410);
       assert.match(again.payload, /already used or expired/);
     });
@@ -360,11 +436,23 @@ describe('sign-in API flows', () => {
       await post('/auth/forgot-password', { email: user.email });
       const code = codeIn((await lastMail(user.email, 'password_recovery')).body_text);
       const form = new URLSearchParams({ email: user.email, code, password: 'page set password' }).toString();
-      const done = await t.inject({ method: 'POST', url: '/auth/reset-password', payload: form, headers: { 'content-type': 'application/x-www-form-urlencoded' }, remoteAddress: '10.2.0.2' });
+      const done = await t.inject({
+        method: 'POST',
+        url: '/auth/reset-password',
+        payload: form,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        remoteAddress: '10.2.0.2',
+      });
       assert.equal(done.statusCode, 200);
       pageHeaders(done);
       assert.equal((await post('/auth/login', { email: user.email, password: 'page set password' })).statusCode, 200);
-      const replay = await t.inject({ method: 'POST', url: '/auth/reset-password', payload: form, headers: { 'content-type': 'application/x-www-form-urlencoded' }, remoteAddress: '10.2.0.2' });
+      const replay = await t.inject({
+        method: 'POST',
+        url: '/auth/reset-password',
+        payload: form,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        remoteAddress: '10.2.0.2',
+      });
       assert.equal(replay.statusCode, 410);
     });
   });

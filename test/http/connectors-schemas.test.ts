@@ -18,7 +18,10 @@ describe('connector JSON Schemas: linear-time patterns, bounded size and memory'
     t = withJson(await createTestApp({ env: { GANTRY_ALLOW_PRIVATE_NETWORKS: 'true' } }));
     mcp = await startLegacyMcpServer({
       tools: [
-        { name: 'lookahead', inputSchema: { type: 'object', properties: { x: { type: 'string', pattern: '^(?!admin$).*' } } } },
+        {
+          name: 'lookahead',
+          inputSchema: { type: 'object', properties: { x: { type: 'string', pattern: '^(?!admin$).*' } } },
+        },
         { name: 'plain', inputSchema: { type: 'object', properties: { x: { type: 'string', pattern: '^[a-z]+$' } } } },
       ],
     });
@@ -33,20 +36,38 @@ describe('connector JSON Schemas: linear-time patterns, bounded size and memory'
     const { owner } = await makeTeam(t.app);
     const h = owner.headers;
     const key = `schema-${++seq}-${Date.now()}`;
-    assert.equal((await t.inject({ method: 'POST', url: `${C}/definitions`, headers: h, payload: { key, name: 'S' } })).statusCode, 201);
-    const inst = await t.inject({ method: 'POST', url: `${C}/instances`, headers: h, payload: { connectorKey: key, displayName: 's' } });
+    assert.equal(
+      (await t.inject({ method: 'POST', url: `${C}/definitions`, headers: h, payload: { key, name: 'S' } })).statusCode,
+      201,
+    );
+    const inst = await t.inject({
+      method: 'POST',
+      url: `${C}/instances`,
+      headers: h,
+      payload: { connectorKey: key, displayName: 's' },
+    });
     assert.equal(inst.statusCode, 201);
     return { h, key, id: inst.json().data.id as string };
   }
   const addTool = (h: Record<string, string>, id: string, inputSchema: unknown, toolKey = `t${++seq}`) =>
-    t.inject({ method: 'POST', url: `${C}/instances/${id}/tools`, headers: h, payload: { toolKey, displayName: 'T', inputSchema, outputSchema: { type: 'object' } } });
+    t.inject({
+      method: 'POST',
+      url: `${C}/instances/${id}/tools`,
+      headers: h,
+      payload: { toolKey, displayName: 'T', inputSchema, outputSchema: { type: 'object' } },
+    });
 
   it('answers at once when ^(a+)+$ meets 40 a\'s and a "!", in a tool inputSchema and in a configSchema; the process stays responsive', async () => {
     // Backtracking would block the process for hours on this input: the probe runs in a child
     // process that is killed past the bound, so a regression fails instead of hanging the suite.
     const probe = fileURLToPath(new URL('../helpers/redos-probe.ts', import.meta.url));
     const out = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, ['--import', 'tsx', probe], { timeout: 120_000, killSignal: 'SIGKILL' }, (err, stdout) => (err ? reject(new Error(`the probe did not answer: ${err.message}`)) : resolve(stdout))),
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', probe],
+        { timeout: 120_000, killSignal: 'SIGKILL' },
+        (err, stdout) => (err ? reject(new Error(`the probe did not answer: ${err.message}`)) : resolve(stdout)),
+      ),
     );
     const result = JSON.parse(out.trim().split('\n').pop()!);
     assert.equal(result.def, 201);
@@ -54,32 +75,73 @@ describe('connector JSON Schemas: linear-time patterns, bounded size and memory'
     assert.equal(result.tool, 201);
     assert.equal(result.config.status, 400);
     assert.equal(result.config.body.error.code, 'VALIDATION_FAILED');
-    assert.deepEqual(result.config.body.error.details.map((d: Detail) => [d.field, d.type]), [['config.x', 'jsonschema.pattern']]);
+    assert.deepEqual(
+      result.config.body.error.details.map((d: Detail) => [d.field, d.type]),
+      [['config.x', 'jsonschema.pattern']],
+    );
     assert.equal(result.invoke.status, 400);
     assert.equal(result.invoke.body.error.code, 'VALIDATION_FAILED');
-    assert.deepEqual(result.invoke.body.error.details.map((d: Detail) => [d.field, d.type]), [['input.x', 'jsonschema.pattern']]);
+    assert.deepEqual(
+      result.invoke.body.error.details.map((d: Detail) => [d.field, d.type]),
+      [['input.x', 'jsonschema.pattern']],
+    );
     assert.equal(result.health, 200);
   });
 
   it('refuses at save time, naming the path, patterns RE2 cannot run (lookarounds, backreferences); nothing is stored', async () => {
     const { h, id } = await customInstance();
-    const res = await addTool(h, id, { type: 'object', properties: { code: { type: 'string', pattern: '^(?=\\d)\\w+$' } } }, 'lookahead');
+    const res = await addTool(
+      h,
+      id,
+      { type: 'object', properties: { code: { type: 'string', pattern: '^(?=\\d)\\w+$' } } },
+      'lookahead',
+    );
     assert.equal(res.statusCode, 400);
     assert.equal(res.json().error.code, 'VALIDATION_FAILED');
-    assert.deepEqual(res.json().error.details.map((d: Detail) => [d.field, d.type]), [['inputSchema.properties.code.pattern', 'jsonschema.pattern']]);
-    assert.equal((await t.app.kernel.db.selectFrom('connector_tools').select('id').where('instance_id', '=', id).execute()).length, 0);
+    assert.deepEqual(
+      res.json().error.details.map((d: Detail) => [d.field, d.type]),
+      [['inputSchema.properties.code.pattern', 'jsonschema.pattern']],
+    );
+    assert.equal(
+      (await t.app.kernel.db.selectFrom('connector_tools').select('id').where('instance_id', '=', id).execute()).length,
+      0,
+    );
 
     const key = `backref-${Date.now()}`;
-    const def = await t.inject({ method: 'POST', url: `${C}/definitions`, headers: h, payload: { key, name: 'B', configSchema: { type: 'object', patternProperties: { '^(a)\\1$': { type: 'string' } } } } });
+    const def = await t.inject({
+      method: 'POST',
+      url: `${C}/definitions`,
+      headers: h,
+      payload: {
+        key,
+        name: 'B',
+        configSchema: { type: 'object', patternProperties: { '^(a)\\1$': { type: 'string' } } },
+      },
+    });
     assert.equal(def.statusCode, 400);
-    assert.deepEqual(def.json().error.details.map((d: Detail) => [d.field, d.type]), [['configSchema.patternProperties.^(a)\\1$', 'jsonschema.pattern']]);
-    assert.equal(await t.app.kernel.db.selectFrom('connector_definitions').select('id').where('key', '=', key).executeTakeFirst(), undefined);
+    assert.deepEqual(
+      def.json().error.details.map((d: Detail) => [d.field, d.type]),
+      [['configSchema.patternProperties.^(a)\\1$', 'jsonschema.pattern']],
+    );
+    assert.equal(
+      await t.app.kernel.db.selectFrom('connector_definitions').select('id').where('key', '=', key).executeTakeFirst(),
+      undefined,
+    );
 
     // RE2 syntax that is also ECMA-262 keeps working: classes, \d, \p{L}, \u escapes, bounded repeats.
-    const ok = await addTool(h, id, { type: 'object', properties: { a: { type: 'string', pattern: '^\\p{L}[\\w\\u00e9-]{1,8}\\d{2}$' } } });
+    const ok = await addTool(h, id, {
+      type: 'object',
+      properties: { a: { type: 'string', pattern: '^\\p{L}[\\w\\u00e9-]{1,8}\\d{2}$' } },
+    });
     assert.equal(ok.statusCode, 201);
     const toolId = ok.json().data.id;
-    const invoke = (a: string) => t.inject({ method: 'POST', url: `${C}/instances/${id}/tools/${toolId}/invoke`, headers: h, payload: { input: { a } } });
+    const invoke = (a: string) =>
+      t.inject({
+        method: 'POST',
+        url: `${C}/instances/${id}/tools/${toolId}/invoke`,
+        headers: h,
+        payload: { input: { a } },
+      });
     // Valid input reaches the adapter check (this custom connector has none): 409, not a 400.
     assert.equal((await invoke('éab-c12')).json().error.code, 'CONFLICT');
     const bad = await invoke('1ab');
@@ -90,21 +152,44 @@ describe('connector JSON Schemas: linear-time patterns, bounded size and memory'
   it('an upstream tool whose schema RE2 cannot run is synced as sent, and invoking it answers 409 without calling the server', async () => {
     const { owner } = await makeTeam(t.app);
     const h = owner.headers;
-    const inst = (await t.inject({ method: 'POST', url: `${C}/instances`, headers: h, payload: { connectorKey: 'mcp-generic', displayName: 'M', config: { url: mcp.url } } })).json().data;
+    const inst = (
+      await t.inject({
+        method: 'POST',
+        url: `${C}/instances`,
+        headers: h,
+        payload: { connectorKey: 'mcp-generic', displayName: 'M', config: { url: mcp.url } },
+      })
+    ).json().data;
     const sync = await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/sync-tools`, headers: h });
     assert.equal(sync.statusCode, 200);
     const tools = sync.json().data as Array<{ id: string; toolKey: string; inputSchema: unknown }>;
     const lookahead = tools.find((x) => x.toolKey === 'lookahead')!;
-    assert.deepEqual(lookahead.inputSchema, { type: 'object', properties: { x: { type: 'string', pattern: '^(?!admin$).*' } } });
+    assert.deepEqual(lookahead.inputSchema, {
+      type: 'object',
+      properties: { x: { type: 'string', pattern: '^(?!admin$).*' } },
+    });
 
-    const res = await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/tools/${lookahead.id}/invoke`, headers: h, payload: { input: { x: 'admin' } } });
+    const res = await t.inject({
+      method: 'POST',
+      url: `${C}/instances/${inst.id}/tools/${lookahead.id}/invoke`,
+      headers: h,
+      payload: { input: { x: 'admin' } },
+    });
     assert.equal(res.statusCode, 409);
     assert.equal(res.json().error.code, 'CONFLICT');
-    assert.deepEqual(res.json().error.details.map((d: Detail) => [d.field, d.type]), [['schema.properties.x.pattern', 'jsonschema.pattern']]);
+    assert.deepEqual(
+      res.json().error.details.map((d: Detail) => [d.field, d.type]),
+      [['schema.properties.x.pattern', 'jsonschema.pattern']],
+    );
     assert.equal(mcp.calls.length, 0, 'nothing unchecked reached the server');
 
     const plain = tools.find((x) => x.toolKey === 'plain')!;
-    const ok = await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/tools/${plain.id}/invoke`, headers: h, payload: { input: { x: 'abc' } } });
+    const ok = await t.inject({
+      method: 'POST',
+      url: `${C}/instances/${inst.id}/tools/${plain.id}/invoke`,
+      headers: h,
+      payload: { input: { x: 'abc' } },
+    });
     assert.equal(ok.statusCode, 200, ok.payload);
     assert.deepEqual(mcp.calls, [{ name: 'plain', args: { x: 'abc' } }]);
   });
@@ -113,10 +198,19 @@ describe('connector JSON Schemas: linear-time patterns, bounded size and memory'
     const { h, id } = await customInstance();
     const bytes = await addTool(h, id, { type: 'object', description: 'x'.repeat(70 * 1024) });
     assert.equal(bytes.statusCode, 400);
-    assert.deepEqual(bytes.json().error.details.map((d: Detail) => [d.field, d.type]), [['inputSchema', 'jsonschema.size']]);
-    const many = await addTool(h, id, { type: 'object', properties: Object.fromEntries(Array.from({ length: 600 }, (_, i) => [`p${i}`, { type: 'string' }])) });
+    assert.deepEqual(
+      bytes.json().error.details.map((d: Detail) => [d.field, d.type]),
+      [['inputSchema', 'jsonschema.size']],
+    );
+    const many = await addTool(h, id, {
+      type: 'object',
+      properties: Object.fromEntries(Array.from({ length: 600 }, (_, i) => [`p${i}`, { type: 'string' }])),
+    });
     assert.equal(many.statusCode, 400);
-    assert.deepEqual(many.json().error.details.map((d: Detail) => [d.field, d.type]), [['inputSchema', 'jsonschema.size']]);
+    assert.deepEqual(
+      many.json().error.details.map((d: Detail) => [d.field, d.type]),
+      [['inputSchema', 'jsonschema.size']],
+    );
     let deep: Record<string, unknown> = { type: 'string' };
     // 41 levels: past the schema bound (32), within the kernel's bound on any JSON body (64).
     for (let i = 0; i < 20; i++) deep = { type: 'object', properties: { a: deep } };
@@ -124,17 +218,29 @@ describe('connector JSON Schemas: linear-time patterns, bounded size and memory'
     assert.equal(nested.statusCode, 400);
     assert.equal(nested.json().error.details[0].type, 'jsonschema.depth');
 
-    const tool = (await addTool(h, id, { type: 'object', properties: { list: { type: 'array', uniqueItems: true } } })).json().data;
-    const invoke = (input: unknown) => t.inject({ method: 'POST', url: `${C}/instances/${id}/tools/${tool.id}/invoke`, headers: h, payload: { input } });
+    const tool = (
+      await addTool(h, id, { type: 'object', properties: { list: { type: 'array', uniqueItems: true } } })
+    ).json().data;
+    const invoke = (input: unknown) =>
+      t.inject({ method: 'POST', url: `${C}/instances/${id}/tools/${tool.id}/invoke`, headers: h, payload: { input } });
     const big = await invoke({ list: ['x'.repeat(300 * 1024)] });
     assert.equal(big.statusCode, 400);
-    assert.deepEqual(big.json().error.details.map((d: Detail) => [d.field, d.type]), [['input', 'jsonschema.size']]);
+    assert.deepEqual(
+      big.json().error.details.map((d: Detail) => [d.field, d.type]),
+      [['input', 'jsonschema.size']],
+    );
     // uniqueItems compares each item once (ajv compares object items pair by pair).
     const list = Array.from({ length: 10_000 }, (_, i) => ({ n: i }));
     list.push({ n: 5 });
     const dup = await invoke({ list });
     assert.equal(dup.statusCode, 400);
-    assert.deepEqual(dup.json().error.details, [{ field: 'input.list', message: 'must NOT have duplicate items (items ## 5 and 10000 are identical)', type: 'jsonschema.uniqueItems' }]);
+    assert.deepEqual(dup.json().error.details, [
+      {
+        field: 'input.list',
+        message: 'must NOT have duplicate items (items ## 5 and 10000 are identical)',
+        type: 'jsonschema.uniqueItems',
+      },
+    ]);
   });
 
   it('keeps compiled schemas in a cache bounded by size, and ajv itself retains none of them', async () => {
@@ -143,7 +249,16 @@ describe('connector JSON Schemas: linear-time patterns, bounded size and memory'
     const before = engine.stats();
     // 45 distinct 60 KB schemas: their estimated weight is past the cache's bound.
     for (let i = 0; i < 45; i++) {
-      const res = await addTool(h, id, { type: 'object', description: `${i}`.padEnd(60 * 1024, '.'), properties: { n: { type: 'integer', minimum: i } } }, `big-${i}`);
+      const res = await addTool(
+        h,
+        id,
+        {
+          type: 'object',
+          description: `${i}`.padEnd(60 * 1024, '.'),
+          properties: { n: { type: 'integer', minimum: i } },
+        },
+        `big-${i}`,
+      );
       assert.equal(res.statusCode, 201);
     }
     const after = engine.stats();

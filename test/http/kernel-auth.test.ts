@@ -7,12 +7,35 @@ import { reply } from '../../src/http/envelope.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { systemClock } from '../../src/lib/clock.js';
 
-const principal = (kind: Principal['kind'], scopes: string[] | null = null): Principal => ({ userId: `u-${kind}`, kind, scopes, clientId: kind === 'oauth' ? 'c1' : null, sessionId: null, accountId: null, tokenId: 't' });
+const principal = (kind: Principal['kind'], scopes: string[] | null = null): Principal => ({
+  userId: `u-${kind}`,
+  kind,
+  scopes,
+  clientId: kind === 'oauth' ? 'c1' : null,
+  sessionId: null,
+  accountId: null,
+  tokenId: 't',
+});
 
 /** Verifiers of several kinds, chained as the kernel chains the domains' verifiers. */
 const verifiers: BearerVerifier[] = [
-  { name: 'session', verify: async (t) => (t.startsWith('sess.') ? (t === 'sess.ok' ? principal('session') : null) : undefined) },
-  { name: 'oauth', verify: async (t) => (t.startsWith('oauth.') ? principal('oauth', t.slice(6).split('+').map((x) => x.replace('_', ':'))) : undefined) },
+  {
+    name: 'session',
+    verify: async (t) => (t.startsWith('sess.') ? (t === 'sess.ok' ? principal('session') : null) : undefined),
+  },
+  {
+    name: 'oauth',
+    verify: async (t) =>
+      t.startsWith('oauth.')
+        ? principal(
+            'oauth',
+            t
+              .slice(6)
+              .split('+')
+              .map((x) => x.replace('_', ':')),
+          )
+        : undefined,
+  },
   { name: 'key', verify: async (t) => (t === 'key.ok' ? principal('api_key') : undefined) },
 ];
 
@@ -22,29 +45,42 @@ describe('bearer authentication: credential kinds and route rules', () => {
     server = Hapi.server();
     registerResponses(server, createLogger('silent'), systemClock);
     registerBearerAuth(server, verifiers);
-    const handler = (request: Parameters<Hapi.Lifecycle.Method>[0], h: Parameters<Hapi.Lifecycle.Method>[1]) => reply(request, h, { userId: principalOf(request).userId, kind: principalOf(request).kind });
+    const handler = (request: Parameters<Hapi.Lifecycle.Method>[0], h: Parameters<Hapi.Lifecycle.Method>[1]) =>
+      reply(request, h, { userId: principalOf(request).userId, kind: principalOf(request).kind });
     server.route([
       { method: 'GET', path: '/plain', handler },
       { method: 'GET', path: '/wallet', options: { plugins: { gantry: { scope: 'wallet:read' } } }, handler },
       { method: 'GET', path: '/account', options: { plugins: { gantry: { apiKeys: true } } }, handler },
-      { method: 'GET', path: '/optional', options: { auth: { mode: 'optional' } }, handler: (request, h) => reply(request, h, { signedIn: request.auth.credentials !== null }) },
+      {
+        method: 'GET',
+        path: '/optional',
+        options: { auth: { mode: 'optional' } },
+        handler: (request, h) => reply(request, h, { signedIn: request.auth.credentials !== null }),
+      },
     ]);
     await server.initialize();
   });
   after(() => server.stop());
 
-  const get = (url: string, token?: string) => server.inject({ url, headers: token ? { authorization: `Bearer ${token}` } : {} });
-  const code = (res: { payload: string }) => (JSON.parse(res.payload) as { error: { code: string } | null }).error?.code;
+  const get = (url: string, token?: string) =>
+    server.inject({ url, headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const code = (res: { payload: string }) =>
+    (JSON.parse(res.payload) as { error: { code: string } | null }).error?.code;
 
   it('tells a missing token from a malformed Authorization header; optional routes treat a missing one as anonymous', async () => {
-    const error = (res: { payload: string }) => (JSON.parse(res.payload) as { error: { code: string; message: string } }).error;
+    const error = (res: { payload: string }) =>
+      (JSON.parse(res.payload) as { error: { code: string; message: string } }).error;
     const missing = await server.inject({ url: '/plain' });
     assert.equal(missing.statusCode, 401);
     assert.deepEqual(error(missing), { code: 'UNAUTHORIZED', message: 'Missing authentication' });
     for (const authorization of ['Basic dXNlcjpwdw==', 'Bearer', 'Bearer a b']) {
       const malformed = await server.inject({ url: '/plain', headers: { authorization } });
       assert.equal(malformed.statusCode, 401, authorization);
-      assert.deepEqual(error(malformed), { code: 'UNAUTHORIZED', message: 'Malformed Authorization header; expected "Bearer <token>"' }, authorization);
+      assert.deepEqual(
+        error(malformed),
+        { code: 'UNAUTHORIZED', message: 'Malformed Authorization header; expected "Bearer <token>"' },
+        authorization,
+      );
     }
     assert.deepEqual(JSON.parse((await server.inject({ url: '/optional' })).payload).data, { signedIn: false });
   });
@@ -83,7 +119,9 @@ describe('bearer authentication: credential kinds and route rules', () => {
 
   it('optional auth: anonymous passes, a bad token is still 401, an OAuth token without scope is 403', async () => {
     assert.deepEqual((JSON.parse((await get('/optional')).payload) as { data: unknown }).data, { signedIn: false });
-    assert.deepEqual((JSON.parse((await get('/optional', 'sess.ok')).payload) as { data: unknown }).data, { signedIn: true });
+    assert.deepEqual((JSON.parse((await get('/optional', 'sess.ok')).payload) as { data: unknown }).data, {
+      signedIn: true,
+    });
     assert.equal((await get('/optional', 'sess.revoked')).statusCode, 401);
     assert.equal((await get('/optional', 'oauth.wallet_read')).statusCode, 403);
   });

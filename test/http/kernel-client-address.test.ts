@@ -2,17 +2,35 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { makeUser } from '../helpers/factories.js';
-import { AUTHORIZE, authorizeQuery, cookieHeader, cookiesFrom, form, FORM_HEADERS, hiddenInput, makeClient, pkcePair } from '../helpers/oauth.js';
+import {
+  AUTHORIZE,
+  authorizeQuery,
+  cookieHeader,
+  cookiesFrom,
+  form,
+  FORM_HEADERS,
+  hiddenInput,
+  makeClient,
+  pkcePair,
+} from '../helpers/oauth.js';
 import { ManualClock } from '../../src/lib/clock.js';
 
 /** The request log line of one request id. */
 function loggedIp(t: TestApp, requestId: string): unknown {
-  const line = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'request' && l.requestId === requestId);
+  const line = t.logs
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .find((l) => l.msg === 'request' && l.requestId === requestId);
   return line?.ip;
 }
 
 const login = (t: TestApp, remoteAddress: string, forwardedFor?: string) =>
-  t.inject({ method: 'POST', url: '/api/v1/auth/login', payload: {}, remoteAddress, headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor } });
+  t.inject({
+    method: 'POST',
+    url: '/api/v1/auth/login',
+    payload: {},
+    remoteAddress,
+    headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+  });
 
 describe('client address without trusted proxies (the default)', () => {
   let t: TestApp;
@@ -33,7 +51,13 @@ describe('client address without trusted proxies (the default)', () => {
 describe('client address behind trusted proxies (GANTRY_TRUSTED_PROXIES)', () => {
   let t: TestApp;
   const PROXY = '10.60.0.1';
-  before(async () => (t = await createTestApp({ clock: new ManualClock('2026-05-01T00:00:00Z'), env: { GANTRY_TRUSTED_PROXIES: '10.60.0.0/16, fd00::/8' } })));
+  before(
+    async () =>
+      (t = await createTestApp({
+        clock: new ManualClock('2026-05-01T00:00:00Z'),
+        env: { GANTRY_TRUSTED_PROXIES: '10.60.0.0/16, fd00::/8' },
+      })),
+  );
   after(() => t.close());
 
   it('callers behind the proxy are counted apart, by the address the proxy forwarded', async () => {
@@ -74,17 +98,34 @@ describe('client address behind trusted proxies (GANTRY_TRUSTED_PROXIES)', () =>
   it('the sign-in form of the authorize page spends the forwarded client address budget', async () => {
     const user = await makeUser(t.app);
     const client = await makeClient(t);
-    for (let i = 0; i < 8; i++) await t.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { email: user.email, password: 'wrong password!' }, remoteAddress: PROXY, headers: { 'x-forwarded-for': '203.0.113.40' } });
+    for (let i = 0; i < 8; i++)
+      await t.inject({
+        method: 'POST',
+        url: '/api/v1/auth/login',
+        payload: { email: user.email, password: 'wrong password!' },
+        remoteAddress: PROXY,
+        headers: { 'x-forwarded-for': '203.0.113.40' },
+      });
     const submit = async (forwardedFor: string) => {
       const headers = { 'x-forwarded-for': forwardedFor };
-      const page = await t.inject({ method: 'GET', url: authorizeQuery(client.clientId, pkcePair().challenge), remoteAddress: PROXY, headers });
+      const page = await t.inject({
+        method: 'GET',
+        url: authorizeQuery(client.clientId, pkcePair().challenge),
+        remoteAddress: PROXY,
+        headers,
+      });
       const cookies = cookiesFrom(page.headers['set-cookie'] as string[] | string | undefined);
       return t.inject({
         method: 'POST',
         url: AUTHORIZE,
         remoteAddress: PROXY,
         headers: { ...FORM_HEADERS, ...headers, cookie: cookieHeader(cookies) },
-        payload: form({ csrf: hiddenInput(page.payload, 'csrf')!, request_state: hiddenInput(page.payload, 'request_state')!, email: user.email, password: user.password }),
+        payload: form({
+          csrf: hiddenInput(page.payload, 'csrf')!,
+          request_state: hiddenInput(page.payload, 'request_state')!,
+          email: user.email,
+          password: user.password,
+        }),
       });
     };
     const blocked = await submit('203.0.113.40');

@@ -16,7 +16,11 @@ interface Body {
 const parse = (res: { payload: string }) => JSON.parse(res.payload) as Body;
 
 /** Every error kind answers the envelope with X-Request-Id equal to meta.requestId. */
-function assertErrorEnvelope(res: { statusCode: number; payload: string; headers: Record<string, unknown> }, status: number, code: string): Body {
+function assertErrorEnvelope(
+  res: { statusCode: number; payload: string; headers: Record<string, unknown> },
+  status: number,
+  code: string,
+): Body {
   assert.equal(res.statusCode, status, res.payload);
   const body = parse(res);
   assert.equal(body.data, null);
@@ -44,7 +48,12 @@ describe('HTTP kernel', () => {
       {
         method: 'POST',
         path: '/api/v1/kernel-test/echo',
-        options: { auth: false, validate: { payload: Joi.object({ name: Joi.string().required(), count: Joi.number().integer().min(1).required() }) } },
+        options: {
+          auth: false,
+          validate: {
+            payload: Joi.object({ name: Joi.string().required(), count: Joi.number().integer().min(1).required() }),
+          },
+        },
         handler: (request, h) => reply(request, h, request.payload, { status: 201 }),
       },
       {
@@ -61,9 +70,26 @@ describe('HTTP kernel', () => {
         options: { auth: false },
         handler: async (request, h) => {
           // Two inserts of the same email: what a race past a service's own check looks like.
-          const row = { id: crypto.randomUUID(), email: 'dup@example.test', email_verified_at: null, password_hash: null, full_name: null, username: null, avatar_url: null, created_at: '', updated_at: '' };
-          await t.app.kernel.db.insertInto('users').values(row).onConflict((oc) => oc.doNothing()).execute();
-          await t.app.kernel.db.insertInto('users').values({ ...row, id: crypto.randomUUID() }).execute();
+          const row = {
+            id: crypto.randomUUID(),
+            email: 'dup@example.test',
+            email_verified_at: null,
+            password_hash: null,
+            full_name: null,
+            username: null,
+            avatar_url: null,
+            created_at: '',
+            updated_at: '',
+          };
+          await t.app.kernel.db
+            .insertInto('users')
+            .values(row)
+            .onConflict((oc) => oc.doNothing())
+            .execute();
+          await t.app.kernel.db
+            .insertInto('users')
+            .values({ ...row, id: crypto.randomUUID() })
+            .execute();
           return reply(request, h, {});
         },
       },
@@ -83,9 +109,13 @@ describe('HTTP kernel', () => {
         handler: (request, h) => {
           const { limit, cursor } = request.query as { limit: number; cursor?: string };
           const start = cursor ? t.app.kernel.cursors.decode<{ n: number }>('test-list', cursor).n : 0;
-          const rows = Array.from({ length: Math.max(0, Math.min(limit + 1, 60 - start)) }, (_, i) => ({ n: start + i + 1 }));
+          const rows = Array.from({ length: Math.max(0, Math.min(limit + 1, 60 - start)) }, (_, i) => ({
+            n: start + i + 1,
+          }));
           const page = t.app.kernel.cursors.page('test-list', rows, limit, (r) => ({ n: r.n }));
-          return reply(request, h, page.items, { meta: { limit, hasNextPage: page.hasNextPage, nextCursor: page.nextCursor } });
+          return reply(request, h, page.items, {
+            meta: { limit, hasNextPage: page.hasNextPage, nextCursor: page.nextCursor },
+          });
         },
       },
     ]);
@@ -122,19 +152,31 @@ describe('HTTP kernel', () => {
     });
 
     it('joi failure: 400 VALIDATION_FAILED with every failing field', async () => {
-      const res = await t.inject({ method: 'POST', url: '/api/v1/kernel-test/echo', payload: { count: 0, extra: true } });
+      const res = await t.inject({
+        method: 'POST',
+        url: '/api/v1/kernel-test/echo',
+        payload: { count: 0, extra: true },
+      });
       const body = assertErrorEnvelope(res, 400, 'VALIDATION_FAILED');
       assert.deepEqual(body.error!.details!.map((d) => d.field).sort(), ['count', 'extra', 'name']);
     });
 
     it('invalid query: 400 with the field', async () => {
-      const body = assertErrorEnvelope(await t.inject('/api/v1/kernel-test/offset?limit=abc'), 400, 'VALIDATION_FAILED');
+      const body = assertErrorEnvelope(
+        await t.inject('/api/v1/kernel-test/offset?limit=abc'),
+        400,
+        'VALIDATION_FAILED',
+      );
       assert.equal(body.error!.details![0].field, 'limit');
     });
 
     it('malformed id in the path: 422 VALIDATION_FAILED', async () => {
       const { headers } = await signedInUser(t.app);
-      const body = assertErrorEnvelope(await t.inject({ url: '/api/v1/kernel-test/items/not-a-uuid', headers }), 422, 'VALIDATION_FAILED');
+      const body = assertErrorEnvelope(
+        await t.inject({ url: '/api/v1/kernel-test/items/not-a-uuid', headers }),
+        422,
+        'VALIDATION_FAILED',
+      );
       assert.equal(body.error!.details![0].field, 'id');
       const ok = await t.inject({ url: '/api/v1/kernel-test/items/7b0c6a2e-0d55-4a43-9d8f-6d1e9a0b1c2d', headers });
       assert.equal(ok.statusCode, 200);
@@ -142,7 +184,11 @@ describe('HTTP kernel', () => {
 
     it('missing, malformed and forged bearer tokens: 401 UNAUTHORIZED', async () => {
       assertErrorEnvelope(await t.inject('/api/v1/auth/me'), 401, 'UNAUTHORIZED');
-      assertErrorEnvelope(await t.inject({ url: '/api/v1/auth/me', headers: { authorization: 'Basic abc' } }), 401, 'UNAUTHORIZED');
+      assertErrorEnvelope(
+        await t.inject({ url: '/api/v1/auth/me', headers: { authorization: 'Basic abc' } }),
+        401,
+        'UNAUTHORIZED',
+      );
       const { token } = await signedInUser(t.app);
       const forged = token.slice(0, -4) + (token.endsWith('AAAA') ? 'BBBB' : 'AAAA');
       const res = await t.inject({ url: '/api/v1/auth/me', headers: bearer(forged) });
@@ -151,14 +197,29 @@ describe('HTTP kernel', () => {
     });
 
     it('oversized body: 413 PAYLOAD_TOO_LARGE', async () => {
-      const res = await t.inject({ method: 'POST', url: '/api/v1/kernel-test/echo', payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10), count: 1 }), headers: { 'content-type': 'application/json' } });
+      const res = await t.inject({
+        method: 'POST',
+        url: '/api/v1/kernel-test/echo',
+        payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10), count: 1 }),
+        headers: { 'content-type': 'application/json' },
+      });
       assertErrorEnvelope(res, 413, 'PAYLOAD_TOO_LARGE');
     });
 
     it('malformed JSON: 400; an unsupported content type: 415', async () => {
-      const bad = await t.inject({ method: 'POST', url: '/api/v1/kernel-test/echo', payload: '{"name": ', headers: { 'content-type': 'application/json' } });
+      const bad = await t.inject({
+        method: 'POST',
+        url: '/api/v1/kernel-test/echo',
+        payload: '{"name": ',
+        headers: { 'content-type': 'application/json' },
+      });
       assertErrorEnvelope(bad, 400, 'VALIDATION_FAILED');
-      const type = await t.inject({ method: 'POST', url: '/api/v1/kernel-test/echo', payload: 'name=x', headers: { 'content-type': 'application/x-unknown' } });
+      const type = await t.inject({
+        method: 'POST',
+        url: '/api/v1/kernel-test/echo',
+        payload: 'name=x',
+        headers: { 'content-type': 'application/x-unknown' },
+      });
       assertErrorEnvelope(type, 415, 'UNSUPPORTED_MEDIA_TYPE');
     });
 
@@ -166,13 +227,19 @@ describe('HTTP kernel', () => {
       const res = await t.inject('/api/v1/kernel-test/boom');
       const body = assertErrorEnvelope(res, 500, 'INTERNAL');
       assert.doesNotMatch(res.payload, /hunter2|\/srv|Error:|at /);
-      const logged = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.level === 'error' && l.requestId === body.meta.requestId);
+      const logged = t.logs
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l.level === 'error' && l.requestId === body.meta.requestId);
       assert.ok(logged, 'the failure is logged with its request id');
       assert.match(JSON.stringify(logged), /hunter2/);
     });
 
     it('a uniqueness race past the service is 409 CONFLICT, not 500', async () => {
-      const body = assertErrorEnvelope(await t.inject({ method: 'POST', url: '/api/v1/kernel-test/duplicate' }), 409, 'CONFLICT');
+      const body = assertErrorEnvelope(
+        await t.inject({ method: 'POST', url: '/api/v1/kernel-test/duplicate' }),
+        409,
+        'CONFLICT',
+      );
       assert.doesNotMatch(body.error!.message, /UNIQUE|users\.email/);
     });
 
@@ -209,7 +276,10 @@ describe('HTTP kernel', () => {
   describe('pagination', () => {
     it('offset: defaults, meta fields, hasNextPage, and out-of-range limit/offset are 400 (never clamped)', async () => {
       const first = parse(await t.inject('/api/v1/kernel-test/offset'));
-      assert.deepEqual({ ...first.meta, requestId: undefined, durationMs: undefined }, { requestId: undefined, durationMs: undefined, total: 95, limit: 20, offset: 0, hasNextPage: true });
+      assert.deepEqual(
+        { ...first.meta, requestId: undefined, durationMs: undefined },
+        { requestId: undefined, durationMs: undefined, total: 95, limit: 20, offset: 0, hasNextPage: true },
+      );
       const last = parse(await t.inject('/api/v1/kernel-test/offset?limit=50&offset=50'));
       assert.equal(last.meta.hasNextPage, false);
       for (const q of ['limit=0', 'limit=51', 'offset=-1', 'limit=1.5']) {
@@ -234,14 +304,21 @@ describe('HTTP kernel', () => {
         url = `/api/v1/kernel-test/cursor?limit=25&cursor=${encodeURIComponent(String(body.meta.nextCursor))}`;
       }
       assert.equal(pages, 3);
-      assert.deepEqual(seen, Array.from({ length: 60 }, (_, i) => i + 1));
+      assert.deepEqual(
+        seen,
+        Array.from({ length: 60 }, (_, i) => i + 1),
+      );
 
       const good = t.app.kernel.cursors.encode('test-list', { n: 10 });
       const [payload, mac] = good.split('.');
       const tampered = `${Buffer.from(JSON.stringify({ n: 0 })).toString('base64url')}.${mac}`;
       const foreign = t.app.kernel.cursors.encode('another-list', { n: 10 });
       for (const cursor of [tampered, foreign, 'garbage', `${payload}.${mac}.x`, `${payload}.`]) {
-        const body = assertErrorEnvelope(await t.inject(`/api/v1/kernel-test/cursor?cursor=${encodeURIComponent(cursor)}`), 400, 'VALIDATION_FAILED');
+        const body = assertErrorEnvelope(
+          await t.inject(`/api/v1/kernel-test/cursor?cursor=${encodeURIComponent(cursor)}`),
+          400,
+          'VALIDATION_FAILED',
+        );
         assert.equal(body.error!.details![0].field, 'cursor');
       }
       assertErrorEnvelope(await t.inject('/api/v1/kernel-test/cursor?limit=0'), 400, 'VALIDATION_FAILED');

@@ -38,7 +38,12 @@ describe('deeply nested JSON bodies', () => {
   /** A custom connector whose config may be any object, so only the bound stands in the way. */
   async function openDefinition(h: Record<string, string>): Promise<string> {
     const key = `open-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
-    const res = await t.inject({ method: 'POST', url: `${C}/definitions`, headers: h, payload: { key, name: 'Open', credType: 'api_key', configSchema: { type: 'object' } } });
+    const res = await t.inject({
+      method: 'POST',
+      url: `${C}/definitions`,
+      headers: h,
+      payload: { key, name: 'Open', credType: 'api_key', configSchema: { type: 'object' } },
+    });
     assert.equal(res.statusCode, 201, res.body);
     return key;
   }
@@ -48,13 +53,23 @@ describe('deeply nested JSON bodies', () => {
     const h = owner.headers;
     const key = await openDefinition(h);
     const deep = `{"url":${JSON.stringify(mcp.url)},"deep":${nested(10_000)}}`;
-    const created = await send('POST', `${C}/instances`, `{"connectorKey":"${key}","displayName":"Deep","config":${deep}}`, h);
+    const created = await send(
+      'POST',
+      `${C}/instances`,
+      `{"connectorKey":"${key}","displayName":"Deep","config":${deep}}`,
+      h,
+    );
     assertRefused(created);
     const list = await t.inject({ method: 'GET', url: `${C}/instances`, headers: h });
     assert.equal(list.statusCode, 200);
     assert.equal(list.json().data.filter((i: { displayName: string }) => i.displayName === 'Deep').length, 0);
 
-    const ok = await send('POST', `${C}/instances`, JSON.stringify({ connectorKey: key, displayName: 'Shallow', config: { url: mcp.url } }), h);
+    const ok = await send(
+      'POST',
+      `${C}/instances`,
+      JSON.stringify({ connectorKey: key, displayName: 'Shallow', config: { url: mcp.url } }),
+      h,
+    );
     assert.equal(ok.statusCode, 201, ok.body);
     const id = ok.json().data.id;
     assertRefused(await send('PATCH', `${C}/instances/${id}`, `{"config":${deep}}`, h));
@@ -85,6 +100,13 @@ describe('deeply nested JSON bodies', () => {
   it('a deep array counts like a deep object', async () => {
     const { owner } = await makeTeam(t.app, []);
     const key = await openDefinition(owner.headers);
-    assertRefused(await send('POST', `${C}/instances`, `{"connectorKey":"${key}","displayName":"Arr","config":{"url":${JSON.stringify(mcp.url)},"list":${'['.repeat(5_000)}${']'.repeat(5_000)}}}`, owner.headers));
+    assertRefused(
+      await send(
+        'POST',
+        `${C}/instances`,
+        `{"connectorKey":"${key}","displayName":"Arr","config":{"url":${JSON.stringify(mcp.url)},"list":${'['.repeat(5_000)}${']'.repeat(5_000)}}}`,
+        owner.headers,
+      ),
+    );
   });
 });

@@ -68,7 +68,10 @@ function fakeSmtp() {
   return {
     received,
     state,
-    listen: () => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port))),
+    listen: () =>
+      new Promise<number>((resolve) =>
+        server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)),
+      ),
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
@@ -89,7 +92,8 @@ describe('mailer over SMTP', () => {
     await smtp.close();
   });
 
-  const outbox = (to: string) => t.app.kernel.db.selectFrom('mail_outbox').selectAll().where('to_address', '=', to).execute();
+  const outbox = (to: string) =>
+    t.app.kernel.db.selectFrom('mail_outbox').selectAll().where('to_address', '=', to).execute();
 
   it('delivers a queued mail over SMTP and marks it sent (the outbox keeps it)', async () => {
     const user = await makeUser(t.app);
@@ -128,7 +132,11 @@ describe('mailer over SMTP', () => {
     assert.notEqual(row.sent_at, null);
     assert.equal(row.attempts, failedAttempts + 1);
     const before = smtp.received.length;
-    await Promise.all([t.app.kernel.mailer.deliverPending(), t.app.kernel.mailer.deliverPending(), job.run(new Date())]);
+    await Promise.all([
+      t.app.kernel.mailer.deliverPending(),
+      t.app.kernel.mailer.deliverPending(),
+      job.run(new Date()),
+    ]);
     assert.equal(smtp.received.length, before);
   });
 

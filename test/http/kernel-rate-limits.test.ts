@@ -31,7 +31,14 @@ describe('rate limits (docs/interface.md, Limits)', () => {
       const remoteAddress = `10.20.${index}.1`;
       const headers = row.auth ? (await signedInUser(t.app)).headers : {};
       // An invalid body is counted (the limiter runs before validation) and costs nothing.
-      const call = () => t.inject({ method: row.method, url: `/api/v1${row.path}`, payload: row.method === 'POST' ? {} : undefined, headers, remoteAddress });
+      const call = () =>
+        t.inject({
+          method: row.method,
+          url: `/api/v1${row.path}`,
+          payload: row.method === 'POST' ? {} : undefined,
+          headers,
+          remoteAddress,
+        });
       const started = clock.now().getTime();
       for (let i = 1; i <= row.limit; i++) {
         const res = await call();
@@ -41,7 +48,11 @@ describe('rate limits (docs/interface.md, Limits)', () => {
       }
       const refused = await call();
       assert.equal(refused.statusCode, 429);
-      const body = JSON.parse(refused.payload) as { data: null; error: { code: string; message: string }; meta: { requestId: string; durationMs: number } };
+      const body = JSON.parse(refused.payload) as {
+        data: null;
+        error: { code: string; message: string };
+        meta: { requestId: string; durationMs: number };
+      };
       assert.equal(body.data, null);
       assert.equal(body.error.code, 'RATE_LIMIT_EXCEEDED');
       assert.equal(refused.headers['x-request-id'], body.meta.requestId);
@@ -61,24 +72,58 @@ describe('rate limits (docs/interface.md, Limits)', () => {
   it('counts a signed-in caller as themself wherever they connect from, and users apart', async () => {
     const a = await signedInUser(t.app);
     const b = await signedInUser(t.app);
-    for (let i = 0; i < 5; i++) await t.inject({ method: 'POST', url: '/api/v1/auth/claim-username', payload: {}, headers: a.headers, remoteAddress: `10.30.0.${i}` });
-    const blocked = await t.inject({ method: 'POST', url: '/api/v1/auth/claim-username', payload: {}, headers: a.headers, remoteAddress: '10.30.1.1' });
+    for (let i = 0; i < 5; i++)
+      await t.inject({
+        method: 'POST',
+        url: '/api/v1/auth/claim-username',
+        payload: {},
+        headers: a.headers,
+        remoteAddress: `10.30.0.${i}`,
+      });
+    const blocked = await t.inject({
+      method: 'POST',
+      url: '/api/v1/auth/claim-username',
+      payload: {},
+      headers: a.headers,
+      remoteAddress: '10.30.1.1',
+    });
     assert.equal(blocked.statusCode, 429);
-    const other = await t.inject({ method: 'POST', url: '/api/v1/auth/claim-username', payload: {}, headers: b.headers, remoteAddress: '10.30.1.1' });
+    const other = await t.inject({
+      method: 'POST',
+      url: '/api/v1/auth/claim-username',
+      payload: {},
+      headers: b.headers,
+      remoteAddress: '10.30.1.1',
+    });
     assert.equal(other.statusCode, 400);
   });
 
   it('counts anonymous callers per IP, and each endpoint apart', async () => {
-    for (let i = 0; i < 3; i++) await t.inject({ method: 'POST', url: '/api/v1/auth/forgot-password', payload: {}, remoteAddress: '10.31.0.1' });
-    assert.equal((await t.inject({ method: 'POST', url: '/api/v1/auth/forgot-password', payload: {}, remoteAddress: '10.31.0.1' })).statusCode, 429);
-    assert.equal((await t.inject({ method: 'POST', url: '/api/v1/auth/forgot-password', payload: {}, remoteAddress: '10.31.0.2' })).statusCode, 400);
-    assert.equal((await t.inject({ method: 'POST', url: '/api/v1/auth/login', payload: {}, remoteAddress: '10.31.0.1' })).statusCode, 400);
+    for (let i = 0; i < 3; i++)
+      await t.inject({ method: 'POST', url: '/api/v1/auth/forgot-password', payload: {}, remoteAddress: '10.31.0.1' });
+    assert.equal(
+      (await t.inject({ method: 'POST', url: '/api/v1/auth/forgot-password', payload: {}, remoteAddress: '10.31.0.1' }))
+        .statusCode,
+      429,
+    );
+    assert.equal(
+      (await t.inject({ method: 'POST', url: '/api/v1/auth/forgot-password', payload: {}, remoteAddress: '10.31.0.2' }))
+        .statusCode,
+      400,
+    );
+    assert.equal(
+      (await t.inject({ method: 'POST', url: '/api/v1/auth/login', payload: {}, remoteAddress: '10.31.0.1' }))
+        .statusCode,
+      400,
+    );
   });
 });
 
 describe('GANTRY_RATE_LIMIT_MULTIPLIER', () => {
   let t: TestApp;
-  before(async () => (t = await createTestApp({ clock: new ManualClock(), env: { GANTRY_RATE_LIMIT_MULTIPLIER: '2.5' } })));
+  before(
+    async () => (t = await createTestApp({ clock: new ManualClock(), env: { GANTRY_RATE_LIMIT_MULTIPLIER: '2.5' } })),
+  );
   after(() => t.close());
 
   it('multiplies every limit (login: 8 x 2.5 = 20)', async () => {

@@ -13,7 +13,19 @@ interface Body<T = unknown> {
   error: { code: string; message: string; details?: unknown } | null;
 }
 
-const NOTIFICATION_KEYS = ['actionUrl', 'body', 'category', 'createdAt', 'expiresAt', 'icon', 'id', 'priority', 'readAt', 'status', 'title'];
+const NOTIFICATION_KEYS = [
+  'actionUrl',
+  'body',
+  'category',
+  'createdAt',
+  'expiresAt',
+  'icon',
+  'id',
+  'priority',
+  'readAt',
+  'status',
+  'title',
+];
 
 describe('notifications API', () => {
   const clock = new ManualClock('2026-03-01T10:00:00.000Z');
@@ -25,26 +37,49 @@ describe('notifications API', () => {
   async function seed(userId: string, n: number, extra: Partial<NewNotification> = {}) {
     const ids: string[] = [];
     for (let i = 0; i < n; i++) {
-      ids.push(await t.app.services.notifications.notifyNow({ userId, title: `Title ${i}`, body: `Body ${i}`, ...extra }));
+      ids.push(
+        await t.app.services.notifications.notifyNow({ userId, title: `Title ${i}`, body: `Body ${i}`, ...extra }),
+      );
       clock.advance(1000);
     }
     return ids;
   }
   const get = (url: string, headers: Record<string, string>) => t.inject({ method: 'GET', url, headers });
-  const row = (id: string) => t.app.kernel.db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const row = (id: string) =>
+    t.app.kernel.db.selectFrom('notifications').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
   it('lists newest first in the documented shape, offset style with meta total/limit/offset', async () => {
     const u = await signedInUser(t.app);
-    const ids = await seed(u.user.id, 3, { category: 'productivity', priority: 'high', icon: 'bell', actionUrl: '/runs/1' });
+    const ids = await seed(u.user.id, 3, {
+      category: 'productivity',
+      priority: 'high',
+      icon: 'bell',
+      actionUrl: '/runs/1',
+    });
     const res = await get('/api/v1/notifications', u.headers);
     assert.equal(res.statusCode, 200);
     const b = body<PresentedNotification[]>(res);
-    assert.deepEqual(b.data.map((n) => n.id), [...ids].reverse());
+    assert.deepEqual(
+      b.data.map((n) => n.id),
+      [...ids].reverse(),
+    );
     assert.deepEqual(Object.keys(b.data[0]).sort(), NOTIFICATION_KEYS);
-    assert.deepEqual({ ...b.data[2], createdAt: undefined }, {
-      id: ids[0], title: 'Title 0', body: 'Body 0', icon: 'bell', actionUrl: '/runs/1', category: 'productivity', priority: 'high',
-      status: 'unread', readAt: null, expiresAt: null, createdAt: undefined,
-    });
+    assert.deepEqual(
+      { ...b.data[2], createdAt: undefined },
+      {
+        id: ids[0],
+        title: 'Title 0',
+        body: 'Body 0',
+        icon: 'bell',
+        actionUrl: '/runs/1',
+        category: 'productivity',
+        priority: 'high',
+        status: 'unread',
+        readAt: null,
+        expiresAt: null,
+        createdAt: undefined,
+      },
+    );
     assert.equal(b.meta.total, 3);
     assert.equal(b.meta.limit, 20);
     assert.equal(b.meta.offset, 0);
@@ -77,13 +112,18 @@ describe('notifications API', () => {
 
     const first = body<PresentedNotification[]>(await get('/api/v1/notifications?limit=3&paging=cursor', u.headers));
     assert.deepEqual(Object.keys(first.meta).sort(), ['durationMs', 'hasNextPage', 'limit', 'nextCursor', 'requestId']);
-    assert.deepEqual(first.data.map((n) => n.id), ids.slice(0, 3));
+    assert.deepEqual(
+      first.data.map((n) => n.id),
+      ids.slice(0, 3),
+    );
     // Inserts after the first page do not shift what the cursor continues with.
     await seed(u.user.id, 2);
     const cursorIds = [...first.data.map((n) => n.id)];
     let cursor = first.meta.nextCursor as string | null;
     while (cursor) {
-      const b = body<PresentedNotification[]>(await get(`/api/v1/notifications?limit=3&cursor=${encodeURIComponent(cursor)}`, u.headers));
+      const b = body<PresentedNotification[]>(
+        await get(`/api/v1/notifications?limit=3&cursor=${encodeURIComponent(cursor)}`, u.headers),
+      );
       assert.equal(b.meta.limit, 3);
       assert.equal(b.meta.total, undefined);
       cursorIds.push(...b.data.map((n) => n.id));
@@ -94,8 +134,16 @@ describe('notifications API', () => {
 
     // An offset first page already carries the cursor that continues it.
     const offsetFirst = body<PresentedNotification[]>(await get('/api/v1/notifications?limit=4', u.headers));
-    const next = body<PresentedNotification[]>(await get(`/api/v1/notifications?limit=4&cursor=${encodeURIComponent(offsetFirst.meta.nextCursor as string)}`, u.headers));
-    assert.deepEqual(next.data.map((n) => n.id), ids.slice(2, 6));
+    const next = body<PresentedNotification[]>(
+      await get(
+        `/api/v1/notifications?limit=4&cursor=${encodeURIComponent(offsetFirst.meta.nextCursor as string)}`,
+        u.headers,
+      ),
+    );
+    assert.deepEqual(
+      next.data.map((n) => n.id),
+      ids.slice(2, 6),
+    );
   });
 
   it('defaults a cursor page to 25 and refuses forged, foreign and mixed paging with 400', async () => {
@@ -126,7 +174,15 @@ describe('notifications API', () => {
 
   it('refuses an out-of-range limit or offset with 400, never clamping', async () => {
     const u = await signedInUser(t.app);
-    for (const query of ['limit=0', 'limit=51', 'limit=abc', 'offset=-1', 'status=deleted', 'paging=sideways', 'category=Not%20A%20Category']) {
+    for (const query of [
+      'limit=0',
+      'limit=51',
+      'limit=abc',
+      'offset=-1',
+      'status=deleted',
+      'paging=sideways',
+      'category=Not%20A%20Category',
+    ]) {
       const res = await get(`/api/v1/notifications?${query}`, u.headers);
       assert.equal(res.statusCode, 400, query);
       assert.equal(body(res).error?.code, 'VALIDATION_FAILED');
@@ -140,20 +196,39 @@ describe('notifications API', () => {
     const [d] = await seed(u.user.id, 1, { category: 'ai_run_completed' });
     await t.inject({ method: 'PATCH', url: `/api/v1/notifications/${a}/archive`, headers: u.headers });
     await t.inject({ method: 'PATCH', url: `/api/v1/notifications/${b2}/read`, headers: u.headers });
-    const ids = async (query: string) => body<PresentedNotification[]>(await get(`/api/v1/notifications${query}`, u.headers));
+    const ids = async (query: string) =>
+      body<PresentedNotification[]>(await get(`/api/v1/notifications${query}`, u.headers));
 
     const all = await ids('');
-    assert.deepEqual(all.data.map((n) => n.id), [d, c, b2]);
+    assert.deepEqual(
+      all.data.map((n) => n.id),
+      [d, c, b2],
+    );
     assert.equal(all.meta.total, 3);
     const archived = await ids('?status=archived');
-    assert.deepEqual(archived.data.map((n) => n.id), [a]);
+    assert.deepEqual(
+      archived.data.map((n) => n.id),
+      [a],
+    );
     assert.equal(archived.data[0].status, 'archived');
     assert.equal(archived.meta.total, 1);
-    assert.deepEqual((await ids('?status=read')).data.map((n) => n.id), [b2]);
-    assert.deepEqual((await ids('?status=unread')).data.map((n) => n.id), [d, c]);
-    assert.deepEqual((await ids('?category=ai_run_completed')).data.map((n) => n.id), [d]);
+    assert.deepEqual(
+      (await ids('?status=read')).data.map((n) => n.id),
+      [b2],
+    );
+    assert.deepEqual(
+      (await ids('?status=unread')).data.map((n) => n.id),
+      [d, c],
+    );
+    assert.deepEqual(
+      (await ids('?category=ai_run_completed')).data.map((n) => n.id),
+      [d],
+    );
     const unreadSystem = await ids('?category=system&status=unread');
-    assert.deepEqual(unreadSystem.data.map((n) => n.id), [c]);
+    assert.deepEqual(
+      unreadSystem.data.map((n) => n.id),
+      [c],
+    );
     assert.equal(unreadSystem.meta.total, 1);
     assert.equal((await row(a)).status, 'archived'); // retained
   });
@@ -163,14 +238,23 @@ describe('notifications API', () => {
     const [soon] = await seed(u.user.id, 1, { expiresAt: new Date(clock.now().getTime() + 60_000) });
     const [later] = await seed(u.user.id, 1, { expiresAt: new Date(clock.now().getTime() + 3_600_000) });
     const before = body<PresentedNotification[]>(await get('/api/v1/notifications', u.headers));
-    assert.deepEqual(before.data.map((n) => n.id), [later, soon]);
+    assert.deepEqual(
+      before.data.map((n) => n.id),
+      [later, soon],
+    );
     assert.equal(body<{ count: number }>(await get('/api/v1/notifications/unread-count', u.headers)).data.count, 2);
     clock.advance(120_000);
     const afterExpiry = body<PresentedNotification[]>(await get('/api/v1/notifications', u.headers));
-    assert.deepEqual(afterExpiry.data.map((n) => n.id), [later]);
+    assert.deepEqual(
+      afterExpiry.data.map((n) => n.id),
+      [later],
+    );
     assert.equal(afterExpiry.meta.total, 1);
     assert.equal(body<{ count: number }>(await get('/api/v1/notifications/unread-count', u.headers)).data.count, 1);
-    assert.equal((await t.inject({ method: 'PATCH', url: `/api/v1/notifications/${soon}/read`, headers: u.headers })).statusCode, 404);
+    assert.equal(
+      (await t.inject({ method: 'PATCH', url: `/api/v1/notifications/${soon}/read`, headers: u.headers })).statusCode,
+      404,
+    );
   });
 
   it('reads once: readAt is set on the first read and kept by the next (no-op)', async () => {
@@ -204,7 +288,11 @@ describe('notifications API', () => {
     const archivedAt = (await row(unread)).archived_at;
     assert.ok(archivedAt);
     clock.advance(60_000);
-    const again = await t.inject({ method: 'PATCH', url: `/api/v1/notifications/${unread}/archive`, headers: u.headers });
+    const again = await t.inject({
+      method: 'PATCH',
+      url: `/api/v1/notifications/${unread}/archive`,
+      headers: u.headers,
+    });
     assert.deepEqual(body(again).data, { status: 'archived' });
     assert.equal((await row(unread)).archived_at, archivedAt);
     // Reading an archived one records readAt once and leaves it archived.
@@ -255,7 +343,11 @@ describe('notifications API', () => {
     const intruder = await signedInUser(t.app);
     const [id] = await seed(owner.user.id, 1);
     for (const action of ['read', 'archive']) {
-      const res = await t.inject({ method: 'PATCH', url: `/api/v1/notifications/${id}/${action}`, headers: intruder.headers });
+      const res = await t.inject({
+        method: 'PATCH',
+        url: `/api/v1/notifications/${id}/${action}`,
+        headers: intruder.headers,
+      });
       assert.equal(res.statusCode, 403, action);
       assert.equal(body(res).error?.code, 'FORBIDDEN');
     }
@@ -268,10 +360,18 @@ describe('notifications API', () => {
   it('answers 404 for an unknown id and 422 for a malformed one', async () => {
     const u = await signedInUser(t.app);
     for (const action of ['read', 'archive']) {
-      const unknown = await t.inject({ method: 'PATCH', url: `/api/v1/notifications/${randomUUID()}/${action}`, headers: u.headers });
+      const unknown = await t.inject({
+        method: 'PATCH',
+        url: `/api/v1/notifications/${randomUUID()}/${action}`,
+        headers: u.headers,
+      });
       assert.equal(unknown.statusCode, 404);
       assert.equal(body(unknown).error?.code, 'NOT_FOUND');
-      const malformed = await t.inject({ method: 'PATCH', url: `/api/v1/notifications/not-a-uuid/${action}`, headers: u.headers });
+      const malformed = await t.inject({
+        method: 'PATCH',
+        url: `/api/v1/notifications/not-a-uuid/${action}`,
+        headers: u.headers,
+      });
       assert.equal(malformed.statusCode, 422);
       assert.equal(body(malformed).error?.code, 'VALIDATION_FAILED');
     }
@@ -353,11 +453,21 @@ describe('notifications API', () => {
     const u = await signedInUser(t.app);
     const n = t.app.services.notifications;
     await assert.rejects(n.notifyNow({ userId: u.user.id, title: ' ', body: 'b' }), { code: 'VALIDATION_FAILED' });
-    await assert.rejects(n.notifyNow({ userId: u.user.id, title: 't', body: 'b', priority: 'urgent' as never }), { code: 'VALIDATION_FAILED' });
-    await assert.rejects(n.notifyNow({ userId: u.user.id, title: 't', body: 'b', actionUrl: 'javascript:alert(1)' }), { code: 'VALIDATION_FAILED' });
-    await assert.rejects(n.notifyNow({ userId: u.user.id, title: 't', body: 'b', category: 'Bad Category' }), { code: 'VALIDATION_FAILED' });
+    await assert.rejects(n.notifyNow({ userId: u.user.id, title: 't', body: 'b', priority: 'urgent' as never }), {
+      code: 'VALIDATION_FAILED',
+    });
+    await assert.rejects(n.notifyNow({ userId: u.user.id, title: 't', body: 'b', actionUrl: 'javascript:alert(1)' }), {
+      code: 'VALIDATION_FAILED',
+    });
+    await assert.rejects(n.notifyNow({ userId: u.user.id, title: 't', body: 'b', category: 'Bad Category' }), {
+      code: 'VALIDATION_FAILED',
+    });
     await assert.rejects(n.notifyNow({ userId: randomUUID(), title: 't', body: 'b' }), { code: 'NOT_FOUND' });
-    const count = await t.app.kernel.db.selectFrom('notifications').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', u.user.id).executeTakeFirstOrThrow();
+    const count = await t.app.kernel.db
+      .selectFrom('notifications')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('user_id', '=', u.user.id)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(count.n), 0);
   });
 });

@@ -14,7 +14,8 @@ describe('notifications retention job', () => {
   before(async () => (t = await createTestApp({ clock, env: { GANTRY_NOTIFICATION_RETENTION_DAYS: '30' } })));
   after(() => t.close());
 
-  const exists = async (id: string) => !!(await t.app.kernel.db.selectFrom('notifications').select('id').where('id', '=', id).executeTakeFirst());
+  const exists = async (id: string) =>
+    !!(await t.app.kernel.db.selectFrom('notifications').select('id').where('id', '=', id).executeTakeFirst());
 
   it('is scheduled with the server', () => {
     const job = collectJobs(t.app).find((j) => j.name === 'notifications.purge');
@@ -26,7 +27,8 @@ describe('notifications retention job', () => {
     const user = await makeUser(t.app);
     const other = await makeUser(t.app);
     const n = t.app.services.notifications;
-    const notify = (extra: { expiresAt?: Date; userId?: string } = {}) => n.notifyNow({ userId: extra.userId ?? user.id, title: 't', body: 'b', expiresAt: extra.expiresAt });
+    const notify = (extra: { expiresAt?: Date; userId?: string } = {}) =>
+      n.notifyNow({ userId: extra.userId ?? user.id, title: 't', body: 'b', expiresAt: extra.expiresAt });
 
     const oldArchived = await notify();
     const oldRead = await notify();
@@ -47,7 +49,8 @@ describe('notifications retention job', () => {
     assert.equal(purged, 2);
     assert.equal(await exists(oldArchived), false);
     assert.equal(await exists(expiredLongAgo), false);
-    for (const kept of [oldRead, oldUnread, recentArchived, expiredRecently, notExpiring]) assert.equal(await exists(kept), true);
+    for (const kept of [oldRead, oldUnread, recentArchived, expiredRecently, notExpiring])
+      assert.equal(await exists(kept), true);
 
     clock.advance(30 * DAY);
     assert.equal(await job.run(clock.now()), 2);

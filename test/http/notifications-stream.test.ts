@@ -30,7 +30,8 @@ describe('notifications live stream (SSE over a listening server)', () => {
     open.push(client);
     return client;
   }
-  const count = (c: SseClient, n: number) => c.next((e) => e.event === 'unread-count' && JSON.parse(e.data).count === n);
+  const count = (c: SseClient, n: number) =>
+    c.next((e) => e.event === 'unread-count' && JSON.parse(e.data).count === n);
 
   it('opens with the unread count, then pushes new notifications and count changes', async () => {
     const u = await signedInUser(t.app);
@@ -44,7 +45,13 @@ describe('notifications live stream (SSE over a listening server)', () => {
     await count(s, 1);
 
     await t.app.services.notifications.notifyNow({ userId: other.user.id, title: 'not yours', body: 'x' });
-    const id = await t.app.services.notifications.notifyNow({ userId: u.user.id, title: 'Run finished', body: 'Your run is done', category: 'ai_run_completed', priority: 'high' });
+    const id = await t.app.services.notifications.notifyNow({
+      userId: u.user.id,
+      title: 'Run finished',
+      body: 'Your run is done',
+      category: 'ai_run_completed',
+      priority: 'high',
+    });
     const pushed = await s.next((e) => e.event === 'notification');
     const data = JSON.parse(pushed.data);
     assert.equal(data.id, id);
@@ -78,15 +85,27 @@ describe('notifications live stream (SSE over a listening server)', () => {
     await n.notifyNow({ userId: u.user.id, title: 'one', body: 'b' });
     const seen = await first.next((e) => e.event === 'notification');
     first.close();
-    const missed = [await n.notifyNow({ userId: u.user.id, title: 'two', body: 'b' }), await n.notifyNow({ userId: u.user.id, title: 'three', body: 'b' })];
+    const missed = [
+      await n.notifyNow({ userId: u.user.id, title: 'two', body: 'b' }),
+      await n.notifyNow({ userId: u.user.id, title: 'three', body: 'b' }),
+    ];
     const resumed = await stream({ ...u.headers, 'last-event-id': seen.id! });
     await count(resumed, 3);
-    assert.deepEqual(resumed.events.filter((e) => e.event === 'notification').map((e) => JSON.parse(e.data).id), missed);
+    assert.deepEqual(
+      resumed.events.filter((e) => e.event === 'notification').map((e) => JSON.parse(e.data).id),
+      missed,
+    );
     // The same through the query (clients that cannot set headers).
-    const viaQuery = await openSse(`${base}/api/v1/notifications/stream?lastEventId=${encodeURIComponent(seen.id!)}`, u.headers);
+    const viaQuery = await openSse(
+      `${base}/api/v1/notifications/stream?lastEventId=${encodeURIComponent(seen.id!)}`,
+      u.headers,
+    );
     open.push(viaQuery);
     await count(viaQuery, 3);
-    assert.deepEqual(viaQuery.events.filter((e) => e.event === 'notification').map((e) => JSON.parse(e.data).id), missed);
+    assert.deepEqual(
+      viaQuery.events.filter((e) => e.event === 'notification').map((e) => JSON.parse(e.data).id),
+      missed,
+    );
     // A forged Last-Event-ID starts fresh instead of replaying anything.
     const forged = await stream({ ...u.headers, 'last-event-id': 'eyJzIjowfQ.AAAAAAAAAAAAAAAAAAAAAA' });
     await count(forged, 3);
@@ -138,7 +157,11 @@ describe('notifications live stream (SSE over a listening server)', () => {
     const config = resolveConfig({ dataDir: t.dataDir }, { ...TEST_ENV });
     const other: AppContext = await createAppContext(config, { env: TEST_ENV, logger: createLogger('silent') });
     try {
-      const id = await other.services.notifications.notifyNow({ userId: u.user.id, title: 'from elsewhere', body: 'b' });
+      const id = await other.services.notifications.notifyNow({
+        userId: u.user.id,
+        title: 'from elsewhere',
+        body: 'b',
+      });
       const pushed = await s.next((e) => e.event === 'notification');
       assert.equal(JSON.parse(pushed.data).id, id);
       await count(s, 1);
@@ -173,7 +196,10 @@ describe('server.stop() with open notification streams', () => {
     const t = await createTestApp({ env: HEARTBEAT_ENV });
     await t.server.start();
     const u = await signedInUser(t.app);
-    const clients = [await openSse(`${t.server.info.uri}/api/v1/notifications/stream`, u.headers), await openSse(`${t.server.info.uri}/api/v1/notifications/stream`, u.headers)];
+    const clients = [
+      await openSse(`${t.server.info.uri}/api/v1/notifications/stream`, u.headers),
+      await openSse(`${t.server.info.uri}/api/v1/notifications/stream`, u.headers),
+    ];
     for (const c of clients) await c.next((e) => e.event === 'unread-count');
     const started = Date.now();
     await t.server.stop({ timeout: 8000 });
@@ -183,7 +209,9 @@ describe('server.stop() with open notification streams', () => {
       await c.end();
       assert.deepEqual(JSON.parse(c.events.find((e) => e.event === 'close')!.data), { reason: 'server_stopping' });
     }
-    const logged = t.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request' && l.route === 'notifications.stream');
+    const logged = t.logs
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === 'request' && l.route === 'notifications.stream');
     assert.equal(logged.length, 2);
     await t.close();
   });

@@ -3,7 +3,18 @@ import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { makeUser } from '../helpers/factories.js';
 import {
-  AUTHORIZE, REDIRECT, authorizeAndAllow, authorizeQuery, cookieHeader, cookiesFrom, form, FORM_HEADERS, hiddenInput, makeClient, pkcePair, signIn,
+  AUTHORIZE,
+  REDIRECT,
+  authorizeAndAllow,
+  authorizeQuery,
+  cookieHeader,
+  cookiesFrom,
+  form,
+  FORM_HEADERS,
+  hiddenInput,
+  makeClient,
+  pkcePair,
+  signIn,
 } from '../helpers/oauth.js';
 
 let t: TestApp;
@@ -21,7 +32,12 @@ async function openMagicLink(link: string, cookies: Record<string, string> = {})
   const pageRes = await t.inject({ url: link, headers: { cookie: cookieHeader(jar) } });
   Object.assign(jar, cookiesFrom(pageRes.headers['set-cookie'] as string[] | string | undefined));
   const token = hiddenInput(pageRes.payload, 'token') ?? new URL(link, 'http://x').searchParams.get('token') ?? '';
-  return t.inject({ method: 'POST', url: '/auth/magic', headers: { ...FORM_HEADERS, cookie: cookieHeader(jar) }, payload: form({ token, csrf: hiddenInput(pageRes.payload, 'csrf') ?? '' }) });
+  return t.inject({
+    method: 'POST',
+    url: '/auth/magic',
+    headers: { ...FORM_HEADERS, cookie: cookieHeader(jar) },
+    payload: form({ token, csrf: hiddenInput(pageRes.payload, 'csrf') ?? '' }),
+  });
 }
 
 describe('GET /oauth/authorize: requests that must not redirect (RFC 6749 4.1.2.1)', () => {
@@ -35,7 +51,13 @@ describe('GET /oauth/authorize: requests that must not redirect (RFC 6749 4.1.2.
 
   test('unregistered redirect_uri gives an error page (open redirect refused)', async () => {
     const client = await makeClient(t);
-    for (const uri of ['https://evil.example/cb', `${REDIRECT}/extra`, `${REDIRECT}?x=1`, 'https://app.example/CB', 'https://app.example/cb#frag']) {
+    for (const uri of [
+      'https://evil.example/cb',
+      `${REDIRECT}/extra`,
+      `${REDIRECT}?x=1`,
+      'https://app.example/CB',
+      'https://app.example/cb#frag',
+    ]) {
       const res = await t.inject(authorizeQuery(client.clientId, pkcePair().challenge, { redirect_uri: uri }));
       assert.equal(res.statusCode, 400, uri);
       assert.equal(res.headers.location, undefined, uri);
@@ -84,7 +106,9 @@ describe('GET /oauth/authorize: errors by redirect with state and iss', () => {
 
   test('a scope the client is not allowed -> invalid_scope, never silently dropped', async () => {
     const client = await makeClient(t, { scopes: ['email:read'] });
-    const res = await t.inject(authorizeQuery(client.clientId, pkcePair().challenge, { scope: 'email:read wallet:read' }));
+    const res = await t.inject(
+      authorizeQuery(client.clientId, pkcePair().challenge, { scope: 'email:read wallet:read' }),
+    );
     assert.equal(new URL(res.headers.location as string).searchParams.get('error'), 'invalid_scope');
   });
 });
@@ -110,13 +134,18 @@ describe('sign-in and consent pages', () => {
   test('wrong password re-renders the sign-in page with 401 and no session', async () => {
     const client = await makeClient(t);
     const user = await makeUser(t.app);
-    const { res } = await signIn(t, authorizeQuery(client.clientId, pkcePair().challenge), user.email, 'wrong password!');
+    const { res } = await signIn(
+      t,
+      authorizeQuery(client.clientId, pkcePair().challenge),
+      user.email,
+      'wrong password!',
+    );
     assert.equal(res.statusCode, 401);
     assert.match(res.payload, /Wrong email or password/);
     assert.doesNotMatch(String(res.headers['set-cookie'] ?? ''), /gantry_session/);
   });
 
-  test('ending the user\'s sessions (password reset, member removal) signs the browser out of the pages too', async () => {
+  test("ending the user's sessions (password reset, member removal) signs the browser out of the pages too", async () => {
     const client = await makeClient(t);
     const user = await makeUser(t.app);
     const url = authorizeQuery(client.clientId, pkcePair().challenge);
@@ -135,7 +164,16 @@ describe('sign-in and consent pages', () => {
     const user = await makeUser(t.app);
     const page = await t.inject(authorizeQuery(client.clientId, pkcePair().challenge));
     const cookies = cookiesFrom(page.headers['set-cookie'] as string);
-    const res = await t.inject({ method: 'POST', url: AUTHORIZE, headers: { ...FORM_HEADERS, cookie: cookieHeader(cookies) }, payload: form({ request_state: hiddenInput(page.payload, 'request_state')!, email: user.email, password: user.password }) });
+    const res = await t.inject({
+      method: 'POST',
+      url: AUTHORIZE,
+      headers: { ...FORM_HEADERS, cookie: cookieHeader(cookies) },
+      payload: form({
+        request_state: hiddenInput(page.payload, 'request_state')!,
+        email: user.email,
+        password: user.password,
+      }),
+    });
     assert.equal(res.statusCode, 403);
     assert.doesNotMatch(String(res.headers['set-cookie'] ?? ''), /gantry_session/);
   });
@@ -145,8 +183,25 @@ describe('sign-in and consent pages', () => {
     const page = await t.inject(authorizeQuery(client.clientId, pkcePair().challenge));
     const state = hiddenInput(page.payload, 'request_state')!;
     const cookies = cookiesFrom(page.headers['set-cookie'] as string);
-    const forged = Buffer.from(JSON.stringify({ clientId: client.clientId, redirectUri: 'https://evil.example/cb', scopes: ['email:read'], state: null, codeChallenge: 'x'.repeat(43), iat: 9e9 })).toString('base64url') + '.' + state.split('.')[1];
-    const res = await t.inject({ method: 'POST', url: AUTHORIZE, headers: { ...FORM_HEADERS, cookie: cookieHeader(cookies) }, payload: form({ csrf: hiddenInput(page.payload, 'csrf')!, request_state: forged, decision: 'allow' }) });
+    const forged =
+      Buffer.from(
+        JSON.stringify({
+          clientId: client.clientId,
+          redirectUri: 'https://evil.example/cb',
+          scopes: ['email:read'],
+          state: null,
+          codeChallenge: 'x'.repeat(43),
+          iat: 9e9,
+        }),
+      ).toString('base64url') +
+      '.' +
+      state.split('.')[1];
+    const res = await t.inject({
+      method: 'POST',
+      url: AUTHORIZE,
+      headers: { ...FORM_HEADERS, cookie: cookieHeader(cookies) },
+      payload: form({ csrf: hiddenInput(page.payload, 'csrf')!, request_state: forged, decision: 'allow' }),
+    });
     assert.equal(res.statusCode, 400);
     assert.equal(res.headers.location, undefined);
   });
@@ -158,7 +213,7 @@ describe('sign-in and consent pages', () => {
     const { res, cookies } = await signIn(t, url, user.email, user.password);
     assert.equal(res.statusCode, 303);
     assert.equal(res.headers.location, url);
-    const session = (res.headers['set-cookie'] as string);
+    const session = res.headers['set-cookie'] as string;
     assert.match(session, /gantry_session=.*HttpOnly.*SameSite=Lax/);
     assert.doesNotMatch(session, /Secure/, 'not Secure on an http public URL');
     const consent = await t.inject({ method: 'GET', url, headers: { cookie: cookieHeader(cookies) } });
@@ -176,8 +231,17 @@ describe('sign-in and consent pages', () => {
   test('the session cookie is stored hashed server-side', async () => {
     const client = await makeClient(t);
     const user = await makeUser(t.app);
-    const { cookies } = await signIn(t, authorizeQuery(client.clientId, pkcePair().challenge), user.email, user.password);
-    const rows = await t.app.kernel.db.selectFrom('oauth_browser_sessions').selectAll().where('user_id', '=', user.id).execute();
+    const { cookies } = await signIn(
+      t,
+      authorizeQuery(client.clientId, pkcePair().challenge),
+      user.email,
+      user.password,
+    );
+    const rows = await t.app.kernel.db
+      .selectFrom('oauth_browser_sessions')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .execute();
     assert.equal(rows.length, 1);
     assert.notEqual(rows[0].id_hash, cookies.gantry_session);
     assert.equal(rows[0].id_hash.length, 64);
@@ -191,11 +255,20 @@ describe('sign-in and consent pages', () => {
     const consent = await t.inject({ method: 'GET', url, headers: { cookie: cookieHeader(cookies) } });
     const requestState = hiddenInput(consent.payload, 'request_state')!;
     for (const csrf of [undefined, 'wrong', hiddenInput((await t.inject(url)).payload, 'csrf')!]) {
-      const res = await t.inject({ method: 'POST', url: AUTHORIZE, headers: { ...FORM_HEADERS, cookie: cookieHeader(cookies) }, payload: form({ request_state: requestState, decision: 'allow', ...(csrf ? { csrf } : {}) }) });
+      const res = await t.inject({
+        method: 'POST',
+        url: AUTHORIZE,
+        headers: { ...FORM_HEADERS, cookie: cookieHeader(cookies) },
+        payload: form({ request_state: requestState, decision: 'allow', ...(csrf ? { csrf } : {}) }),
+      });
       assert.equal(res.statusCode, 403);
       assert.equal(res.headers.location, undefined);
     }
-    const codes = await t.app.kernel.db.selectFrom('oauth_codes').select('code_hash').where('user_id', '=', user.id).execute();
+    const codes = await t.app.kernel.db
+      .selectFrom('oauth_codes')
+      .select('code_hash')
+      .where('user_id', '=', user.id)
+      .execute();
     assert.equal(codes.length, 0);
   });
 
@@ -205,7 +278,16 @@ describe('sign-in and consent pages', () => {
     const url = authorizeQuery(client.clientId, pkcePair().challenge);
     const { cookies } = await signIn(t, url, user.email, user.password);
     const consent = await t.inject({ method: 'GET', url, headers: { cookie: cookieHeader(cookies) } });
-    const res = await t.inject({ method: 'POST', url: AUTHORIZE, headers: FORM_HEADERS, payload: form({ csrf: hiddenInput(consent.payload, 'csrf')!, request_state: hiddenInput(consent.payload, 'request_state')!, decision: 'allow' }) });
+    const res = await t.inject({
+      method: 'POST',
+      url: AUTHORIZE,
+      headers: FORM_HEADERS,
+      payload: form({
+        csrf: hiddenInput(consent.payload, 'csrf')!,
+        request_state: hiddenInput(consent.payload, 'request_state')!,
+        decision: 'allow',
+      }),
+    });
     assert.equal(res.statusCode, 401);
     assert.equal(res.headers.location, undefined);
   });
@@ -213,7 +295,12 @@ describe('sign-in and consent pages', () => {
   test('allow redirects with code, state and iss (RFC 9207); the code is stored hashed', async () => {
     const client = await makeClient(t);
     const user = await makeUser(t.app);
-    const { location } = await authorizeAndAllow(t, authorizeQuery(client.clientId, pkcePair().challenge), user.email, user.password);
+    const { location } = await authorizeAndAllow(
+      t,
+      authorizeQuery(client.clientId, pkcePair().challenge),
+      user.email,
+      user.password,
+    );
     assert.equal(`${location.origin}${location.pathname}`, REDIRECT);
     const code = location.searchParams.get('code')!;
     assert.ok(code.length >= 43);
@@ -230,7 +317,16 @@ describe('sign-in and consent pages', () => {
     const url = authorizeQuery(client.clientId, pkcePair().challenge);
     const { cookies } = await signIn(t, url, user.email, user.password);
     const consent = await t.inject({ method: 'GET', url, headers: { cookie: cookieHeader(cookies) } });
-    const res = await t.inject({ method: 'POST', url: AUTHORIZE, headers: { ...FORM_HEADERS, cookie: cookieHeader(cookies) }, payload: form({ csrf: hiddenInput(consent.payload, 'csrf')!, request_state: hiddenInput(consent.payload, 'request_state')!, decision: 'deny' }) });
+    const res = await t.inject({
+      method: 'POST',
+      url: AUTHORIZE,
+      headers: { ...FORM_HEADERS, cookie: cookieHeader(cookies) },
+      payload: form({
+        csrf: hiddenInput(consent.payload, 'csrf')!,
+        request_state: hiddenInput(consent.payload, 'request_state')!,
+        decision: 'deny',
+      }),
+    });
     const location = new URL(res.headers.location as string);
     assert.equal(location.searchParams.get('error'), 'access_denied');
     assert.equal(location.searchParams.get('state'), 'st-123');
@@ -241,13 +337,26 @@ describe('sign-in and consent pages', () => {
   test('a user who already granted these scopes skips consent; a wider request asks again', async () => {
     const client = await makeClient(t);
     const user = await makeUser(t.app);
-    const { cookies } = await authorizeAndAllow(t, authorizeQuery(client.clientId, pkcePair().challenge), user.email, user.password);
-    const again = await t.inject({ method: 'GET', url: authorizeQuery(client.clientId, pkcePair().challenge, { scope: 'email:read', state: 's2' }), headers: { cookie: cookieHeader(cookies) } });
+    const { cookies } = await authorizeAndAllow(
+      t,
+      authorizeQuery(client.clientId, pkcePair().challenge),
+      user.email,
+      user.password,
+    );
+    const again = await t.inject({
+      method: 'GET',
+      url: authorizeQuery(client.clientId, pkcePair().challenge, { scope: 'email:read', state: 's2' }),
+      headers: { cookie: cookieHeader(cookies) },
+    });
     assert.equal(again.statusCode, 302);
     const location = new URL(again.headers.location as string);
     assert.ok(location.searchParams.get('code'));
     assert.equal(location.searchParams.get('state'), 's2');
-    const wider = await t.inject({ method: 'GET', url: authorizeQuery(client.clientId, pkcePair().challenge, { scope: 'email:read wallet:read' }), headers: { cookie: cookieHeader(cookies) } });
+    const wider = await t.inject({
+      method: 'GET',
+      url: authorizeQuery(client.clientId, pkcePair().challenge, { scope: 'email:read wallet:read' }),
+      headers: { cookie: cookieHeader(cookies) },
+    });
     assert.equal(wider.statusCode, 200);
     assert.match(wider.payload, /name="decision" value="allow"/);
   });
@@ -258,10 +367,24 @@ describe('sign-in and consent pages', () => {
     const url = authorizeQuery(client.clientId, pkcePair().challenge, { state: 'magic-state' });
     const page = await t.inject(url);
     const cookies = cookiesFrom(page.headers['set-cookie'] as string);
-    const res = await t.inject({ method: 'POST', url: AUTHORIZE, headers: { ...FORM_HEADERS, cookie: cookieHeader(cookies) }, payload: form({ csrf: hiddenInput(page.payload, 'csrf')!, request_state: hiddenInput(page.payload, 'request_state')!, email: user.email, action: 'magic_link' }) });
+    const res = await t.inject({
+      method: 'POST',
+      url: AUTHORIZE,
+      headers: { ...FORM_HEADERS, cookie: cookieHeader(cookies) },
+      payload: form({
+        csrf: hiddenInput(page.payload, 'csrf')!,
+        request_state: hiddenInput(page.payload, 'request_state')!,
+        email: user.email,
+        action: 'magic_link',
+      }),
+    });
     assert.equal(res.statusCode, 200);
     assert.match(res.payload, /sign-in link is on its way/);
-    const mail = await t.app.kernel.db.selectFrom('mail_outbox').selectAll().where('to_address', '=', user.email).executeTakeFirstOrThrow();
+    const mail = await t.app.kernel.db
+      .selectFrom('mail_outbox')
+      .selectAll()
+      .where('to_address', '=', user.email)
+      .executeTakeFirstOrThrow();
     const link = /http:\/\/127\.0\.0\.1:8080(\/auth\/magic\?token=[^\s]+)/.exec(mail.body_text)![1];
     // Opening the link spends nothing (scanners prefetch); its button posts the token.
     const opened = await t.inject(link);
@@ -286,10 +409,19 @@ describe('sign-in and consent pages', () => {
 
 describe('open redirects and https deployments', () => {
   test('/auth/magic never continues to anything but our own authorize endpoint', async () => {
-    for (const returnTo of ['https://evil.example/steal', '//evil.example/x', '/api/v1/oauth/authorizeX', '/\\evil.example']) {
+    for (const returnTo of [
+      'https://evil.example/steal',
+      '//evil.example/x',
+      '/api/v1/oauth/authorizeX',
+      '/\\evil.example',
+    ]) {
       const user = await makeUser(t.app);
       await t.app.services.identity.magicLinks.request(user.email, { returnTo });
-      const mail = await t.app.kernel.db.selectFrom('mail_outbox').selectAll().where('to_address', '=', user.email).executeTakeFirstOrThrow();
+      const mail = await t.app.kernel.db
+        .selectFrom('mail_outbox')
+        .selectAll()
+        .where('to_address', '=', user.email)
+        .executeTakeFirstOrThrow();
       const res = await openMagicLink(/(\/auth\/magic\?token=[^\s]+)/.exec(mail.body_text)![1]);
       assert.equal(res.statusCode, 200, returnTo);
       assert.equal(res.headers.location, undefined, returnTo);
@@ -301,13 +433,25 @@ describe('open redirects and https deployments', () => {
 
 describe('https public URL', () => {
   test('the browser session cookie is Secure and iss is the https issuer', async () => {
-    const secure = await createTestApp({ env: { GANTRY_PUBLIC_URL: 'https://gantry.example', GANTRY_RATE_LIMIT_MULTIPLIER: '100' } });
+    const secure = await createTestApp({
+      env: { GANTRY_PUBLIC_URL: 'https://gantry.example', GANTRY_RATE_LIMIT_MULTIPLIER: '100' },
+    });
     try {
       const client = await makeClient(secure);
       const user = await makeUser(secure.app);
-      const { res } = await signIn(secure, authorizeQuery(client.clientId, pkcePair().challenge), user.email, user.password);
+      const { res } = await signIn(
+        secure,
+        authorizeQuery(client.clientId, pkcePair().challenge),
+        user.email,
+        user.password,
+      );
       assert.match(String(res.headers['set-cookie']), /gantry_session=[^;]+;.*HttpOnly.*SameSite=Lax.*Secure/);
-      const { location } = await authorizeAndAllow(secure, authorizeQuery(client.clientId, pkcePair().challenge), user.email, user.password);
+      const { location } = await authorizeAndAllow(
+        secure,
+        authorizeQuery(client.clientId, pkcePair().challenge),
+        user.email,
+        user.password,
+      );
       assert.equal(location.searchParams.get('iss'), 'https://gantry.example');
       const doc = JSON.parse((await secure.inject('/.well-known/oauth-authorization-server')).payload);
       assert.equal(doc.token_endpoint, 'https://gantry.example/api/v1/oauth/token');

@@ -7,7 +7,16 @@ import { createAppContext } from '../../src/app.js';
 import { resolveConfig } from '../../src/config.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { TEST_ENV } from '../helpers/app.js';
-import { authorizeAndAllow, authorizeQuery, basic, form, FORM_HEADERS, makeClient, pkcePair, REDIRECT } from '../helpers/oauth.js';
+import {
+  authorizeAndAllow,
+  authorizeQuery,
+  basic,
+  form,
+  FORM_HEADERS,
+  makeClient,
+  pkcePair,
+  REDIRECT,
+} from '../helpers/oauth.js';
 
 let t: TestApp;
 let clock: ManualClock;
@@ -18,33 +27,72 @@ before(async () => {
 after(async () => t.close());
 
 async function post(url: string, payload: Record<string, string>, auth?: string) {
-  const res = await t.inject({ method: 'POST', url, headers: { ...FORM_HEADERS, ...(auth ? { authorization: auth } : {}) }, payload: form(payload) });
+  const res = await t.inject({
+    method: 'POST',
+    url,
+    headers: { ...FORM_HEADERS, ...(auth ? { authorization: auth } : {}) },
+    payload: form(payload),
+  });
   return Object.assign(res, { json: () => JSON.parse(res.payload || 'null') });
 }
 
-async function issue(scope = 'email:read profile:read', clientOverrides: Parameters<typeof makeClient>[1] = {}, userOverrides: Parameters<typeof makeUser>[1] = {}) {
+async function issue(
+  scope = 'email:read profile:read',
+  clientOverrides: Parameters<typeof makeClient>[1] = {},
+  userOverrides: Parameters<typeof makeUser>[1] = {},
+) {
   const client = await makeClient(t, clientOverrides);
   const user = await makeUser(t.app, userOverrides);
   const { verifier, challenge } = pkcePair();
-  const { location, cookies } = await authorizeAndAllow(t, authorizeQuery(client.clientId, challenge, { scope }), user.email, user.password);
+  const { location, cookies } = await authorizeAndAllow(
+    t,
+    authorizeQuery(client.clientId, challenge, { scope }),
+    user.email,
+    user.password,
+  );
   const auth = client.clientSecret ? basic(client.clientId, client.clientSecret) : undefined;
-  const res = await post('/api/v1/oauth/token', { grant_type: 'authorization_code', code: location.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: verifier, ...(auth ? {} : { client_id: client.clientId }) }, auth);
+  const res = await post(
+    '/api/v1/oauth/token',
+    {
+      grant_type: 'authorization_code',
+      code: location.searchParams.get('code')!,
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+      ...(auth ? {} : { client_id: client.clientId }),
+    },
+    auth,
+  );
   assert.equal(res.statusCode, 200, res.payload);
   return { client, user, auth, cookies, tokens: res.json() as { access_token: string; refresh_token: string } };
 }
 
-const userinfo = (token: string) => t.inject({ url: '/api/v1/oauth/userinfo', headers: { authorization: `Bearer ${token}` } });
+const userinfo = (token: string) =>
+  t.inject({ url: '/api/v1/oauth/userinfo', headers: { authorization: `Bearer ${token}` } });
 
 describe('GET /oauth/userinfo', () => {
   test('claims follow the scopes exactly', async () => {
     const both = await issue('email:read profile:read', {}, { fullName: 'Ada Lovelace', username: `ada${Date.now()}` });
     const res = await userinfo(both.tokens.access_token);
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(JSON.parse(res.payload), { sub: both.user.id, email: both.user.email, email_verified: true, name: 'Ada Lovelace', preferred_username: both.user.username });
+    assert.deepEqual(JSON.parse(res.payload), {
+      sub: both.user.id,
+      email: both.user.email,
+      email_verified: true,
+      name: 'Ada Lovelace',
+      preferred_username: both.user.username,
+    });
     const emailOnly = await issue('email:read', {}, { verified: false });
-    assert.deepEqual(JSON.parse((await userinfo(emailOnly.tokens.access_token)).payload), { sub: emailOnly.user.id, email: emailOnly.user.email, email_verified: false });
+    assert.deepEqual(JSON.parse((await userinfo(emailOnly.tokens.access_token)).payload), {
+      sub: emailOnly.user.id,
+      email: emailOnly.user.email,
+      email_verified: false,
+    });
     const profileOnly = await issue('profile:read');
-    assert.deepEqual(Object.keys(JSON.parse((await userinfo(profileOnly.tokens.access_token)).payload)).sort(), ['name', 'preferred_username', 'sub']);
+    assert.deepEqual(Object.keys(JSON.parse((await userinfo(profileOnly.tokens.access_token)).payload)).sort(), [
+      'name',
+      'preferred_username',
+      'sub',
+    ]);
     const walletOnly = await issue('wallet:read');
     assert.deepEqual(JSON.parse((await userinfo(walletOnly.tokens.access_token)).payload), { sub: walletOnly.user.id });
   });
@@ -94,11 +142,19 @@ describe('scopes on other endpoints', () => {
 describe('POST /oauth/revoke (RFC 7009)', () => {
   test('refresh token revokes its family: refresh and access tokens stop at once', async () => {
     const { auth, tokens } = await issue();
-    const res = await post('/api/v1/oauth/revoke', { token: tokens.refresh_token, token_type_hint: 'refresh_token' }, auth);
+    const res = await post(
+      '/api/v1/oauth/revoke',
+      { token: tokens.refresh_token, token_type_hint: 'refresh_token' },
+      auth,
+    );
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['cache-control'], 'no-store');
     assert.equal((await userinfo(tokens.access_token)).statusCode, 401);
-    const refreshed = await post('/api/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }, auth);
+    const refreshed = await post(
+      '/api/v1/oauth/token',
+      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token },
+      auth,
+    );
     assert.equal(refreshed.json().error, 'invalid_grant');
   });
 
@@ -108,26 +164,50 @@ describe('POST /oauth/revoke (RFC 7009)', () => {
     const res = await post('/api/v1/oauth/revoke', { token: tokens.access_token }, auth);
     assert.equal(res.statusCode, 200);
     assert.equal((await userinfo(tokens.access_token)).statusCode, 401);
-    const refreshed = await post('/api/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }, auth);
+    const refreshed = await post(
+      '/api/v1/oauth/token',
+      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token },
+      auth,
+    );
     assert.equal(refreshed.statusCode, 200);
   });
 
   test("another client's token is left untouched, yet the answer is 200", async () => {
     const a = await issue();
     const b = await makeClient(t);
-    const res = await post('/api/v1/oauth/revoke', { token: a.tokens.refresh_token }, basic(b.clientId, b.clientSecret!));
+    const res = await post(
+      '/api/v1/oauth/revoke',
+      { token: a.tokens.refresh_token },
+      basic(b.clientId, b.clientSecret!),
+    );
     assert.equal(res.statusCode, 200);
-    const res2 = await post('/api/v1/oauth/revoke', { token: a.tokens.access_token }, basic(b.clientId, b.clientSecret!));
+    const res2 = await post(
+      '/api/v1/oauth/revoke',
+      { token: a.tokens.access_token },
+      basic(b.clientId, b.clientSecret!),
+    );
     assert.equal(res2.statusCode, 200);
     assert.equal((await userinfo(a.tokens.access_token)).statusCode, 200);
-    assert.equal((await post('/api/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: a.tokens.refresh_token }, a.auth)).statusCode, 200);
+    assert.equal(
+      (
+        await post(
+          '/api/v1/oauth/token',
+          { grant_type: 'refresh_token', refresh_token: a.tokens.refresh_token },
+          a.auth,
+        )
+      ).statusCode,
+      200,
+    );
   });
 
   test('unknown token -> 200; public client by client_id', async () => {
     const pub = await issue('email:read', { type: 'public' });
     const res = await post('/api/v1/oauth/revoke', { token: 'nothing-like-this', client_id: pub.client.clientId });
     assert.equal(res.statusCode, 200);
-    const real = await post('/api/v1/oauth/revoke', { token: pub.tokens.refresh_token, client_id: pub.client.clientId });
+    const real = await post('/api/v1/oauth/revoke', {
+      token: pub.tokens.refresh_token,
+      client_id: pub.client.clientId,
+    });
     assert.equal(real.statusCode, 200);
     assert.equal((await userinfo(pub.tokens.access_token)).statusCode, 401);
   });
@@ -189,20 +269,40 @@ describe('GET/DELETE /oauth/grants', () => {
     assert.equal(data[0].clientId, client.clientId);
     assert.equal(data[0].clientName, 'Grant Lister');
     assert.deepEqual(data[0].scopes, ['email:read', 'wallet:read']);
-    const del = await t.inject({ method: 'DELETE', url: `/api/v1/oauth/grants/${client.clientId}`, headers: bearer(session.accessToken) });
+    const del = await t.inject({
+      method: 'DELETE',
+      url: `/api/v1/oauth/grants/${client.clientId}`,
+      headers: bearer(session.accessToken),
+    });
     assert.equal(del.statusCode, 200);
     assert.equal(JSON.parse(del.payload).data.revoked, true);
     assert.equal((await userinfo(tokens.access_token)).statusCode, 401);
-    assert.equal((await post('/api/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }, auth)).json().error, 'invalid_grant');
-    assert.deepEqual(JSON.parse((await t.inject({ url: '/api/v1/oauth/grants', headers: bearer(session.accessToken) })).payload).data, []);
-    const again = await t.inject({ method: 'DELETE', url: `/api/v1/oauth/grants/${client.clientId}`, headers: bearer(session.accessToken) });
+    assert.equal(
+      (
+        await post('/api/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }, auth)
+      ).json().error,
+      'invalid_grant',
+    );
+    assert.deepEqual(
+      JSON.parse((await t.inject({ url: '/api/v1/oauth/grants', headers: bearer(session.accessToken) })).payload).data,
+      [],
+    );
+    const again = await t.inject({
+      method: 'DELETE',
+      url: `/api/v1/oauth/grants/${client.clientId}`,
+      headers: bearer(session.accessToken),
+    });
     assert.equal(again.statusCode, 404);
   });
 
   test("another user's grant cannot be revoked through mine; malformed id is 422", async () => {
     const a = await issue();
     const other = await signedInUser(t.app);
-    const res = await t.inject({ method: 'DELETE', url: `/api/v1/oauth/grants/${a.client.clientId}`, headers: other.headers });
+    const res = await t.inject({
+      method: 'DELETE',
+      url: `/api/v1/oauth/grants/${a.client.clientId}`,
+      headers: other.headers,
+    });
     assert.equal(res.statusCode, 404);
     assert.equal((await userinfo(a.tokens.access_token)).statusCode, 200);
     const bad = await t.inject({ method: 'DELETE', url: '/api/v1/oauth/grants/not-a-uuid', headers: other.headers });

@@ -21,7 +21,13 @@ describe('token and revoke rate limits', () => {
   type Client = Awaited<ReturnType<typeof makeClient>>;
 
   async function post(url: string, payload: Record<string, string>, remoteAddress: string, authorization?: string) {
-    const res = await t.inject({ method: 'POST', url, remoteAddress, headers: { ...FORM_HEADERS, ...(authorization ? { authorization } : {}) }, payload: form(payload) });
+    const res = await t.inject({
+      method: 'POST',
+      url,
+      remoteAddress,
+      headers: { ...FORM_HEADERS, ...(authorization ? { authorization } : {}) },
+      payload: form(payload),
+    });
     return Object.assign(res, { json: () => JSON.parse(res.payload) as Record<string, string> });
   }
 
@@ -29,15 +35,31 @@ describe('token and revoke rate limits', () => {
   async function tokensFor(client: Client, remoteAddress: string) {
     const user = await makeUser(t.app);
     const { verifier, challenge } = pkcePair();
-    const redirect = await t.app.services.oauth.authorize.approve(user.id, { clientId: client.clientId, redirectUri: REDIRECT, scopes: ['email:read'], state: null, codeChallenge: challenge });
+    const redirect = await t.app.services.oauth.authorize.approve(user.id, {
+      clientId: client.clientId,
+      redirectUri: REDIRECT,
+      scopes: ['email:read'],
+      state: null,
+      codeChallenge: challenge,
+    });
     const code = new URL(redirect).searchParams.get('code')!;
-    const res = await post(TOKEN, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier }, remoteAddress, basic(client.clientId, client.clientSecret!));
+    const res = await post(
+      TOKEN,
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier },
+      remoteAddress,
+      basic(client.clientId, client.clientSecret!),
+    );
     assert.equal(res.statusCode, 200, res.payload);
     return { user, refreshToken: res.json().refresh_token };
   }
 
   const refresh = (client: Client, refreshToken: string, remoteAddress: string, secret = client.clientSecret!) =>
-    post(TOKEN, { grant_type: 'refresh_token', refresh_token: refreshToken }, remoteAddress, basic(client.clientId, secret));
+    post(
+      TOKEN,
+      { grant_type: 'refresh_token', refresh_token: refreshToken },
+      remoteAddress,
+      basic(client.clientId, secret),
+    );
 
   test('a partner refreshing for many users from one address is not throttled by address; each user has the 120 per minute', async () => {
     const ip = '10.70.0.1';
@@ -107,7 +129,8 @@ describe('token and revoke rate limits', () => {
   test('guessing spread over many addresses is cut at 20 per minute per client_id; revoke shares the budget; the right secret still works', async () => {
     const client = await makeClient(t);
     const { refreshToken } = await tokensFor(client, '10.72.9.9');
-    for (let i = 0; i < 10; i++) assert.equal((await refresh(client, refreshToken, `10.72.1.${i}`, `guess-${i}`)).statusCode, 401);
+    for (let i = 0; i < 10; i++)
+      assert.equal((await refresh(client, refreshToken, `10.72.1.${i}`, `guess-${i}`)).statusCode, 401);
     for (let i = 0; i < 10; i++) {
       const res = await post(REVOKE, { token: refreshToken }, `10.72.2.${i}`, basic(client.clientId, `guess-${i}`));
       assert.equal(res.statusCode, 401);
@@ -125,20 +148,35 @@ describe('token and revoke rate limits', () => {
     // token refreshes, and the client revokes what it holds.
     const refreshed = await refresh(client, refreshToken, '10.72.3.3');
     assert.equal(refreshed.statusCode, 200, refreshed.payload);
-    const revoked = await post(REVOKE, { token: refreshed.json().refresh_token }, '10.72.3.4', basic(client.clientId, client.clientSecret!));
+    const revoked = await post(
+      REVOKE,
+      { token: refreshed.json().refresh_token },
+      '10.72.3.4',
+      basic(client.clientId, client.clientSecret!),
+    );
     assert.equal(revoked.statusCode, 200, revoked.payload);
     assert.equal((await refresh(client, refreshed.json().refresh_token, '10.72.3.3')).json().error, 'invalid_grant');
   });
 
-  test("a distributed guessing loop gets 429s but never locks the partner out: its right secret refreshes for every user", async () => {
+  test('a distributed guessing loop gets 429s but never locks the partner out: its right secret refreshes for every user', async () => {
     const partnerIp = '10.76.9.9';
     const client = await makeClient(t);
-    const chains = [await tokensFor(client, partnerIp), await tokensFor(client, partnerIp), await tokensFor(client, partnerIp)];
+    const chains = [
+      await tokensFor(client, partnerIp),
+      await tokensFor(client, partnerIp),
+      await tokensFor(client, partnerIp),
+    ];
     // 20 wrong secrets from 20 addresses, at token and revoke, spend the client_id's budget.
     for (let i = 0; i < 20; i++) {
-      const res = i % 2 === 0
-        ? await refresh(client, chains[i % 3].refreshToken, `10.76.1.${i}`, `guess-${i}`)
-        : await post(REVOKE, { token: chains[i % 3].refreshToken }, `10.76.1.${i}`, basic(client.clientId, `guess-${i}`));
+      const res =
+        i % 2 === 0
+          ? await refresh(client, chains[i % 3].refreshToken, `10.76.1.${i}`, `guess-${i}`)
+          : await post(
+              REVOKE,
+              { token: chains[i % 3].refreshToken },
+              `10.76.1.${i}`,
+              basic(client.clientId, `guess-${i}`),
+            );
       assert.equal(res.statusCode, 401, res.payload);
       assert.equal(res.json().error, 'invalid_client');
     }
@@ -157,9 +195,10 @@ describe('token and revoke rate limits', () => {
     // Further guesses, at both endpoints, get 429 in RFC 6749 form, and revoke nothing.
     for (let i = 0; i < 6; i++) {
       const token = chains[i % 3].refreshToken;
-      const res = i % 2 === 0
-        ? await refresh(client, token, `10.76.3.${i}`, `guess-more-${i}`)
-        : await post(REVOKE, { token }, `10.76.3.${i}`, basic(client.clientId, `guess-more-${i}`));
+      const res =
+        i % 2 === 0
+          ? await refresh(client, token, `10.76.3.${i}`, `guess-more-${i}`)
+          : await post(REVOKE, { token }, `10.76.3.${i}`, basic(client.clientId, `guess-more-${i}`));
       assert.equal(res.statusCode, 429, res.payload);
       assert.equal(res.json().error, 'invalid_request');
       assert.equal(res.json().access_token, undefined);
@@ -169,7 +208,8 @@ describe('token and revoke rate limits', () => {
     // Those 429s still count against their address: 20 wrong guesses from one address, then
     // even the right secret from there is refused before it is looked at.
     const guesser = '10.76.4.1';
-    for (let i = 0; i < 20; i++) assert.equal((await refresh(client, chains[0].refreshToken, guesser, `guess-ip-${i}`)).statusCode, 429);
+    for (let i = 0; i < 20; i++)
+      assert.equal((await refresh(client, chains[0].refreshToken, guesser, `guess-ip-${i}`)).statusCode, 429);
     const cut = await refresh(client, chains[0].refreshToken, guesser);
     assert.equal(cut.statusCode, 429);
 
@@ -184,14 +224,35 @@ describe('token and revoke rate limits', () => {
     const app = await makeClient(t, { type: 'public' });
     const user = await makeUser(t.app);
     const { verifier, challenge } = pkcePair();
-    const redirect = await t.app.services.oauth.authorize.approve(user.id, { clientId: app.clientId, redirectUri: REDIRECT, scopes: ['email:read'], state: null, codeChallenge: challenge });
+    const redirect = await t.app.services.oauth.authorize.approve(user.id, {
+      clientId: app.clientId,
+      redirectUri: REDIRECT,
+      scopes: ['email:read'],
+      state: null,
+      codeChallenge: challenge,
+    });
     const code = new URL(redirect).searchParams.get('code')!;
     for (let i = 0; i < 25; i++) {
-      const res = await post(TOKEN, { grant_type: 'refresh_token', refresh_token: 'x' }, `10.75.1.${i}`, basic(app.clientId, `guess-${i}`));
+      const res = await post(
+        TOKEN,
+        { grant_type: 'refresh_token', refresh_token: 'x' },
+        `10.75.1.${i}`,
+        basic(app.clientId, `guess-${i}`),
+      );
       assert.equal(res.statusCode, 401);
       assert.equal(res.json().error, 'invalid_client');
     }
-    const res = await post(TOKEN, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: app.clientId }, '10.75.2.1');
+    const res = await post(
+      TOKEN,
+      {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+        client_id: app.clientId,
+      },
+      '10.75.2.1',
+    );
     assert.equal(res.statusCode, 200, res.payload);
     assert.ok(res.json().access_token);
   });
@@ -215,12 +276,22 @@ describe('token and revoke rate limits', () => {
   test('revoke counts per client and user of the token, and a token naming nobody per client and address', async () => {
     const client = await makeClient(t);
     const { refreshToken } = await tokensFor(client, '10.74.9.9');
-    const revoked = await post(REVOKE, { token: refreshToken }, '10.74.0.1', basic(client.clientId, client.clientSecret!));
+    const revoked = await post(
+      REVOKE,
+      { token: refreshToken },
+      '10.74.0.1',
+      basic(client.clientId, client.clientSecret!),
+    );
     assert.equal(revoked.statusCode, 200);
     assert.equal(revoked.headers['x-ratelimit-remaining'], '119');
     assert.equal((await refresh(client, refreshToken, '10.74.0.1')).json().error, 'invalid_grant');
     for (let i = 0; i < 3; i++) {
-      const unknown = await post(REVOKE, { token: `unknown-${i}` }, '10.74.0.1', basic(client.clientId, client.clientSecret!));
+      const unknown = await post(
+        REVOKE,
+        { token: `unknown-${i}` },
+        '10.74.0.1',
+        basic(client.clientId, client.clientSecret!),
+      );
       assert.equal(unknown.statusCode, 200);
       assert.equal(unknown.headers['x-ratelimit-remaining'], String(119 - i));
     }

@@ -4,7 +4,16 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { makeUser } from '../helpers/factories.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { authorizeAndAllow, authorizeQuery, basic, form, FORM_HEADERS, makeClient, pkcePair, REDIRECT } from '../helpers/oauth.js';
+import {
+  authorizeAndAllow,
+  authorizeQuery,
+  basic,
+  form,
+  FORM_HEADERS,
+  makeClient,
+  pkcePair,
+  REDIRECT,
+} from '../helpers/oauth.js';
 
 const TOKEN = '/api/v1/oauth/token';
 let t: TestApp;
@@ -18,21 +27,44 @@ after(async () => t.close());
 async function codeFor(client: { clientId: string }, scope = 'email:read profile:read') {
   const user = await makeUser(t.app);
   const { verifier, challenge } = pkcePair();
-  const { location } = await authorizeAndAllow(t, authorizeQuery(client.clientId, challenge, { scope }), user.email, user.password);
+  const { location } = await authorizeAndAllow(
+    t,
+    authorizeQuery(client.clientId, challenge, { scope }),
+    user.email,
+    user.password,
+  );
   return { code: location.searchParams.get('code')!, verifier, user };
 }
 
 async function token(payload: Record<string, string>, auth?: string) {
-  const res = await t.inject({ method: 'POST', url: TOKEN, headers: { ...FORM_HEADERS, ...(auth ? { authorization: auth } : {}) }, payload: form(payload) });
+  const res = await t.inject({
+    method: 'POST',
+    url: TOKEN,
+    headers: { ...FORM_HEADERS, ...(auth ? { authorization: auth } : {}) },
+    payload: form(payload),
+  });
   return Object.assign(res, { json: () => JSON.parse(res.payload) });
 }
 
 async function confidentialTokens(scope?: string) {
   const client = await makeClient(t);
   const { code, verifier, user } = await codeFor(client, scope);
-  const res = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier }, basic(client.clientId, client.clientSecret!));
+  const res = await token(
+    { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier },
+    basic(client.clientId, client.clientSecret!),
+  );
   assert.equal(res.statusCode, 200, res.payload);
-  return { client, user, body: res.json() as { access_token: string; refresh_token: string; scope: string; token_type: string; expires_in: number } };
+  return {
+    client,
+    user,
+    body: res.json() as {
+      access_token: string;
+      refresh_token: string;
+      scope: string;
+      token_type: string;
+      expires_in: number;
+    },
+  };
 }
 
 function assertNoStore(res: { headers: Record<string, unknown> }) {
@@ -44,7 +76,10 @@ describe('authorization_code grant', () => {
   test('confidential client exchanges a code: RFC 9068 access token, opaque refresh token, no-store', async () => {
     const client = await makeClient(t);
     const { code, verifier, user } = await codeFor(client);
-    const res = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier }, basic(client.clientId, client.clientSecret!));
+    const res = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier },
+      basic(client.clientId, client.clientSecret!),
+    );
     assert.equal(res.statusCode, 200);
     assertNoStore(res);
     const body = res.json();
@@ -69,7 +104,13 @@ describe('authorization_code grant', () => {
     const client = await makeClient(t, { type: 'public' });
     assert.equal(client.clientSecret, null);
     const { code, verifier } = await codeFor(client);
-    const res = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: client.clientId });
+    const res = await token({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+      client_id: client.clientId,
+    });
     assert.equal(res.statusCode, 200);
     assert.ok(res.json().access_token);
   });
@@ -78,24 +119,42 @@ describe('authorization_code grant', () => {
     const client = await makeClient(t);
     const { code, verifier } = await codeFor(client);
     const auth = basic(client.clientId, client.clientSecret!);
-    const first = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier }, auth);
+    const first = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier },
+      auth,
+    );
     const { access_token: access, refresh_token: refresh } = first.json();
-    assert.equal((await t.inject({ url: '/api/v1/oauth/userinfo', headers: { authorization: `Bearer ${access}` } })).statusCode, 200);
-    const replay = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier }, auth);
+    assert.equal(
+      (await t.inject({ url: '/api/v1/oauth/userinfo', headers: { authorization: `Bearer ${access}` } })).statusCode,
+      200,
+    );
+    const replay = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier },
+      auth,
+    );
     assert.equal(replay.statusCode, 400);
     assert.equal(replay.json().error, 'invalid_grant');
     assertNoStore(replay);
-    assert.equal((await t.inject({ url: '/api/v1/oauth/userinfo', headers: { authorization: `Bearer ${access}` } })).statusCode, 401);
+    assert.equal(
+      (await t.inject({ url: '/api/v1/oauth/userinfo', headers: { authorization: `Bearer ${access}` } })).statusCode,
+      401,
+    );
     const refreshed = await token({ grant_type: 'refresh_token', refresh_token: refresh }, auth);
     assert.equal(refreshed.json().error, 'invalid_grant');
-    assert.ok(t.logs.some((l) => l.includes('replayed')), 'replay is logged');
+    assert.ok(
+      t.logs.some((l) => l.includes('replayed')),
+      'replay is logged',
+    );
     assert.ok(!t.logs.some((l) => l.includes(code)), 'the code is never logged');
   });
 
   test('redirect_uri mismatch at the token endpoint -> invalid_grant', async () => {
     const client = await makeClient(t, { redirectUris: [REDIRECT, 'https://app.example/other'] });
     const { code, verifier } = await codeFor(client);
-    const res = await token({ grant_type: 'authorization_code', code, redirect_uri: 'https://app.example/other', code_verifier: verifier }, basic(client.clientId, client.clientSecret!));
+    const res = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: 'https://app.example/other', code_verifier: verifier },
+      basic(client.clientId, client.clientSecret!),
+    );
     assert.equal(res.statusCode, 400);
     assert.equal(res.json().error, 'invalid_grant');
   });
@@ -103,15 +162,26 @@ describe('authorization_code grant', () => {
   test('wrong code_verifier -> invalid_grant', async () => {
     const client = await makeClient(t);
     const { code } = await codeFor(client);
-    const res = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: pkcePair().verifier }, basic(client.clientId, client.clientSecret!));
+    const res = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: pkcePair().verifier },
+      basic(client.clientId, client.clientSecret!),
+    );
     assert.equal(res.json().error, 'invalid_grant');
   });
 
-  for (const [name, verifier] of [['too short (42)', 'a'.repeat(42)], ['too long (129)', 'a'.repeat(129)], ['bad characters', `${'a'.repeat(42)}+/`], ['spaces', `${'a'.repeat(42)} b`]] as const) {
+  for (const [name, verifier] of [
+    ['too short (42)', 'a'.repeat(42)],
+    ['too long (129)', 'a'.repeat(129)],
+    ['bad characters', `${'a'.repeat(42)}+/`],
+    ['spaces', `${'a'.repeat(42)} b`],
+  ] as const) {
     test(`code_verifier ${name} -> invalid_request`, async () => {
       const client = await makeClient(t);
       const { code } = await codeFor(client);
-      const res = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier }, basic(client.clientId, client.clientSecret!));
+      const res = await token(
+        { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier },
+        basic(client.clientId, client.clientSecret!),
+      );
       assert.equal(res.statusCode, 400);
       assert.equal(res.json().error, 'invalid_request');
     });
@@ -122,15 +192,31 @@ describe('authorization_code grant', () => {
     const client = await makeClient(t);
     const user = await makeUser(t.app);
     const verifier = 'v'.repeat(43);
-    const { location } = await authorizeAndAllow(t, authorizeQuery(client.clientId, verifier), user.email, user.password);
-    const res = await token({ grant_type: 'authorization_code', code: location.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: verifier }, basic(client.clientId, client.clientSecret!));
+    const { location } = await authorizeAndAllow(
+      t,
+      authorizeQuery(client.clientId, verifier),
+      user.email,
+      user.password,
+    );
+    const res = await token(
+      {
+        grant_type: 'authorization_code',
+        code: location.searchParams.get('code')!,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+      },
+      basic(client.clientId, client.clientSecret!),
+    );
     assert.equal(res.json().error, 'invalid_grant');
   });
 
   test('missing code_verifier -> invalid_request', async () => {
     const client = await makeClient(t);
     const { code } = await codeFor(client);
-    const res = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT }, basic(client.clientId, client.clientSecret!));
+    const res = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT },
+      basic(client.clientId, client.clientSecret!),
+    );
     assert.equal(res.json().error, 'invalid_request');
   });
 
@@ -138,9 +224,15 @@ describe('authorization_code grant', () => {
     const a = await makeClient(t);
     const b = await makeClient(t);
     const { code, verifier } = await codeFor(a);
-    const stolen = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier }, basic(b.clientId, b.clientSecret!));
+    const stolen = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier },
+      basic(b.clientId, b.clientSecret!),
+    );
     assert.equal(stolen.json().error, 'invalid_grant');
-    const legit = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier }, basic(a.clientId, a.clientSecret!));
+    const legit = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier },
+      basic(a.clientId, a.clientSecret!),
+    );
     assert.equal(legit.json().error, 'invalid_grant');
   });
 
@@ -148,7 +240,10 @@ describe('authorization_code grant', () => {
     const client = await makeClient(t);
     const { code, verifier } = await codeFor(client);
     clock.advance(61_000);
-    const res = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier }, basic(client.clientId, client.clientSecret!));
+    const res = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier },
+      basic(client.clientId, client.clientSecret!),
+    );
     assert.equal(res.json().error, 'invalid_grant');
     assert.match(res.json().error_description, /expired/);
   });
@@ -157,13 +252,19 @@ describe('authorization_code grant', () => {
     const client = await makeClient(t);
     const { code, verifier } = await codeFor(client);
     clock.advance(59_000);
-    const res = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier }, basic(client.clientId, client.clientSecret!));
+    const res = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier },
+      basic(client.clientId, client.clientSecret!),
+    );
     assert.equal(res.statusCode, 200);
   });
 
   test('unknown code -> invalid_grant', async () => {
     const client = await makeClient(t);
-    const res = await token({ grant_type: 'authorization_code', code: 'made-up', redirect_uri: REDIRECT, code_verifier: pkcePair().verifier }, basic(client.clientId, client.clientSecret!));
+    const res = await token(
+      { grant_type: 'authorization_code', code: 'made-up', redirect_uri: REDIRECT, code_verifier: pkcePair().verifier },
+      basic(client.clientId, client.clientSecret!),
+    );
     assert.equal(res.json().error, 'invalid_grant');
   });
 });
@@ -171,7 +272,10 @@ describe('authorization_code grant', () => {
 describe('client authentication and the error table', () => {
   test('wrong Basic secret -> 401 invalid_client with WWW-Authenticate: Basic', async () => {
     const client = await makeClient(t);
-    const res = await token({ grant_type: 'refresh_token', refresh_token: 'x' }, basic(client.clientId, 'wrong-secret'));
+    const res = await token(
+      { grant_type: 'refresh_token', refresh_token: 'x' },
+      basic(client.clientId, 'wrong-secret'),
+    );
     assert.equal(res.statusCode, 401);
     assert.equal(res.json().error, 'invalid_client');
     assert.match(String(res.headers['www-authenticate']), /^Basic/);
@@ -179,7 +283,10 @@ describe('client authentication and the error table', () => {
   });
 
   test('unknown client via Basic -> 401 invalid_client', async () => {
-    const res = await token({ grant_type: 'refresh_token', refresh_token: 'x' }, basic('7b0c1f7e-4c4b-4e0f-9a53-2f3b3f1b0c11', 'whatever'));
+    const res = await token(
+      { grant_type: 'refresh_token', refresh_token: 'x' },
+      basic('7b0c1f7e-4c4b-4e0f-9a53-2f3b3f1b0c11', 'whatever'),
+    );
     assert.equal(res.statusCode, 401);
     assert.equal(res.json().error, 'invalid_client');
   });
@@ -200,7 +307,12 @@ describe('client authentication and the error table', () => {
 
   test('client_secret in the body (client_secret_post) is not accepted', async () => {
     const client = await makeClient(t);
-    const res = await token({ grant_type: 'refresh_token', refresh_token: 'x', client_id: client.clientId, client_secret: client.clientSecret! });
+    const res = await token({
+      grant_type: 'refresh_token',
+      refresh_token: 'x',
+      client_id: client.clientId,
+      client_secret: client.clientSecret!,
+    });
     assert.equal(res.statusCode, 401);
     assert.equal(res.json().error, 'invalid_client');
   });
@@ -217,7 +329,12 @@ describe('client authentication and the error table', () => {
 
   test('unsupported grant types -> 400 unsupported_grant_type', async () => {
     const client = await makeClient(t);
-    for (const grantType of ['client_credentials', 'password', 'urn:ietf:params:oauth:grant-type:device_code', 'implicit']) {
+    for (const grantType of [
+      'client_credentials',
+      'password',
+      'urn:ietf:params:oauth:grant-type:device_code',
+      'implicit',
+    ]) {
       const res = await token({ grant_type: grantType }, basic(client.clientId, client.clientSecret!));
       assert.equal(res.statusCode, 400);
       assert.equal(res.json().error, 'unsupported_grant_type');
@@ -229,13 +346,23 @@ describe('client authentication and the error table', () => {
     const client = await makeClient(t);
     const missing = await token({}, basic(client.clientId, client.clientSecret!));
     assert.equal(missing.json().error, 'invalid_request');
-    const repeated = await t.inject({ method: 'POST', url: TOKEN, headers: { ...FORM_HEADERS, authorization: basic(client.clientId, client.clientSecret!) }, payload: 'grant_type=refresh_token&refresh_token=a&refresh_token=b' });
+    const repeated = await t.inject({
+      method: 'POST',
+      url: TOKEN,
+      headers: { ...FORM_HEADERS, authorization: basic(client.clientId, client.clientSecret!) },
+      payload: 'grant_type=refresh_token&refresh_token=a&refresh_token=b',
+    });
     assert.equal(JSON.parse(repeated.payload).error, 'invalid_request');
   });
 
   test('a JSON body is refused with invalid_request (form encoding is required)', async () => {
     const client = await makeClient(t);
-    const res = await t.inject({ method: 'POST', url: TOKEN, headers: { authorization: basic(client.clientId, client.clientSecret!) }, payload: { grant_type: 'refresh_token', refresh_token: 'x' } });
+    const res = await t.inject({
+      method: 'POST',
+      url: TOKEN,
+      headers: { authorization: basic(client.clientId, client.clientSecret!) },
+      payload: { grant_type: 'refresh_token', refresh_token: 'x' },
+    });
     assert.equal(res.statusCode, 400);
     assert.equal(JSON.parse(res.payload).error, 'invalid_request');
   });
@@ -243,9 +370,15 @@ describe('client authentication and the error table', () => {
   test('rotate-secret: the old secret stops working at once', async () => {
     const client = await makeClient(t);
     const rotated = await t.app.services.oauth.clients.rotateSecret(client.clientId);
-    const old = await token({ grant_type: 'refresh_token', refresh_token: 'x' }, basic(client.clientId, client.clientSecret!));
+    const old = await token(
+      { grant_type: 'refresh_token', refresh_token: 'x' },
+      basic(client.clientId, client.clientSecret!),
+    );
     assert.equal(old.statusCode, 401);
-    const fresh = await token({ grant_type: 'refresh_token', refresh_token: 'x' }, basic(client.clientId, rotated.clientSecret));
+    const fresh = await token(
+      { grant_type: 'refresh_token', refresh_token: 'x' },
+      basic(client.clientId, rotated.clientSecret),
+    );
     assert.equal(fresh.json().error, 'invalid_grant');
   });
 });
@@ -283,16 +416,24 @@ describe('refresh_token grant', () => {
   test("client A's refresh token used by client B -> invalid_grant, family untouched", async () => {
     const { client, body } = await confidentialTokens();
     const b = await makeClient(t);
-    const stolen = await token({ grant_type: 'refresh_token', refresh_token: body.refresh_token }, basic(b.clientId, b.clientSecret!));
+    const stolen = await token(
+      { grant_type: 'refresh_token', refresh_token: body.refresh_token },
+      basic(b.clientId, b.clientSecret!),
+    );
     assert.equal(stolen.json().error, 'invalid_grant');
-    const legit = await token({ grant_type: 'refresh_token', refresh_token: body.refresh_token }, basic(client.clientId, client.clientSecret!));
+    const legit = await token(
+      { grant_type: 'refresh_token', refresh_token: body.refresh_token },
+      basic(client.clientId, client.clientSecret!),
+    );
     assert.equal(legit.statusCode, 200);
   });
 
   test('narrower scope is allowed; the refresh token keeps the original grant', async () => {
     const { client, body } = await confidentialTokens();
     const auth = basic(client.clientId, client.clientSecret!);
-    const narrow = (await token({ grant_type: 'refresh_token', refresh_token: body.refresh_token, scope: 'email:read' }, auth)).json();
+    const narrow = (
+      await token({ grant_type: 'refresh_token', refresh_token: body.refresh_token, scope: 'email:read' }, auth)
+    ).json();
     assert.equal(narrow.scope, 'email:read');
     assert.equal(decodeJwt(narrow.access_token).scope, 'email:read');
     const back = (await token({ grant_type: 'refresh_token', refresh_token: narrow.refresh_token }, auth)).json();
@@ -302,7 +443,10 @@ describe('refresh_token grant', () => {
   test('scope escalation on refresh -> invalid_scope, and the refresh token still works', async () => {
     const { client, body } = await confidentialTokens('email:read');
     const auth = basic(client.clientId, client.clientSecret!);
-    const wider = await token({ grant_type: 'refresh_token', refresh_token: body.refresh_token, scope: 'email:read wallet:read' }, auth);
+    const wider = await token(
+      { grant_type: 'refresh_token', refresh_token: body.refresh_token, scope: 'email:read wallet:read' },
+      auth,
+    );
     assert.equal(wider.statusCode, 400);
     assert.equal(wider.json().error, 'invalid_scope');
     const ok = await token({ grant_type: 'refresh_token', refresh_token: body.refresh_token }, auth);
@@ -312,20 +456,30 @@ describe('refresh_token grant', () => {
   test('N simultaneous uses of one refresh token: exactly one success, family ends revoked', async () => {
     const { client, body } = await confidentialTokens();
     const auth = basic(client.clientId, client.clientSecret!);
-    const results = await Promise.all(Array.from({ length: 12 }, () => token({ grant_type: 'refresh_token', refresh_token: body.refresh_token }, auth)));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () => token({ grant_type: 'refresh_token', refresh_token: body.refresh_token }, auth)),
+    );
     const ok = results.filter((r) => r.statusCode === 200);
     assert.equal(ok.length, 1);
     assert.ok(results.filter((r) => r.statusCode !== 200).every((r) => r.json().error === 'invalid_grant'));
     const winner = ok[0].json();
     const next = await token({ grant_type: 'refresh_token', refresh_token: winner.refresh_token }, auth);
     assert.equal(next.json().error, 'invalid_grant', 'the family ends revoked');
-    const grant = await t.app.kernel.db.selectFrom('oauth_grants').selectAll().where('client_id', '=', client.clientId).executeTakeFirstOrThrow();
+    const grant = await t.app.kernel.db
+      .selectFrom('oauth_grants')
+      .selectAll()
+      .where('client_id', '=', client.clientId)
+      .executeTakeFirstOrThrow();
     assert.equal(grant.revoke_reason, 'refresh_token_reuse');
   });
 
   test('refresh tokens are stored as SHA-256, not in the clear', async () => {
     const { body } = await confidentialTokens();
-    const raw = await t.app.kernel.db.selectFrom('oauth_refresh_tokens').select('token_hash').where('token_hash', '=', body.refresh_token).execute();
+    const raw = await t.app.kernel.db
+      .selectFrom('oauth_refresh_tokens')
+      .select('token_hash')
+      .where('token_hash', '=', body.refresh_token)
+      .execute();
     assert.equal(raw.length, 0);
   });
 
@@ -358,6 +512,10 @@ describe('refresh while another transaction holds the connection', () => {
     const results = await Promise.all([first, second]);
     assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 400]);
     const winner = results.find((r) => r.statusCode === 200)!.json();
-    assert.equal((await token({ grant_type: 'refresh_token', refresh_token: winner.refresh_token }, auth)).json().error, 'invalid_grant', 'reuse revoked the family');
+    assert.equal(
+      (await token({ grant_type: 'refresh_token', refresh_token: winner.refresh_token }, auth)).json().error,
+      'invalid_grant',
+      'reuse revoked the family',
+    );
   });
 });

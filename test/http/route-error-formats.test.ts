@@ -11,7 +11,12 @@ describe('route error formats', () => {
   const form = { 'content-type': 'application/x-www-form-urlencoded' };
 
   it('the token endpoint answers an oversized body in RFC 6749 form, not the envelope', async () => {
-    const res = await t.inject({ method: 'POST', url: '/api/v1/oauth/token', headers: form, payload: `grant_type=refresh_token&refresh_token=${'x'.repeat(20_000)}` });
+    const res = await t.inject({
+      method: 'POST',
+      url: '/api/v1/oauth/token',
+      headers: form,
+      payload: `grant_type=refresh_token&refresh_token=${'x'.repeat(20_000)}`,
+    });
     assert.equal(res.statusCode, 413);
     const body = JSON.parse(res.payload);
     assert.equal(body.error, 'invalid_request');
@@ -23,7 +28,8 @@ describe('route error formats', () => {
 
   it('a rate-limited token request is a 429 in RFC 6749 form with Retry-After', async () => {
     let res;
-    for (let i = 0; i < 121; i++) res = await t.inject({ method: 'POST', url: '/api/v1/oauth/revoke', headers: form, payload: 'token=x' });
+    for (let i = 0; i < 121; i++)
+      res = await t.inject({ method: 'POST', url: '/api/v1/oauth/revoke', headers: form, payload: 'token=x' });
     assert.equal(res!.statusCode, 429);
     assert.equal(JSON.parse(res!.payload).error, 'invalid_request');
     assert.ok(Number(res!.headers['retry-after']) >= 1);
@@ -31,7 +37,12 @@ describe('route error formats', () => {
   });
 
   it('an HTML form that is refused answers a page, with the page headers', async () => {
-    const res = await t.inject({ method: 'POST', url: '/auth/magic', headers: { 'content-type': 'application/json' }, payload: '{"token":"x"}' });
+    const res = await t.inject({
+      method: 'POST',
+      url: '/auth/magic',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"token":"x"}',
+    });
     assert.equal(res.statusCode, 415);
     assert.match(String(res.headers['content-type']), /text\/html/);
     assert.match(res.payload, /<!doctype html>/);
@@ -40,7 +51,12 @@ describe('route error formats', () => {
   });
 
   it('JSON endpoints keep the envelope for the same errors', async () => {
-    const res = await t.inject({ method: 'POST', url: '/api/v1/auth/login', headers: { 'content-type': 'application/json' }, payload: '{"email":' });
+    const res = await t.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"email":',
+    });
     assert.equal(res.statusCode, 400);
     assert.equal(JSON.parse(res.payload).error.code, 'VALIDATION_FAILED');
   });

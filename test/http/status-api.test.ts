@@ -4,9 +4,31 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { ManualClock } from '../../src/lib/clock.js';
 
 const H = 3_600_000;
-const SERVICE_KEYS = ['id', 'slug', 'name', 'description', 'current_status', 'indicator', 'sort_order', 'is_public', 'created_at', 'updated_at'];
+const SERVICE_KEYS = [
+  'id',
+  'slug',
+  'name',
+  'description',
+  'current_status',
+  'indicator',
+  'sort_order',
+  'is_public',
+  'created_at',
+  'updated_at',
+];
 const COMPONENT_KEYS = ['id', 'slug', 'name', 'current_status', 'indicator', 'service_id'];
-const INCIDENT_KEYS = ['id', 'slug', 'title', 'status', 'impact', 'severity', 'description', 'started_at', 'resolved_at', 'updates'];
+const INCIDENT_KEYS = [
+  'id',
+  'slug',
+  'title',
+  'status',
+  'impact',
+  'severity',
+  'description',
+  'started_at',
+  'resolved_at',
+  'updates',
+];
 const UPDATE_KEYS = ['id', 'status', 'message', 'author_name', 'created_at'];
 const MAINTENANCE_KEYS = ['id', 'slug', 'title', 'status', 'starts_at', 'ends_at', 'service_id'];
 
@@ -16,7 +38,10 @@ interface Body<T = any> {
   error: { code: string; message: string } | null;
 }
 
-async function get<T = any>(t: TestApp, url: string): Promise<{ status: number; body: Body<T>; headers: Record<string, unknown> }> {
+async function get<T = any>(
+  t: TestApp,
+  url: string,
+): Promise<{ status: number; body: Body<T>; headers: Record<string, unknown> }> {
   const res = await t.inject(url);
   return { status: res.statusCode, body: JSON.parse(res.payload) as Body<T>, headers: res.headers };
 }
@@ -39,13 +64,30 @@ describe('public status service: endpoints and shapes', () => {
     clock.advance(10 * H);
     await s.setComponentStatus('api-graphql', 'partial_outage');
     await s.setComponentStatus('internal-db', 'major_outage');
-    const incident = await s.createIncident({ title: 'GraphQL errors', impact: 'minor', status: 'investigating', message: 'We are looking', serviceSlugs: ['api'], authorName: 'Ops' });
+    const incident = await s.createIncident({
+      title: 'GraphQL errors',
+      impact: 'minor',
+      status: 'investigating',
+      message: 'We are looking',
+      serviceSlugs: ['api'],
+      authorName: 'Ops',
+    });
     incidentId = incident.id;
     clock.advance(H);
     await s.updateIncident(incident.id, { status: 'identified', message: 'Found it', authorName: 'Ops' });
     await s.createIncident({ title: 'Internal only', impact: 'major', message: 'hidden', serviceSlugs: ['internal'] });
-    await s.createMaintenance({ title: 'Upgrade', serviceSlug: 'web', startsAt: '2026-03-05T00:00:00Z', endsAt: '2026-03-05T02:00:00Z' });
-    await s.createMaintenance({ title: 'Internal upgrade', serviceSlug: 'internal', startsAt: '2026-03-05T00:00:00Z', endsAt: '2026-03-05T02:00:00Z' });
+    await s.createMaintenance({
+      title: 'Upgrade',
+      serviceSlug: 'web',
+      startsAt: '2026-03-05T00:00:00Z',
+      endsAt: '2026-03-05T02:00:00Z',
+    });
+    await s.createMaintenance({
+      title: 'Internal upgrade',
+      serviceSlug: 'internal',
+      startsAt: '2026-03-05T00:00:00Z',
+      endsAt: '2026-03-05T02:00:00Z',
+    });
   });
   after(() => t.close());
 
@@ -54,19 +96,39 @@ describe('public status service: endpoints and shapes', () => {
     assert.equal(status, 200);
     assert.equal(body.error, null);
     assert.equal(body.meta, null);
-    assert.deepEqual(Object.keys(body.data), ['headline', 'status', 'indicator', 'services', 'incidents', 'maintenance', 'updated_at']);
+    assert.deepEqual(Object.keys(body.data), [
+      'headline',
+      'status',
+      'indicator',
+      'services',
+      'incidents',
+      'maintenance',
+      'updated_at',
+    ]);
     assert.equal(body.data.status, 'partial_outage');
     assert.equal(body.data.indicator, 'major');
     assert.equal(body.data.headline, 'Partial System Outage');
-    assert.deepEqual(body.data.services.map((s: any) => s.slug), ['api', 'web']);
-    assert.deepEqual(body.data.incidents.map((i: any) => i.title), ['GraphQL errors']);
-    assert.deepEqual(body.data.maintenance.map((m: any) => m.title), ['Upgrade']);
+    assert.deepEqual(
+      body.data.services.map((s: any) => s.slug),
+      ['api', 'web'],
+    );
+    assert.deepEqual(
+      body.data.incidents.map((i: any) => i.title),
+      ['GraphQL errors'],
+    );
+    assert.deepEqual(
+      body.data.maintenance.map((m: any) => m.title),
+      ['Upgrade'],
+    );
     assert.equal(body.data.updated_at, '2026-03-01T11:00:00.000Z');
   });
 
   it('GET /status/services: public services by sort_order, exact shape', async () => {
     const { body } = await get(t, '/api/v1/status/services');
-    assert.deepEqual(body.data.map((s: any) => s.slug), ['api', 'web']);
+    assert.deepEqual(
+      body.data.map((s: any) => s.slug),
+      ['api', 'web'],
+    );
     for (const s of body.data) assert.deepEqual(Object.keys(s), SERVICE_KEYS);
     assert.deepEqual(
       body.data.map((s: any) => [s.current_status, s.indicator, s.is_public, s.sort_order]),
@@ -79,11 +141,25 @@ describe('public status service: endpoints and shapes', () => {
 
   it('GET /status/services/:slug: detail with components, incidents, maintenance, uptime', async () => {
     const { body } = await get(t, '/api/v1/status/services/api');
-    assert.deepEqual(Object.keys(body.data), ['id', 'slug', 'name', 'description', 'current_status', 'indicator', 'components', 'incidents', 'maintenance', 'uptime']);
-    assert.deepEqual(body.data.components.map((c: any) => Object.keys(c)), [
-      ['id', 'slug', 'name', 'current_status'],
-      ['id', 'slug', 'name', 'current_status'],
+    assert.deepEqual(Object.keys(body.data), [
+      'id',
+      'slug',
+      'name',
+      'description',
+      'current_status',
+      'indicator',
+      'components',
+      'incidents',
+      'maintenance',
+      'uptime',
     ]);
+    assert.deepEqual(
+      body.data.components.map((c: any) => Object.keys(c)),
+      [
+        ['id', 'slug', 'name', 'current_status'],
+        ['id', 'slug', 'name', 'current_status'],
+      ],
+    );
     assert.deepEqual(Object.keys(body.data.uptime), ['24h', '7d', '30d', '90d', '1y']);
     // GraphQL: partial for 1 h of an 11 h life -> 1 - 0.3/11.
     const expected = Math.round((1 - 0.3 / 11) * 1_000_000) / 10_000;
@@ -105,11 +181,20 @@ describe('public status service: endpoints and shapes', () => {
 
   it('GET /status/components, and the serviceSlug filter', async () => {
     const all = await get(t, '/api/v1/status/components');
-    assert.deepEqual(all.body.data.map((c: any) => c.slug), ['api-graphql', 'api-rest', 'web-app']);
+    assert.deepEqual(
+      all.body.data.map((c: any) => c.slug),
+      ['api-graphql', 'api-rest', 'web-app'],
+    );
     for (const c of all.body.data) assert.deepEqual(Object.keys(c), COMPONENT_KEYS);
-    assert.deepEqual(all.body.data.map((c: any) => c.indicator), ['major', 'none', 'none']);
+    assert.deepEqual(
+      all.body.data.map((c: any) => c.indicator),
+      ['major', 'none', 'none'],
+    );
     const api = await get(t, '/api/v1/status/components?serviceSlug=web');
-    assert.deepEqual(api.body.data.map((c: any) => c.slug), ['web-app']);
+    assert.deepEqual(
+      api.body.data.map((c: any) => c.slug),
+      ['web-app'],
+    );
     const services = await get(t, '/api/v1/status/services');
     assert.equal(api.body.data[0].service_id, services.body.data[1].id);
     assert.equal((await get(t, '/api/v1/status/components?serviceSlug=internal')).status, 404);
@@ -150,7 +235,10 @@ describe('public status service: endpoints and shapes', () => {
 
   it('GET /status/maintenance: upcoming and active of public services', async () => {
     const { body } = await get(t, '/api/v1/status/maintenance');
-    assert.deepEqual(body.data.map((m: any) => [m.title, m.status]), [['Upgrade', 'scheduled']]);
+    assert.deepEqual(
+      body.data.map((m: any) => [m.title, m.status]),
+      [['Upgrade', 'scheduled']],
+    );
     assert.deepEqual(Object.keys(body.data[0]), MAINTENANCE_KEYS);
   });
 
@@ -159,7 +247,15 @@ describe('public status service: endpoints and shapes', () => {
       const { status, body } = await get(t, `/api/v1/status/uptime/${w}`);
       assert.equal(status, 200);
       assert.equal(body.data.window, w);
-      assert.deepEqual(Object.keys(body.data), ['scope_type', 'scope_key', 'window', 'uptime_percent', 'downtime_minutes', 'incident_count', 'computed_at']);
+      assert.deepEqual(Object.keys(body.data), [
+        'scope_type',
+        'scope_key',
+        'window',
+        'uptime_percent',
+        'downtime_minutes',
+        'incident_count',
+        'computed_at',
+      ]);
       assert.equal(body.data.scope_type, 'platform');
       assert.equal(body.data.scope_key, 'all');
       assert.equal(body.data.incident_count, 1);
@@ -188,7 +284,10 @@ describe('public status service: endpoints and shapes', () => {
     assert.equal(body.data.snapshot_date, '2026-03-01');
     assert.equal(body.data.payload.headline, 'Partial System Outage');
     assert.equal(body.data.payload.status, 'partial_outage');
-    assert.deepEqual(body.data.payload.services.map((s: any) => s.slug), ['api', 'web']);
+    assert.deepEqual(
+      body.data.payload.services.map((s: any) => s.slug),
+      ['api', 'web'],
+    );
   });
 
   it('is anonymous: no token needed, and a bad token is not even looked at', async () => {
@@ -206,7 +305,10 @@ describe('public status service: rollups', () => {
   const service = async (slug: string) => (await get(t, `/api/v1/status/services/${slug}`)).body.data;
 
   it('no services: all systems operational', async () => {
-    assert.deepEqual([(await summary()).headline, (await summary()).status, (await summary()).indicator], ['All Systems Operational', 'operational', 'none']);
+    assert.deepEqual(
+      [(await summary()).headline, (await summary()).status, (await summary()).indicator],
+      ['All Systems Operational', 'operational', 'none'],
+    );
   });
 
   it('a service is the worst of its components; the platform the worst of its services', async () => {
@@ -226,7 +328,10 @@ describe('public status service: rollups', () => {
     assert.deepEqual([sum.status, sum.indicator, sum.headline], ['major_outage', 'critical', 'Major System Outage']);
     await s.setComponentStatus('b1', 'maintenance');
     await s.setComponentStatus('a1', 'operational');
-    assert.deepEqual([(await summary()).status, (await summary()).headline, (await summary()).indicator], ['maintenance', 'Service Under Maintenance', 'maintenance']);
+    assert.deepEqual(
+      [(await summary()).status, (await summary()).headline, (await summary()).indicator],
+      ['maintenance', 'Service Under Maintenance', 'maintenance'],
+    );
     await s.setComponentStatus('a2', 'operational');
     await s.setComponentStatus('b1', 'operational');
   });
@@ -244,15 +349,23 @@ describe('public status service: rollups', () => {
     assert.deepEqual((await summary()).incidents, []);
   });
 
-  it('an incident on a component raises that component\'s service; one on nothing raises the platform', async () => {
+  it("an incident on a component raises that component's service; one on nothing raises the platform", async () => {
     const s = t.app.services.status;
-    const onComponent = await s.createIncident({ title: 'B1 down', impact: 'major', message: 'm', componentSlugs: ['b1'] });
+    const onComponent = await s.createIncident({
+      title: 'B1 down',
+      impact: 'major',
+      message: 'm',
+      componentSlugs: ['b1'],
+    });
     assert.equal((await service('b')).current_status, 'major_outage');
     await s.updateIncident(onComponent.id, { status: 'resolved', message: 'ok' });
     const platform = await s.createIncident({ title: 'Everything slow', impact: 'minor', message: 'm' });
     const sum = await summary();
     assert.equal(sum.status, 'degraded_performance');
-    assert.deepEqual(sum.services.map((x: any) => x.current_status), ['operational', 'operational']);
+    assert.deepEqual(
+      sum.services.map((x: any) => x.current_status),
+      ['operational', 'operational'],
+    );
     await s.updateIncident(platform.id, { status: 'resolved', message: 'ok' });
     assert.equal((await summary()).status, 'operational');
   });
@@ -260,7 +373,12 @@ describe('public status service: rollups', () => {
   it('an in-progress maintenance window shows its service under maintenance', async () => {
     const s = t.app.services.status;
     const now = clock.now().getTime();
-    const m = await s.createMaintenance({ title: 'Now', serviceSlug: 'b', startsAt: new Date(now - H).toISOString(), endsAt: new Date(now + H).toISOString() });
+    const m = await s.createMaintenance({
+      title: 'Now',
+      serviceSlug: 'b',
+      startsAt: new Date(now - H).toISOString(),
+      endsAt: new Date(now + H).toISOString(),
+    });
     assert.equal(m.status, 'in_progress');
     assert.equal((await service('b')).current_status, 'maintenance');
     await s.setComponentStatus('b1', 'partial_outage');
@@ -273,9 +391,15 @@ describe('public status service: rollups', () => {
   it('a service made private disappears everywhere', async () => {
     const s = t.app.services.status;
     await s.updateService('b', { isPublic: false });
-    assert.deepEqual((await summary()).services.map((x: any) => x.slug), ['a']);
+    assert.deepEqual(
+      (await summary()).services.map((x: any) => x.slug),
+      ['a'],
+    );
     assert.equal((await get(t, '/api/v1/status/services/b')).status, 404);
-    assert.deepEqual((await get(t, '/api/v1/status/components')).body.data.map((c: any) => c.slug), ['a1', 'a2']);
+    assert.deepEqual(
+      (await get(t, '/api/v1/status/components')).body.data.map((c: any) => c.slug),
+      ['a1', 'a2'],
+    );
     await s.updateService('b', { isPublic: true });
   });
 });
@@ -298,7 +422,10 @@ describe('public status service: incident paging', () => {
     assert.equal(first.body.data[0].title, 'Incident 25');
     assert.deepEqual(first.body.meta, { page: 1, limit: 20, total: 25 });
     const second = await get(t, '/api/v1/status/incidents?page=2');
-    assert.deepEqual(second.body.data.map((i: any) => i.title), ['Incident 5', 'Incident 4', 'Incident 3', 'Incident 2', 'Incident 1']);
+    assert.deepEqual(
+      second.body.data.map((i: any) => i.title),
+      ['Incident 5', 'Incident 4', 'Incident 3', 'Incident 2', 'Incident 1'],
+    );
     const small = await get(t, '/api/v1/status/incidents?page=3&limit=10');
     assert.deepEqual(small.body.meta, { page: 3, limit: 10, total: 25 });
     assert.equal(small.body.data.length, 5);
@@ -326,7 +453,12 @@ describe('the status page and the Atom feed', () => {
     await s.createService({ slug: 'mail', name: 'Mail <relay>' });
     await s.createComponent({ serviceSlug: 'mail', slug: 'mail-smtp', name: 'SMTP' });
     clock.advance(H);
-    const inc = await s.createIncident({ title: 'Mail <script>alert(1)</script> delayed', impact: 'minor', message: 'Queue & backlog', serviceSlugs: ['mail'] });
+    const inc = await s.createIncident({
+      title: 'Mail <script>alert(1)</script> delayed',
+      impact: 'minor',
+      message: 'Queue & backlog',
+      serviceSlugs: ['mail'],
+    });
     incidentId = inc.id;
     clock.advance(H);
     await s.updateIncident(inc.id, { status: 'resolved', message: 'Drained "all" queues' });
@@ -350,7 +482,10 @@ describe('the status page and the Atom feed', () => {
     const res = await t.inject('/status/feed.atom');
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['content-type'], 'application/atom+xml; charset=utf-8');
-    assert.match(res.payload, /^<\?xml version="1.0" encoding="utf-8"\?>\n<feed xmlns="http:\/\/www.w3.org\/2005\/Atom">/);
+    assert.match(
+      res.payload,
+      /^<\?xml version="1.0" encoding="utf-8"\?>\n<feed xmlns="http:\/\/www.w3.org\/2005\/Atom">/,
+    );
     const entries = res.payload.split('<entry>').slice(1);
     assert.equal(entries.length, 2);
     assert.match(entries[0], /<title>\[investigating\] Second<\/title>/);
@@ -359,6 +494,9 @@ describe('the status page and the Atom feed', () => {
     assert.match(entries[1], /<updated>2026-06-01T02:00:00.000Z<\/updated>/);
     assert.match(entries[1], /Drained &amp;quot;all&amp;quot; queues/);
     assert.match(entries[1], /Queue &amp;amp; backlog/);
-    assert.match(res.payload, /<link rel="self" type="application\/atom\+xml" href="http:\/\/127.0.0.1:8080\/status\/feed.atom"\/>/);
+    assert.match(
+      res.payload,
+      /<link rel="self" type="application\/atom\+xml" href="http:\/\/127.0.0.1:8080\/status\/feed.atom"\/>/,
+    );
   });
 });

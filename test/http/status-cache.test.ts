@@ -100,7 +100,10 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
     try {
       // West of UTC, local parsing would push an older date past Last-Modified: must stay 200.
       process.env.TZ = 'America/New_York';
-      assert.equal((await t.inject({ url: URL_, headers: { 'if-modified-since': asctime(lm - 3_600_000) } })).statusCode, 200);
+      assert.equal(
+        (await t.inject({ url: URL_, headers: { 'if-modified-since': asctime(lm - 3_600_000) } })).statusCode,
+        200,
+      );
       // East of UTC, local parsing would pull the next second before Last-Modified: must be 304.
       process.env.TZ = 'Asia/Tokyo';
       const exact = await t.inject({ url: URL_, headers: { 'if-modified-since': asctime(lm + 1000) } });
@@ -118,7 +121,10 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
     const stale = await t.inject({ url: URL_, headers: { 'if-none-match': '"other"', 'if-modified-since': future } });
     assert.equal(stale.statusCode, 200, 'a non-matching If-None-Match ignores a satisfied If-Modified-Since');
     assert.equal(stale.payload, first.payload);
-    const fresh = await t.inject({ url: URL_, headers: { 'if-none-match': first.headers.etag as string, 'if-modified-since': 'Thu, 01 Jan 1970 00:00:00 GMT' } });
+    const fresh = await t.inject({
+      url: URL_,
+      headers: { 'if-none-match': first.headers.etag as string, 'if-modified-since': 'Thu, 01 Jan 1970 00:00:00 GMT' },
+    });
     assert.equal(fresh.statusCode, 304, 'a matching If-None-Match ignores a failed If-Modified-Since');
   });
 
@@ -133,7 +139,10 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
     assert.ok(Date.parse(after_.headers['last-modified'] as string) <= Date.parse(after_.headers.date as string));
     const old = await t.inject({ url: URL_, headers: { 'if-none-match': before_.headers.etag as string } });
     assert.equal(old.statusCode, 200);
-    const oldDate = await t.inject({ url: URL_, headers: { 'if-modified-since': before_.headers['last-modified'] as string } });
+    const oldDate = await t.inject({
+      url: URL_,
+      headers: { 'if-modified-since': before_.headers['last-modified'] as string },
+    });
     assert.equal(oldDate.statusCode, 200);
     await t.app.services.status.setComponentStatus('core-db', 'operational');
   });
@@ -156,7 +165,12 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
     const dates: Array<[string, string, number]> = [];
     for (let i = 0; i < 5; i++) {
       clock.advance(150);
-      await t.app.services.status.createMaintenance({ title: `Burst ${i}`, serviceSlug: 'core', startsAt: '2026-03-01T00:00:00Z', endsAt: '2026-03-01T01:00:00Z' });
+      await t.app.services.status.createMaintenance({
+        title: `Burst ${i}`,
+        serviceSlug: 'core',
+        startsAt: '2026-03-01T00:00:00Z',
+        endsAt: '2026-03-01T01:00:00Z',
+      });
       if (i === 4) await t.app.services.status.setComponentStatus('core-db', 'partial_outage');
       else if (i % 2 === 0) await t.app.services.status.setComponentStatus('core-db', 'degraded_performance');
       else await t.app.services.status.setComponentStatus('core-db', 'operational');
@@ -167,7 +181,11 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
         const lastModified = Date.parse(res.headers['last-modified'] as string);
         assert.ok(lastModified <= second, `${url}: Last-Modified ${res.headers['last-modified']} ahead of the clock`);
         dates.push([url, res.headers.date as string, lastModified]);
-        copy[url] = { etag: res.headers.etag as string, lastModified: res.headers['last-modified'] as string, payload: res.payload };
+        copy[url] = {
+          etag: res.headers.etag as string,
+          lastModified: res.headers['last-modified'] as string,
+          payload: res.payload,
+        };
       }
       copies.push(copy);
     }
@@ -176,7 +194,12 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
       assert.ok(lastModified <= Date.parse(date), `${url}: Last-Modified after Date ${date}`);
     }
     assert.equal(new Set(copies.map((c) => c['/api/v1/status/maintenance'].etag)).size, 5);
-    assert.equal(JSON.parse(copies[4]['/api/v1/status/maintenance'].payload).data.filter((m: { title: string }) => m.title.startsWith('Burst ')).length, 5);
+    assert.equal(
+      JSON.parse(copies[4]['/api/v1/status/maintenance'].payload).data.filter((m: { title: string }) =>
+        m.title.startsWith('Burst '),
+      ).length,
+      5,
+    );
     // The holder of the second-oldest copy asks with its date, in that second and any later one.
     for (const later of [0, 1_000, 30_000]) {
       clock.advance(later);
@@ -204,7 +227,10 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
     }
     // If-None-Match still decides first: the latest tag is confirmed whatever the date says.
     const latest = copies[4]['/api/v1/status/maintenance'];
-    const byTag = await t.inject({ url: '/api/v1/status/maintenance', headers: { 'if-none-match': latest.etag, 'if-modified-since': latest.lastModified } });
+    const byTag = await t.inject({
+      url: '/api/v1/status/maintenance',
+      headers: { 'if-none-match': latest.etag, 'if-modified-since': latest.lastModified },
+    });
     assert.equal(byTag.statusCode, 304);
     await t.app.services.status.setComponentStatus('core-db', 'operational');
   });
@@ -213,12 +239,23 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
     clock.advance(60_000);
     clock.set(new Date(Math.floor(clock.now().getTime() / 1000) * 1000 + 100));
     const url = '/api/v1/status/maintenance';
-    await t.app.services.status.createMaintenance({ title: 'Evicted 1', serviceSlug: 'core', startsAt: '2026-04-01T00:00:00Z', endsAt: '2026-04-01T01:00:00Z' });
+    await t.app.services.status.createMaintenance({
+      title: 'Evicted 1',
+      serviceSlug: 'core',
+      startsAt: '2026-04-01T00:00:00Z',
+      endsAt: '2026-04-01T01:00:00Z',
+    });
     const stale = await t.inject(url);
     // Anonymous callers choose keys (page numbers): 1,100 of them push this answer's history out.
-    for (let page = 1; page <= 1_100; page++) assert.equal((await t.inject(`/api/v1/status/incidents?page=${page}`)).statusCode, 200);
+    for (let page = 1; page <= 1_100; page++)
+      assert.equal((await t.inject(`/api/v1/status/incidents?page=${page}`)).statusCode, 200);
     clock.advance(100);
-    await t.app.services.status.createMaintenance({ title: 'Evicted 2', serviceSlug: 'core', startsAt: '2026-04-02T00:00:00Z', endsAt: '2026-04-02T01:00:00Z' });
+    await t.app.services.status.createMaintenance({
+      title: 'Evicted 2',
+      serviceSlug: 'core',
+      startsAt: '2026-04-02T00:00:00Z',
+      endsAt: '2026-04-02T01:00:00Z',
+    });
     const res = await t.inject({ url, headers: { 'if-modified-since': stale.headers['last-modified'] as string } });
     assert.equal(res.statusCode, 200);
     assert.notEqual(res.headers.etag, stale.headers.etag);
@@ -233,7 +270,11 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
     assert.equal(head.headers.etag, get.headers.etag);
     assert.equal(head.headers['cache-control'], CACHE);
     assert.equal(Number(head.headers['content-length']), get.rawPayload.length);
-    const cond = await t.inject({ method: 'HEAD', url: URL_, headers: { 'if-none-match': get.headers.etag as string } });
+    const cond = await t.inject({
+      method: 'HEAD',
+      url: URL_,
+      headers: { 'if-none-match': get.headers.etag as string },
+    });
     assert.equal(cond.statusCode, 304);
   });
 
@@ -250,7 +291,12 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
   });
 
   it('never compressed: the ETag names the bytes on the wire', async () => {
-    for (let i = 0; i < 30; i++) await t.app.services.status.createComponent({ serviceSlug: 'core', slug: `core-part-${i}`, name: `Part ${i} with a long enough name` });
+    for (let i = 0; i < 30; i++)
+      await t.app.services.status.createComponent({
+        serviceSlug: 'core',
+        slug: `core-part-${i}`,
+        name: `Part ${i} with a long enough name`,
+      });
     const res = await t.inject({ url: '/api/v1/status/components', headers: { 'accept-encoding': 'gzip, deflate' } });
     assert.ok(res.rawPayload.length > 1024);
     assert.equal(res.headers['content-encoding'], undefined);
@@ -295,7 +341,10 @@ describe('the status-only listener', () => {
   it('serves the status API, the page and the feed anonymously', async () => {
     const res = await t.inject('/api/v1/status/services');
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(JSON.parse(res.payload).data.map((s: { slug: string }) => s.slug), ['solo']);
+    assert.deepEqual(
+      JSON.parse(res.payload).data.map((s: { slug: string }) => s.slug),
+      ['solo'],
+    );
     assert.equal((await t.inject('/status')).statusCode, 200);
     assert.equal((await t.inject('/status/feed.atom')).statusCode, 200);
   });
@@ -306,7 +355,12 @@ describe('the status-only listener', () => {
     const dates = new Set<string>();
     for (let i = 0; i < 5; i++) {
       solo.advance(150);
-      await t.app.services.status.createMaintenance({ title: `Solo ${i}`, serviceSlug: 'solo', startsAt: '2026-06-01T00:00:00Z', endsAt: '2026-06-01T01:00:00Z' });
+      await t.app.services.status.createMaintenance({
+        title: `Solo ${i}`,
+        serviceSlug: 'solo',
+        startsAt: '2026-06-01T00:00:00Z',
+        endsAt: '2026-06-01T01:00:00Z',
+      });
       for (const url of ['/status', '/api/v1/status/maintenance']) {
         const res = await t.inject(url);
         assert.equal(res.statusCode, 200, url);

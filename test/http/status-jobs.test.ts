@@ -38,8 +38,18 @@ describe('status jobs', () => {
     const s = t.app.services.status;
     const jobs = statusJobs(t.app.services.status);
     const run = (name: string) => jobs.find((j) => j.name === name)!.run(clock.now());
-    const m = await s.createMaintenance({ title: 'Swap disks', serviceSlug: 'svc', startsAt: '2026-07-01T02:00:00Z', endsAt: '2026-07-01T03:00:00Z' });
-    const cancelled = await s.createMaintenance({ title: 'Called off', serviceSlug: 'svc', startsAt: '2026-07-01T02:00:00Z', endsAt: '2026-07-01T03:00:00Z' });
+    const m = await s.createMaintenance({
+      title: 'Swap disks',
+      serviceSlug: 'svc',
+      startsAt: '2026-07-01T02:00:00Z',
+      endsAt: '2026-07-01T03:00:00Z',
+    });
+    const cancelled = await s.createMaintenance({
+      title: 'Called off',
+      serviceSlug: 'svc',
+      startsAt: '2026-07-01T02:00:00Z',
+      endsAt: '2026-07-01T03:00:00Z',
+    });
     await s.updateMaintenance(cancelled.id, { status: 'cancelled' });
     assert.equal(m.status, 'scheduled');
     clock.set('2026-07-01T01:59:59.000Z');
@@ -49,19 +59,30 @@ describe('status jobs', () => {
     assert.deepEqual(await run('status.maintenance-transitions'), [{ id: m.id, from: 'scheduled', to: 'in_progress' }]);
     const during = await t.inject('/api/v1/status/maintenance');
     assert.notEqual(during.headers.etag, before_.headers.etag);
-    assert.deepEqual(JSON.parse(during.payload).data.map((x: any) => [x.title, x.status]), [['Swap disks', 'in_progress']]);
+    assert.deepEqual(
+      JSON.parse(during.payload).data.map((x: any) => [x.title, x.status]),
+      [['Swap disks', 'in_progress']],
+    );
     assert.equal((await json(t, '/api/v1/status')).data.status, 'maintenance');
     clock.set('2026-07-01T03:00:00.000Z');
     assert.deepEqual(await run('status.maintenance-transitions'), [{ id: m.id, from: 'in_progress', to: 'completed' }]);
     assert.deepEqual((await json(t, '/api/v1/status/maintenance')).data, []);
     assert.equal((await json(t, '/api/v1/status')).data.status, 'operational');
     const rows = await s.listMaintenance();
-    assert.deepEqual(rows.map((r) => [r.title, r.status]).sort(), [['Called off', 'cancelled'], ['Swap disks', 'completed']]);
+    assert.deepEqual(rows.map((r) => [r.title, r.status]).sort(), [
+      ['Called off', 'cancelled'],
+      ['Swap disks', 'completed'],
+    ]);
   });
 
   it('a window missed entirely goes straight to completed', async () => {
     const s = t.app.services.status;
-    const m = await s.createMaintenance({ title: 'Short', serviceSlug: 'svc', startsAt: '2026-07-01T04:00:00Z', endsAt: '2026-07-01T04:10:00Z' });
+    const m = await s.createMaintenance({
+      title: 'Short',
+      serviceSlug: 'svc',
+      startsAt: '2026-07-01T04:00:00Z',
+      endsAt: '2026-07-01T04:10:00Z',
+    });
     clock.set('2026-07-01T05:00:00.000Z');
     assert.deepEqual(await s.advanceMaintenance(clock.now()), [{ id: m.id, from: 'scheduled', to: 'completed' }]);
   });
@@ -79,7 +100,9 @@ describe('status jobs', () => {
     clock.set('2026-07-02T13:00:00.000Z');
     const stale = await json(t, '/api/v1/status/uptime/24h');
     assert.equal(stale.data.downtime_minutes, 60, 'no request recomputes');
-    await statusJobs(t.app.services.status).find((j) => j.name === 'status.projection-refresh')!.run(clock.now());
+    await statusJobs(t.app.services.status)
+      .find((j) => j.name === 'status.projection-refresh')!
+      .run(clock.now());
     const fresh = await json(t, '/api/v1/status/uptime/24h');
     assert.equal(fresh.data.downtime_minutes, 0);
     assert.equal(fresh.data.uptime_percent, 100);
@@ -100,14 +123,21 @@ describe('status jobs', () => {
     assert.equal(res.data.payload.services[0].slug, 'svc');
     assert.equal(res.data.payload.services[0].uptime_24h, 100);
     assert.equal((await t.inject('/api/v1/status/snapshots/2026-07-03')).statusCode, 404);
-    const summaries = await t.app.kernel.db.selectFrom('status_uptime_summaries').selectAll().orderBy('window').execute();
+    const summaries = await t.app.kernel.db
+      .selectFrom('status_uptime_summaries')
+      .selectAll()
+      .orderBy('window')
+      .execute();
     assert.deepEqual(summaries.map((r) => r.window).sort(), ['1y', '24h', '30d', '7d', '90d']);
     const week = JSON.parse(summaries.find((r) => r.window === '7d')!.payload);
     assert.equal(week.downtime_minutes, 60);
     assert.ok(summaries.every((r) => r.computed_at === '2026-07-03T00:00:00.000Z'));
     // Running again the same night replaces, never duplicates.
     await snap.run(clock.now());
-    const count = await t.app.kernel.db.selectFrom('status_snapshots').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const count = await t.app.kernel.db
+      .selectFrom('status_snapshots')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     assert.equal(Number(count.n), 1);
   });
 
@@ -140,7 +170,12 @@ describe('component history', () => {
       await s.setComponentStatus('h1', 'partial_outage');
       await s.setComponentStatus('h1', 'partial_outage'); // no change, no row
       clock.advance(H);
-      const rows = await t.app.kernel.db.selectFrom('status_component_history').select(['status', 'changed_at']).where('component_id', '=', c.id).orderBy('changed_at').execute();
+      const rows = await t.app.kernel.db
+        .selectFrom('status_component_history')
+        .select(['status', 'changed_at'])
+        .where('component_id', '=', c.id)
+        .orderBy('changed_at')
+        .execute();
       assert.deepEqual(rows, [
         { status: 'major_outage', changed_at: '2026-08-01T00:00:00.000Z' },
         { status: 'partial_outage', changed_at: '2026-08-01T01:00:00.000Z' },

@@ -3,7 +3,16 @@ import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { AI_ENV, aiMember, configure, startFakes, userSays } from '../helpers/ai.js';
 import type { FakeProvider } from '../helpers/fake-ai.js';
-import { authorizeAndAllow, authorizeQuery, basic, form, FORM_HEADERS, makeClient, pkcePair, REDIRECT } from '../helpers/oauth.js';
+import {
+  authorizeAndAllow,
+  authorizeQuery,
+  basic,
+  form,
+  FORM_HEADERS,
+  makeClient,
+  pkcePair,
+  REDIRECT,
+} from '../helpers/oauth.js';
 import { TEST_PASSWORD } from '../helpers/factories.js';
 
 /**
@@ -31,7 +40,12 @@ describe('third-party access tokens across the domains', () => {
 
   async function tokenFor(scope: string): Promise<string> {
     const { verifier, challenge } = pkcePair();
-    const { location } = await authorizeAndAllow(t, authorizeQuery(client.clientId, challenge, { scope }), member.user.email, TEST_PASSWORD);
+    const { location } = await authorizeAndAllow(
+      t,
+      authorizeQuery(client.clientId, challenge, { scope }),
+      member.user.email,
+      TEST_PASSWORD,
+    );
     const code = location.searchParams.get('code');
     assert.ok(code, `no code in ${location}`);
     const res = await t.inject({
@@ -48,7 +62,12 @@ describe('third-party access tokens across the domains', () => {
 
   it('execution:run starts a chat run (and is charged to the user) but reads no wallet', async () => {
     const token = await tokenFor('execution:run');
-    const run = await t.inject({ method: 'POST', url: '/api/v1/features/chat/runs', headers: bearer(token), payload: userSays('hello from a partner app') });
+    const run = await t.inject({
+      method: 'POST',
+      url: '/api/v1/features/chat/runs',
+      headers: bearer(token),
+      payload: userSays('hello from a partner app'),
+    });
     assert.equal(run.statusCode, 201, run.payload);
     const data = JSON.parse(run.payload).data;
     assert.equal(data.provider, 'openai');
@@ -64,7 +83,12 @@ describe('third-party access tokens across the domains', () => {
     const wallet = await t.inject({ url: '/api/v1/wallet/me', headers: bearer(token) });
     assert.equal(wallet.statusCode, 200);
     assert.equal(JSON.parse(wallet.payload).data.currency, 'USD');
-    const run = await t.inject({ method: 'POST', url: '/api/v1/features/chat/runs', headers: bearer(token), payload: userSays('hi') });
+    const run = await t.inject({
+      method: 'POST',
+      url: '/api/v1/features/chat/runs',
+      headers: bearer(token),
+      payload: userSays('hi'),
+    });
     assert.equal(run.statusCode, 403);
     assert.equal(JSON.parse(run.payload).error.code, 'INSUFFICIENT_SCOPE');
   });
@@ -87,7 +111,12 @@ describe('third-party access tokens across the domains', () => {
       ['POST', '/api/v1/accounts'],
     ] as const;
     for (const [method, url] of elsewhere) {
-      const res = await t.inject({ method, url, headers: bearer(token), payload: method === 'POST' ? { slug: 'nope-nope', legalName: 'Nope' } : undefined });
+      const res = await t.inject({
+        method,
+        url,
+        headers: bearer(token),
+        payload: method === 'POST' ? { slug: 'nope-nope', legalName: 'Nope' } : undefined,
+      });
       assert.equal(res.statusCode, 403, `${method} ${url}: ${res.payload}`);
       assert.equal(JSON.parse(res.payload).error.code, 'INSUFFICIENT_SCOPE', `${method} ${url}`);
     }
@@ -95,9 +124,19 @@ describe('third-party access tokens across the domains', () => {
 
   it('a revoked token stops at once on the chat run endpoint', async () => {
     const token = await tokenFor('execution:run');
-    const revoke = await t.inject({ method: 'POST', url: '/api/v1/oauth/revoke', headers: { ...FORM_HEADERS, authorization: basic(client.clientId, client.clientSecret!) }, payload: form({ token }) });
+    const revoke = await t.inject({
+      method: 'POST',
+      url: '/api/v1/oauth/revoke',
+      headers: { ...FORM_HEADERS, authorization: basic(client.clientId, client.clientSecret!) },
+      payload: form({ token }),
+    });
     assert.equal(revoke.statusCode, 200);
-    const run = await t.inject({ method: 'POST', url: '/api/v1/features/chat/runs', headers: bearer(token), payload: userSays('still there?') });
+    const run = await t.inject({
+      method: 'POST',
+      url: '/api/v1/features/chat/runs',
+      headers: bearer(token),
+      payload: userSays('still there?'),
+    });
     assert.equal(run.statusCode, 401);
   });
 });

@@ -12,14 +12,34 @@ const messages = [
   { role: 'system' as const, content: 'Be brief.' },
   { role: 'user' as const, content: 'Hi' },
 ];
-const models: Record<ProviderName, string> = { openai: 'gpt-4o-mini', anthropic: 'claude-3-5-haiku-latest', google: 'gemini-2.0-flash' };
+const models: Record<ProviderName, string> = {
+  openai: 'gpt-4o-mini',
+  anthropic: 'claude-3-5-haiku-latest',
+  google: 'gemini-2.0-flash',
+};
 
 describe('provider adapters speak each wire format', () => {
   const fakes = {} as Record<ProviderName, FakeProvider>;
-  const config = (name: ProviderName, overrides: Partial<ProviderConfig> = {}): ProviderConfig => ({ name, baseUrl: fakes[name].url, apiKey: fakes[name].apiKey, models: [models[name]], priority: 1, ...overrides });
-  const chat = (name: ProviderName, o: Partial<ProviderConfig> = {}, out = outbound) => ADAPTERS[name].chat(config(name, o), { model: models[name], messages, maxOutputTokens: 50 }, out, new AbortController().signal);
+  const config = (name: ProviderName, overrides: Partial<ProviderConfig> = {}): ProviderConfig => ({
+    name,
+    baseUrl: fakes[name].url,
+    apiKey: fakes[name].apiKey,
+    models: [models[name]],
+    priority: 1,
+    ...overrides,
+  });
+  const chat = (name: ProviderName, o: Partial<ProviderConfig> = {}, out = outbound) =>
+    ADAPTERS[name].chat(
+      config(name, o),
+      { model: models[name], messages, maxOutputTokens: 50 },
+      out,
+      new AbortController().signal,
+    );
   const fails = async (p: Promise<unknown>, kind: string, retryable: boolean) => {
-    const err = await p.then(() => null, (e: unknown) => e);
+    const err = await p.then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof ProviderError, `expected a ProviderError, got ${String(err)}`);
     assert.equal(err.kind, kind);
     assert.equal(err.retryable, retryable);
@@ -47,12 +67,22 @@ describe('provider adapters speak each wire format', () => {
     const req = fakes.anthropic.chats().at(-1)!;
     assert.equal(req.path, '/v1/messages');
     assert.equal(req.headers['anthropic-version'], '2023-06-01');
-    assert.deepEqual(req.body, { model: 'claude-3-5-haiku-latest', max_tokens: 50, system: 'Be brief.', messages: [{ role: 'user', content: 'Hi' }] });
+    assert.deepEqual(req.body, {
+      model: 'claude-3-5-haiku-latest',
+      max_tokens: 50,
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
   });
 
   it('Gemini: generateContent with x-goog-api-key, contents/parts, systemInstruction; usageMetadata', async () => {
     const result = await chat('google');
-    assert.deepEqual(result, { content: 'hello from google', model: 'gemini-2.0-flash', inputTokens: 12, outputTokens: 7 });
+    assert.deepEqual(result, {
+      content: 'hello from google',
+      model: 'gemini-2.0-flash',
+      inputTokens: 12,
+      outputTokens: 7,
+    });
     const req = fakes.google.chats().at(-1)!;
     assert.equal(req.path, '/v1beta/models/gemini-2.0-flash:generateContent');
     assert.deepEqual(req.body, {
@@ -92,20 +122,43 @@ describe('provider adapters speak each wire format', () => {
 
   it('refuses loopback and private addresses unless allowed', async () => {
     await fails(chat('openai', {}, { ...outbound, allowPrivateNetworks: false }), 'blocked', false);
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '::1', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '0.0.0.0']) assert.equal(isPrivateAddress(a), true, a);
+    for (const a of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '::1',
+      'fd00::1',
+      'fe80::1',
+      '::ffff:127.0.0.1',
+      '0.0.0.0',
+    ])
+      assert.equal(isPrivateAddress(a), true, a);
     for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111']) assert.equal(isPrivateAddress(a), false, a);
   });
 
   it('router: fails over in order, skips open circuits, stops on a refused request, probes', async () => {
     const clock = new ManualClock();
     const router = new Router({ threshold: 2, cooldownMs: 10_000 }, clock, outbound);
-    const candidates = (['openai', 'anthropic', 'google'] as const).map((n) => ({ config: config(n), model: models[n] }));
+    const candidates = (['openai', 'anthropic', 'google'] as const).map((n) => ({
+      config: config(n),
+      model: models[n],
+    }));
     fakes.openai.mode = '500';
     fakes.anthropic.mode = '429';
     try {
       const first = await router.route(candidates, messages, 20);
       assert.equal(first.ok, true);
-      assert.deepEqual(first.attempts.map((a) => [a.provider, a.outcome]), [['openai', 'server'], ['anthropic', 'rate_limited'], ['google', 'succeeded']]);
+      assert.deepEqual(
+        first.attempts.map((a) => [a.provider, a.outcome]),
+        [
+          ['openai', 'server'],
+          ['anthropic', 'rate_limited'],
+          ['google', 'succeeded'],
+        ],
+      );
       await router.route(candidates, messages, 20);
       assert.equal(router.breaker('openai').state(), 'open');
       const before = fakes.openai.chats().length;

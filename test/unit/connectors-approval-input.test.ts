@@ -9,16 +9,37 @@ describe('approvalInputView', () => {
       properties: {
         amount: { type: 'number' },
         token: { type: 'string', writeOnly: true },
-        login: { type: 'object', properties: { user: { type: 'string' }, pin: { type: 'string', format: 'password' } } },
+        login: {
+          type: 'object',
+          properties: { user: { type: 'string' }, pin: { type: 'string', format: 'password' } },
+        },
         keys: { type: 'array', items: { type: 'string', writeOnly: true } },
         extra: { anyOf: [{ type: 'string' }, { type: 'string', writeOnly: true }] },
         vault: { type: 'object', additionalProperties: { type: 'string', writeOnly: true } },
       },
       allOf: [{ properties: { otp: { type: 'string', writeOnly: true } } }],
     };
-    const view = approvalInputView(schema, { amount: 5, token: 't', login: { user: 'u', pin: '1234' }, keys: ['a', 'b'], extra: 'x', vault: { a: '1' }, otp: '9', free: 'kept' });
+    const view = approvalInputView(schema, {
+      amount: 5,
+      token: 't',
+      login: { user: 'u', pin: '1234' },
+      keys: ['a', 'b'],
+      extra: 'x',
+      vault: { a: '1' },
+      otp: '9',
+      free: 'kept',
+    });
     assert.deepEqual(view, {
-      input: { amount: 5, token: '[redacted]', login: { user: 'u', pin: '[redacted]' }, keys: ['[redacted]', '[redacted]'], extra: '[redacted]', vault: { a: '[redacted]' }, otp: '[redacted]', free: 'kept' },
+      input: {
+        amount: 5,
+        token: '[redacted]',
+        login: { user: 'u', pin: '[redacted]' },
+        keys: ['[redacted]', '[redacted]'],
+        extra: '[redacted]',
+        vault: { a: '[redacted]' },
+        otp: '[redacted]',
+        free: 'kept',
+      },
       inputTruncated: false,
     });
   });

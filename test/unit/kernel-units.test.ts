@@ -2,7 +2,15 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import Joi from 'joi';
 import { CursorCodec, offsetMeta, offsetQuery, cursorQuery } from '../../src/http/pagination.js';
-import { DomainError, ErrorCodes, badRequest, conflict, forbidden, notFound, unauthorized } from '../../src/http/errors.js';
+import {
+  DomainError,
+  ErrorCodes,
+  badRequest,
+  conflict,
+  forbidden,
+  notFound,
+  unauthorized,
+} from '../../src/http/errors.js';
 import { RateLimiter, rateLimitHeaders } from '../../src/http/rate-limit.js';
 import { bearerToken } from '../../src/http/auth.js';
 import { ManualClock } from '../../src/lib/clock.js';
@@ -31,7 +39,11 @@ describe('CursorCodec', () => {
       '....',
     ];
     for (const bad of cases) {
-      assert.throws(() => codec.decode('list:a', bad), (err: unknown) => err instanceof DomainError && err.status === 400 && err.code === 'VALIDATION_FAILED', bad);
+      assert.throws(
+        () => codec.decode('list:a', bad),
+        (err: unknown) => err instanceof DomainError && err.status === 400 && err.code === 'VALIDATION_FAILED',
+        bad,
+      );
     }
   });
   it('refuses a correctly signed body that is not a JSON object', () => {
@@ -52,15 +64,26 @@ describe('CursorCodec', () => {
 
 describe('error catalog', () => {
   it('a DomainError takes its one status from the catalog; the helpers follow it', () => {
-    for (const code of Object.keys(ErrorCodes) as Array<keyof typeof ErrorCodes>) assert.equal(new DomainError(code, 'm').status, ErrorCodes[code], code);
-    assert.deepEqual([badRequest('m'), unauthorized(), forbidden(), notFound(), conflict('m')].map((e) => [e.status, e.code]), [
-      [400, 'VALIDATION_FAILED'], [401, 'UNAUTHORIZED'], [403, 'FORBIDDEN'], [404, 'NOT_FOUND'], [409, 'CONFLICT'],
-    ]);
+    for (const code of Object.keys(ErrorCodes) as Array<keyof typeof ErrorCodes>)
+      assert.equal(new DomainError(code, 'm').status, ErrorCodes[code], code);
+    assert.deepEqual(
+      [badRequest('m'), unauthorized(), forbidden(), notFound(), conflict('m')].map((e) => [e.status, e.code]),
+      [
+        [400, 'VALIDATION_FAILED'],
+        [401, 'UNAUTHORIZED'],
+        [403, 'FORBIDDEN'],
+        [404, 'NOT_FOUND'],
+        [409, 'CONFLICT'],
+      ],
+    );
     assert.equal(unauthorized().headers['WWW-Authenticate'], 'Bearer');
   });
   it('only the listed exceptions go out with a second status', () => {
     const path = DomainError.withStatus(422, 'VALIDATION_FAILED', 'Invalid path', [{ field: 'id' }]);
-    assert.deepEqual([path.status, path.code, path.message, path.details], [422, 'VALIDATION_FAILED', 'Invalid path', [{ field: 'id' }]]);
+    assert.deepEqual(
+      [path.status, path.code, path.message, path.details],
+      [422, 'VALIDATION_FAILED', 'Invalid path', [{ field: 'id' }]],
+    );
     const open = DomainError.withStatus(503, 'UPSTREAM_FAILED', 'circuit open', undefined, { 'Retry-After': '5' });
     assert.deepEqual([open.status, open.code, open.headers], [503, 'UPSTREAM_FAILED', { 'Retry-After': '5' }]);
     assert.ok(open instanceof DomainError);
@@ -71,7 +94,17 @@ describe('bearerToken', () => {
   it('reads the b64token of a Bearer header, case-insensitively; null for anything else', () => {
     assert.equal(bearerToken('Bearer abc.DEF-_~+/=='), 'abc.DEF-_~+/==');
     assert.equal(bearerToken('bearer   tok  '), 'tok');
-    for (const bad of [undefined, '', 'Bearer', 'Bearer ', 'Basic dXNlcjpwdw==', 'Bearer a b', 'Bearer tok"en', 'Token abc']) assert.equal(bearerToken(bad), null, String(bad));
+    for (const bad of [
+      undefined,
+      '',
+      'Bearer',
+      'Bearer ',
+      'Basic dXNlcjpwdw==',
+      'Bearer a b',
+      'Bearer tok"en',
+      'Token abc',
+    ])
+      assert.equal(bearerToken(bad), null, String(bad));
   });
 });
 
@@ -130,11 +163,27 @@ describe('config', () => {
     assert.equal(c.smtpUrl, null);
     assert.equal(resolveConfig({ port: '9000' }, { ...base, GANTRY_PORT: '7000' }).port, 9000);
     assert.equal(resolveConfig({}, { ...base, GANTRY_PORT: '7000' }).publicUrl, 'http://127.0.0.1:7000');
-    assert.equal(resolveConfig({}, { ...base, GANTRY_PUBLIC_URL: 'https://id.example.com/' }).publicUrl, 'https://id.example.com');
+    assert.equal(
+      resolveConfig({}, { ...base, GANTRY_PUBLIC_URL: 'https://id.example.com/' }).publicUrl,
+      'https://id.example.com',
+    );
     assert.ok(Object.isFrozen(c));
   });
   it('bad values are ConfigErrors with one clear line', () => {
-    for (const env of [{ GANTRY_PORT: '70000' }, { GANTRY_PORT: 'http' }, { GANTRY_PORT: '-1' }, { GANTRY_LOG_LEVEL: 'loud' }, { GANTRY_RATE_LIMIT_MULTIPLIER: '0' }, { GANTRY_PUBLIC_URL: 'ftp://x' }, { GANTRY_ALLOW_PRIVATE_NETWORKS: 'maybe' }, { GANTRY_SCRYPT_COST: 'x' }, { GANTRY_TRUSTED_PROXIES: '10.0.0.0/33' }, { GANTRY_TRUSTED_PROXIES: '10.0.0.1,proxy' }, { GANTRY_TRUSTED_PROXIES: 'fd00::/129' }, { GANTRY_TRUSTED_PROXIES: '10.0.0.0/' }]) {
+    for (const env of [
+      { GANTRY_PORT: '70000' },
+      { GANTRY_PORT: 'http' },
+      { GANTRY_PORT: '-1' },
+      { GANTRY_LOG_LEVEL: 'loud' },
+      { GANTRY_RATE_LIMIT_MULTIPLIER: '0' },
+      { GANTRY_PUBLIC_URL: 'ftp://x' },
+      { GANTRY_ALLOW_PRIVATE_NETWORKS: 'maybe' },
+      { GANTRY_SCRYPT_COST: 'x' },
+      { GANTRY_TRUSTED_PROXIES: '10.0.0.0/33' },
+      { GANTRY_TRUSTED_PROXIES: '10.0.0.1,proxy' },
+      { GANTRY_TRUSTED_PROXIES: 'fd00::/129' },
+      { GANTRY_TRUSTED_PROXIES: '10.0.0.0/' },
+    ]) {
       assert.throws(
         () => resolveConfig({}, { ...base, ...env }),
         (err: unknown) => err instanceof ConfigError && !err.message.includes('\n') && /GANTRY_/.test(err.message),
@@ -148,17 +197,25 @@ describe('GANTRY_TRUSTED_PROXIES', () => {
   const base = { GANTRY_DATA_DIR: '/tmp/gantry-config-test' };
   it('defaults to none; takes IPv4 and IPv6 addresses and networks; the flag wins', () => {
     assert.deepEqual(resolveConfig({}, base).trustedProxies, []);
-    assert.deepEqual(resolveConfig({}, { ...base, GANTRY_TRUSTED_PROXIES: ' 10.0.0.0/8, 192.0.2.7 ,fd00::/8,::1,' }).trustedProxies, [
-      { address: '10.0.0.0', prefix: 8, family: 'ipv4' },
-      { address: '192.0.2.7', prefix: 32, family: 'ipv4' },
-      { address: 'fd00::', prefix: 8, family: 'ipv6' },
-      { address: '::1', prefix: 128, family: 'ipv6' },
-    ]);
-    assert.deepEqual(resolveConfig({ trustedProxies: '127.0.0.1' }, { ...base, GANTRY_TRUSTED_PROXIES: '10.0.0.0/8' }).trustedProxies, [{ address: '127.0.0.1', prefix: 32, family: 'ipv4' }]);
+    assert.deepEqual(
+      resolveConfig({}, { ...base, GANTRY_TRUSTED_PROXIES: ' 10.0.0.0/8, 192.0.2.7 ,fd00::/8,::1,' }).trustedProxies,
+      [
+        { address: '10.0.0.0', prefix: 8, family: 'ipv4' },
+        { address: '192.0.2.7', prefix: 32, family: 'ipv4' },
+        { address: 'fd00::', prefix: 8, family: 'ipv6' },
+        { address: '::1', prefix: 128, family: 'ipv6' },
+      ],
+    );
+    assert.deepEqual(
+      resolveConfig({ trustedProxies: '127.0.0.1' }, { ...base, GANTRY_TRUSTED_PROXIES: '10.0.0.0/8' }).trustedProxies,
+      [{ address: '127.0.0.1', prefix: 32, family: 'ipv4' }],
+    );
   });
 
   it('the client address: the peer unless it is a trusted proxy; then the rightmost untrusted hop', () => {
-    const trusted = trustedProxyTest(resolveConfig({}, { ...base, GANTRY_TRUSTED_PROXIES: '10.0.0.0/8,fd00::/8' }).trustedProxies);
+    const trusted = trustedProxyTest(
+      resolveConfig({}, { ...base, GANTRY_TRUSTED_PROXIES: '10.0.0.0/8,fd00::/8' }).trustedProxies,
+    );
     // An untrusted peer's header is ignored, whatever it says.
     assert.equal(clientAddressFrom('198.51.100.9', '203.0.113.5', trusted), '198.51.100.9');
     assert.equal(clientAddressFrom('::ffff:198.51.100.9', '10.1.1.1', trusted), '198.51.100.9');
@@ -181,12 +238,20 @@ describe('logger', () => {
     const lines: string[] = [];
     const logger = createLogger('info', (l) => lines.push(l));
     logger.debug('hidden');
-    logger.info('x', { password: 'p4ss', refreshToken: 'tok', code: '123456', authorization: 'Bearer z', apiKey: 'k', userId: 'u1' });
+    logger.info('x', {
+      password: 'p4ss',
+      refreshToken: 'tok',
+      code: '123456',
+      authorization: 'Bearer z',
+      apiKey: 'k',
+      userId: 'u1',
+    });
     assert.equal(lines.length, 1);
     assert.ok(lines[0].endsWith('\n'));
     const entry = JSON.parse(lines[0]);
     assert.equal(entry.userId, 'u1');
-    for (const name of ['password', 'refreshToken', 'code', 'authorization', 'apiKey']) assert.equal(entry[name], '[redacted]');
+    for (const name of ['password', 'refreshToken', 'code', 'authorization', 'apiKey'])
+      assert.equal(entry[name], '[redacted]');
   });
 });
 

@@ -6,7 +6,11 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const unit = readFileSync(`${root}systemd/gantry.service`, 'utf8');
-const directive = (name: string) => unit.split('\n').filter((l) => l.startsWith(`${name}=`)).map((l) => l.slice(name.length + 1));
+const directive = (name: string) =>
+  unit
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}=`))
+    .map((l) => l.slice(name.length + 1));
 
 describe('systemd unit', () => {
   it('runs as its own user with a state directory and the data dir there', () => {
@@ -39,10 +43,20 @@ describe('install.sh', () => {
     execFileSync('bash', ['-n', `${root}install.sh`]);
   });
   it('--dry-run shows every step and changes nothing', () => {
-    const res = spawnSync('bash', [`${root}install.sh`, '--dry-run'], { encoding: 'utf8', env: { ...process.env, PREFIX: '/nonexistent/opt/gantry' } });
+    const res = spawnSync('bash', [`${root}install.sh`, '--dry-run'], {
+      encoding: 'utf8',
+      env: { ...process.env, PREFIX: '/nonexistent/opt/gantry' },
+    });
     if (res.status !== 0 && /not built/.test(res.stderr)) return assert.match(res.stderr, /npm run build/);
     assert.equal(res.status, 0, res.stderr);
-    for (const step of [/useradd --system .*gantry|user gantry exists/, /install -d -m 0700 -o gantry -g gantry \/var\/lib\/gantry/, /\/nonexistent\/opt\/gantry\.new/, /gantry migrate/, /gantry\.service/, /systemctl enable gantry\.service/]) {
+    for (const step of [
+      /useradd --system .*gantry|user gantry exists/,
+      /install -d -m 0700 -o gantry -g gantry \/var\/lib\/gantry/,
+      /\/nonexistent\/opt\/gantry\.new/,
+      /gantry migrate/,
+      /gantry\.service/,
+      /systemctl enable gantry\.service/,
+    ]) {
       assert.match(res.stdout, step);
     }
   });
@@ -51,7 +65,11 @@ describe('install.sh', () => {
     // nobody may not be able to read the checkout (a clone inside a private directory): the
     // script goes to bash on stdin, from a directory everyone can enter.
     const res = asNobody
-      ? spawnSync('runuser', ['-u', 'nobody', '--', 'bash', '-s'], { encoding: 'utf8', input: readFileSync(`${root}install.sh`), cwd: '/' })
+      ? spawnSync('runuser', ['-u', 'nobody', '--', 'bash', '-s'], {
+          encoding: 'utf8',
+          input: readFileSync(`${root}install.sh`),
+          cwd: '/',
+        })
       : spawnSync('bash', [`${root}install.sh`], { encoding: 'utf8' });
     assert.equal(res.status, 1);
     assert.match(res.stderr, /please run me as root/);

@@ -6,32 +6,72 @@ import { assertPublicUrl, guardedFetch, isInternalAddress, readLimited } from '.
 
 describe('outbound safety', () => {
   it('classifies internal addresses', () => {
-    for (const a of ['127.0.0.1', '10.0.0.1', '172.31.255.255', '192.168.0.10', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00:ec2::254', '::ffff:10.0.0.1']) assert.equal(isInternalAddress(a), true, a);
-    for (const a of ['93.184.216.34', '1.1.1.1', '2606:4700:4700::1111', '172.32.0.1']) assert.equal(isInternalAddress(a), false, a);
+    for (const a of [
+      '127.0.0.1',
+      '10.0.0.1',
+      '172.31.255.255',
+      '192.168.0.10',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fe80::1',
+      'fd00:ec2::254',
+      '::ffff:10.0.0.1',
+    ])
+      assert.equal(isInternalAddress(a), true, a);
+    for (const a of ['93.184.216.34', '1.1.1.1', '2606:4700:4700::1111', '172.32.0.1'])
+      assert.equal(isInternalAddress(a), false, a);
   });
 
   it('unwraps IPv4 addresses embedded in IPv6 forms, and refuses the NAT64 local-use and Teredo prefixes', () => {
     const internal = [
-      '::127.0.0.1', '::7f00:1', '::10.0.0.1', // IPv4-compatible (::/96)
-      '::ffff:7f00:1', '::ffff:0:127.0.0.1', '::ffff:0:a9fe:a9fe', // mapped, translated
-      '64:ff9b::7f00:1', '64:ff9b::169.254.169.254', '64:ff9b::c0a8:101', // NAT64 well-known prefix
-      '2002:7f00:1::1', '2002:a9fe:a9fe::', '2002:0a00:0001:1234::5', // 6to4
-      '64:ff9b:1::7f00:1', '64:ff9b:1:ffff::1:1:1:1', // NAT64 local-use /48: refused whole
-      '2001:0:4136:e378:8000:63bf:80ff:fffe', '2001::1', // Teredo /32: refused whole
+      '::127.0.0.1',
+      '::7f00:1',
+      '::10.0.0.1', // IPv4-compatible (::/96)
+      '::ffff:7f00:1',
+      '::ffff:0:127.0.0.1',
+      '::ffff:0:a9fe:a9fe', // mapped, translated
+      '64:ff9b::7f00:1',
+      '64:ff9b::169.254.169.254',
+      '64:ff9b::c0a8:101', // NAT64 well-known prefix
+      '2002:7f00:1::1',
+      '2002:a9fe:a9fe::',
+      '2002:0a00:0001:1234::5', // 6to4
+      '64:ff9b:1::7f00:1',
+      '64:ff9b:1:ffff::1:1:1:1', // NAT64 local-use /48: refused whole
+      '2001:0:4136:e378:8000:63bf:80ff:fffe',
+      '2001::1', // Teredo /32: refused whole
       'fe80::1%eth0',
     ];
     for (const a of internal) assert.equal(isInternalAddress(a), true, a);
     // The same forms around a public IPv4 address stay reachable.
-    for (const a of ['::ffff:1.1.1.1', '64:ff9b::101:101', '64:ff9b::93.184.216.34', '2002:101:101::1', '2001:db8:1::1', '2001:4860:4860::8888']) assert.equal(isInternalAddress(a), false, a);
+    for (const a of [
+      '::ffff:1.1.1.1',
+      '64:ff9b::101:101',
+      '64:ff9b::93.184.216.34',
+      '2002:101:101::1',
+      '2001:db8:1::1',
+      '2001:4860:4860::8888',
+    ])
+      assert.equal(isInternalAddress(a), false, a);
   });
 
   it('refuses URLs with IPv4-embedding IPv6 hosts at save time and at connect time', async () => {
-    for (const url of ['http://[::127.0.0.1]:18471/mcp', 'http://[64:ff9b::7f00:1]:18471/mcp', 'http://[2002:7f00:1::1]:18471/mcp', 'http://[64:ff9b:1::a00:1]/', 'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/']) {
+    for (const url of [
+      'http://[::127.0.0.1]:18471/mcp',
+      'http://[64:ff9b::7f00:1]:18471/mcp',
+      'http://[2002:7f00:1::1]:18471/mcp',
+      'http://[64:ff9b:1::a00:1]/',
+      'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/',
+    ]) {
       await assert.rejects(assertPublicUrl(url, false), /loopback, private, link-local or metadata/, url);
     }
     const { guardedLookup } = await import('../../src/lib/outbound.js');
     for (const host of ['::127.0.0.1', '64:ff9b::7f00:1', '2002:7f00:1::1']) {
-      const err = await new Promise<(Error & { code?: string }) | null>((resolve) => guardedLookup(false)(host, { all: true } as never, ((e: Error | null) => resolve(e as never)) as never));
+      const err = await new Promise<(Error & { code?: string }) | null>((resolve) =>
+        guardedLookup(false)(host, { all: true } as never, ((e: Error | null) => resolve(e as never)) as never),
+      );
       assert.equal(err?.code, 'EBLOCKED', host);
     }
   });
@@ -73,13 +113,20 @@ describe('connect-time address check', () => {
     const { guardedLookup } = await import('../../src/lib/outbound.js');
     const run = (allow: boolean, all: boolean) =>
       new Promise<{ err: (Error & { code?: string }) | null; value: unknown }>((resolve) =>
-        guardedLookup(allow)('localhost', { all } as never, ((err: Error | null, value: unknown) => resolve({ err: err as never, value })) as never),
+        guardedLookup(allow)(
+          'localhost',
+          { all } as never,
+          ((err: Error | null, value: unknown) => resolve({ err: err as never, value })) as never,
+        ),
       );
     const blocked = await run(false, true);
     assert.equal(blocked.err?.code, 'EBLOCKED');
     const allowed = await run(true, true);
     assert.equal(allowed.err, null);
-    assert.ok(Array.isArray(allowed.value) && (allowed.value as Array<{ address: string }>).some((a) => a.address === '127.0.0.1' || a.address === '::1'));
+    assert.ok(
+      Array.isArray(allowed.value) &&
+        (allowed.value as Array<{ address: string }>).some((a) => a.address === '127.0.0.1' || a.address === '::1'),
+    );
     const single = await run(true, false);
     assert.equal(typeof single.value, 'string');
   });

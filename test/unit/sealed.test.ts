@@ -32,7 +32,10 @@ describe('sealed values (AES-256-GCM)', () => {
   it('reseals under the active key, leaving values already under it alone', () => {
     const k = keyring('k1');
     const old = seal(k, 'secret value', 'ctx');
-    const rotated = { credentialKeys: new Map([...k.credentialKeys, ['k2', randomBytes(32)]]), activeCredentialKeyId: 'k2' };
+    const rotated = {
+      credentialKeys: new Map([...k.credentialKeys, ['k2', randomBytes(32)]]),
+      activeCredentialKeyId: 'k2',
+    };
     const resealed = reseal(rotated, old, 'ctx');
     assert.equal(sealedKeyId(resealed), 'k2');
     assert.equal(open(rotated, resealed, 'ctx'), 'secret value');

@@ -26,7 +26,9 @@ describe('status rollup rules', () => {
 
   it('indicator per status (Statuspage)', () => {
     assert.deepEqual(
-      ['operational', 'degraded_performance', 'partial_outage', 'major_outage', 'maintenance'].map((s) => indicatorOf(s as never)),
+      ['operational', 'degraded_performance', 'partial_outage', 'major_outage', 'maintenance'].map((s) =>
+        indicatorOf(s as never),
+      ),
       ['none', 'minor', 'major', 'critical', 'maintenance'],
     );
   });
@@ -153,7 +155,14 @@ describe('HTTP dates and entity tags', () => {
     assert.equal(parseHttpDate('Thursday, 01-Jan-26 00:00:00 GMT', now), T('2026-01-01T00:00:00Z'));
   });
   it('refuses anything else', () => {
-    for (const bad of ['yesterday', '2026-01-01T00:00:00Z', 'Sun, 31 Feb 2026 00:00:00 GMT', 'Sun, 06 Nov 1994 08:49:37 PST', '']) assert.equal(parseHttpDate(bad, now), null, bad);
+    for (const bad of [
+      'yesterday',
+      '2026-01-01T00:00:00Z',
+      'Sun, 31 Feb 2026 00:00:00 GMT',
+      'Sun, 06 Nov 1994 08:49:37 PST',
+      '',
+    ])
+      assert.equal(parseHttpDate(bad, now), null, bad);
   });
   it('If-None-Match: *, lists and weak comparison', () => {
     assert.equal(noneMatchHits('*', '"abc"'), true);

@@ -19,7 +19,10 @@ export function accountRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
       path: '/accounts/me',
       options: { id: 'accounts.me', plugins: withKeys },
       handler: async (request, h) => {
-        const context = await access.current(principalOf(request), tenancyHeaders(request.headers as Record<string, string | undefined>).accountId);
+        const context = await access.current(
+          principalOf(request),
+          tenancyHeaders(request.headers as Record<string, string | undefined>).accountId,
+        );
         return reply(request, h, await accounts.get(context.accountId));
       },
     },
@@ -27,7 +30,10 @@ export function accountRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
       method: 'POST',
       path: '/accounts',
       options: { id: 'accounts.create', validate: { payload: createAccountBody } },
-      handler: async (request, h) => reply(request, h, await accounts.create(principalOf(request).userId, request.payload as never), { status: 201 }),
+      handler: async (request, h) =>
+        reply(request, h, await accounts.create(principalOf(request).userId, request.payload as never), {
+          status: 201,
+        }),
     },
     {
       method: 'GET',
@@ -41,7 +47,11 @@ export function accountRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
     {
       method: 'PATCH',
       path: '/accounts/{accountId}',
-      options: { id: 'accounts.update', plugins: withKeys, validate: { params: accountParams, payload: updateAccountBody } },
+      options: {
+        id: 'accounts.update',
+        plugins: withKeys,
+        validate: { params: accountParams, payload: updateAccountBody },
+      },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
         return reply(request, h, await accounts.update(p(request).accountId, actor, request.payload as never));
@@ -67,10 +77,17 @@ export function auditLogRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
     {
       method: 'GET',
       path: '/accounts/{accountId}/logs',
-      options: { id: 'accounts.logs', plugins: withKeys, validate: { params: accountParams, query: Joi.object(cursorQuery({ max: 100, defaultLimit: 20 })) } },
+      options: {
+        id: 'accounts.logs',
+        plugins: withKeys,
+        validate: { params: accountParams, query: Joi.object(cursorQuery({ max: 100, defaultLimit: 20 })) },
+      },
       handler: async (request, h) => {
         await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        const { items, meta } = await accounts.logs(p(request).accountId, request.query as { limit: number; cursor?: string });
+        const { items, meta } = await accounts.logs(
+          p(request).accountId,
+          request.query as { limit: number; cursor?: string },
+        );
         return reply(request, h, items, { meta });
       },
     },

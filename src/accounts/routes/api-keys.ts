@@ -16,7 +16,12 @@ export function apiKeyRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
       options: { id: 'accounts.api-keys.create', validate: { params: accountParams, payload: apiKeyBody } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, ANY_MEMBER);
-        return reply(request, h, await accounts.apiKeys.create(p(request).accountId, actor.userId, (request.payload as { name: string }).name), { status: 201 });
+        return reply(
+          request,
+          h,
+          await accounts.apiKeys.create(p(request).accountId, actor.userId, (request.payload as { name: string }).name),
+          { status: 201 },
+        );
       },
     },
     {
@@ -25,16 +30,28 @@ export function apiKeyRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
       options: { id: 'accounts.api-keys.list', plugins: withKeys, validate: { params: accountParams } },
       handler: async (request, h) => {
         const { principal, context } = await guard(request, p(request).accountId, ANY_MEMBER);
-        return reply(request, h, await accounts.apiKeys.list(context.accountId, { userId: principal.userId, role: context.role }));
+        return reply(
+          request,
+          h,
+          await accounts.apiKeys.list(context.accountId, { userId: principal.userId, role: context.role }),
+        );
       },
     },
     {
       method: 'DELETE',
       path: '/accounts/{accountId}/api-keys/{keyId}',
-      options: { id: 'accounts.api-keys.revoke', plugins: withKeys, validate: { params: Joi.object({ accountId: id, keyId: id }) } },
+      options: {
+        id: 'accounts.api-keys.revoke',
+        plugins: withKeys,
+        validate: { params: Joi.object({ accountId: id, keyId: id }) },
+      },
       handler: async (request, h) => {
         const { actor, context } = await guard(request, p(request).accountId, ANY_MEMBER);
-        return reply(request, h, await accounts.apiKeys.revoke(context.accountId, actor, context.role, p(request).keyId));
+        return reply(
+          request,
+          h,
+          await accounts.apiKeys.revoke(context.accountId, actor, context.role, p(request).keyId),
+        );
       },
     },
   ];

@@ -15,16 +15,29 @@ export function invitationRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
     {
       method: 'POST',
       path: '/accounts/{accountId}/invitations',
-      options: { id: 'accounts.invitations.create', plugins: withKeys, validate: { params: accountParams, payload: inviteBody } },
+      options: {
+        id: 'accounts.invitations.create',
+        plugins: withKeys,
+        validate: { params: accountParams, payload: inviteBody },
+      },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(request, h, await accounts.invitations.create(p(request).accountId, actor, request.payload as never), { status: 201 });
+        return reply(
+          request,
+          h,
+          await accounts.invitations.create(p(request).accountId, actor, request.payload as never),
+          { status: 201 },
+        );
       },
     },
     {
       method: 'GET',
       path: '/accounts/{accountId}/invitations',
-      options: { id: 'accounts.invitations.list', plugins: withKeys, validate: { params: accountParams, query: Joi.object(offsetQuery()) } },
+      options: {
+        id: 'accounts.invitations.list',
+        plugins: withKeys,
+        validate: { params: accountParams, query: Joi.object(offsetQuery()) },
+      },
       handler: async (request, h) => {
         await guard(request, p(request).accountId, OWNER_OR_ADMIN);
         const { limit, offset } = request.query as { limit: number; offset: number };
@@ -35,26 +48,47 @@ export function invitationRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
     {
       method: 'DELETE',
       path: '/accounts/{accountId}/invitations/{invitationId}',
-      options: { id: 'accounts.invitations.revoke', plugins: withKeys, validate: { params: Joi.object({ accountId: id, invitationId: id }) } },
+      options: {
+        id: 'accounts.invitations.revoke',
+        plugins: withKeys,
+        validate: { params: Joi.object({ accountId: id, invitationId: id }) },
+      },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(request, h, await accounts.invitations.revoke(p(request).accountId, actor, p(request).invitationId));
+        return reply(
+          request,
+          h,
+          await accounts.invitations.revoke(p(request).accountId, actor, p(request).invitationId),
+        );
       },
     },
     {
       method: 'POST',
       path: '/accounts/{accountId}/invitations/{invitationId}/resend',
-      options: { id: 'accounts.invitations.resend', plugins: withKeys, validate: { params: Joi.object({ accountId: id, invitationId: id }) } },
+      options: {
+        id: 'accounts.invitations.resend',
+        plugins: withKeys,
+        validate: { params: Joi.object({ accountId: id, invitationId: id }) },
+      },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(request, h, await accounts.invitations.resend(p(request).accountId, actor, p(request).invitationId));
+        return reply(
+          request,
+          h,
+          await accounts.invitations.resend(p(request).accountId, actor, p(request).invitationId),
+        );
       },
     },
     {
       method: 'POST',
       path: '/invitations/accept',
       options: { id: 'invitations.accept', validate: { payload: tokenBody } },
-      handler: async (request, h) => reply(request, h, await accounts.invitations.accept(principalOf(request).userId, (request.payload as { token: string }).token)),
+      handler: async (request, h) =>
+        reply(
+          request,
+          h,
+          await accounts.invitations.accept(principalOf(request).userId, (request.payload as { token: string }).token),
+        ),
     },
   ];
 }

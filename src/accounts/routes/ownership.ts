@@ -24,7 +24,16 @@ export function ownershipRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
       options: { id: 'accounts.ownership.propose', validate: { params: accountParams, payload: transferBody } },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER);
-        return reply(request, h, await accounts.ownership.propose(p(request).accountId, actor.userId, (request.payload as { chainerId: string }).chainerId), { status: 201 });
+        return reply(
+          request,
+          h,
+          await accounts.ownership.propose(
+            p(request).accountId,
+            actor.userId,
+            (request.payload as { chainerId: string }).chainerId,
+          ),
+          { status: 201 },
+        );
       },
     },
     {

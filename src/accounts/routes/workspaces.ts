@@ -16,31 +16,61 @@ export function workspaceRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
       options: { id: 'accounts.workspaces.list', plugins: withKeys, validate: { params: accountParams } },
       handler: async (request, h) => {
         const { principal, context } = await guard(request, p(request).accountId, ANY_MEMBER);
-        return reply(request, h, await accounts.workspaces.list(context.accountId, { userId: principal.userId, role: context.role }));
+        return reply(
+          request,
+          h,
+          await accounts.workspaces.list(context.accountId, { userId: principal.userId, role: context.role }),
+        );
       },
     },
     {
       method: 'POST',
       path: '/accounts/{accountId}/workspaces',
-      options: { id: 'accounts.workspaces.create', plugins: withKeys, validate: { params: accountParams, payload: workspaceBody } },
+      options: {
+        id: 'accounts.workspaces.create',
+        plugins: withKeys,
+        validate: { params: accountParams, payload: workspaceBody },
+      },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(request, h, await accounts.workspaces.create(p(request).accountId, actor, (request.payload as { name: string }).name), { status: 201 });
+        return reply(
+          request,
+          h,
+          await accounts.workspaces.create(p(request).accountId, actor, (request.payload as { name: string }).name),
+          { status: 201 },
+        );
       },
     },
     {
       method: 'PATCH',
       path: '/accounts/{accountId}/workspaces/{workspaceId}',
-      options: { id: 'accounts.workspaces.rename', plugins: withKeys, validate: { params: Joi.object({ accountId: id, workspaceId: id }), payload: workspaceBody } },
+      options: {
+        id: 'accounts.workspaces.rename',
+        plugins: withKeys,
+        validate: { params: Joi.object({ accountId: id, workspaceId: id }), payload: workspaceBody },
+      },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(request, h, await accounts.workspaces.rename(p(request).accountId, actor, p(request).workspaceId, (request.payload as { name: string }).name));
+        return reply(
+          request,
+          h,
+          await accounts.workspaces.rename(
+            p(request).accountId,
+            actor,
+            p(request).workspaceId,
+            (request.payload as { name: string }).name,
+          ),
+        );
       },
     },
     {
       method: 'DELETE',
       path: '/accounts/{accountId}/workspaces/{workspaceId}',
-      options: { id: 'accounts.workspaces.delete', plugins: withKeys, validate: { params: Joi.object({ accountId: id, workspaceId: id }) } },
+      options: {
+        id: 'accounts.workspaces.delete',
+        plugins: withKeys,
+        validate: { params: Joi.object({ accountId: id, workspaceId: id }) },
+      },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
         return reply(request, h, await accounts.workspaces.remove(p(request).accountId, actor, p(request).workspaceId));
@@ -49,28 +79,66 @@ export function workspaceRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
     {
       method: 'GET',
       path: '/accounts/{accountId}/workspaces/{workspaceId}/members',
-      options: { id: 'accounts.workspaces.members.list', plugins: withKeys, validate: { params: Joi.object({ accountId: id, workspaceId: id }) } },
+      options: {
+        id: 'accounts.workspaces.members.list',
+        plugins: withKeys,
+        validate: { params: Joi.object({ accountId: id, workspaceId: id }) },
+      },
       handler: async (request, h) => {
         const { principal, context } = await guard(request, p(request).accountId, ANY_MEMBER);
-        return reply(request, h, await accounts.workspaces.listMembers(context.accountId, p(request).workspaceId, { userId: principal.userId, role: context.role }));
+        return reply(
+          request,
+          h,
+          await accounts.workspaces.listMembers(context.accountId, p(request).workspaceId, {
+            userId: principal.userId,
+            role: context.role,
+          }),
+        );
       },
     },
     {
       method: 'POST',
       path: '/accounts/{accountId}/workspaces/{workspaceId}/members',
-      options: { id: 'accounts.workspaces.members.add', plugins: withKeys, validate: { params: Joi.object({ accountId: id, workspaceId: id }), payload: workspaceMemberBody } },
+      options: {
+        id: 'accounts.workspaces.members.add',
+        plugins: withKeys,
+        validate: { params: Joi.object({ accountId: id, workspaceId: id }), payload: workspaceMemberBody },
+      },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(request, h, await accounts.workspaces.addMember(p(request).accountId, actor, p(request).workspaceId, request.payload as never), { status: 201 });
+        return reply(
+          request,
+          h,
+          await accounts.workspaces.addMember(
+            p(request).accountId,
+            actor,
+            p(request).workspaceId,
+            request.payload as never,
+          ),
+          { status: 201 },
+        );
       },
     },
     {
       method: 'DELETE',
       path: '/accounts/{accountId}/workspaces/{workspaceId}/members/{chainerId}',
-      options: { id: 'accounts.workspaces.members.remove', plugins: withKeys, validate: { params: Joi.object({ accountId: id, workspaceId: id, chainerId: id }) } },
+      options: {
+        id: 'accounts.workspaces.members.remove',
+        plugins: withKeys,
+        validate: { params: Joi.object({ accountId: id, workspaceId: id, chainerId: id }) },
+      },
       handler: async (request, h) => {
         const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(request, h, await accounts.workspaces.removeMember(p(request).accountId, actor, p(request).workspaceId, p(request).chainerId));
+        return reply(
+          request,
+          h,
+          await accounts.workspaces.removeMember(
+            p(request).accountId,
+            actor,
+            p(request).workspaceId,
+            p(request).chainerId,
+          ),
+        );
       },
     },
   ];

@@ -9,8 +9,20 @@ export function findKeyByHash(db: Executor, keyHash: string) {
   return db
     .selectFrom('account_api_keys')
     .innerJoin('accounts', 'accounts.id', 'account_api_keys.account_id')
-    .innerJoin('account_members', (join) => join.onRef('account_members.account_id', '=', 'account_api_keys.account_id').onRef('account_members.user_id', '=', 'account_api_keys.user_id'))
-    .select(['account_api_keys.id', 'account_api_keys.user_id', 'account_api_keys.account_id', 'account_api_keys.revoked_at', 'account_api_keys.last_used_at', 'accounts.status as account_status', 'account_members.status as member_status'])
+    .innerJoin('account_members', (join) =>
+      join
+        .onRef('account_members.account_id', '=', 'account_api_keys.account_id')
+        .onRef('account_members.user_id', '=', 'account_api_keys.user_id'),
+    )
+    .select([
+      'account_api_keys.id',
+      'account_api_keys.user_id',
+      'account_api_keys.account_id',
+      'account_api_keys.revoked_at',
+      'account_api_keys.last_used_at',
+      'accounts.status as account_status',
+      'account_members.status as member_status',
+    ])
     .where('account_api_keys.key_hash', '=', keyHash)
     .executeTakeFirst();
 }
@@ -30,12 +42,28 @@ export function listKeys(db: Executor, accountId: string, ownerId: string | null
   return q.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
 }
 
-export const findKey = (db: Executor, accountId: string, keyId: string) => db.selectFrom('account_api_keys').selectAll().where('id', '=', keyId).where('account_id', '=', accountId).executeTakeFirst();
+export const findKey = (db: Executor, accountId: string, keyId: string) =>
+  db
+    .selectFrom('account_api_keys')
+    .selectAll()
+    .where('id', '=', keyId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
 
 /** The member's keys in the account that are not revoked. */
 export const listLiveKeysOf = (db: Executor, accountId: string, userId: string) =>
-  db.selectFrom('account_api_keys').selectAll().where('account_id', '=', accountId).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+  db
+    .selectFrom('account_api_keys')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .execute();
 
 export async function revokeKeys(db: Executor, ids: string[], revokedAt: string, reason: string): Promise<void> {
-  await db.updateTable('account_api_keys').set({ revoked_at: revokedAt, revoke_reason: reason }).where('id', 'in', ids).execute();
+  await db
+    .updateTable('account_api_keys')
+    .set({ revoked_at: revokedAt, revoke_reason: reason })
+    .where('id', 'in', ids)
+    .execute();
 }

@@ -7,7 +7,12 @@ export function listDueForPurge(db: Executor, nowIso: string, limit: number) {
   return db
     .selectFrom('accounts')
     .select('id')
-    .where((eb) => eb.or([eb('status', '=', 'deletion_approved'), eb.and([eb('status', '=', 'closed'), eb('purge_after', '<=', nowIso)])]))
+    .where((eb) =>
+      eb.or([
+        eb('status', '=', 'deletion_approved'),
+        eb.and([eb('status', '=', 'closed'), eb('purge_after', '<=', nowIso)]),
+      ]),
+    )
     .orderBy('purge_after')
     .limit(limit)
     .execute();
@@ -18,9 +23,15 @@ export function listDueForPurge(db: Executor, nowIso: string, limit: number) {
  * keys, ownership transfers and entitlements (its row and audit trail stay). Returns how many
  * members and workspaces went.
  */
-export async function purgeAccountRows(trx: Executor, accountId: string): Promise<{ members: number; workspaces: number }> {
-  const workspaceIds = (await trx.selectFrom('workspaces').select('id').where('account_id', '=', accountId).execute()).map((w) => w.id);
-  if (workspaceIds.length > 0) await trx.deleteFrom('workspace_members').where('workspace_id', 'in', workspaceIds).execute();
+export async function purgeAccountRows(
+  trx: Executor,
+  accountId: string,
+): Promise<{ members: number; workspaces: number }> {
+  const workspaceIds = (
+    await trx.selectFrom('workspaces').select('id').where('account_id', '=', accountId).execute()
+  ).map((w) => w.id);
+  if (workspaceIds.length > 0)
+    await trx.deleteFrom('workspace_members').where('workspace_id', 'in', workspaceIds).execute();
   const workspaces = await trx.deleteFrom('workspaces').where('account_id', '=', accountId).executeTakeFirst();
   const members = await trx.deleteFrom('account_members').where('account_id', '=', accountId).executeTakeFirst();
   await trx.deleteFrom('account_invitations').where('account_id', '=', accountId).execute();

@@ -45,7 +45,11 @@ export function listMembers(db: Executor, accountId: string, limit: number, offs
 }
 
 export async function countMembers(db: Executor, accountId: string): Promise<number> {
-  const row = await db.selectFrom('account_members').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('account_members')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -64,8 +68,18 @@ export async function insertMember(db: Executor, row: Insertable<AccountMembersT
   await db.insertInto('account_members').values(row).execute();
 }
 
-export async function updateMember(db: Executor, accountId: string, userId: string, set: Updateable<AccountMembersTable>): Promise<void> {
-  await db.updateTable('account_members').set(set).where('account_id', '=', accountId).where('user_id', '=', userId).execute();
+export async function updateMember(
+  db: Executor,
+  accountId: string,
+  userId: string,
+  set: Updateable<AccountMembersTable>,
+): Promise<void> {
+  await db
+    .updateTable('account_members')
+    .set(set)
+    .where('account_id', '=', accountId)
+    .where('user_id', '=', userId)
+    .execute();
 }
 
 export async function deleteMember(db: Executor, accountId: string, userId: string): Promise<void> {
@@ -74,7 +88,12 @@ export async function deleteMember(db: Executor, accountId: string, userId: stri
 
 /** Removes a membership only while it is an invitation's hold (`invited`). */
 export async function deleteInvitedMember(db: Executor, accountId: string, userId: string): Promise<void> {
-  await db.deleteFrom('account_members').where('account_id', '=', accountId).where('user_id', '=', userId).where('status', '=', 'invited').execute();
+  await db
+    .deleteFrom('account_members')
+    .where('account_id', '=', accountId)
+    .where('user_id', '=', userId)
+    .where('status', '=', 'invited')
+    .execute();
 }
 
 /** A user's membership with the account's status (access checks). */
@@ -106,10 +125,17 @@ export function findOldestMembership(db: Executor, userId: string, accountStatus
 }
 
 export const listActiveMemberIds = (db: Executor, accountId: string) =>
-  db.selectFrom('account_members').select('user_id').where('account_id', '=', accountId).where('status', '=', 'active').orderBy('created_at').execute();
+  db
+    .selectFrom('account_members')
+    .select('user_id')
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'active')
+    .orderBy('created_at')
+    .execute();
 
 /**
  * What the AI prompt context shows of a user; its updated_at versions the cached layer. The
  * users table is identity's: this read moves to the identity service when that one offers it.
  */
-export const findUserProfile = (db: Executor, userId: string) => db.selectFrom('users').select(['updated_at', 'full_name', 'username']).where('id', '=', userId).executeTakeFirst();
+export const findUserProfile = (db: Executor, userId: string) =>
+  db.selectFrom('users').select(['updated_at', 'full_name', 'username']).where('id', '=', userId).executeTakeFirst();

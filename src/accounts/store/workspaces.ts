@@ -6,22 +6,48 @@ import { memberColumns } from './members.js';
 /** Every SQL statement over workspaces and their memberships. */
 
 export const defaultWorkspace = (db: Executor, accountId: string) =>
-  db.selectFrom('workspaces').selectAll().where('account_id', '=', accountId).where('is_default', '=', 1).executeTakeFirst();
+  db
+    .selectFrom('workspaces')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('is_default', '=', 1)
+    .executeTakeFirst();
 
 export const defaultWorkspaceId = (db: Executor, accountId: string) =>
-  db.selectFrom('workspaces').select('id').where('account_id', '=', accountId).where('is_default', '=', 1).executeTakeFirst();
+  db
+    .selectFrom('workspaces')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('is_default', '=', 1)
+    .executeTakeFirst();
 
-export const workspaceIdsOf = (db: Executor, accountId: string) => db.selectFrom('workspaces').select('id').where('account_id', '=', accountId);
+export const workspaceIdsOf = (db: Executor, accountId: string) =>
+  db.selectFrom('workspaces').select('id').where('account_id', '=', accountId);
 
 export const findWorkspace = (db: Executor, accountId: string, workspaceId: string) =>
-  db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).where('account_id', '=', accountId).executeTakeFirst();
+  db
+    .selectFrom('workspaces')
+    .selectAll()
+    .where('id', '=', workspaceId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
 
 /** A workspace by id alone, with its account (X-Workspace-Id resolution). */
-export const findWorkspaceAccount = (db: Executor, workspaceId: string) => db.selectFrom('workspaces').select(['id', 'account_id']).where('id', '=', workspaceId).executeTakeFirst();
+export const findWorkspaceAccount = (db: Executor, workspaceId: string) =>
+  db.selectFrom('workspaces').select(['id', 'account_id']).where('id', '=', workspaceId).executeTakeFirst();
 
 /** Whether another workspace of the account has the name, compared case-insensitively. */
-export async function workspaceNameTaken(db: Executor, accountId: string, name: string, exceptId?: string): Promise<boolean> {
-  let q = db.selectFrom('workspaces').select('id').where('account_id', '=', accountId).where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()));
+export async function workspaceNameTaken(
+  db: Executor,
+  accountId: string,
+  name: string,
+  exceptId?: string,
+): Promise<boolean> {
+  let q = db
+    .selectFrom('workspaces')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where((eb) => eb(eb.fn('lower', ['name']), '=', name.toLowerCase()));
   if (exceptId) q = q.where('id', '!=', exceptId);
   return !!(await q.executeTakeFirst());
 }
@@ -29,7 +55,10 @@ export async function workspaceNameTaken(db: Executor, accountId: string, name: 
 /** The account's workspaces, default first; only those the user belongs to when `memberId` is given. */
 export function listWorkspaces(db: Executor, accountId: string, memberId: string | null) {
   let q = db.selectFrom('workspaces').selectAll('workspaces').where('workspaces.account_id', '=', accountId);
-  if (memberId !== null) q = q.innerJoin('workspace_members', 'workspace_members.workspace_id', 'workspaces.id').where('workspace_members.user_id', '=', memberId);
+  if (memberId !== null)
+    q = q
+      .innerJoin('workspace_members', 'workspace_members.workspace_id', 'workspaces.id')
+      .where('workspace_members.user_id', '=', memberId);
   return q.orderBy('workspaces.is_default', 'desc').orderBy('workspaces.created_at').orderBy('workspaces.id').execute();
 }
 
@@ -37,7 +66,12 @@ export async function insertWorkspace(db: Executor, row: Insertable<WorkspacesTa
   await db.insertInto('workspaces').values(row).execute();
 }
 
-export async function renameWorkspace(db: Executor, workspaceId: string, name: string, updatedAt: string): Promise<void> {
+export async function renameWorkspace(
+  db: Executor,
+  workspaceId: string,
+  name: string,
+  updatedAt: string,
+): Promise<void> {
   await db.updateTable('workspaces').set({ name, updated_at: updatedAt }).where('id', '=', workspaceId).execute();
 }
 
@@ -48,16 +82,30 @@ export async function deleteWorkspace(db: Executor, workspaceId: string): Promis
 }
 
 export const findWorkspaceMember = (db: Executor, workspaceId: string, userId: string) =>
-  db.selectFrom('workspace_members').select('role').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst();
+  db
+    .selectFrom('workspace_members')
+    .select('role')
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
 
 export const isWorkspaceMember = (db: Executor, workspaceId: string, userId: string) =>
-  db.selectFrom('workspace_members').select('user_id').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst();
+  db
+    .selectFrom('workspace_members')
+    .select('user_id')
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
 
 /** Members of a workspace with their account membership and user. */
 export function listWorkspaceMembers(db: Executor, accountId: string, workspaceId: string) {
   return db
     .selectFrom('workspace_members')
-    .innerJoin('account_members', (join) => join.onRef('account_members.user_id', '=', 'workspace_members.user_id').on('account_members.account_id', '=', accountId))
+    .innerJoin('account_members', (join) =>
+      join
+        .onRef('account_members.user_id', '=', 'workspace_members.user_id')
+        .on('account_members.account_id', '=', accountId),
+    )
     .innerJoin('users', 'users.id', 'workspace_members.user_id')
     .select([...memberColumns, 'workspace_members.role as workspace_role', 'workspace_members.created_at as added_at'])
     .where('workspace_members.workspace_id', '=', workspaceId)
@@ -66,23 +114,41 @@ export function listWorkspaceMembers(db: Executor, accountId: string, workspaceI
     .execute();
 }
 
-export async function insertWorkspaceMember(db: Executor, row: { workspace_id: string; user_id: string; role: string; created_at: string }): Promise<void> {
+export async function insertWorkspaceMember(
+  db: Executor,
+  row: { workspace_id: string; user_id: string; role: string; created_at: string },
+): Promise<void> {
   await db.insertInto('workspace_members').values(row).execute();
 }
 
 /** Adds the membership unless the user already has one in that workspace (which is kept as it is). */
-export async function ensureWorkspaceMember(db: Executor, row: { workspace_id: string; user_id: string; role: string; created_at: string }): Promise<void> {
-  await db.insertInto('workspace_members').values(row).onConflict((oc) => oc.doNothing()).execute();
+export async function ensureWorkspaceMember(
+  db: Executor,
+  row: { workspace_id: string; user_id: string; role: string; created_at: string },
+): Promise<void> {
+  await db
+    .insertInto('workspace_members')
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .execute();
 }
 
 /** Returns how many memberships went (0 or 1). */
 export async function deleteWorkspaceMember(db: Executor, workspaceId: string, userId: string): Promise<number> {
-  const result = await db.deleteFrom('workspace_members').where('workspace_id', '=', workspaceId).where('user_id', '=', userId).executeTakeFirst();
+  const result = await db
+    .deleteFrom('workspace_members')
+    .where('workspace_id', '=', workspaceId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 
 /** Removes a user from every workspace of an account; returns how many memberships went. */
 export async function removeWorkspaceMemberships(db: Executor, accountId: string, userId: string): Promise<number> {
-  const result = await db.deleteFrom('workspace_members').where('user_id', '=', userId).where('workspace_id', 'in', workspaceIdsOf(db, accountId)).executeTakeFirst();
+  const result = await db
+    .deleteFrom('workspace_members')
+    .where('user_id', '=', userId)
+    .where('workspace_id', 'in', workspaceIdsOf(db, accountId))
+    .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

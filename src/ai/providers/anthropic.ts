@@ -7,7 +7,10 @@ export const ANTHROPIC_VERSION = '2023-06-01';
  * System messages become the top-level `system` field; consecutive messages of one role are
  * joined, since the Messages API expects user and assistant turns to alternate.
  */
-export function toAnthropic(messages: readonly ChatMessage[]): { system?: string; messages: Array<{ role: 'user' | 'assistant'; content: string }> } {
+export function toAnthropic(messages: readonly ChatMessage[]): {
+  system?: string;
+  messages: Array<{ role: 'user' | 'assistant'; content: string }>;
+} {
   const system = messages.filter((m) => m.role === 'system').map((m) => m.content);
   const turns: Array<{ role: 'user' | 'assistant'; content: string }> = [];
   for (const m of messages) {
@@ -36,12 +39,24 @@ export const anthropicAdapter: ProviderAdapter = {
       outbound,
       signal,
     );
-    if (!isObject(body) || !Array.isArray(body.content) || !isObject(body.usage)) throw new ProviderError('anthropic', 'malformed', 'no content or usage in the answer');
-    const texts = body.content.filter((b): b is { type: 'text'; text: string } => isObject(b) && b.type === 'text' && typeof b.text === 'string').map((b) => b.text);
-    if (texts.length === 0 && body.content.length > 0) throw new ProviderError('anthropic', 'malformed', 'no text block in the answer');
+    if (!isObject(body) || !Array.isArray(body.content) || !isObject(body.usage))
+      throw new ProviderError('anthropic', 'malformed', 'no content or usage in the answer');
+    const texts = body.content
+      .filter(
+        (b): b is { type: 'text'; text: string } => isObject(b) && b.type === 'text' && typeof b.text === 'string',
+      )
+      .map((b) => b.text);
+    if (texts.length === 0 && body.content.length > 0)
+      throw new ProviderError('anthropic', 'malformed', 'no text block in the answer');
     const { input_tokens: input, output_tokens: output } = body.usage;
-    if (!isCount(input) || !isCount(output)) throw new ProviderError('anthropic', 'malformed', 'usage.input_tokens/output_tokens missing');
-    return { content: texts.join(''), model: typeof body.model === 'string' ? body.model : request.model, inputTokens: input, outputTokens: output };
+    if (!isCount(input) || !isCount(output))
+      throw new ProviderError('anthropic', 'malformed', 'usage.input_tokens/output_tokens missing');
+    return {
+      content: texts.join(''),
+      model: typeof body.model === 'string' ? body.model : request.model,
+      inputTokens: input,
+      outputTokens: output,
+    };
   },
 
   async ping(config, outbound, signal) {
@@ -52,6 +67,7 @@ export const anthropicAdapter: ProviderAdapter = {
       outbound,
       signal,
     );
-    if (!isObject(body) || !Array.isArray(body.data)) throw new ProviderError('anthropic', 'malformed', 'the model list is not {data: [...]}');
+    if (!isObject(body) || !Array.isArray(body.data))
+      throw new ProviderError('anthropic', 'malformed', 'the model list is not {data: [...]}');
   },
 };

@@ -4,7 +4,9 @@ import { ProviderError, type ChatMessage, type ProviderAdapter } from './types.j
 /** Gemini roles are user and model; system messages become systemInstruction. */
 export function toGemini(messages: readonly ChatMessage[]) {
   const system = messages.filter((m) => m.role === 'system').map((m) => ({ text: m.content }));
-  const contents = messages.filter((m) => m.role !== 'system').map((m) => ({ role: m.role === 'assistant' ? 'model' : 'user', parts: [{ text: m.content }] }));
+  const contents = messages
+    .filter((m) => m.role !== 'system')
+    .map((m) => ({ role: m.role === 'assistant' ? 'model' : 'user', parts: [{ text: m.content }] }));
   return { contents, ...(system.length > 0 ? { systemInstruction: { parts: system } } : {}) };
 }
 
@@ -28,23 +30,46 @@ export const googleAdapter: ProviderAdapter = {
       outbound,
       signal,
     );
-    if (!isObject(body) || !isObject(body.usageMetadata)) throw new ProviderError('google', 'malformed', 'no usageMetadata in the answer');
+    if (!isObject(body) || !isObject(body.usageMetadata))
+      throw new ProviderError('google', 'malformed', 'no usageMetadata in the answer');
     const candidate = Array.isArray(body.candidates) ? body.candidates[0] : undefined;
-    const parts = isObject(candidate) && isObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : null;
+    const parts =
+      isObject(candidate) && isObject(candidate.content) && Array.isArray(candidate.content.parts)
+        ? candidate.content.parts
+        : null;
     if (!parts) {
-      const blocked = isObject(body.promptFeedback) && typeof body.promptFeedback.blockReason === 'string' ? body.promptFeedback.blockReason : null;
+      const blocked =
+        isObject(body.promptFeedback) && typeof body.promptFeedback.blockReason === 'string'
+          ? body.promptFeedback.blockReason
+          : null;
       if (blocked) throw new ProviderError('google', 'refused', `the prompt was blocked (${blocked})`, 200);
       throw new ProviderError('google', 'malformed', 'no candidate content in the answer');
     }
     const input = body.usageMetadata.promptTokenCount;
     const output = body.usageMetadata.candidatesTokenCount ?? 0;
-    if (!isCount(input) || !isCount(output)) throw new ProviderError('google', 'malformed', 'usageMetadata.promptTokenCount missing');
-    const text = parts.filter((p): p is { text: string } => isObject(p) && typeof p.text === 'string').map((p) => p.text).join('');
-    return { content: text, model: typeof body.modelVersion === 'string' ? body.modelVersion : request.model, inputTokens: input, outputTokens: output };
+    if (!isCount(input) || !isCount(output))
+      throw new ProviderError('google', 'malformed', 'usageMetadata.promptTokenCount missing');
+    const text = parts
+      .filter((p): p is { text: string } => isObject(p) && typeof p.text === 'string')
+      .map((p) => p.text)
+      .join('');
+    return {
+      content: text,
+      model: typeof body.modelVersion === 'string' ? body.modelVersion : request.model,
+      inputTokens: input,
+      outputTokens: output,
+    };
   },
 
   async ping(config, outbound, signal) {
-    const body = await callJson('google', endpoint(config.baseUrl, '/v1beta/models', 'v1beta'), { method: 'GET', headers: { 'x-goog-api-key': config.apiKey } }, outbound, signal);
-    if (!isObject(body) || !Array.isArray(body.models)) throw new ProviderError('google', 'malformed', 'the model list is not {models: [...]}');
+    const body = await callJson(
+      'google',
+      endpoint(config.baseUrl, '/v1beta/models', 'v1beta'),
+      { method: 'GET', headers: { 'x-goog-api-key': config.apiKey } },
+      outbound,
+      signal,
+    );
+    if (!isObject(body) || !Array.isArray(body.models))
+      throw new ProviderError('google', 'malformed', 'the model list is not {models: [...]}');
   },
 };

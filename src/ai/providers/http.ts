@@ -9,8 +9,10 @@ function classifyStatus(provider: ProviderName, status: number, body: string): P
   const message = `HTTP ${status}${detail ? `: ${detail}` : ''}`;
   if (status === 429) return new ProviderError(provider, 'rate_limited', message, status);
   if (status >= 500) return new ProviderError(provider, 'server', message, status);
-  if (status === 401 || status === 403) return new ProviderError(provider, 'auth', `HTTP ${status}: the API key was refused`, status);
-  if (status >= 300 && status < 400) return new ProviderError(provider, 'malformed', `HTTP ${status}: redirects are not followed`, status);
+  if (status === 401 || status === 403)
+    return new ProviderError(provider, 'auth', `HTTP ${status}: the API key was refused`, status);
+  if (status >= 300 && status < 400)
+    return new ProviderError(provider, 'malformed', `HTTP ${status}: redirects are not followed`, status);
   return new ProviderError(provider, 'refused', message, status);
 }
 
@@ -27,27 +29,43 @@ export async function callJson(
 ): Promise<unknown> {
   // The shared guarded fetch checks the address on the socket itself (no DNS-rebinding gap),
   // never follows redirects and caps the body.
-  const send = guardedFetch({ allowPrivate: options.allowPrivateNetworks, timeoutMs: options.timeoutMs, maxBytes: MAX_RESPONSE_BYTES });
+  const send = guardedFetch({
+    allowPrivate: options.allowPrivateNetworks,
+    timeoutMs: options.timeoutMs,
+    maxBytes: MAX_RESPONSE_BYTES,
+  });
   let response: Response;
   let text: string;
   try {
     response = await send(url, {
       method: init.method,
-      headers: { accept: 'application/json', ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...init.headers },
+      headers: {
+        accept: 'application/json',
+        ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...init.headers,
+      },
       body: init.body !== undefined ? JSON.stringify(init.body) : undefined,
       signal,
     });
     text = await readLimited(response, MAX_RESPONSE_BYTES).catch((err: Error) => {
-      throw /larger than/.test(err.message) ? new ProviderError(provider, 'malformed', err.message, response.status) : err;
+      throw /larger than/.test(err.message)
+        ? new ProviderError(provider, 'malformed', err.message, response.status)
+        : err;
     });
   } catch (err) {
     if (err instanceof ProviderError) throw err;
-    const code = (err as NodeJS.ErrnoException).code ?? ((err as Error).cause as NodeJS.ErrnoException | undefined)?.code;
+    const code =
+      (err as NodeJS.ErrnoException).code ?? ((err as Error).cause as NodeJS.ErrnoException | undefined)?.code;
     if (err instanceof BlockedAddressError || code === 'EBLOCKED') {
-      throw new ProviderError(provider, 'blocked', `${url.hostname} is a loopback or private address; set GANTRY_ALLOW_PRIVATE_NETWORKS=true to allow it`);
+      throw new ProviderError(
+        provider,
+        'blocked',
+        `${url.hostname} is a loopback or private address; set GANTRY_ALLOW_PRIVATE_NETWORKS=true to allow it`,
+      );
     }
     if (signal.aborted) throw new ProviderError(provider, 'timeout', 'the call was cancelled');
-    if ((err as Error).name === 'AbortError' || (err as Error).name === 'TimeoutError') throw new ProviderError(provider, 'timeout', `no answer within ${options.timeoutMs} ms`);
+    if ((err as Error).name === 'AbortError' || (err as Error).name === 'TimeoutError')
+      throw new ProviderError(provider, 'timeout', `no answer within ${options.timeoutMs} ms`);
     throw new ProviderError(provider, 'network', `network error: ${(err as Error).message}`);
   }
   if (response.status < 200 || response.status >= 300) throw classifyStatus(provider, response.status, text);
@@ -64,5 +82,6 @@ export function endpoint(baseUrl: string, path: string, versionSegment: string):
   return new URL(`${base}${path}`);
 }
 
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 export const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;

@@ -21,17 +21,32 @@ export const openaiAdapter: ProviderAdapter = {
       outbound,
       signal,
     );
-    if (!isObject(body) || !Array.isArray(body.choices) || !isObject(body.usage)) throw new ProviderError('openai', 'malformed', 'no choices or usage in the answer');
+    if (!isObject(body) || !Array.isArray(body.choices) || !isObject(body.usage))
+      throw new ProviderError('openai', 'malformed', 'no choices or usage in the answer');
     const choice = body.choices[0];
     const message = isObject(choice) && isObject(choice.message) ? choice.message : null;
-    if (!message || typeof message.content !== 'string') throw new ProviderError('openai', 'malformed', 'the first choice has no message content');
+    if (!message || typeof message.content !== 'string')
+      throw new ProviderError('openai', 'malformed', 'the first choice has no message content');
     const { prompt_tokens: input, completion_tokens: output } = body.usage;
-    if (!isCount(input) || !isCount(output)) throw new ProviderError('openai', 'malformed', 'usage.prompt_tokens/completion_tokens missing');
-    return { content: message.content, model: typeof body.model === 'string' ? body.model : request.model, inputTokens: input, outputTokens: output };
+    if (!isCount(input) || !isCount(output))
+      throw new ProviderError('openai', 'malformed', 'usage.prompt_tokens/completion_tokens missing');
+    return {
+      content: message.content,
+      model: typeof body.model === 'string' ? body.model : request.model,
+      inputTokens: input,
+      outputTokens: output,
+    };
   },
 
   async ping(config, outbound, signal) {
-    const body = await callJson('openai', endpoint(config.baseUrl, '/v1/models', 'v1'), { method: 'GET', headers: { authorization: `Bearer ${config.apiKey}` } }, outbound, signal);
-    if (!isObject(body) || !Array.isArray(body.data)) throw new ProviderError('openai', 'malformed', 'the model list is not {data: [...]}');
+    const body = await callJson(
+      'openai',
+      endpoint(config.baseUrl, '/v1/models', 'v1'),
+      { method: 'GET', headers: { authorization: `Bearer ${config.apiKey}` } },
+      outbound,
+      signal,
+    );
+    if (!isObject(body) || !Array.isArray(body.data))
+      throw new ProviderError('openai', 'malformed', 'the model list is not {data: [...]}');
   },
 };

@@ -73,7 +73,12 @@ export interface OutboundOptions {
 export interface ProviderAdapter {
   readonly name: ProviderName;
   readonly defaultModel: string;
-  chat(config: ProviderConfig, request: ChatRequest, outbound: OutboundOptions, signal: AbortSignal): Promise<ChatResult>;
+  chat(
+    config: ProviderConfig,
+    request: ChatRequest,
+    outbound: OutboundOptions,
+    signal: AbortSignal,
+  ): Promise<ChatResult>;
   /** A free, cheap call proving the endpoint and the key work (the model list). */
   ping(config: ProviderConfig, outbound: OutboundOptions, signal: AbortSignal): Promise<void>;
 }

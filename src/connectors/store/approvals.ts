@@ -3,9 +3,17 @@ import type { ApprovalRow } from '../tables.js';
 
 /** Every SQL statement over connector_tool_approvals. */
 export const approvalStore = {
-  insert: (ex: Executor, row: Omit<ApprovalRow, 'seq'>) => ex.insertInto('connector_tool_approvals').values(row).execute(),
-  find: (ex: Executor, workspaceId: string, id: string) => ex.selectFrom('connector_tool_approvals').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst(),
-  findById: (ex: Executor, id: string) => ex.selectFrom('connector_tool_approvals').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
+  insert: (ex: Executor, row: Omit<ApprovalRow, 'seq'>) =>
+    ex.insertInto('connector_tool_approvals').values(row).execute(),
+  find: (ex: Executor, workspaceId: string, id: string) =>
+    ex
+      .selectFrom('connector_tool_approvals')
+      .selectAll()
+      .where('id', '=', id)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst(),
+  findById: (ex: Executor, id: string) =>
+    ex.selectFrom('connector_tool_approvals').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
 
   /** The newest 100 of a workspace, each with its tool's input schema (null once the tool is gone). */
   list(ex: Executor, workspaceId: string, status?: string) {
@@ -22,7 +30,13 @@ export const approvalStore = {
   },
 
   /** pending -> approved/rejected with a conditional update: true for exactly one decider. */
-  async decide(ex: Executor, id: string, status: 'approved' | 'rejected', decidedBy: string, at: string): Promise<boolean> {
+  async decide(
+    ex: Executor,
+    id: string,
+    status: 'approved' | 'rejected',
+    decidedBy: string,
+    at: string,
+  ): Promise<boolean> {
     const res = await ex
       .updateTable('connector_tool_approvals')
       .set({ status, decided_by: decidedBy, decided_at: at })
@@ -32,6 +46,8 @@ export const approvalStore = {
     return Number(res.numUpdatedRows) === 1;
   },
 
-  saveResult: (ex: Executor, id: string, status: string, result: string) => ex.updateTable('connector_tool_approvals').set({ status, result }).where('id', '=', id).execute(),
-  deleteByInstance: (ex: Executor, instanceId: string) => ex.deleteFrom('connector_tool_approvals').where('instance_id', '=', instanceId).execute(),
+  saveResult: (ex: Executor, id: string, status: string, result: string) =>
+    ex.updateTable('connector_tool_approvals').set({ status, result }).where('id', '=', id).execute(),
+  deleteByInstance: (ex: Executor, instanceId: string) =>
+    ex.deleteFrom('connector_tool_approvals').where('instance_id', '=', instanceId).execute(),
 };

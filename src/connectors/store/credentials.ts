@@ -3,15 +3,25 @@ import type { ConnectorCredentialsTable } from '../tables.js';
 
 /** Every SQL statement over connector_credentials. */
 export const credentialStore = {
-  find: (ex: Executor, instanceId: string) => ex.selectFrom('connector_credentials').selectAll().where('instance_id', '=', instanceId).executeTakeFirst(),
-  delete: (ex: Executor, instanceId: string) => ex.deleteFrom('connector_credentials').where('instance_id', '=', instanceId).execute(),
+  find: (ex: Executor, instanceId: string) =>
+    ex.selectFrom('connector_credentials').selectAll().where('instance_id', '=', instanceId).executeTakeFirst(),
+  delete: (ex: Executor, instanceId: string) =>
+    ex.deleteFrom('connector_credentials').where('instance_id', '=', instanceId).execute(),
 
   /**
    * The instance's one credential row replaced by `row`: the old row's id and created_at are
    * kept, so the credential keeps its identity across rotations. Returns whether one existed.
    */
-  async replace(ex: Executor, row: Omit<ConnectorCredentialsTable, 'id' | 'created_at'>, newId: string): Promise<{ id: string; replaced: boolean }> {
-    const existing = await ex.selectFrom('connector_credentials').select(['id', 'created_at']).where('instance_id', '=', row.instance_id).executeTakeFirst();
+  async replace(
+    ex: Executor,
+    row: Omit<ConnectorCredentialsTable, 'id' | 'created_at'>,
+    newId: string,
+  ): Promise<{ id: string; replaced: boolean }> {
+    const existing = await ex
+      .selectFrom('connector_credentials')
+      .select(['id', 'created_at'])
+      .where('instance_id', '=', row.instance_id)
+      .executeTakeFirst();
     const id = existing?.id ?? newId;
     await ex.deleteFrom('connector_credentials').where('instance_id', '=', row.instance_id).execute();
     await ex
@@ -25,7 +35,14 @@ export const credentialStore = {
    * Claims up to `batch` OAuth credentials expiring before `dueBefore` with one conditional
    * UPDATE (a credential another process holds is skipped); instances in error are left out.
    */
-  async claimDue(ex: Executor, claim: string, nowIso: string, dueBefore: string, claimedUntil: string, batch: number): Promise<number> {
+  async claimDue(
+    ex: Executor,
+    claim: string,
+    nowIso: string,
+    dueBefore: string,
+    claimedUntil: string,
+    batch: number,
+  ): Promise<number> {
     const due = ex
       .selectFrom('connector_credentials')
       .select('id')
@@ -49,12 +66,27 @@ export const credentialStore = {
     ex
       .selectFrom('connector_credentials')
       .innerJoin('connector_instances', 'connector_instances.id', 'connector_credentials.instance_id')
-      .select(['connector_credentials.id', 'connector_credentials.instance_id', 'connector_credentials.sealed_value', 'connector_credentials.origin', 'connector_credentials.scopes', 'connector_instances.connector_key', 'connector_instances.workspace_id', 'connector_instances.created_by', 'connector_instances.display_name'])
+      .select([
+        'connector_credentials.id',
+        'connector_credentials.instance_id',
+        'connector_credentials.sealed_value',
+        'connector_credentials.origin',
+        'connector_credentials.scopes',
+        'connector_instances.connector_key',
+        'connector_instances.workspace_id',
+        'connector_instances.created_by',
+        'connector_instances.display_name',
+      ])
       .where('connector_credentials.refresh_claim', '=', claim)
       .execute(),
 
   /** Stores refreshed tokens if the claim still holds; refresh_claimed_until stays (see the refresh job). */
-  saveRefreshed: (ex: Executor, id: string, claim: string, patch: Pick<ConnectorCredentialsTable, 'sealed_value' | 'expires_at' | 'scopes' | 'rotated_at'>) =>
+  saveRefreshed: (
+    ex: Executor,
+    id: string,
+    claim: string,
+    patch: Pick<ConnectorCredentialsTable, 'sealed_value' | 'expires_at' | 'scopes' | 'rotated_at'>,
+  ) =>
     ex
       .updateTable('connector_credentials')
       .set({ ...patch, refresh_claim: null })
@@ -64,5 +96,10 @@ export const credentialStore = {
 
   /** Lets go of a claim but keeps the lease time. */
   releaseClaim: (ex: Executor, id: string, claim: string) =>
-    ex.updateTable('connector_credentials').set({ refresh_claim: null }).where('id', '=', id).where('refresh_claim', '=', claim).execute(),
+    ex
+      .updateTable('connector_credentials')
+      .set({ refresh_claim: null })
+      .where('id', '=', id)
+      .where('refresh_claim', '=', claim)
+      .execute(),
 };

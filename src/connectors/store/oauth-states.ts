@@ -3,12 +3,19 @@ import type { ConnectorOauthStatesTable } from '../tables.js';
 
 /** Every SQL statement over connector_oauth_states (single-use linking states). */
 export const oauthStateStore = {
-  insert: (ex: Executor, row: ConnectorOauthStatesTable) => ex.insertInto('connector_oauth_states').values(row).execute(),
-  find: (ex: Executor, stateHash: string) => ex.selectFrom('connector_oauth_states').selectAll().where('state_hash', '=', stateHash).executeTakeFirst(),
+  insert: (ex: Executor, row: ConnectorOauthStatesTable) =>
+    ex.insertInto('connector_oauth_states').values(row).execute(),
+  find: (ex: Executor, stateHash: string) =>
+    ex.selectFrom('connector_oauth_states').selectAll().where('state_hash', '=', stateHash).executeTakeFirst(),
 
   /** Marks the state used if it was not yet: true for exactly one caller. */
   async consume(ex: Executor, stateHash: string, at: string): Promise<boolean> {
-    const res = await ex.updateTable('connector_oauth_states').set({ used_at: at }).where('state_hash', '=', stateHash).where('used_at', 'is', null).executeTakeFirst();
+    const res = await ex
+      .updateTable('connector_oauth_states')
+      .set({ used_at: at })
+      .where('state_hash', '=', stateHash)
+      .where('used_at', 'is', null)
+      .executeTakeFirst();
     return Number(res.numUpdatedRows) === 1;
   },
 
@@ -17,5 +24,6 @@ export const oauthStateStore = {
     return Number(res.numDeletedRows);
   },
 
-  deleteByInstance: (ex: Executor, instanceId: string) => ex.deleteFrom('connector_oauth_states').where('instance_id', '=', instanceId).execute(),
+  deleteByInstance: (ex: Executor, instanceId: string) =>
+    ex.deleteFrom('connector_oauth_states').where('instance_id', '=', instanceId).execute(),
 };

@@ -6,19 +6,38 @@ const INSERT_CHUNK = 100;
 
 /** Every SQL statement over connector_tools. */
 export const toolStore = {
-  list: (ex: Executor, instanceId: string) => ex.selectFrom('connector_tools').selectAll().where('instance_id', '=', instanceId).orderBy('seq').execute(),
-  find: (ex: Executor, instanceId: string, id: string) => ex.selectFrom('connector_tools').selectAll().where('instance_id', '=', instanceId).where('id', '=', id).executeTakeFirst(),
+  list: (ex: Executor, instanceId: string) =>
+    ex.selectFrom('connector_tools').selectAll().where('instance_id', '=', instanceId).orderBy('seq').execute(),
+  find: (ex: Executor, instanceId: string, id: string) =>
+    ex
+      .selectFrom('connector_tools')
+      .selectAll()
+      .where('instance_id', '=', instanceId)
+      .where('id', '=', id)
+      .executeTakeFirst(),
   findByKey: (ex: Executor, instanceId: string, toolKey: string) =>
-    ex.selectFrom('connector_tools').select('id').where('instance_id', '=', instanceId).where('tool_key', '=', toolKey).executeTakeFirst(),
+    ex
+      .selectFrom('connector_tools')
+      .select('id')
+      .where('instance_id', '=', instanceId)
+      .where('tool_key', '=', toolKey)
+      .executeTakeFirst(),
   insert: (ex: Executor, row: Omit<ToolRow, 'seq'>) => ex.insertInto('connector_tools').values(row).execute(),
-  update: (ex: Executor, id: string, patch: { is_active: number; updated_at: string; requires_approval?: number }) => ex.updateTable('connector_tools').set(patch).where('id', '=', id).execute(),
-  deleteByInstance: (ex: Executor, instanceId: string) => ex.deleteFrom('connector_tools').where('instance_id', '=', instanceId).execute(),
+  update: (ex: Executor, id: string, patch: { is_active: number; updated_at: string; requires_approval?: number }) =>
+    ex.updateTable('connector_tools').set(patch).where('id', '=', id).execute(),
+  deleteByInstance: (ex: Executor, instanceId: string) =>
+    ex.deleteFrom('connector_tools').where('instance_id', '=', instanceId).execute(),
 
   /**
    * Upserts discovered tools by toolKey (in chunks) and deactivates the auto-discovered tools
    * of the instance not among them. Run it inside one transaction.
    */
-  async upsertDiscovered(ex: Executor, instanceId: string, rows: Array<Omit<ToolRow, 'seq'>>, now: string): Promise<void> {
+  async upsertDiscovered(
+    ex: Executor,
+    instanceId: string,
+    rows: Array<Omit<ToolRow, 'seq'>>,
+    now: string,
+  ): Promise<void> {
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
       await ex
         .insertInto('connector_tools')
@@ -39,7 +58,12 @@ export const toolStore = {
         .execute();
     }
     const keys = rows.map((r) => r.tool_key);
-    let gone = ex.updateTable('connector_tools').set({ is_active: 0, updated_at: now }).where('instance_id', '=', instanceId).where('source', '=', 'auto_discovered').where('is_active', '=', 1);
+    let gone = ex
+      .updateTable('connector_tools')
+      .set({ is_active: 0, updated_at: now })
+      .where('instance_id', '=', instanceId)
+      .where('source', '=', 'auto_discovered')
+      .where('is_active', '=', 1);
     if (keys.length > 0) gone = gone.where('tool_key', 'not in', keys);
     await gone.execute();
   },

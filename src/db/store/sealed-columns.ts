@@ -11,7 +11,9 @@ export interface SealedColumnRef {
 }
 
 // Untyped access: the columns are data here, not code.
-type AnyExecutor = Kysely<Record<string, Record<string, unknown>>> | Transaction<Record<string, Record<string, unknown>>>;
+type AnyExecutor =
+  | Kysely<Record<string, Record<string, unknown>>>
+  | Transaction<Record<string, Record<string, unknown>>>;
 const untyped = (db: Executor) => db as unknown as AnyExecutor;
 
 /** The next `limit` rows holding a sealed value, in key order after `after`. */
@@ -26,7 +28,18 @@ export const listSealedAfter = async (db: Executor, col: SealedColumnRef, after:
     .execute()) as Array<Record<string, unknown>>;
 
 /** Swaps one sealed value for its re-sealed form, only if the row still holds what was read; 1 if it did. */
-export async function replaceSealedValue(db: Executor, col: SealedColumnRef, key: unknown, from: string, to: string): Promise<number> {
-  const res = await untyped(db).updateTable(col.table).set({ [col.column]: to }).where(col.keyColumn, '=', key).where(col.column, '=', from).executeTakeFirst();
+export async function replaceSealedValue(
+  db: Executor,
+  col: SealedColumnRef,
+  key: unknown,
+  from: string,
+  to: string,
+): Promise<number> {
+  const res = await untyped(db)
+    .updateTable(col.table)
+    .set({ [col.column]: to })
+    .where(col.keyColumn, '=', key)
+    .where(col.column, '=', from)
+    .executeTakeFirst();
   return Number(res.numUpdatedRows);
 }

@@ -15,12 +15,19 @@ type Outcome = { tokens: TokenResponse } | { error: string } | { scopeError: str
  * any presentation consumes it, and a replay revokes everything issued from it (4.1.2,
  * RFC 9700 4.5). A code shown by another client is consumed too: it has leaked (docs/interface.md, OAuth).
  */
-export async function authorizationCodeGrant(kernel: Kernel, tokens: OAuthTokens, client: Client, params: Record<string, string | undefined>, meter: GrantMeter): Promise<TokenResponse> {
+export async function authorizationCodeGrant(
+  kernel: Kernel,
+  tokens: OAuthTokens,
+  client: Client,
+  params: Record<string, string | undefined>,
+  meter: GrantMeter,
+): Promise<TokenResponse> {
   const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
   if (!code) throw invalidRequest('code is required');
   if (!redirectUri) throw invalidRequest('redirect_uri is required');
   if (!verifier) throw invalidRequest('code_verifier is required');
-  if (!isWellFormedVerifier(verifier)) throw invalidRequest('code_verifier must be 43 to 128 characters from A-Z a-z 0-9 - . _ ~');
+  if (!isWellFormedVerifier(verifier))
+    throw invalidRequest('code_verifier must be 43 to 128 characters from A-Z a-z 0-9 - . _ ~');
 
   const { db, clock, logger } = kernel;
   const codeHash = sha256Hex(code);
@@ -30,16 +37,24 @@ export async function authorizationCodeGrant(kernel: Kernel, tokens: OAuthTokens
     const now = clock.now();
     if (!(await store.consumeCode(trx, codeHash, now.toISOString()))) {
       await tokens.revokeGrant(trx, row.grant_id, 'code_replayed');
-      logger.warn('oauth authorization code replayed; its grant is revoked', { clientId: row.client_id, grantId: row.grant_id, presentedBy: client.id });
+      logger.warn('oauth authorization code replayed; its grant is revoked', {
+        clientId: row.client_id,
+        grantId: row.grant_id,
+        presentedBy: client.id,
+      });
       return { error: 'The authorization code was already used' };
     }
     if (row.client_id !== client.id) {
       await tokens.revokeGrant(trx, row.grant_id, 'code_wrong_client');
-      logger.warn('oauth authorization code presented by another client; consumed', { clientId: row.client_id, presentedBy: client.id });
+      logger.warn('oauth authorization code presented by another client; consumed', {
+        clientId: row.client_id,
+        presentedBy: client.id,
+      });
       return { error: 'The authorization code was issued to another client' };
     }
     if (row.expires_at <= now.toISOString()) return { error: 'The authorization code has expired' };
-    if (row.redirect_uri !== redirectUri) return { error: 'redirect_uri does not match the one of the authorization request' };
+    if (row.redirect_uri !== redirectUri)
+      return { error: 'redirect_uri does not match the one of the authorization request' };
     if (!verifyS256(verifier, row.code_challenge)) return { error: 'PKCE verification failed' };
     const grant = await store.findGrant(trx, row.grant_id);
     if (!grant || grant.revoked_at !== null) return { error: 'The authorization was revoked' };
@@ -47,7 +62,9 @@ export async function authorizationCodeGrant(kernel: Kernel, tokens: OAuthTokens
     // the code is spent either way (single use).
     const refused = meter(grant.user_id);
     if (refused) return { refused };
-    return { tokens: await tokens.issue(trx, { id: grant.id, clientId: client.id, userId: grant.user_id }, row.scopes) };
+    return {
+      tokens: await tokens.issue(trx, { id: grant.id, clientId: client.id, userId: grant.user_id }, row.scopes),
+    };
   });
   if ('refused' in outcome) throw outcome.refused;
   if ('error' in outcome) throw invalidGrant(outcome.error);

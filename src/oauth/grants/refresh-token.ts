@@ -9,7 +9,12 @@ import { formatScope, isSubset, parseScope } from '../scopes.js';
 import type { OAuthTokens, TokenResponse } from '../tokens.js';
 import * as store from '../store.js';
 
-type Outcome = { tokens: TokenResponse } | { error: string } | { scopeError: string } | { reuse: HotRefreshRow } | { refused: OAuthError };
+type Outcome =
+  | { tokens: TokenResponse }
+  | { error: string }
+  | { scopeError: string }
+  | { reuse: HotRefreshRow }
+  | { refused: OAuthError };
 
 /** The rules before the token is consumed; null means "go on and consume it". */
 function precheck(row: HotRefreshRow | undefined, client: Client, requested: string[] | null): Outcome | null {
@@ -19,7 +24,8 @@ function precheck(row: HotRefreshRow | undefined, client: Client, requested: str
   if (row.revoked_at !== null) return { error: 'The refresh token was revoked' };
   if (row.consumed_at !== null) return { reuse: row };
   // Checked before the token is consumed, so a refused narrowing does not cost the client its token.
-  if (requested && !isSubset(requested, row.scopes.split(' '))) return { scopeError: 'The requested scope exceeds the one granted' };
+  if (requested && !isSubset(requested, row.scopes.split(' ')))
+    return { scopeError: 'The requested scope exceeds the one granted' };
   return null;
 }
 
@@ -32,7 +38,13 @@ function precheck(row: HotRefreshRow | undefined, client: Client, requested: str
  * transaction (hot-store.ts); while a kysely transaction holds the connection it takes the
  * ordinary path instead.
  */
-export async function refreshTokenGrant(kernel: Kernel, tokens: OAuthTokens, client: Client, params: Record<string, string | undefined>, meter: GrantMeter): Promise<TokenResponse> {
+export async function refreshTokenGrant(
+  kernel: Kernel,
+  tokens: OAuthTokens,
+  client: Client,
+  params: Record<string, string | undefined>,
+  meter: GrantMeter,
+): Promise<TokenResponse> {
   const { refresh_token: refreshToken } = params;
   if (!refreshToken) throw invalidRequest('refresh_token is required');
   let requested: string[] | null = null;
@@ -81,7 +93,11 @@ export async function refreshTokenGrant(kernel: Kernel, tokens: OAuthTokens, cli
   if ('reuse' in outcome) {
     const row = outcome.reuse;
     await inTransaction(db, (trx) => tokens.revokeGrant(trx, row.grant_id, 'refresh_token_reuse'));
-    logger.warn('oauth refresh token reuse detected; family revoked', { clientId: client.id, grantId: row.grant_id, userId: row.user_id });
+    logger.warn('oauth refresh token reuse detected; family revoked', {
+      clientId: client.id,
+      grantId: row.grant_id,
+      userId: row.user_id,
+    });
     throw invalidGrant('The refresh token was already used; the authorization is revoked');
   }
   if ('refused' in outcome) throw outcome.refused;

@@ -46,7 +46,12 @@ export interface ConsentView {
 
 /** The consent form: each scope in plain words, allow and deny buttons. */
 export function consentPage(view: ConsentView): string {
-  const items = view.scopes.map((s) => `<li><strong>${escapeHtml(SCOPES[s as Scope] ?? s)}</strong> <span class="muted">(${escapeHtml(s)})</span></li>`).join('\n');
+  const items = view.scopes
+    .map(
+      (s) =>
+        `<li><strong>${escapeHtml(SCOPES[s as Scope] ?? s)}</strong> <span class="muted">(${escapeHtml(s)})</span></li>`,
+    )
+    .join('\n');
   return layout(
     'Allow access',
     `<h1>${escapeHtml(view.clientName)} wants to access your Gantry account</h1>
