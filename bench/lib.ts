@@ -9,12 +9,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
-export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const BIN = path.join(ROOT, 'bin/gantry');
-export const CONNECTIONS = 20;
-export const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 3);
-export const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
-export const HAS_TASKSET = spawnSync('sh', ['-c', 'command -v taskset'], { encoding: 'utf8' }).stdout.trim() !== '';
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = path.join(ROOT, 'bin/gantry');
+const CONNECTIONS = 20;
+const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 3);
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
+const HAS_TASKSET = spawnSync('sh', ['-c', 'command -v taskset'], { encoding: 'utf8' }).stdout.trim() !== '';
 
 const children = new Set<ChildProcess>();
 const dirs = new Set<string>();
@@ -84,7 +84,7 @@ export function rssMb(pid: number): number | null {
 }
 
 /** CPU time (user + system) a process has used so far, in ms (Linux /proc; null elsewhere). */
-export function cpuMs(pid: number): number | null {
+function cpuMs(pid: number): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -107,7 +107,7 @@ export interface Gantry {
 }
 
 /** The Node flags the shipped launch commands use for `serve` (systemd unit, npm start). */
-export const SERVE_NODE_FLAGS = ['--max-semi-space-size=4'];
+const SERVE_NODE_FLAGS = ['--max-semi-space-size=4'];
 
 /** Starts the built binary on CPU 1 with a fresh data dir (or the one given). */
 export async function startGantry(options: { env?: NodeJS.ProcessEnv; dataDir?: string } = {}): Promise<Gantry> {

@@ -12,8 +12,6 @@ import { oauthJobs } from './oauth/jobs.js';
 import { connectorsJobs } from './connectors/jobs.js';
 import { aiJobs } from './ai/jobs.js';
 
-export { createServices, type Services };
-
 export interface AppContext {
   kernel: Kernel;
   services: Services;

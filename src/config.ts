@@ -58,7 +58,7 @@ export interface TrustedProxy {
   readonly family: 'ipv4' | 'ipv6';
 }
 
-export interface ConnectorProviderConfig {
+interface ConnectorProviderConfig {
   clientId?: string;
   clientSecret?: string;
   authorizeUrl?: string;

@@ -8,7 +8,7 @@ import { presentApiKey } from './presenters.js';
 import * as store from './store/index.js';
 
 /** Every enterprise key starts with this, so the verifier recognises its own tokens. */
-export const API_KEY_PREFIX = 'gak_';
+const API_KEY_PREFIX = 'gak_';
 /** last_used_at is written at most this often per key (a write per request would cost more than the request). */
 const TOUCH_INTERVAL_MS = 60_000;
 

@@ -2,7 +2,7 @@ import { badRequest } from '../http/errors.js';
 import { hmacSha256, safeEqual } from '../lib/crypto.js';
 
 /** What a member removal asks the billing provider: one seat fewer on the account's plan. */
-export interface SeatReleaseRequest {
+interface SeatReleaseRequest {
   /** Our id for the release; the provider's confirming webhook refers to it. */
   releaseId: string;
   accountId: string;
@@ -32,9 +32,9 @@ export const SEAT_RELEASE = {
 /** Header carrying `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`. */
 export const SIGNATURE_HEADER = 'x-billing-signature';
 /** A signed request older (or newer) than this is a replay: refused. */
-export const REPLAY_WINDOW_SEC = 300;
+const REPLAY_WINDOW_SEC = 300;
 
-export function signBillingPayload(secret: string, timestamp: number, body: string | Buffer): string {
+function signBillingPayload(secret: string, timestamp: number, body: string | Buffer): string {
   return hmacSha256(
     secret,
     Buffer.concat([Buffer.from(`${timestamp}.`), Buffer.isBuffer(body) ? body : Buffer.from(body)]),

@@ -12,7 +12,7 @@ export interface AccountsDeps {
   notifications: NotificationsService;
 }
 
-export { SYSTEM_ACTOR, type Actor } from '../audit/record.js';
+export { type Actor } from '../audit/record.js';
 
 /** Accounts that still exist for their members and for management. */
 export const LIVE = ['active', 'suspended'];
@@ -24,8 +24,6 @@ export function makeAudit(deps: AccountsDeps) {
     getUser: (userId, executor) => deps.identity.getUser(userId, executor),
   });
 }
-
-export type Audit = ReturnType<typeof makeAudit>;
 
 /** An account that is still live (active or suspended); 404 otherwise. */
 export async function liveAccount(db: Executor, accountId: string) {

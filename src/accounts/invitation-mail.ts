@@ -16,7 +16,7 @@ export const INVITATION_TTL_SEC = 7 * 24 * 3600;
  * (docs/accounts.md, Invitation). Counted from the audit log and the outbox, so they hold
  * across restarts and processes.
  */
-export const INVITATION_MAIL_QUOTAS = {
+const INVITATION_MAIL_QUOTAS = {
   perRecipient: 3,
   perRecipientAllAccounts: 10,
   perAccount: 50,

@@ -8,8 +8,6 @@ import type { AssignableRole } from './roles.js';
 import * as store from './store/index.js';
 import { createInvitationMail, emailNotConfirmed, INVITATION_PURPOSE, INVITATION_TTL_SEC } from './invitation-mail.js';
 
-export { INVITATION_PURPOSE, INVITATION_TTL_SEC, INVITATION_MAIL_QUOTAS } from './invitation-mail.js';
-
 const gone = () =>
   new DomainError(
     'GONE',
@@ -283,5 +281,3 @@ export function createInvitations(deps: AccountsDeps) {
     },
   };
 }
-
-export type Invitations = ReturnType<typeof createInvitations>;

@@ -226,5 +226,3 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
     return status;
   }
 }
-
-export type Members = ReturnType<typeof createMembers>;

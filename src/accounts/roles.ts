@@ -1,4 +1,4 @@
-export const ROLES = ['owner', 'admin', 'analyst', 'billing', 'viewer', 'member'] as const;
+const ROLES = ['owner', 'admin', 'analyst', 'billing', 'viewer', 'member'] as const;
 export type Role = (typeof ROLES)[number];
 
 /** Roles the member endpoints may assign; owner moves only through ownership transfer. */
@@ -9,4 +9,3 @@ export const OWNER_OR_ADMIN: readonly Role[] = ['owner', 'admin'];
 export const ANY_MEMBER: readonly Role[] = ROLES;
 
 export const ACCOUNT_STATUSES = ['active', 'suspended', 'closed', 'deletion_approved', 'hard_deleted'] as const;
-export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];

@@ -6,10 +6,10 @@ import { ACCOUNT_STATUSES, ASSIGNABLE_ROLES } from './roles.js';
 import { WORKSPACE_ROLES } from './workspaces.js';
 
 /** docs/accounts.md: slug 3-64 chars, ^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$ (the pattern alone bounds the length). */
-export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
+const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 
 /** An IANA zone name (Region/City, or UTC-like names) that this runtime's ICU knows. */
-export function isIanaTimeZone(value: string): boolean {
+function isIanaTimeZone(value: string): boolean {
   if (!/^[A-Za-z][A-Za-z0-9_+\-]*(\/[A-Za-z0-9_+\-]+)*$/.test(value)) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: value });
@@ -57,7 +57,7 @@ export const updateAccountBody = Joi.object({ ...accountFields, status: Joi.stri
   1,
 );
 
-export const assignableRole = Joi.string().valid(...ASSIGNABLE_ROLES);
+const assignableRole = Joi.string().valid(...ASSIGNABLE_ROLES);
 export const addMemberBody = Joi.object({
   chainerId: Joi.string().guid().required(),
   role: assignableRole.default('member'),

@@ -42,14 +42,14 @@ export interface WorkspacesTable {
   updated_at: string;
 }
 
-export interface WorkspaceMembersTable {
+interface WorkspaceMembersTable {
   workspace_id: string;
   user_id: string;
   role: string;
   created_at: string;
 }
 
-export interface AccountEntitlementsTable {
+interface AccountEntitlementsTable {
   account_id: string;
   feature: string; // e.g. ai
   granted_at: string;
@@ -106,7 +106,7 @@ export interface AccountSeatReleasesTable {
   confirmed_at: string | null;
 }
 
-export interface BillingWebhookEventsTable {
+interface BillingWebhookEventsTable {
   id: string;
   type: string;
   received_at: string;

@@ -168,5 +168,3 @@ export function createWorkspaces(deps: AccountsDeps) {
     },
   };
 }
-
-export type Workspaces = ReturnType<typeof createWorkspaces>;

@@ -19,7 +19,7 @@ import {
 /** Change-feed topic: a provider was set or removed (the server reloads and resets its circuit). */
 export const AI_PROVIDERS_TOPIC = 'ai.providers';
 
-export const DEFAULT_PRIORITY = 100;
+const DEFAULT_PRIORITY = 100;
 const MODEL = /^[A-Za-z0-9._:/@-]{1,200}$/;
 
 export interface ProviderInput {
@@ -55,7 +55,7 @@ function checkBaseUrl(raw: string): string {
 }
 
 /** A provider row as shown to operators: never the key, only its last four characters. */
-export function presentProvider(row: ProviderRow, apiKey: string) {
+function presentProvider(row: ProviderRow, apiKey: string) {
   const models = JSON.parse(row.models) as string[];
   return {
     name: row.name,
@@ -190,5 +190,3 @@ export function createProviderAdmin(kernel: Kernel) {
     },
   };
 }
-
-export type ProviderAdmin = ReturnType<typeof createProviderAdmin>;

@@ -5,7 +5,7 @@ import type { ChatMessage } from './providers/types.js';
 import { recentSessions, sessionTurns } from './store.js';
 
 /** The prompt-context layers of the cache stats (docs/interface.md, Resources), in the order they enter a prompt. */
-export const LAYERS = ['persona', 'preferences', 'twin', 'memory', 'session'] as const;
+const LAYERS = ['persona', 'preferences', 'twin', 'memory', 'session'] as const;
 export type Layer = (typeof LAYERS)[number];
 
 /** Caps that keep every layer small. */

@@ -14,7 +14,7 @@ const accountHeader = (request: Request) =>
 /** Third-party apps reach chat runs with execution:run; first-party sessions always pass. */
 export const RUN_ROUTE_CONFIG: GantryRouteConfig = { scope: 'execution:run' };
 /** docs/interface.md, Limits: each AI operations endpoint, 60 per minute. */
-export const OPERATIONS_ROUTE_CONFIG: GantryRouteConfig = { rateLimit: { limit: 60, windowSec: 60 } };
+const OPERATIONS_ROUTE_CONFIG: GantryRouteConfig = { rateLimit: { limit: 60, windowSec: 60 } };
 
 export function aiRoutes(app: PluginDeps): ServerRoute[] {
   const { ai } = app.services;

@@ -20,7 +20,7 @@ export const AI_RUN_RATE_LIMIT: RateLimitRule = { limit: 60, windowSec: 60 };
 export const aiRunBucket = (accountId: string) => `ai.runs|account:${accountId}`;
 
 /** Total characters of a run's messages (each message is capped by the route's schema). */
-export const MAX_TOTAL_CHARS = 200_000;
+const MAX_TOTAL_CHARS = 200_000;
 
 export interface RunInput {
   messages: ChatMessage[];

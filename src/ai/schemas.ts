@@ -1,9 +1,9 @@
 import Joi from 'joi';
 
 /** Per-message cap; the service also caps the total (MAX_TOTAL_CHARS). */
-export const MAX_MESSAGE_CHARS = 32_000;
-export const MAX_MESSAGES = 100;
-export const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const MAX_MESSAGE_CHARS = 32_000;
+const MAX_MESSAGES = 100;
+const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export const runPayload = Joi.object({
   messages: Joi.array()

@@ -17,7 +17,7 @@ import { Router } from './router.js';
 import { AI_RUN_RATE_LIMIT, aiRunBucket, createRuns } from './runs.js';
 import { abandonStaleRuns, getRun, getSession, listPrices, sessionUsage } from './store.js';
 
-export { AI_RUN_RATE_LIMIT, MAX_TOTAL_CHARS, aiRunBucket, type RunInput } from './runs.js';
+export { type RunInput } from './runs.js';
 
 /** AI runs and AI operations: routing, circuits, prompt context, prices and the wallet. */
 export function createAiService(kernel: Kernel, deps: { accounts: AccountsService; wallet: WalletService }) {

@@ -21,7 +21,7 @@ export interface AiModelPricesTable {
 }
 
 /** A chat session: owned by the member who started it, inside one account. */
-export interface AiSessionsTable {
+interface AiSessionsTable {
   account_id: string;
   id: string;
   user_id: string;

@@ -4,7 +4,7 @@ import { newId } from '../lib/ids.js';
 import * as store from './store.js';
 
 /** Audit action identifiers, one list for every domain (docs/interface.md, Resources: member.invited, account.updated...). */
-export const AuditActions = [
+const AuditActions = [
   'account.created',
   'account.updated',
   'account.suspended',
@@ -81,7 +81,7 @@ export const actorName = (user: { username: string | null; email: string }): str
 export type Actor = { userId: string } | null;
 
 /** The actor id and name of changes made by the operator's CLI. */
-export const SYSTEM_ACTOR = 'system';
+const SYSTEM_ACTOR = 'system';
 
 /**
  * The audit writer bound to an actor: actorId and actorUsername resolved once per call, the
@@ -101,5 +101,3 @@ export function makeActorAudit(deps: {
     await recordAudit(trx, { ...entry, actorId, actorUsername: username, at: deps.clock.now() });
   };
 }
-
-export type ActorAudit = ReturnType<typeof makeActorAudit>;

@@ -12,7 +12,7 @@ export interface AccountAuditLogTable {
   created_at: string;
 }
 
-export interface AccountAuditCountsTable {
+interface AccountAuditCountsTable {
   account_id: string;
   total: number;
 }

@@ -17,7 +17,7 @@ import { makeSecretsCommands } from './secrets.js';
 import { makeProviderCommands } from './provider.js';
 
 /** The whole command tree; each group is a factory over the same services as the routes. */
-export function buildProgram(io: CliIo): Command {
+function buildProgram(io: CliIo): Command {
   const program = new Command('gantry')
     .description('Gantry: self-hosted identity, accounts, connectors, AI operations and status')
     .version('0.1.0')

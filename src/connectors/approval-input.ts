@@ -2,7 +2,7 @@
 
 /** Past this many characters of JSON, the approver gets the start of the text instead. */
 export const APPROVAL_INPUT_MAX_CHARS = 16 * 1024;
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 const MAX_DEPTH = 32;
 
 type Schema = Record<string, unknown>;

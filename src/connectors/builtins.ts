@@ -1,7 +1,7 @@
 import type { Kernel } from '../kernel.js';
 import type { Definition } from './types.js';
 
-export const MCP_CONFIG_SCHEMA = {
+const MCP_CONFIG_SCHEMA = {
   type: 'object',
   required: ['url'],
   additionalProperties: false,

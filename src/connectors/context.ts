@@ -18,8 +18,8 @@ import type { Actor, Definition } from './types.js';
  * Roles that may change connectors: an account role among these and a workspace role that
  * writes (a workspace viewer reads only). Every member of the workspace may read them.
  */
-export const CONNECTOR_WRITERS: readonly Role[] = ['owner', 'admin', 'member'];
-export const WORKSPACE_WRITERS: readonly WorkspaceRole[] = ['admin', 'member'];
+const CONNECTOR_WRITERS: readonly Role[] = ['owner', 'admin', 'member'];
+const WORKSPACE_WRITERS: readonly WorkspaceRole[] = ['admin', 'member'];
 
 export interface ConnectorsDeps {
   access: AccountAccess;

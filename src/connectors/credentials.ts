@@ -5,7 +5,7 @@ import type { CredType } from './types.js';
 import { credentialContext } from './sealing.js';
 
 /** docs/connectors.md, credential types and their required keys. */
-export const REQUIRED_KEYS: Record<CredType, readonly string[]> = {
+const REQUIRED_KEYS: Record<CredType, readonly string[]> = {
   oauth2: ['access_token'],
   api_key: ['apiKey'],
   basic_auth: ['username', 'password'],

@@ -17,11 +17,11 @@ import { badRequest, DomainError } from '../http/errors.js';
  *   memory, and ajv itself keeps nothing: each schema is compiled by a throwaway Ajv instance,
  *   because an Ajv instance retains every schema it compiled (its `_cache` and its code scope).
  */
-export const SCHEMA_MAX_BYTES = 64 * 1024;
-export const SCHEMA_MAX_DEPTH = 32;
+const SCHEMA_MAX_BYTES = 64 * 1024;
+const SCHEMA_MAX_DEPTH = 32;
 /** Objects in a schema: ajv's compile time grows with them (up to about 0.5 ms each). */
-export const SCHEMA_MAX_NODES = 500;
-export const VALUE_MAX_BYTES = 256 * 1024;
+const SCHEMA_MAX_NODES = 500;
+const VALUE_MAX_BYTES = 256 * 1024;
 /** A compiled validator weighs about 22 times its schema's JSON (measured on ajv 8): 32 leaves room. */
 const COMPILED_BYTES_PER_SCHEMA_BYTE = 32;
 const COMPILED_BASE_BYTES = 64 * 1024;
@@ -30,7 +30,7 @@ const CACHE_MAX_BYTES = 64 * 1024 * 1024;
 type Detail = { field: string; message: string; type: string };
 
 /** Paths of ajv errors as error.details entries. */
-export function ajvDetails(errors: ErrorObject[] | null | undefined, root: string): Detail[] {
+function ajvDetails(errors: ErrorObject[] | null | undefined, root: string): Detail[] {
   return (errors ?? []).map((e) => {
     const extra =
       e.keyword === 'required'
@@ -381,5 +381,3 @@ export function createJsonSchemaEngine() {
     },
   };
 }
-
-export type JsonSchemaEngine = ReturnType<typeof createJsonSchemaEngine>;

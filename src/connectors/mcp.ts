@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { guardedFetch, OUTBOUND_TIMEOUT_MS } from '../lib/outbound.js';
 
 /** Stop following nextCursor after this many pages (a server could page forever). */
-export const MCP_PAGE_CAP = 50;
+const MCP_PAGE_CAP = 50;
 
 export interface McpTarget {
   url: string;

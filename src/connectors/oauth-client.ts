@@ -81,5 +81,3 @@ export function createTokenClient(kernel: Kernel) {
     },
   };
 }
-
-export type TokenClient = ReturnType<typeof createTokenClient>;

@@ -11,7 +11,7 @@ import { instanceStore, oauthStateStore } from './store/index.js';
 import type { Actor } from './types.js';
 
 /** docs/connectors.md: state is single-use with a short TTL; ours lives 10 minutes. */
-export const OAUTH_STATE_TTL_MS = 10 * 60_000;
+const OAUTH_STATE_TTL_MS = 10 * 60_000;
 
 /** Linking an instance through the provider (RFC 6749 §4.1): initiate, the public callback, state pruning. */
 export function createOauthLinking(ctx: ConnectorsContext) {

@@ -17,7 +17,7 @@ import { CONNECTOR_SEALED_COLUMNS, reloadKeyring, KEYRING_TOPIC } from './rotati
 import { createToolCatalog } from './tools.js';
 import type { Actor, CustomDefinitionInput, SystemDefinitionInput } from './types.js';
 
-export { CONNECTOR_WRITERS, WORKSPACE_WRITERS, type ConnectorsDeps } from './context.js';
+export { type ConnectorsDeps } from './context.js';
 export type { Actor } from './types.js';
 
 /**

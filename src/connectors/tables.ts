@@ -53,7 +53,7 @@ export interface ConnectorCredentialsTable {
   rotated_at: string;
 }
 
-export interface ConnectorToolsTable {
+interface ConnectorToolsTable {
   seq: Generated<number>;
   id: string;
   instance_id: string;
@@ -83,7 +83,7 @@ export interface ConnectorOauthStatesTable {
   created_at: string;
 }
 
-export interface ConnectorToolApprovalsTable {
+interface ConnectorToolApprovalsTable {
   seq: Generated<number>;
   id: string;
   workspace_id: string;

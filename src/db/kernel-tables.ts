@@ -1,12 +1,12 @@
 import type { Generated } from 'kysely';
 
-export interface SchemaMigrationsTable {
+interface SchemaMigrationsTable {
   id: string;
   applied_at: string;
 }
 
 /** Rows written by whichever process changed shared state; the others poll and react. */
-export interface ChangeFeedTable {
+interface ChangeFeedTable {
   id: Generated<number>;
   topic: string;
   key: string | null;

@@ -1,12 +1,12 @@
 import type { Request, ResponseToolkit, ResponseObject } from '@hapi/hapi';
 
-export interface Meta {
+interface Meta {
   requestId: string;
   durationMs: number;
   [key: string]: unknown;
 }
 
-export interface Envelope<T> {
+interface Envelope<T> {
   data: T;
   meta: Meta;
   error: null;
@@ -34,7 +34,7 @@ export function durationOf(request: Request): number {
 }
 
 /** The success envelope (docs/interface.md, Envelope): data, meta (requestId, durationMs, list fields), error null. */
-export function envelope<T>(request: Request, data: T, meta?: Record<string, unknown>): Envelope<T> {
+function envelope<T>(request: Request, data: T, meta?: Record<string, unknown>): Envelope<T> {
   return { data, meta: { requestId: requestIdOf(request), durationMs: durationOf(request), ...meta }, error: null };
 }
 

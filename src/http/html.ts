@@ -9,7 +9,7 @@ export function escapeHtml(value: string): string {
 }
 
 /** What every server-rendered page sends: never framed, never cached, no script. */
-export const PAGE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+const PAGE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'X-Frame-Options': 'DENY',
   'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
   'Cache-Control': 'no-store',

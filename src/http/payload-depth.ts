@@ -7,10 +7,10 @@ import { DomainError } from './errors.js';
  * further on (JSON.stringify of a stored config, schema validators, the presenters) would run
  * out of stack and answer 500. docs/kernel.md, Errors.
  */
-export const MAX_PAYLOAD_DEPTH = 64;
+const MAX_PAYLOAD_DEPTH = 64;
 
 /** Whether a parsed body nests deeper than `max`; iterative, so any depth is measured safely. */
-export function nestedDeeperThan(value: unknown, max: number): boolean {
+function nestedDeeperThan(value: unknown, max: number): boolean {
   if (typeof value !== 'object' || value === null) return false;
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length > 0) {

@@ -90,7 +90,7 @@ export function rateLimitHeaders(decision: RateDecision, nowMs: number): Record<
  * Who a request counts as: the authenticated user, else the client address (behind a trusted
  * proxy, the one it forwarded; docs/kernel.md, Client address).
  */
-export function rateLimitSubject(request: Request): string {
+function rateLimitSubject(request: Request): string {
   const principal = request.auth.credentials as unknown as Principal | undefined;
   return principal ? `user:${principal.userId}` : `ip:${clientAddressOf(request)}`;
 }

@@ -26,7 +26,7 @@ export interface GantryRouteConfig {
 }
 
 /** An error as the kernel mapped it (status, code, safe message). */
-export interface RouteError {
+interface RouteError {
   status: number;
   code: string;
   message: string;

@@ -15,15 +15,15 @@ import { normalizeEmail } from './email.js';
 import { RESERVED_USERNAMES } from './schemas.js';
 import type { UserRow } from './store.js';
 
-export const CONFIRMATION_TTL_SEC = 24 * 3600;
-export const RECOVERY_CODE_TTL_SEC = 15 * 60;
-export const RESET_TOKEN_TTL_SEC = 15 * 60;
+const CONFIRMATION_TTL_SEC = 24 * 3600;
+const RECOVERY_CODE_TTL_SEC = 15 * 60;
+const RESET_TOKEN_TTL_SEC = 15 * 60;
 /** Wrong guesses a recovery code survives; the route's rate limit bounds guesses per caller too. */
-export const RECOVERY_CODE_MAX_ATTEMPTS = 5;
+const RECOVERY_CODE_MAX_ATTEMPTS = 5;
 export const USER_CHANGED_TOPIC = 'identity.user-changed';
 
 /** The one answer for a one-time secret that is unknown, used or expired (nothing tells them apart). */
-export const invalidSecret = (what: string) =>
+const invalidSecret = (what: string) =>
   new DomainError('GONE', `This ${what} is invalid, already used or expired; ask for a new one`);
 
 export interface FlowDeps {
@@ -281,5 +281,3 @@ export function createAccountFlows(deps: FlowDeps) {
     },
   };
 }
-
-export type AccountFlows = ReturnType<typeof createAccountFlows>;

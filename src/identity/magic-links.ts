@@ -6,7 +6,7 @@ import type { OneTimeTokens } from './one-time-tokens.js';
 import type { EndSignIns } from './flows.js';
 import * as store from './store.js';
 
-export const MAGIC_LINK_TTL_SEC = 15 * 60;
+const MAGIC_LINK_TTL_SEC = 15 * 60;
 
 /**
  * Passwordless sign-in by email (docs/interface.md, Sign-in API): the mail links to {public}/auth/magic?token=T;

@@ -12,5 +12,3 @@ export function presentUser(user: UserRow) {
     createdAt: user.created_at,
   };
 }
-
-export type PresentedUser = ReturnType<typeof presentUser>;

@@ -22,7 +22,7 @@ import { SIGN_IN_LIMITS } from './limits.js';
 const limits = SIGN_IN_LIMITS;
 
 /** Login and refresh answer the same body (docs/interface.md, Sign-in API). */
-export function sessionBody(result: {
+function sessionBody(result: {
   accessToken: string;
   refreshToken: string;
   tokenType: 'Bearer';

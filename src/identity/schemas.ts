@@ -7,7 +7,7 @@ const wellFormedEmail = Joi.string().email({ tlds: false }).max(254);
  * An email in its canonical form (src/identity/email.ts); look-alikes and invisible characters
  * are refused. One rule, so a bad address gets one error detail.
  */
-export const email = Joi.string()
+const email = Joi.string()
   .max(320)
   .custom((value: string, helpers) => {
     const canonical = canonicalEmail(value);
@@ -17,8 +17,8 @@ export const email = Joi.string()
     return canonical.email;
   });
 /** Passwords: 8..128 characters; anything beyond that only feeds a denial of service. */
-export const password = Joi.string().min(8).max(128);
-export const opaqueToken = Joi.string().trim().min(16).max(512);
+const password = Joi.string().min(8).max(128);
+const opaqueToken = Joi.string().trim().min(16).max(512);
 
 export const loginBody = Joi.object({ email: email.required(), password: Joi.string().max(128).required() });
 export const refreshBody = Joi.object({ refreshToken: opaqueToken.required() });
@@ -26,7 +26,7 @@ export const magicLinkBody = Joi.object({ email: email.required() });
 export const tokenBody = Joi.object({ token: opaqueToken.required() });
 
 /** Usernames: 3..32 of a-z, 0-9, ".", "_" and "-", starting and ending with a letter or digit; stored lower-cased. */
-export const username = Joi.string()
+const username = Joi.string()
   .trim()
   .lowercase()
   .min(3)
@@ -51,7 +51,7 @@ export const RESERVED_USERNAMES: ReadonlySet<string> = new Set([
 ]);
 
 /** A full name is shown to other people and put into mails: one line, no control characters. */
-export const fullName = Joi.string()
+const fullName = Joi.string()
   .trim()
   .min(1)
   .max(180)
@@ -67,7 +67,7 @@ export const newUserRules = Joi.object({
 });
 
 /** The emailed recovery code: six digits. */
-export const recoveryCode = Joi.string()
+const recoveryCode = Joi.string()
   .trim()
   .pattern(/^\d{6}$/, '6 digits');
 

@@ -9,10 +9,10 @@ import type { Kernel } from '../kernel.js';
 import * as store from './store.js';
 
 /** First-party session access tokens: HS256 JWTs of this typ (OAuth access tokens are at+jwt). */
-export const SESSION_TOKEN_TYP = 'session+jwt';
-export const SESSION_ACCESS_TTL_SEC = 3600;
-export const SESSION_REFRESH_TTL_SEC = 30 * 24 * 3600;
-export const SESSION_REVOKED_TOPIC = 'identity.session-revoked';
+const SESSION_TOKEN_TYP = 'session+jwt';
+const SESSION_ACCESS_TTL_SEC = 3600;
+const SESSION_REFRESH_TTL_SEC = 30 * 24 * 3600;
+const SESSION_REVOKED_TOPIC = 'identity.session-revoked';
 
 export interface SessionTokens {
   accessToken: string;
@@ -191,5 +191,3 @@ export function createSessions(kernel: Kernel) {
     },
   };
 }
-
-export type Sessions = ReturnType<typeof createSessions>;

@@ -11,7 +11,7 @@ export interface UsersTable {
 }
 
 /** A sign-in session: one refresh-token family. Revoking it ends every token of the family. */
-export interface AuthSessionsTable {
+interface AuthSessionsTable {
   id: string;
   user_id: string;
   created_at: string;
@@ -20,7 +20,7 @@ export interface AuthSessionsTable {
   revoke_reason: string | null;
 }
 
-export interface AuthRefreshTokensTable {
+interface AuthRefreshTokensTable {
   id: string;
   session_id: string;
   token_hash: string; // SHA-256 hex of the opaque token

@@ -1,6 +1,6 @@
 import type { LogLevel } from '../config.js';
 
-export type LogFields = Record<string, unknown>;
+type LogFields = Record<string, unknown>;
 
 export interface Logger {
   debug(msg: string, fields?: LogFields): void;

@@ -8,7 +8,7 @@ import { DomainError } from '../http/errors.js';
 
 /** Every outbound call Gantry makes (connectors, OAuth providers, AI providers): bounded in time and in size. */
 export const OUTBOUND_TIMEOUT_MS = 10_000;
-export const OUTBOUND_MAX_BYTES = 4 * 1024 * 1024;
+const OUTBOUND_MAX_BYTES = 4 * 1024 * 1024;
 
 /** Raised when a URL points where Gantry must not go (SSRF guard). */
 export class BlockedAddressError extends DomainError {

@@ -28,7 +28,7 @@ export interface SealedValues {
 }
 
 /** Adds a fresh key to secrets.json and makes it active (older keys stay to open old values). */
-export function addCredentialKey(dataDir: string): { keyId: string } {
+function addCredentialKey(dataDir: string): { keyId: string } {
   const file = readSecretsFile(dataDir);
   if (!file) throw new Error('secrets.json does not exist yet; start gantry once first');
   let n = file.credentialKeys.length + 1;
@@ -53,7 +53,7 @@ export function reloadCredentialKeys(dataDir: string, secrets: Secrets): void {
  * short transactions (the server keeps serving; a value is rewritten only if it still holds
  * what was read).
  */
-export async function resealColumns(
+async function resealColumns(
   db: Database,
   secrets: Secrets,
   columns: readonly SealedColumn[],

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { ConfigError } from '../config.js';
 
 /** One AES-256 key of the credential keyring; `id` is stored beside every ciphertext. */
-export interface CredentialKey {
+interface CredentialKey {
   id: string;
   key: string; // base64, 32 bytes
 }
@@ -32,7 +32,7 @@ function decodeKey(name: string, value: string): Buffer {
   return buf;
 }
 
-export function secretsPath(dataDir: string): string {
+function secretsPath(dataDir: string): string {
   return path.join(dataDir, 'secrets.json');
 }
 

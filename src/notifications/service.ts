@@ -11,19 +11,19 @@ import { NotificationCounts } from './counts.js';
 export const NOTIFICATION_PRIORITIES = ['low', 'normal', 'high'] as const;
 export type NotificationPriority = (typeof NOTIFICATION_PRIORITIES)[number];
 export const NOTIFICATION_STATUSES = ['unread', 'read', 'archived'] as const;
-export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
+type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
 
 /** Topic on the change feed when a user's notifications change; key = user id. */
 export const NOTIFICATIONS_TOPIC = 'notifications.changed';
 
 /** Categories are short machine names (system, productivity, ai_run_completed...). */
 export const CATEGORY_PATTERN = /^[a-z][a-z0-9_.-]{0,49}$/;
-export const TITLE_MAX = 200;
-export const BODY_MAX = 4000;
+const TITLE_MAX = 200;
+const BODY_MAX = 4000;
 export const LIST_MAX_LIMIT = 50;
 /** docs/interface.md, Pagination: offset lists default to 20, cursor lists to 25. */
-export const OFFSET_DEFAULT_LIMIT = 20;
-export const CURSOR_DEFAULT_LIMIT = 25;
+const OFFSET_DEFAULT_LIMIT = 20;
+const CURSOR_DEFAULT_LIMIT = 25;
 
 export interface NewNotification {
   userId: string;

@@ -9,9 +9,9 @@ import { isWellFormedChallenge } from './pkce.js';
 import { formatScope, isScope, isSubset, parseScope } from './scopes.js';
 import * as store from './store.js';
 
-export const CODE_TTL_SEC = 60;
+const CODE_TTL_SEC = 60;
 /** How long a sign-in/consent page stays usable before the request must start over. */
-export const REQUEST_STATE_TTL_SEC = 30 * 60;
+const REQUEST_STATE_TTL_SEC = 30 * 60;
 
 /** A validated authorization request (RFC 6749 4.1.1 with RFC 7636 4.3). */
 export interface AuthorizeRequest {
@@ -29,11 +29,7 @@ export type AuthorizeValidation =
   | { kind: 'redirect'; url: string; error: OAuthErrorCode };
 
 /** Builds `redirect_uri?...` keeping the URI's own query, with iss always added (RFC 9207). */
-export function redirectWith(
-  redirectUri: string,
-  params: Record<string, string | null | undefined>,
-  issuer: string,
-): string {
+function redirectWith(redirectUri: string, params: Record<string, string | null | undefined>, issuer: string): string {
   const url = new URL(redirectUri);
   for (const [name, value] of Object.entries(params))
     if (value !== null && value !== undefined) url.searchParams.set(name, value);
@@ -224,5 +220,3 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients) {
     },
   };
 }
-
-export type OAuthAuthorize = ReturnType<typeof createAuthorize>;

@@ -40,5 +40,3 @@ export function createBrowserSessions(kernel: Kernel, identity: IdentityService)
     },
   };
 }
-
-export type BrowserSessions = ReturnType<typeof createBrowserSessions>;

@@ -9,7 +9,7 @@ import * as store from './store.js';
 import type { ClientRow } from './store.js';
 import type { OAuthTokens } from './tokens.js';
 
-export const CLIENT_CHANGED_TOPIC = 'oauth.client-changed';
+const CLIENT_CHANGED_TOPIC = 'oauth.client-changed';
 export const CLIENT_TYPES = ['confidential', 'public'] as const;
 export type ClientType = (typeof CLIENT_TYPES)[number];
 
@@ -37,7 +37,7 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
  * A redirect URI a client may register: absolute, no fragment (RFC 6749 3.1.2), https unless
  * the host is loopback (RFC 8252 7.3; RFC 9700 2.1: no open redirectors, so no wildcards).
  */
-export function redirectUriProblem(raw: string): string | null {
+function redirectUriProblem(raw: string): string | null {
   let url: URL;
   try {
     url = new URL(raw);
@@ -52,7 +52,7 @@ export function redirectUriProblem(raw: string): string | null {
   return `"${raw}" must be an https URL`;
 }
 
-export function toClient(row: ClientRow): Client {
+function toClient(row: ClientRow): Client {
   return {
     id: row.id,
     name: row.name,
@@ -66,7 +66,7 @@ export function toClient(row: ClientRow): Client {
 }
 
 /** What the CLI shows: never the secret hash. */
-export const presentClient = (client: Client) => ({
+const presentClient = (client: Client) => ({
   clientId: client.id,
   name: client.name,
   type: client.type,

@@ -7,10 +7,10 @@ import { OAuthError } from './errors.js';
 export type OAuthEndpoint = 'oauth.token' | 'oauth.revoke';
 
 /** The token and revoke endpoints have no row of their own in the Limits table (docs/interface.md, Limits): the default. */
-export const TOKEN_ENDPOINT_LIMIT: RateLimitRule = DEFAULT_RATE_LIMIT;
+const TOKEN_ENDPOINT_LIMIT: RateLimitRule = DEFAULT_RATE_LIMIT;
 
 /** Failed client authentication, at token and revoke together: per client address and per client_id. */
-export const CLIENT_AUTH_FAILURE_LIMIT: RateLimitRule = { limit: 20, windowSec: 60 };
+const CLIENT_AUTH_FAILURE_LIMIT: RateLimitRule = { limit: 20, windowSec: 60 };
 
 /**
  * The caller as the route sees it. The service records the decision that applies to the
@@ -103,8 +103,6 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
     },
   };
 }
-
-export type EndpointLimits = ReturnType<typeof createEndpointLimits>;
 
 /**
  * What a grant calls once it knows the user the request is for, before it changes anything:

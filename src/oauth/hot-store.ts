@@ -125,5 +125,3 @@ export function createHotStore(db: Database, sqlite: SqliteDatabase.Database) {
       void insert.run(row.token_hash, row.grant_id, row.created_at, row.expires_at),
   };
 }
-
-export type HotStore = ReturnType<typeof createHotStore>;

@@ -10,7 +10,7 @@ import { SIGN_IN_LIMITS } from '../identity/limits.js';
 import { htmlErrorFormat } from '../http/html.js';
 import { API } from '../http/paths.js';
 
-export const AUTHORIZE_PATH = `${API}/oauth/authorize`;
+const AUTHORIZE_PATH = `${API}/oauth/authorize`;
 const PRE_SESSION_TTL_SEC = 30 * 60;
 
 function cookie(request: Request, name: string): string | null {

@@ -9,7 +9,7 @@ const CHALLENGE = /^[A-Za-z0-9\-_]{43}$/;
 export const isWellFormedVerifier = (verifier: string): boolean => VERIFIER.test(verifier);
 export const isWellFormedChallenge = (challenge: string): boolean => CHALLENGE.test(challenge);
 
-export const s256 = (verifier: string): string => createHash('sha256').update(verifier, 'ascii').digest('base64url');
+const s256 = (verifier: string): string => createHash('sha256').update(verifier, 'ascii').digest('base64url');
 
 /** S256 only (docs/interface.md, Authentication 4: plain is not supported). */
 export const verifyS256 = (verifier: string, challenge: string): boolean => safeEqual(s256(verifier), challenge);

@@ -198,5 +198,3 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     },
   };
 }
-
-export type OAuthService = ReturnType<typeof createOAuthService>;

@@ -3,8 +3,6 @@ import type { Executor } from '../db/tx.js';
 import type { OAuthClientsTable, OAuthCodesTable, OAuthGrantsTable, OAuthRefreshTokensTable } from './tables.js';
 
 export type ClientRow = Selectable<OAuthClientsTable>;
-export type GrantRow = Selectable<OAuthGrantsTable>;
-export type CodeRow = Selectable<OAuthCodesTable>;
 
 // Clients
 export const insertClient = (db: Executor, row: Insertable<OAuthClientsTable>) =>

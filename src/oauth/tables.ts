@@ -46,7 +46,7 @@ export interface OAuthRefreshTokensTable {
 }
 
 /** Access tokens revoked one by one (RFC 7009); kept until they would have expired anyway. */
-export interface OAuthRevokedAccessTokensTable {
+interface OAuthRevokedAccessTokensTable {
   jti: string;
   grant_id: string;
   expires_at: string;
@@ -54,7 +54,7 @@ export interface OAuthRevokedAccessTokensTable {
 }
 
 /** What a user agreed to give a client; a request within it skips the consent page. */
-export interface OAuthConsentsTable {
+interface OAuthConsentsTable {
   user_id: string;
   client_id: string;
   scopes: string;
@@ -63,7 +63,7 @@ export interface OAuthConsentsTable {
 }
 
 /** The browser session of the sign-in and consent pages; the cookie holds the id, we keep its hash. */
-export interface OAuthBrowserSessionsTable {
+interface OAuthBrowserSessionsTable {
   id_hash: string;
   user_id: string;
   session_id: string;

@@ -11,11 +11,11 @@ import { AccessTokenSigner } from './access-token-signer.js';
 import { createHotStore } from './hot-store.js';
 
 /** RFC 9068 access tokens: `typ: at+jwt`, HS256, one hour (docs/interface.md, Authentication 6). */
-export const ACCESS_TOKEN_TYP = 'at+jwt';
-export const ACCESS_TOKEN_TTL_SEC = 3600;
-export const REFRESH_TOKEN_TTL_SEC = 30 * 24 * 3600;
+const ACCESS_TOKEN_TYP = 'at+jwt';
+const ACCESS_TOKEN_TTL_SEC = 3600;
+const REFRESH_TOKEN_TTL_SEC = 30 * 24 * 3600;
 /** Key `grant:ID`, `jti:ID`, or null for "forget everything". */
-export const REVOKED_TOPIC = 'oauth.revoked';
+const REVOKED_TOPIC = 'oauth.revoked';
 
 export interface TokenResponse {
   access_token: string;

@@ -2,7 +2,7 @@ import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import { httpDate, wholeSecond, type Representation } from './projection.js';
 
 /** docs/interface.md, Limits: the status response cache. */
-export const STATUS_CACHE_CONTROL = 'public, max-age=30, stale-while-revalidate=300';
+const STATUS_CACHE_CONTROL = 'public, max-age=30, stale-while-revalidate=300';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const IMF_FIXDATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\d{2}) ([A-Z][a-z]{2}) (\d{4}) (\d{2}):(\d{2}):(\d{2}) GMT$/;
@@ -54,7 +54,7 @@ export function noneMatchHits(header: string, etag: string): boolean {
  * changes may share one (RFC 9110 8.8.2.2): after a burst, a copy stamped with the second of the
  * current bytes may be an older copy of that second, so it gets a 200 (docs/status.md).
  */
-export function isNotModified(headers: Request['headers'], rep: Representation, nowMs: number): boolean {
+function isNotModified(headers: Request['headers'], rep: Representation, nowMs: number): boolean {
   const inm = headers['if-none-match'];
   if (typeof inm === 'string' && inm.trim() !== '') return noneMatchHits(inm, rep.etag);
   const ims = headers['if-modified-since'];

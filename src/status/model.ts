@@ -14,7 +14,7 @@ import {
 import { componentUptime, worstFigure, type HistoryPoint, type UptimeFigure } from './uptime.js';
 
 const DAY = 86_400_000;
-export const BAR_DAYS = 90;
+const BAR_DAYS = 90;
 
 /** Everything the status service shows, read in one go. */
 export interface StatusRows {

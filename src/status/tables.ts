@@ -20,7 +20,7 @@ export interface StatusComponentsTable {
   updated_at: string;
 }
 
-export interface StatusComponentHistoryTable {
+interface StatusComponentHistoryTable {
   id: string;
   component_id: string;
   status: string;
@@ -50,12 +50,12 @@ export interface StatusIncidentUpdatesTable {
   created_at: string;
 }
 
-export interface StatusIncidentServicesTable {
+interface StatusIncidentServicesTable {
   incident_id: string;
   service_id: string;
 }
 
-export interface StatusIncidentComponentsTable {
+interface StatusIncidentComponentsTable {
   incident_id: string;
   component_id: string;
 }
@@ -81,7 +81,7 @@ export interface StatusSnapshotsTable {
   computed_at: string;
 }
 
-export interface StatusUptimeSummariesTable {
+interface StatusUptimeSummariesTable {
   window: string;
   payload: string; // JSON
   computed_at: string;

@@ -6,7 +6,7 @@ import type { ComponentStatus } from './rules.js';
  * uptime = 1 - (major + 0.3 x partial) / span, where span is the window clamped to the
  * component's creation time; history intervals are cut at the window's edges.
  */
-export const PARTIAL_WEIGHT = 0.3;
+const PARTIAL_WEIGHT = 0.3;
 
 export interface HistoryPoint {
   status: ComponentStatus;

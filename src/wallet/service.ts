@@ -5,11 +5,11 @@ import type { Kernel } from '../kernel.js';
 import type { IdentityService } from '../identity/service.js';
 import * as store from './store.js';
 
-export const WALLET_CURRENCY = 'USD';
+const WALLET_CURRENCY = 'USD';
 const MICROS = 1_000_000;
 
 export const toMicros = (amount: number): number => Math.round(amount * MICROS);
-export const fromMicros = (micros: number): number => micros / MICROS;
+const fromMicros = (micros: number): number => micros / MICROS;
 
 /** Each user's prepaid balance, changed only through the ledger (credit, debit). */
 export function createWalletService(kernel: Kernel, deps: { identity: Pick<IdentityService, 'userExists'> }) {

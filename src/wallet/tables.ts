@@ -1,4 +1,4 @@
-export interface WalletsTable {
+interface WalletsTable {
   user_id: string;
   balance_micros: number; // millionths of the currency unit; integers keep sums exact
   currency: string;

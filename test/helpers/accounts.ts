@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { AppContext } from '../../src/app.js';
 import type { TestApp } from './app.js';
 
-export interface Body<T = any> {
+interface Body<T = any> {
   data: T;
   meta: Record<string, any>;
   error: { code: string; message: string; details?: unknown } | null;

@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 
 export type FakeKind = 'openai' | 'anthropic' | 'google';
 /** ok: a proper answer with usage; the others: the failure they name. */
-export type FakeMode = 'ok' | '429' | '500' | 'hang' | 'malformed' | 'no-usage' | 'bad-request' | 'huge';
+type FakeMode = 'ok' | '429' | '500' | 'hang' | 'malformed' | 'no-usage' | 'bad-request' | 'huge';
 
-export interface RecordedRequest {
+interface RecordedRequest {
   method: string;
   path: string;
   headers: IncomingMessage['headers'];

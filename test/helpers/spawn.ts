@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TEST_ENV } from './app.js';
 
-export const BIN = fileURLToPath(new URL('../../bin/gantry', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/gantry', import.meta.url));
 
 export interface RunningGantry {
   url: string;

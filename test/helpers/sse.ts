@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { createGunzip } from 'node:zlib';
 
-export interface SseEvent {
+interface SseEvent {
   event: string;
   data: string;
   id?: string;

@@ -19,8 +19,6 @@ export const memberColumns = [
   'users.avatar_url',
 ] as const;
 
-export type MemberRow = Awaited<ReturnType<typeof findMember>> & object;
-
 export function findMember(db: Executor, accountId: string, userId: string) {
   return db
     .selectFrom('account_members')

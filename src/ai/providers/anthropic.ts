@@ -1,13 +1,13 @@
 import { callJson, endpoint, isCount, isObject } from './http.js';
 import { ProviderError, type ChatMessage, type ProviderAdapter } from './types.js';
 
-export const ANTHROPIC_VERSION = '2023-06-01';
+const ANTHROPIC_VERSION = '2023-06-01';
 
 /**
  * System messages become the top-level `system` field; consecutive messages of one role are
  * joined, since the Messages API expects user and assistant turns to alternate.
  */
-export function toAnthropic(messages: readonly ChatMessage[]): {
+function toAnthropic(messages: readonly ChatMessage[]): {
   system?: string;
   messages: Array<{ role: 'user' | 'assistant'; content: string }>;
 } {

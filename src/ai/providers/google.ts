@@ -2,7 +2,7 @@ import { callJson, endpoint, isCount, isObject } from './http.js';
 import { ProviderError, type ChatMessage, type ProviderAdapter } from './types.js';
 
 /** Gemini roles are user and model; system messages become systemInstruction. */
-export function toGemini(messages: readonly ChatMessage[]) {
+function toGemini(messages: readonly ChatMessage[]) {
   const system = messages.filter((m) => m.role === 'system').map((m) => ({ text: m.content }));
   const contents = messages
     .filter((m) => m.role !== 'system')

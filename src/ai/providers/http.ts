@@ -2,7 +2,7 @@ import { BlockedAddressError, guardedFetch, readLimited } from '../../lib/outbou
 import { ProviderError, type OutboundOptions, type ProviderName } from './types.js';
 
 /** Largest provider response body read; a bigger one is a malformed answer. */
-export const MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
+const MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
 
 function classifyStatus(provider: ProviderName, status: number, body: string): ProviderError {
   const detail = body.slice(0, 200).replace(/\s+/g, ' ');

@@ -2,7 +2,7 @@
 export const PROVIDER_NAMES = ['openai', 'anthropic', 'google'] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
 
-export type ChatRole = 'system' | 'user' | 'assistant';
+type ChatRole = 'system' | 'user' | 'assistant';
 
 export interface ChatMessage {
   role: ChatRole;
@@ -18,7 +18,7 @@ export interface ProviderConfig {
   priority: number;
 }
 
-export interface ChatRequest {
+interface ChatRequest {
   model: string;
   messages: ChatMessage[];
   maxOutputTokens: number;
