@@ -1,5 +1,6 @@
 import type { Kernel } from './kernel.js';
 import { createIdentityService } from './identity/service.js';
+import { createAuditService } from './audit/service.js';
 import { createAccountsService } from './accounts/service.js';
 import { createWalletService } from './wallet/service.js';
 import { createNotificationsService } from './notifications/service.js';
@@ -11,17 +12,18 @@ import { createAiService } from './ai/service.js';
 /** Every domain service, built over the kernel. Domains reach each other only through these. */
 export function createServices(kernel: Kernel) {
   const identity = createIdentityService(kernel);
+  const audit = createAuditService(kernel, { identity });
   const notifications = createNotificationsService(kernel, { identity });
-  const accounts = createAccountsService(kernel, { identity, notifications });
+  const accounts = createAccountsService(kernel, { identity, notifications, audit });
   const wallet = createWalletService(kernel, { identity });
   const status = createStatusService(kernel);
   const oauth = createOAuthService(kernel, { identity });
   // A password reset or change, or a mailbox proven on an unconfirmed account, also ends the
   // user's third-party grants (docs/oauth.md, Revocation).
   identity.onSignInReset((trx, userId, reason, options) => oauth.revokeAllGrantsOfUser(trx, userId, reason, options));
-  const connectors = createConnectorsService(kernel, { access: accounts.access, identity, notifications });
+  const connectors = createConnectorsService(kernel, { access: accounts.access, notifications, audit });
   const ai = createAiService(kernel, { accounts, wallet });
-  return { identity, accounts, wallet, notifications, status, oauth, connectors, ai };
+  return { identity, audit, accounts, wallet, notifications, status, oauth, connectors, ai };
 }
 
 export type Services = ReturnType<typeof createServices>;

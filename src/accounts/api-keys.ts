@@ -3,7 +3,7 @@ import { forbidden, notFound } from '../http/errors.js';
 import { inTransaction } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import { randomToken, sha256Hex } from '../lib/crypto.js';
-import { LIVE, liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
+import { LIVE, liveAccount, type AccountsDeps, type Actor } from './context.js';
 import { presentApiKey } from './presenters.js';
 import * as store from './store/index.js';
 
@@ -20,7 +20,7 @@ const TOUCH_INTERVAL_MS = 60_000;
  */
 export function createApiKeys(deps: AccountsDeps) {
   const { db, clock } = deps.kernel;
-  const audit = makeAudit(deps);
+  const audit = deps.audit.record;
 
   const verifier: BearerVerifier = {
     name: 'account-api-key',

@@ -2,7 +2,7 @@ import type { Executor } from '../db/tx.js';
 import type { Kernel } from '../kernel.js';
 import type { IdentityService } from '../identity/service.js';
 import type { NotificationsService } from '../notifications/service.js';
-import { makeActorAudit } from '../audit/record.js';
+import type { AuditService } from '../audit/service.js';
 import { notFound } from '../http/errors.js';
 import * as store from './store/index.js';
 
@@ -10,20 +10,13 @@ export interface AccountsDeps {
   kernel: Kernel;
   identity: IdentityService;
   notifications: NotificationsService;
+  audit: AuditService;
 }
 
-export { type Actor } from '../audit/record.js';
+export { type Actor } from '../audit/actions.js';
 
 /** Accounts that still exist for their members and for management. */
 export const LIVE = ['active', 'suspended'];
-
-/** The accounts domain's audit writer: the one in src/audit, with the actor's name from identity. */
-export function makeAudit(deps: AccountsDeps) {
-  return makeActorAudit({
-    clock: deps.kernel.clock,
-    getUser: (userId, executor) => deps.identity.getUser(userId, executor),
-  });
-}
 
 /** An account that is still live (active or suspended); 404 otherwise. */
 export async function liveAccount(db: Executor, accountId: string) {

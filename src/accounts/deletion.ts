@@ -1,6 +1,6 @@
 import { conflict, notFound } from '../http/errors.js';
 import { inTransaction } from '../db/tx.js';
-import { makeAudit, type AccountsDeps, type Actor } from './context.js';
+import { type AccountsDeps, type Actor } from './context.js';
 import * as store from './store/index.js';
 
 const DAY_MS = 24 * 3_600_000;
@@ -17,7 +17,7 @@ const DAY_MS = 24 * 3_600_000;
  */
 export function createDeletion(deps: AccountsDeps) {
   const { db, clock, config } = deps.kernel;
-  const audit = makeAudit(deps);
+  const audit = deps.audit.record;
 
   async function purge(accountId: string, now: Date): Promise<boolean> {
     return inTransaction(db, async (trx) => {

@@ -1,7 +1,6 @@
 import { DomainError } from '../http/errors.js';
 import type { Executor } from '../db/tx.js';
 import { oneLine } from '../lib/text.js';
-import { countAuditSince } from '../audit/log.js';
 import type { AccountsDeps, Actor } from './context.js';
 
 export const INVITATION_PURPOSE = 'account_invitation';
@@ -124,7 +123,7 @@ export function createInvitationMail(deps: AccountsDeps) {
         { 'Retry-After': String(retryAfter) },
       );
     };
-    const fromAccountToRecipient = await countAuditSince(trx, accountId, INVITATION_MAIL_ACTIONS, since, email);
+    const fromAccountToRecipient = await deps.audit.countSince(trx, accountId, INVITATION_MAIL_ACTIONS, since, email);
     if (fromAccountToRecipient.count >= INVITATION_MAIL_QUOTAS.perRecipient) {
       throw refuse(
         `This account has sent ${INVITATION_MAIL_QUOTAS.perRecipient} invitation mails to this address in the last 24 hours; try again later`,
@@ -142,7 +141,7 @@ export function createInvitationMail(deps: AccountsDeps) {
         toRecipient.oldest,
       );
     }
-    const fromAccount = await countAuditSince(trx, accountId, INVITATION_MAIL_ACTIONS, since);
+    const fromAccount = await deps.audit.countSince(trx, accountId, INVITATION_MAIL_ACTIONS, since);
     if (fromAccount.count >= INVITATION_MAIL_QUOTAS.perAccount) {
       throw refuse(
         `This account has sent ${INVITATION_MAIL_QUOTAS.perAccount} invitation mails in the last 24 hours; try again later`,

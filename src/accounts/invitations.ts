@@ -2,7 +2,7 @@ import { conflict, DomainError, forbidden, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import { normalizeEmail } from '../identity/service.js';
-import { liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
+import { liveAccount, type AccountsDeps, type Actor } from './context.js';
 import { presentInvitation, presentMember } from './presenters.js';
 import type { AssignableRole } from './roles.js';
 import * as store from './store/index.js';
@@ -30,7 +30,7 @@ const confirmedUser = <U extends { email_verified_at: string | null }>(user: U |
  */
 export function createInvitations(deps: AccountsDeps) {
   const { db, clock, mailer } = deps.kernel;
-  const audit = makeAudit(deps);
+  const audit = deps.audit.record;
   const { send, inviterLabel, checkQuotas } = createInvitationMail(deps);
 
   /** The pending invitation a live link stands for; 410 for anything else. */

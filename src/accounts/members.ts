@@ -1,7 +1,7 @@
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
-import { liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
+import { liveAccount, type AccountsDeps, type Actor } from './context.js';
 import { presentApiKey, presentMember } from './presenters.js';
 import { SEAT_RELEASE, type BillingAdapter } from './billing.js';
 import { ASSIGNABLE_ROLES, type AssignableRole } from './roles.js';
@@ -23,7 +23,7 @@ export interface BillingHolder {
 /** Members of an account: list, add an existing user, change role, remove (with side effects). */
 export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
   const { db, clock } = deps.kernel;
-  const audit = makeAudit(deps);
+  const audit = deps.audit.record;
 
   async function requireMember(executor: Executor, accountId: string, userId: string) {
     const member = await store.findMember(executor, accountId, userId);

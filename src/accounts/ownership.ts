@@ -1,7 +1,7 @@
 import { badRequest, conflict, forbidden, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
-import { liveAccount, makeAudit, type AccountsDeps } from './context.js';
+import { liveAccount, type AccountsDeps } from './context.js';
 import { presentTransfer } from './presenters.js';
 import * as store from './store/index.js';
 
@@ -11,7 +11,7 @@ import * as store from './store/index.js';
  */
 export function createOwnership(deps: AccountsDeps) {
   const { db, clock } = deps.kernel;
-  const audit = makeAudit(deps);
+  const audit = deps.audit.record;
 
   const pending = (executor: Executor, accountId: string) => store.findPendingTransfer(executor, accountId);
 

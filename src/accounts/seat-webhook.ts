@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { DomainError } from '../http/errors.js';
 import { inTransaction } from '../db/tx.js';
-import { makeAudit, type AccountsDeps } from './context.js';
+import { type AccountsDeps } from './context.js';
 import { SEAT_RELEASE, verifyBillingSignature } from './billing.js';
 import { validate } from './schemas.js';
 import * as store from './store/index.js';
@@ -30,7 +30,7 @@ interface BillingEvent {
  */
 export function createSeatWebhook(deps: AccountsDeps) {
   const { db, clock, config } = deps.kernel;
-  const audit = makeAudit(deps);
+  const audit = deps.audit.record;
 
   return {
     async receive(rawBody: Buffer, signatureHeader: string | undefined) {

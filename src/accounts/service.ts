@@ -2,12 +2,9 @@ import { badRequest, conflict, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
-import type { IdentityService } from '../identity/service.js';
-import type { NotificationsService } from '../notifications/service.js';
-import { readAuditLog } from '../audit/log.js';
 import { createAccountAccess } from './access.js';
 import { presentAccount, presentAccountSummary } from './presenters.js';
-import { LIVE, liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
+import { LIVE, liveAccount, type AccountsDeps, type Actor } from './context.js';
 import { createMembers, type BillingHolder } from './members.js';
 import { createInvitations } from './invitations.js';
 import { createWorkspaces } from './workspaces.js';
@@ -85,14 +82,11 @@ export const accountProfile = (executor: Executor, accountId: string) => store.f
 export const userProfile = (executor: Executor, userId: string) => store.findUserProfile(executor, userId);
 
 /** Accounts: the tenancy boundary. Owns accounts, members, workspaces, entitlements, audit. */
-export function createAccountsService(
-  kernel: Kernel,
-  services: { identity: IdentityService; notifications: NotificationsService },
-) {
+export function createAccountsService(kernel: Kernel, services: Omit<AccountsDeps, 'kernel'>) {
   const { db, clock, changes } = kernel;
-  const deps: AccountsDeps = { kernel, identity: services.identity, notifications: services.notifications };
+  const deps: AccountsDeps = { kernel, ...services };
   const access = createAccountAccess(db);
-  const audit = makeAudit(deps);
+  const audit = deps.audit.record;
   const billing: BillingHolder = { adapter: null };
 
   async function assertSlugFree(executor: Executor, slug: string, exceptId?: string) {
@@ -277,7 +271,7 @@ export function createAccountsService(
     },
 
     /** The audit log, newest first, keyset-paged on seq. */
-    logs: (accountId: string, page: { limit: number; cursor?: string }) => readAuditLog(kernel, accountId, page),
+    logs: (accountId: string, page: { limit: number; cursor?: string }) => deps.audit.log(accountId, page),
 
     /** Grants or revokes a feature entitlement (e.g. ai); visible to running servers at once. */
     async setEntitlement(accountId: string, feature: string, granted: boolean, actorId: string | null = null) {

@@ -1,7 +1,7 @@
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
-import { liveAccount, makeAudit, type AccountsDeps, type Actor } from './context.js';
+import { liveAccount, type AccountsDeps, type Actor } from './context.js';
 import { presentMember, presentWorkspace } from './presenters.js';
 import * as store from './store/index.js';
 
@@ -22,7 +22,7 @@ const seesAll = (viewer: Viewer | null) => !viewer || viewer.role === 'owner' ||
  */
 export function createWorkspaces(deps: AccountsDeps) {
   const { db, clock } = deps.kernel;
-  const audit = makeAudit(deps);
+  const audit = deps.audit.record;
 
   async function find(executor: Executor, accountId: string, workspaceId: string, viewer: Viewer | null) {
     const ws = await store.findWorkspace(executor, accountId, workspaceId);

@@ -2,9 +2,9 @@ import type { Kernel } from '../kernel.js';
 import type { AccountAccess, WorkspaceContext } from '../accounts/access.js';
 import type { Role } from '../accounts/roles.js';
 import type { WorkspaceRole } from '../accounts/workspaces.js';
-import type { IdentityService } from '../identity/service.js';
 import type { NotificationsService } from '../notifications/service.js';
-import { actorName, recordAudit, type AuditAction } from '../audit/record.js';
+import type { AuditAction } from '../audit/actions.js';
+import type { AuditService } from '../audit/service.js';
 import type { Executor } from '../db/tx.js';
 import { conflict, notFound } from '../http/errors.js';
 import { authHeaders, openCredentials, originOf } from './credentials.js';
@@ -23,8 +23,8 @@ const WORKSPACE_WRITERS: readonly WorkspaceRole[] = ['admin', 'member'];
 
 export interface ConnectorsDeps {
   access: AccountAccess;
-  identity: IdentityService;
   notifications: NotificationsService;
+  audit: AuditService;
 }
 
 /** What every connectors use case shares: the kernel, the catalog and the checks. */
@@ -62,7 +62,7 @@ export function createConnectorsContext(
   deps: ConnectorsDeps,
   definitions: Definitions,
 ): ConnectorsContext {
-  const { db, clock, secrets, config } = kernel;
+  const { db, secrets, config } = kernel;
 
   async function credentialValues(instanceId: string) {
     const row = await credentialStore.find(db, instanceId);
@@ -77,18 +77,8 @@ export function createConnectorsContext(
     notifications: deps.notifications,
     credentialValues,
 
-    async audit(ex, actor, action, targetId, metadata = {}) {
-      const user = await deps.identity.getUser(actor.principal.userId, ex);
-      await recordAudit(ex, {
-        accountId: actor.ws.accountId,
-        action,
-        actorId: actor.principal.userId,
-        actorUsername: actorName(user),
-        targetId,
-        metadata,
-        at: clock.now(),
-      });
-    },
+    audit: (ex, actor, action, targetId, metadata) =>
+      deps.audit.record(ex, actor.principal, { accountId: actor.ws.accountId, action, targetId, metadata }),
 
     assertWriter(ws) {
       deps.access.assertWritable(ws);

@@ -6,7 +6,6 @@ import { auditOf, call, lastAudit } from '../helpers/accounts.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { accountsJobs } from '../../src/accounts/jobs.js';
 import { collectJobs } from '../../src/app.js';
-import { recordAudit } from '../../src/audit/record.js';
 
 const DAY = 86_400_000;
 
@@ -106,15 +105,16 @@ describe('accounts: deletion, retention job, audit log paging', () => {
   it('GET /accounts/:id/logs: newest first, cursor pages, meta total/hasMore/cursor, forged cursor 400', async () => {
     const { owner, account, members } = await makeTeam(t.app, ['admin', 'member']);
     for (let i = 0; i < 45; i++) {
-      await recordAudit(t.app.kernel.db, {
-        accountId: account.id,
-        action: 'account.updated',
-        actorId: owner.user.id,
-        actorUsername: 'o',
-        targetId: account.id,
-        metadata: { field: 'industry', oldValue: String(i), newValue: String(i + 1) },
-        at: clock.now(),
-      });
+      await t.app.services.audit.record(
+        t.app.kernel.db,
+        { userId: owner.user.id },
+        {
+          accountId: account.id,
+          action: 'account.updated',
+          targetId: account.id,
+          metadata: { field: 'industry', oldValue: String(i), newValue: String(i + 1) },
+        },
+      );
     }
     const total = (await auditOf(t.app, account.id)).length;
     const first = await call(t, 'GET', `accounts/${account.id}/logs`, members.admin.headers);

@@ -1,0 +1,47 @@
+/** Audit action identifiers, one list for every domain (docs/interface.md, Resources: member.invited, account.updated...). */
+const AuditActions = [
+  'account.created',
+  'account.updated',
+  'account.suspended',
+  'account.activated',
+  'account.deleted',
+  'account.restored',
+  'account.hard_deleted',
+  'account.deletion_approved',
+  'account.entitlement_granted',
+  'account.entitlement_revoked',
+  'member.added',
+  'member.invited',
+  'member.role_changed',
+  'member.removed',
+  'member.joined',
+  'invitation.revoked',
+  'invitation.resent',
+  'invitation.accepted',
+  'ownership.transfer_proposed',
+  'ownership.transfer_accepted',
+  'ownership.transfer_cancelled',
+  'api_key.created',
+  'api_key.revoked',
+  'workspace.created',
+  'workspace.renamed',
+  'workspace.deleted',
+  'workspace.member_added',
+  'workspace.member_removed',
+  'seat.release_requested',
+  'seat.release_confirmed',
+  'connector.created',
+  'connector.updated',
+  'connector.deleted',
+  'connector.credentials_stored',
+  'connector.credentials_deleted',
+  'connector.oauth_linked',
+  'connector.tool_created',
+  'connector.tool_toggled',
+  'connector.tool_approval_decided',
+] as const;
+
+export type AuditAction = (typeof AuditActions)[number];
+
+/** Who does a change: a signed-in user (or their API key), or null for the operator's CLI. */
+export type Actor = { userId: string } | null;
