@@ -22,7 +22,7 @@ export function createServices(kernel: Kernel) {
   // user's third-party grants (docs/oauth.md, Revocation).
   identity.onSignInReset((trx, userId, reason, options) => oauth.revokeAllGrantsOfUser(trx, userId, reason, options));
   const connectors = createConnectorsService(kernel, { access: accounts.access, notifications, audit });
-  const ai = createAiService(kernel, { accounts, wallet });
+  const ai = createAiService(kernel, { accounts, identity, wallet });
   return { identity, audit, accounts, wallet, notifications, status, oauth, connectors, ai };
 }
 

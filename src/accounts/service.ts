@@ -72,15 +72,6 @@ const FIELDS: Array<
   ['avatarUrl', 'avatar_url'],
 ];
 
-/**
- * What another domain may show of an account (the AI prompt context): its names, industry and
- * timezone, with updated_at to version what it derives from them.
- */
-export const accountProfile = (executor: Executor, accountId: string) => store.findAccountProfile(executor, accountId);
-
-/** What another domain may show of a user (the AI prompt context): names, with updated_at. */
-export const userProfile = (executor: Executor, userId: string) => store.findUserProfile(executor, userId);
-
 /** Accounts: the tenancy boundary. Owns accounts, members, workspaces, entitlements, audit. */
 export function createAccountsService(kernel: Kernel, services: Omit<AccountsDeps, 'kernel'>) {
   const { db, clock, changes } = kernel;
@@ -269,6 +260,12 @@ export function createAccountsService(kernel: Kernel, services: Omit<AccountsDep
       });
       return presentAccount(row);
     },
+
+    /**
+     * What another domain may show of an account (the AI prompt context): its names, industry
+     * and timezone, with updated_at to version what it derives from them.
+     */
+    profile: (accountId: string) => store.findAccountProfile(db, accountId),
 
     /** The audit log, newest first, keyset-paged on seq. */
     logs: (accountId: string, page: { limit: number; cursor?: string }) => deps.audit.log(accountId, page),

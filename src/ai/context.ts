@@ -1,6 +1,5 @@
 import { LRUCache } from 'lru-cache';
 import type { Executor } from '../db/tx.js';
-import { accountProfile, userProfile } from '../accounts/service.js';
 import type { ChatMessage } from './providers/types.js';
 import { recentSessions, sessionTurns } from './store.js';
 
@@ -32,6 +31,21 @@ const memoryText = (topics: readonly string[]): ChatMessage[] =>
       ]
     : [];
 
+/** Where the persona, preferences and twin layers come from: the accounts and identity services. */
+export interface Profiles {
+  account(accountId: string): Promise<
+    | {
+        updated_at: string;
+        display_name: string | null;
+        legal_name: string;
+        industry: string | null;
+        default_timezone: string | null;
+      }
+    | undefined
+  >;
+  user(userId: string): Promise<{ updated_at: string; full_name: string | null; username: string | null } | undefined>;
+}
+
 export interface Caller {
   accountId: string;
   userId: string;
@@ -53,15 +67,20 @@ export interface Caller {
 export class PromptContext {
   private readonly cache = new LRUCache<string, Entry>({ max: 2_000, ttl: 10 * 60_000 });
 
-  constructor(private readonly db: Executor) {}
+  constructor(
+    private readonly db: Executor,
+    private readonly profiles: Profiles,
+  ) {}
 
   private key(caller: Caller, layer: Layer, sessionId?: string): string {
     return `${caller.accountId}|${caller.userId}|${layer}${layer === 'session' ? `|${sessionId}` : ''}`;
   }
 
   private async versions(caller: Caller) {
-    const account = await accountProfile(this.db, caller.accountId);
-    const user = await userProfile(this.db, caller.userId);
+    const [account, user] = await Promise.all([
+      this.profiles.account(caller.accountId),
+      this.profiles.user(caller.userId),
+    ]);
     return { account, user };
   }
 

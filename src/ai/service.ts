@@ -7,6 +7,7 @@ import type { AccountsService } from '../accounts/service.js';
 import { ENTITLEMENT_TOPIC } from '../accounts/service.js';
 import type { AccountContext } from '../accounts/access.js';
 import type { WalletService } from '../wallet/service.js';
+import type { IdentityService } from '../identity/service.js';
 import { STATUS_OF } from './breaker.js';
 import { PromptContext } from './context.js';
 import { AI_PROVIDERS_TOPIC, createProviderAdmin, isProviderName } from './admin.js';
@@ -20,7 +21,10 @@ import { abandonStaleRuns, getRun, getSession, listPrices, sessionUsage } from '
 export { type RunInput } from './runs.js';
 
 /** AI runs and AI operations: routing, circuits, prompt context, prices and the wallet. */
-export function createAiService(kernel: Kernel, deps: { accounts: AccountsService; wallet: WalletService }) {
+export function createAiService(
+  kernel: Kernel,
+  deps: { accounts: AccountsService; identity: IdentityService; wallet: WalletService },
+) {
   const { db, clock, config, limiter, changes } = kernel;
   const { access } = deps.accounts;
   const admin = createProviderAdmin(kernel);
@@ -28,7 +32,10 @@ export function createAiService(kernel: Kernel, deps: { accounts: AccountsServic
     allowPrivateNetworks: config.allowPrivateNetworks,
     timeoutMs: config.ai.timeoutMs,
   });
-  const context = new PromptContext(db);
+  const context = new PromptContext(db, {
+    account: (accountId) => deps.accounts.profile(accountId),
+    user: (userId) => deps.identity.profile(userId),
+  });
   // Opened provider configs and prices, reloaded when the CLI changes them (change feed).
   const configCache = new LRUCache<'providers', ProviderConfig[]>({ max: 1, ttl: 60_000 });
   const priceCache = new LRUCache<'prices', Map<string, ModelPrice>>({ max: 1, ttl: 60_000 });

@@ -127,6 +127,9 @@ export function createIdentityService(kernel: Kernel) {
       resetHooks.push(hook);
     },
 
+    /** What another domain may show of a user (the AI prompt context): names, with updated_at to version them. */
+    profile: (userId: string) => store.findUserProfile(db, userId),
+
     async getUser(id: string, executor: Executor = db) {
       const user = await store.findUserById(executor, id);
       if (!user) throw notFound('User');

@@ -9,6 +9,10 @@ export const findUserById = (db: Executor, id: string) =>
   db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 
 /** Whether a user with this id exists (no columns read: other domains only check the reference). */
+/** What another domain may show of a user (the AI prompt context): names, with updated_at. */
+export const findUserProfile = (db: Executor, userId: string) =>
+  db.selectFrom('users').select(['updated_at', 'full_name', 'username']).where('id', '=', userId).executeTakeFirst();
+
 export const userExists = async (db: Executor, id: string): Promise<boolean> =>
   (await db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 

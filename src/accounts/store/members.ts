@@ -135,5 +135,3 @@ export const listActiveMemberIds = (db: Executor, accountId: string) =>
  * What the AI prompt context shows of a user; its updated_at versions the cached layer. The
  * users table is identity's: this read moves to the identity service when that one offers it.
  */
-export const findUserProfile = (db: Executor, userId: string) =>
-  db.selectFrom('users').select(['updated_at', 'full_name', 'username']).where('id', '=', userId).executeTakeFirst();
