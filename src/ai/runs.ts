@@ -12,7 +12,8 @@ import type { Caller, PromptContext } from './context.js';
 import { costMicros, inputTokenBound, type ModelPrice } from './pricing.js';
 import { presentRun } from './presenters.js';
 import type { ChatMessage, ProviderConfig } from './providers/types.js';
-import type { Candidate, RouteOutcome, Router } from './router.js';
+import type { Candidate, Router } from './router.js';
+import { createSettlement } from './run-settlement.js';
 import { type RunRow, finishRun, getSession, insertRun, reservedMicros, touchSession } from './store.js';
 
 /** The account's AI rate limit: chat runs per account per minute (times GANTRY_RATE_LIMIT_MULTIPLIER). */
@@ -43,7 +44,7 @@ export interface RunDeps {
 }
 
 /** A run that passed every check before money and providers are involved. */
-interface Admitted {
+export interface Admitted {
   principal: Principal;
   input: RunInput;
   ctx: AccountContext;
@@ -56,7 +57,7 @@ interface Admitted {
 }
 
 /** A run recorded as running, its worst-case cost held against the wallet. */
-interface Held {
+export interface Held {
   prompt: ChatMessage[];
   priceTable: Map<string, ModelPrice>;
   row: RunRow;
@@ -69,9 +70,10 @@ interface Held {
  * actual cost and finish the run, or record the failure).
  */
 export function createRuns(deps: RunDeps) {
-  const { db, clock, config, limiter, logger } = deps.kernel;
+  const { db, clock, config, limiter } = deps.kernel;
   const { access } = deps.accounts;
   const { router, context } = deps;
+  const { settle, settleFailure } = createSettlement(deps);
 
   function candidatesFor(list: ProviderConfig[], model: string | undefined): Candidate[] {
     if (!model) return list.map((config) => ({ config, model: config.models[0] }));
@@ -191,110 +193,6 @@ export function createRuns(deps: RunDeps) {
         throw err;
       });
     return { outcome, durationMs: Math.round(performance.now() - t0), completedAt: clock.now().toISOString() };
-  }
-
-  /** Records a run no provider answered, releasing its hold, and throws the answer for it. */
-  async function settleFailure(
-    run: Admitted,
-    runId: string,
-    outcome: Extract<RouteOutcome, { ok: false }>,
-    durationMs: number,
-    completedAt: string,
-  ): Promise<never> {
-    const allSkipped = outcome.attempts.every((a) => a.outcome === 'skipped');
-    const code = outcome.refusal ? 'PROVIDER_REFUSED' : allSkipped ? 'PROVIDERS_UNAVAILABLE' : 'PROVIDERS_FAILED';
-    await inTransaction(db, async (trx) => {
-      await finishRun(trx, runId, {
-        status: 'failed',
-        error_code: code,
-        attempts: JSON.stringify(outcome.attempts),
-        reserved_micros: 0,
-        cost_micros: 0,
-        completed_at: completedAt,
-        duration_ms: durationMs,
-      });
-      await touchSession(trx, run.ctx.accountId, run.sessionId, run.principal.userId, completedAt);
-    });
-    const details = { runId, attempts: outcome.attempts };
-    if (outcome.refusal)
-      throw new DomainError(
-        'UPSTREAM_FAILED',
-        `The provider ${outcome.refusal.provider} refused the request (${outcome.refusal.message})`,
-        details,
-      );
-    if (allSkipped) {
-      const wait = outcome.retryAt
-        ? Math.max(1, Math.ceil((outcome.retryAt.getTime() - clock.now().getTime()) / 1000))
-        : 1;
-      throw DomainError.withStatus(
-        503,
-        'UPSTREAM_FAILED',
-        'Every configured provider is unavailable (circuit open); retry later',
-        details,
-        { 'Retry-After': String(wait) },
-      );
-    }
-    throw new DomainError('UPSTREAM_FAILED', 'Every configured provider failed to answer', details);
-  }
-
-  /** Charges the actual cost and finishes the run in one transaction; returns the final row. */
-  async function settle(
-    run: Admitted,
-    held: Held,
-    outcome: Extract<RouteOutcome, { ok: true }>,
-    durationMs: number,
-    completedAt: string,
-  ): Promise<RunRow> {
-    const { principal, input } = run;
-    const { row } = held;
-    const { result, provider } = outcome;
-    const servedModel = outcome.attempts[outcome.attempts.length - 1].model;
-    const price = held.priceTable.get(`${provider}|${servedModel}`);
-    const cost = price ? costMicros(price, result.inputTokens, result.outputTokens) : null;
-    await inTransaction(db, async (trx) => {
-      let charged = cost ?? 0;
-      if (charged > 0) {
-        try {
-          await deps.wallet.debit(trx, principal.userId, charged, 'ai_run', row.id);
-        } catch (err) {
-          if (!(err instanceof DomainError) || err.status !== 402) throw err;
-          // The provider counted more than the hold allowed for and the wallet cannot cover
-          // it all: take what is there, never below zero (docs/ai.md).
-          charged = Math.min(charged, toMicros((await deps.wallet.get(principal.userId, trx)).balance));
-          if (charged > 0) await deps.wallet.debit(trx, principal.userId, charged, 'ai_run', row.id);
-        }
-      }
-      Object.assign(row, {
-        status: 'succeeded',
-        provider,
-        model: servedModel,
-        reply: result.content,
-        input_tokens: result.inputTokens,
-        output_tokens: result.outputTokens,
-        cost_micros: cost,
-        reserved_micros: 0,
-        charged_micros: charged,
-        attempts: JSON.stringify(outcome.attempts),
-        completed_at: completedAt,
-        duration_ms: durationMs,
-        provider_latency_ms: outcome.latencyMs,
-      } satisfies Partial<RunRow>);
-      await finishRun(trx, row.id, row);
-      await touchSession(trx, run.ctx.accountId, run.sessionId, principal.userId, completedAt);
-    });
-    context.runCompleted(
-      run.caller,
-      run.sessionId,
-      input.messages.filter((m) => m.role === 'user').at(-1),
-      result.content,
-      run.session ? null : (input.messages.find((m) => m.role === 'user')?.content ?? null),
-    );
-    if (outcome.attempts.length > 1)
-      logger.info('ai run failed over', {
-        runId: row.id,
-        attempts: outcome.attempts.map((a) => `${a.provider}:${a.outcome}`).join(','),
-      });
-    return row;
   }
 
   return {

@@ -5,7 +5,7 @@ import { badRequest, conflict, notFound } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import { open, seal } from '../lib/sealed.js';
 import { builtinDefinitions, EMPTY_CONFIG_SCHEMA } from './builtins.js';
-import { createJsonSchemaEngine } from './json-schema.js';
+import { createJsonSchemaEngine } from './json-schema/engine.js';
 import { clientSecretContext } from './sealing.js';
 import { definitionStore } from './store/index.js';
 import type { ConnectorDefinitionsTable } from './tables.js';
@@ -13,7 +13,7 @@ import type { CredType, CustomDefinitionInput, Definition, SystemDefinitionInput
 
 const KEY_PATTERN = /^[a-z0-9][a-z0-9_-]{1,62}$/;
 
-/** The catalog, JSON Schema validation of configs and tool schemas (json-schema.ts). */
+/** The catalog, JSON Schema validation of configs and tool schemas (json-schema/). */
 export function createDefinitions(kernel: Kernel) {
   const { db, clock } = kernel;
   const schemas = createJsonSchemaEngine();

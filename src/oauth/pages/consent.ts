@@ -1,0 +1,75 @@
+import type { Request, ResponseToolkit } from '@hapi/hapi';
+import type { AuthorizeRequest } from '../authorize.js';
+import { BROWSER_SESSION_COOKIE } from '../browser-sessions.js';
+import { consentPage, messagePage } from './views.js';
+import { AUTHORIZE_PATH, cookie, page, redirect, type PagesContext } from './respond.js';
+import type { SignIn } from './sign-in.js';
+
+/** The consent page of /oauth/authorize: shown (or skipped), and the decision submitted. */
+export function createConsent(pages: PagesContext, signIn: SignIn) {
+  const { identity } = pages.app.services;
+  const { authorize, browserSessions } = pages.app.services.oauth;
+
+  /**
+   * A remembered consent skips the page only for a confidential client: anyone can send a public
+   * client's authorize request with their own PKCE pair and a redirect they can read (a loopback
+   * port), so a public client is asked again every time (RFC 8252 8.6, RFC 9700 2.1.1).
+   */
+  async function showOrApprove(
+    h: ResponseToolkit,
+    sessionValue: string,
+    userId: string,
+    req: AuthorizeRequest,
+    client: { name: string; type: string },
+    forceConsent: boolean,
+  ) {
+    const clientName = client.name;
+    if (!forceConsent && client.type === 'confidential' && (await authorize.hasConsent(userId, req)))
+      return redirect(h, await authorize.approve(userId, req));
+    const user = await identity.getUser(userId);
+    return page(
+      h,
+      consentPage({
+        action: AUTHORIZE_PATH,
+        clientName,
+        userEmail: user.email,
+        scopes: req.scopes,
+        requestState: authorize.sealRequest(req),
+        csrf: authorize.csrfFor(sessionValue, 'consent'),
+      }),
+    );
+  }
+
+  /** POST /oauth/authorize with a decision: allow or deny, by the signed-in user of this browser. */
+  async function decide(
+    request: Request,
+    h: ResponseToolkit,
+    req: AuthorizeRequest,
+    clientName: string,
+    decision: string,
+    body: Record<string, unknown>,
+  ) {
+    const sessionValue = cookie(request, BROWSER_SESSION_COOKIE);
+    const userId = await browserSessions.userOf(sessionValue);
+    if (!userId || !sessionValue)
+      return signIn.show(request, h, req, clientName, {
+        status: 401,
+        error: 'Your session has ended. Sign in again.',
+      });
+    if (!authorize.csrfMatches(sessionValue, 'consent', body.csrf)) {
+      return page(
+        h,
+        messagePage(
+          'This form cannot be accepted',
+          'It has expired or was not sent from this page. Go back and try again.',
+        ),
+        403,
+      );
+    }
+    if (decision === 'allow') return redirect(h, await authorize.approve(userId, req), 303);
+    if (decision === 'deny') return redirect(h, authorize.deny(req), 303);
+    return page(h, messagePage('Unknown choice', 'Choose Allow or Deny.'), 400);
+  }
+
+  return { showOrApprove, decide };
+}

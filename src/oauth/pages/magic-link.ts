@@ -1,0 +1,101 @@
+import type { ServerRoute } from '@hapi/hapi';
+import { DomainError } from '../../http/errors.js';
+import { htmlErrorFormat } from '../../http/html.js';
+import { sha256Hex } from '../../lib/crypto.js';
+import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from '../browser-sessions.js';
+import { magicLinkPage, messagePage } from './views.js';
+import { AUTHORIZE_PATH, cookie, page, pageConfig, redirect, type PagesContext } from './respond.js';
+
+/** GET/POST /auth/magic: the landing page of a sign-in link, and its Continue button. */
+export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
+  const { app, attrs } = pages;
+  const { identity } = app.services;
+  const { authorize, browserSessions } = app.services.oauth;
+  const publicOrigin = new URL(app.kernel.config.publicUrl).origin;
+
+  return [
+    {
+      method: 'GET',
+      path: '/auth/magic',
+      options: {
+        id: 'oauth.magic-link-page',
+        ...pageConfig,
+        plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 20, windowSec: 60 } } },
+      },
+      handler: (request, h) => {
+        const token = typeof request.query.token === 'string' ? request.query.token : '';
+        if (!token) return page(h, messagePage('Sign-in link', 'This link is incomplete. Ask for a new one.'), 400);
+        // The Continue button must come from this page in this browser (login CSRF): its value
+        // is bound to the pre-session cookie, set here when the browser has none yet.
+        const pre = pages.preSession(request);
+        const res = page(h, magicLinkPage(token, authorize.csrfFor(pre.value, 'magic')));
+        if (pre.setCookie) res.header('Set-Cookie', pre.setCookie, { append: true });
+        return res;
+      },
+    },
+    {
+      method: 'POST',
+      path: '/auth/magic',
+      options: {
+        id: 'oauth.magic-link-submit',
+        ...pageConfig,
+        plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 20, windowSec: 60 } } },
+        payload: { allow: ['application/x-www-form-urlencoded'], maxBytes: 4 * 1024 },
+      },
+      handler: async (request, h) => {
+        const body = (request.payload ?? {}) as Record<string, unknown>;
+        const token = typeof body.token === 'string' ? body.token : '';
+        if (!token) return page(h, messagePage('Sign-in link', 'This link is incomplete. Ask for a new one.'), 400);
+        // Login CSRF: a form on another site must not sign this browser in to the attacker's
+        // account with the attacker's own link. Our pages send no referrer, so a genuine POST
+        // carries Origin "null" or ours; the csrf value is what proves it came from our page.
+        const origin = request.headers.origin as string | undefined;
+        const crossSite =
+          request.headers['sec-fetch-site'] === 'cross-site' ||
+          (origin !== undefined && origin !== 'null' && origin !== publicOrigin);
+        const pre = cookie(request, PRE_SESSION_COOKIE);
+        if (crossSite || !authorize.csrfMatches(pre, 'magic', body.csrf)) {
+          return page(
+            h,
+            messagePage(
+              'This form cannot be accepted',
+              'It has expired or was not sent from the sign-in link page. Open the link from the mail again.',
+            ),
+            403,
+          );
+        }
+        let consumed: Awaited<ReturnType<typeof identity.magicLinks.consume>>;
+        try {
+          consumed = await identity.magicLinks.consume(token, sha256Hex(pre!));
+        } catch (err) {
+          if (err instanceof DomainError && err.status === 401)
+            return page(
+              h,
+              messagePage('Sign-in link', 'This sign-in link is invalid, used or expired. Ask for a new one.'),
+              400,
+            );
+          throw err;
+        }
+        const sessionValue = await browserSessions.start(consumed.user.id);
+        const setCookie = `${BROWSER_SESSION_COOKIE}=${sessionValue}; ${attrs(BROWSER_SESSION_TTL_SEC)}`;
+        // Only our own authorize endpoint is a place to continue to: never an open redirect.
+        const returnTo = consumed.returnTo;
+        if (returnTo && returnTo.startsWith(`${AUTHORIZE_PATH}?`) && !returnTo.includes('\\'))
+          return redirect(h, returnTo, 303).header('Set-Cookie', setCookie);
+        if (consumed.continuedElsewhere) {
+          return page(
+            h,
+            messagePage(
+              'You are signed in',
+              'This link was asked for in another browser, so the application that asked is not continued here. Go back to it and sign in again if you want to continue.',
+            ),
+          ).header('Set-Cookie', setCookie);
+        }
+        return page(
+          h,
+          messagePage('You are signed in', 'You can close this page and return to the application.'),
+        ).header('Set-Cookie', setCookie);
+      },
+    },
+  ];
+}

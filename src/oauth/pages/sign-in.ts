@@ -1,0 +1,131 @@
+import type { Request, ResponseToolkit } from '@hapi/hapi';
+import { DomainError } from '../../http/errors.js';
+import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../../http/rate-limit.js';
+import { SIGN_IN_LIMITS } from '../../identity/limits.js';
+import { sha256Hex } from '../../lib/crypto.js';
+import type { AuthorizeRequest } from '../authorize.js';
+import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from '../browser-sessions.js';
+import { messagePage, signInPage } from './views.js';
+import {
+  AUTHORIZE_PATH,
+  cookie,
+  formField,
+  page,
+  PRE_SESSION_TTL_SEC,
+  redirect,
+  type PagesContext,
+} from './respond.js';
+
+type SignInExtra = { status?: number; error?: string; notice?: string; email?: string };
+
+/** The sign-in page of /oauth/authorize: shown, and its form (password or sign-in link) submitted. */
+export function createSignIn(pages: PagesContext) {
+  const { app, attrs } = pages;
+  const { identity } = app.services;
+  const { authorize, browserSessions } = app.services.oauth;
+
+  async function show(
+    request: Request,
+    h: ResponseToolkit,
+    req: AuthorizeRequest,
+    clientName: string,
+    extra: SignInExtra = {},
+  ) {
+    const pre = pages.preSession(request);
+    const res = page(
+      h,
+      signInPage({
+        action: AUTHORIZE_PATH,
+        clientName,
+        requestState: authorize.sealRequest(req),
+        csrf: authorize.csrfFor(pre.value, 'signin'),
+        ...extra,
+      }),
+      extra.status ?? 200,
+    );
+    if (pre.setCookie) res.header('Set-Cookie', pre.setCookie, { append: true });
+    return res;
+  }
+
+  /** POST /oauth/authorize without a consent decision: the sign-in form of a sealed request. */
+  async function submit(
+    request: Request,
+    h: ResponseToolkit,
+    req: AuthorizeRequest,
+    clientName: string,
+    body: Record<string, unknown>,
+  ) {
+    if (!authorize.csrfMatches(cookie(request, PRE_SESSION_COOKIE), 'signin', body.csrf)) {
+      return page(
+        h,
+        messagePage(
+          'This form cannot be accepted',
+          'It has expired or was not sent from this page. Go back and try again.',
+        ),
+        403,
+      );
+    }
+    const email = (formField(body, 'email') ?? '').trim();
+    const magic = formField(body, 'action') === 'magic_link';
+    // The same budgets as POST /auth/login and /auth/magic-link: this form is another door to them.
+    const spent = app.kernel.limiter.hit(
+      rateLimitBucket(magic ? 'auth.magic-link' : 'auth.login', request),
+      magic ? SIGN_IN_LIMITS.magicLink : SIGN_IN_LIMITS.login,
+    );
+    if (!spent.allowed) {
+      // The refusing budget's headers (X-RateLimit-* from the kernel, Retry-After here), as on the API.
+      (request.app as { rateLimit?: RateDecision }).rateLimit = spent;
+      const res = await show(request, h, req, clientName, {
+        status: 429,
+        email,
+        error: 'Too many attempts. Wait a few minutes, then try again.',
+      });
+      return res.header(
+        'Retry-After',
+        rateLimitHeaders(spent, app.kernel.clock.now().getTime())['Retry-After'] as string,
+      );
+    }
+    if (magic) {
+      if (!email)
+        return show(request, h, req, clientName, {
+          status: 400,
+          error: 'Enter your email to receive a sign-in link.',
+        });
+      // The csrf check above proved this cookie exists; the link continues only where it is.
+      const pre = cookie(request, PRE_SESSION_COOKIE)!;
+      await identity.magicLinks.request(email, { returnTo: authorize.requestUrl(req), browser: sha256Hex(pre) });
+      const res = await show(request, h, req, clientName, {
+        email,
+        notice: 'If an account exists for this email, a sign-in link is on its way. Open it in this browser.',
+      });
+      // Renewed so it outlives the link (15 minutes) however long the page was open.
+      return res.header('Set-Cookie', `${PRE_SESSION_COOKIE}=${pre}; ${attrs(PRE_SESSION_TTL_SEC)}`, {
+        append: true,
+      });
+    }
+    const password = formField(body, 'password') ?? '';
+    if (!email || !password)
+      return show(request, h, req, clientName, {
+        status: 400,
+        email,
+        error: 'Enter your email and password.',
+      });
+    let userId: string;
+    try {
+      userId = (await identity.authenticate(email, password)).id;
+    } catch (err) {
+      if (err instanceof DomainError && err.status === 401)
+        return show(request, h, req, clientName, { status: 401, email, error: 'Wrong email or password.' });
+      throw err;
+    }
+    const sessionValue = await browserSessions.start(userId);
+    return redirect(h, authorize.requestUrl(req), 303).header(
+      'Set-Cookie',
+      `${BROWSER_SESSION_COOKIE}=${sessionValue}; ${attrs(BROWSER_SESSION_TTL_SEC)}`,
+    );
+  }
+
+  return { show, submit };
+}
+
+export type SignIn = ReturnType<typeof createSignIn>;
