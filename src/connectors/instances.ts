@@ -54,6 +54,7 @@ export function createInstances(ctx: ConnectorsContext) {
         status: 'pending_auth',
         enabled: 1,
         config: JSON.stringify(cfg),
+        tool_prefix: null,
         last_health_check: null,
         health_message: null,
         created_by: actor.principal.userId,

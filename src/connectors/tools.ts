@@ -42,7 +42,9 @@ export function createToolCatalog(ctx: ConnectorsContext) {
       output_schema: JSON.stringify(t.outputSchema ?? {}),
       // MCP's destructiveHint marks tools a human should approve before they run.
       requires_approval: t.annotations?.destructiveHint === true ? 1 : 0,
+      requires_approval_set_by: null,
       rate_limit_rpm: null,
+      annotations: t.annotations && typeof t.annotations === 'object' ? JSON.stringify(t.annotations) : null,
       is_active: 1,
       source: 'auto_discovered',
       translations: JSON.stringify(translations),
@@ -109,7 +111,10 @@ export function createToolCatalog(ctx: ConnectorsContext) {
         input_schema: JSON.stringify(input.inputSchema),
         output_schema: JSON.stringify(input.outputSchema),
         requires_approval: input.requiresApproval ? 1 : 0,
+        // A manual tool's settings are a person's from the start.
+        requires_approval_set_by: actor.principal.userId,
         rate_limit_rpm: input.rateLimitRpm ?? null,
+        annotations: null,
         is_active: 1,
         source: 'manual',
         translations: JSON.stringify(input.translations ?? {}),

@@ -51,6 +51,7 @@ export const toolStore = {
             // A sync only ever raises the flag: the server at the url (which a member may
             // have set) must not lift an approval gate; only an owner/admin lowers it.
             requires_approval: sql<number>`max(connector_tools.requires_approval, excluded.requires_approval)`,
+            annotations: eb.ref('excluded.annotations'),
             translations: eb.ref('excluded.translations'),
             updated_at: eb.ref('excluded.updated_at'),
           })),
