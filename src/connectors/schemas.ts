@@ -5,6 +5,8 @@ import { CRED_TYPES } from './types.js';
 const id = Joi.string().guid().required();
 const key = Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{1,62}$/);
 const jsonObject = Joi.object().unknown(true);
+/** Calls per minute per tool; null = no limit. */
+const rateLimitRpm = Joi.number().integer().min(1).max(100_000).allow(null);
 const translations = Joi.object().pattern(
   Joi.string().max(35),
   Joi.object({ displayName: Joi.string().max(255), description: Joi.string().max(4000) }),
@@ -59,9 +61,13 @@ export const schemas = {
     inputSchema: jsonObject.required(),
     outputSchema: jsonObject.required(),
     requiresApproval: Joi.boolean().default(false),
-    rateLimitRpm: Joi.number().integer().min(1).max(100_000).allow(null),
+    rateLimitRpm,
     translations,
   }),
-  toggleTool: Joi.object({ enabled: Joi.boolean(), requiresApproval: Joi.boolean() }).or('enabled', 'requiresApproval'),
+  toggleTool: Joi.object({ enabled: Joi.boolean(), requiresApproval: Joi.boolean(), rateLimitRpm }).or(
+    'enabled',
+    'requiresApproval',
+    'rateLimitRpm',
+  ),
   invokeTool: Joi.object({ input: jsonObject.default({}) }),
 };
