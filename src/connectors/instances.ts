@@ -36,7 +36,15 @@ export function createInstances(ctx: ConnectorsContext) {
       return presentInstance(await ctx.requireInstance(ws, id));
     },
 
-    async create(actor: Actor, input: { connectorKey: string; displayName: string; config?: Record<string, unknown> }) {
+    async create(
+      actor: Actor,
+      input: {
+        connectorKey: string;
+        displayName: string;
+        config?: Record<string, unknown>;
+        toolPrefix?: string | null;
+      },
+    ) {
       ctx.assertWriter(actor.ws);
       const def = await ctx.definitions.get(input.connectorKey, actor.ws.workspaceId);
       if (!def)
@@ -54,7 +62,7 @@ export function createInstances(ctx: ConnectorsContext) {
         status: 'pending_auth',
         enabled: 1,
         config: JSON.stringify(cfg),
-        tool_prefix: null,
+        tool_prefix: input.toolPrefix ?? null,
         last_health_check: null,
         health_message: null,
         created_by: actor.principal.userId,
@@ -79,7 +87,7 @@ export function createInstances(ctx: ConnectorsContext) {
     async update(
       actor: Actor,
       id: string,
-      patch: { displayName?: string; config?: Record<string, unknown>; enabled?: boolean },
+      patch: { displayName?: string; config?: Record<string, unknown>; enabled?: boolean; toolPrefix?: string | null },
     ) {
       ctx.assertWriter(actor.ws);
       const current = await ctx.requireInstance(actor.ws, id);
@@ -92,6 +100,7 @@ export function createInstances(ctx: ConnectorsContext) {
       const changes: Parameters<typeof instanceStore.update>[2] = { updated_at: clock.now().toISOString() };
       if (patch.displayName !== undefined) changes.display_name = patch.displayName;
       if (patch.config !== undefined) changes.config = JSON.stringify(patch.config);
+      if (patch.toolPrefix !== undefined) changes.tool_prefix = patch.toolPrefix;
       if (patch.enabled !== undefined) {
         changes.enabled = patch.enabled ? 1 : 0;
         // docs/interface.md, States: "any | PATCH with enabled false -> inactive". Enabling again moves nothing:

@@ -10,6 +10,7 @@ export function presentInstance(row: InstanceRow) {
     status: row.status,
     enabled: toBool(row.enabled),
     config: JSON.parse(row.config) as Record<string, unknown>,
+    toolPrefix: row.tool_prefix,
     lastHealthCheck: row.last_health_check,
     healthMessage: row.health_message,
     createdAt: row.created_at,

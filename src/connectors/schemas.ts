@@ -5,6 +5,10 @@ import { CRED_TYPES } from './types.js';
 const id = Joi.string().guid().required();
 const key = Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{1,62}$/);
 const jsonObject = Joi.object().unknown(true);
+/** An instance's own prefix for its tools' MCP names ('' = none, null = derived; docs/connectors.md). */
+const toolPrefix = Joi.string()
+  .pattern(/^[A-Za-z0-9_.-]{0,24}$/)
+  .allow('', null);
 /** Calls per minute per tool; null = no limit. */
 const rateLimitRpm = Joi.number().integer().min(1).max(100_000).allow(null);
 const translations = Joi.object().pattern(
@@ -39,11 +43,13 @@ export const schemas = {
     connectorKey: Joi.string().max(63).required(),
     displayName: Joi.string().trim().min(1).max(255).required(),
     config: jsonObject,
+    toolPrefix,
   }),
   updateInstance: Joi.object({
     displayName: Joi.string().trim().min(1).max(255),
     config: jsonObject,
     enabled: Joi.boolean(),
+    toolPrefix,
   }),
   storeCredentials: Joi.object({
     credType: Joi.string()
