@@ -45,6 +45,28 @@ export function presentTool(row: ToolRow, locale?: string) {
   };
 }
 
+/**
+ * A tool as the MCP endpoint lists it, under its exposed name (tool-names.ts). The schemas
+ * and annotations are passed on as the server (or the manual tool) gave them.
+ */
+export function presentExposedTool(row: ToolRow, name: string) {
+  const outputSchema = JSON.parse(row.output_schema) as Record<string, unknown>;
+  return {
+    name,
+    instanceId: row.instance_id,
+    toolId: row.id,
+    toolKey: row.tool_key,
+    title: row.display_name,
+    description: row.description,
+    inputSchema: JSON.parse(row.input_schema) as Record<string, unknown>,
+    /** null when none was given (stored as {}). */
+    outputSchema: Object.keys(outputSchema).length > 0 ? outputSchema : null,
+    annotations: row.annotations ? (JSON.parse(row.annotations) as Record<string, unknown>) : null,
+    requiresApproval: toBool(row.requires_approval),
+    rateLimitRpm: row.rate_limit_rpm,
+  };
+}
+
 export function presentCredentialRecord(
   row: Pick<ConnectorCredentialsTable, 'id' | 'instance_id' | 'cred_type' | 'rotated_at'>,
 ) {

@@ -22,6 +22,15 @@ export const toolStore = {
       .where('instance_id', '=', instanceId)
       .where('tool_key', '=', toolKey)
       .executeTakeFirst(),
+  /** Every tool of every instance of a workspace, active or not. */
+  listByWorkspace: (ex: Executor, workspaceId: string) =>
+    ex
+      .selectFrom('connector_tools')
+      .selectAll()
+      .where('instance_id', 'in', (eb) =>
+        eb.selectFrom('connector_instances').select('id').where('workspace_id', '=', workspaceId),
+      )
+      .execute(),
   insert: (ex: Executor, row: Omit<ToolRow, 'seq'>) => ex.insertInto('connector_tools').values(row).execute(),
   update: (
     ex: Executor,
