@@ -125,6 +125,11 @@ export function createInstances(ctx: ConnectorsContext) {
             toOrigin: moved.to,
           });
         }
+        // A gate a person set was set for the tools of this config's server; another config
+        // (even another path on the same origin, where the credentials stay) may serve other
+        // tools under the same names, so its syncs may raise the gates again.
+        if (changes.config !== undefined && changes.config !== before.config)
+          await toolStore.releaseApprovalChoices(trx, id);
         await instanceStore.update(trx, id, changes);
         await ctx.audit(trx, actor, 'connector.updated', id, {
           fields: Object.keys(patch),

@@ -134,6 +134,28 @@ describe('tool settings: requiresApproval and rateLimitRpm', () => {
     }
   });
 
+  it('after a config change, syncs may raise a gate a person lowered again (the rate limit stays)', async () => {
+    const { h, member, inst, tool } = await synced();
+    const drop = tool('drop_table');
+    await patch(h, inst.id, drop.id, { requiresApproval: false, rateLimitRpm: 9 });
+    const sync = async () =>
+      (await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/sync-tools`, headers: member }))
+        .json()
+        .data.find((x: Tool) => x.id === drop.id) as Tool;
+    assert.equal((await sync()).requiresApproval, false, 'same config: the choice holds');
+    // Another path on the same origin keeps the credentials, but may serve another drop_table.
+    const moved = await t.inject({
+      method: 'PATCH',
+      url: `${C}/instances/${inst.id}`,
+      headers: member,
+      payload: { config: { url: `${fake.url}?tenant=other` } },
+    });
+    assert.equal(moved.statusCode, 200, moved.body);
+    const after = await sync();
+    assert.equal(after.requiresApproval, true, 'the server calls it destructive: gated again');
+    assert.equal(after.rateLimitRpm, 9);
+  });
+
   it('the rate limit set here is the one invoke enforces', async () => {
     const { h, inst, tool } = await synced();
     const read = tool('read_rows');

@@ -38,6 +38,14 @@ export const toolStore = {
     patch: Partial<Pick<ToolRow, 'requires_approval' | 'requires_approval_set_by' | 'rate_limit_rpm'>> &
       Pick<ToolRow, 'is_active' | 'updated_at'>,
   ) => ex.updateTable('connector_tools').set(patch).where('id', '=', id).execute(),
+  /** Forgets who set the instance's gates (the values stay), so syncs may raise them again. */
+  releaseApprovalChoices: (ex: Executor, instanceId: string) =>
+    ex
+      .updateTable('connector_tools')
+      .set({ requires_approval_set_by: null })
+      .where('instance_id', '=', instanceId)
+      .where('source', '=', 'auto_discovered')
+      .execute(),
   deleteByInstance: (ex: Executor, instanceId: string) =>
     ex.deleteFrom('connector_tools').where('instance_id', '=', instanceId).execute(),
 
