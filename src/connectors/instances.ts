@@ -36,7 +36,15 @@ export function createInstances(ctx: ConnectorsContext) {
       return presentInstance(await ctx.requireInstance(ws, id));
     },
 
-    async create(actor: Actor, input: { connectorKey: string; displayName: string; config?: Record<string, unknown> }) {
+    async create(
+      actor: Actor,
+      input: {
+        connectorKey: string;
+        displayName: string;
+        config?: Record<string, unknown>;
+        toolPrefix?: string | null;
+      },
+    ) {
       ctx.assertWriter(actor.ws);
       const def = await ctx.definitions.get(input.connectorKey, actor.ws.workspaceId);
       if (!def)
@@ -54,6 +62,7 @@ export function createInstances(ctx: ConnectorsContext) {
         status: 'pending_auth',
         enabled: 1,
         config: JSON.stringify(cfg),
+        tool_prefix: input.toolPrefix ?? null,
         last_health_check: null,
         health_message: null,
         created_by: actor.principal.userId,
@@ -78,7 +87,7 @@ export function createInstances(ctx: ConnectorsContext) {
     async update(
       actor: Actor,
       id: string,
-      patch: { displayName?: string; config?: Record<string, unknown>; enabled?: boolean },
+      patch: { displayName?: string; config?: Record<string, unknown>; enabled?: boolean; toolPrefix?: string | null },
     ) {
       ctx.assertWriter(actor.ws);
       const current = await ctx.requireInstance(actor.ws, id);
@@ -91,6 +100,7 @@ export function createInstances(ctx: ConnectorsContext) {
       const changes: Parameters<typeof instanceStore.update>[2] = { updated_at: clock.now().toISOString() };
       if (patch.displayName !== undefined) changes.display_name = patch.displayName;
       if (patch.config !== undefined) changes.config = JSON.stringify(patch.config);
+      if (patch.toolPrefix !== undefined) changes.tool_prefix = patch.toolPrefix;
       if (patch.enabled !== undefined) {
         changes.enabled = patch.enabled ? 1 : 0;
         // docs/interface.md, States: "any | PATCH with enabled false -> inactive". Enabling again moves nothing:
@@ -115,6 +125,11 @@ export function createInstances(ctx: ConnectorsContext) {
             toOrigin: moved.to,
           });
         }
+        // A gate a person set was set for the tools of this config's server; another config
+        // (even another path on the same origin, where the credentials stay) may serve other
+        // tools under the same names, so its syncs may raise the gates again.
+        if (changes.config !== undefined && changes.config !== before.config)
+          await toolStore.releaseApprovalChoices(trx, id);
         await instanceStore.update(trx, id, changes);
         await ctx.audit(trx, actor, 'connector.updated', id, {
           fields: Object.keys(patch),

@@ -13,7 +13,7 @@ import { presentApproval } from './presenters.js';
 import { approvalInputContext } from './sealing.js';
 import { approvalStore, toolStore } from './store/index.js';
 import type { ApprovalRow, InstanceRow, ToolRow } from './tables.js';
-import type { Actor } from './types.js';
+import type { Actor, Definition } from './types.js';
 
 export const upstream = (message: string) => new DomainError('UPSTREAM_FAILED', message);
 
@@ -25,11 +25,23 @@ export const upstream = (message: string) => new DomainError('UPSTREAM_FAILED', 
 export const targetDigest = (instance: InstanceRow, tool: ToolRow) =>
   sha256Hex(`${instance.config}\n${tool.input_schema}`);
 
-/** Disabled instances and disabled tools are never executed (docs/interface.md, States). */
-export function assertRunnable(instance: { enabled: number }, tool: { is_active: number }): void {
-  if (!toBool(instance.enabled)) throw conflict('The connector instance is disabled');
-  if (!toBool(tool.is_active)) throw conflict('The tool is disabled');
+/** Why a tool cannot run: disabled instances and disabled tools never do (docs/interface.md, States). */
+function notRunnable(instance: { enabled: number }, tool: { is_active: number }): string | null {
+  if (!toBool(instance.enabled)) return 'The connector instance is disabled';
+  if (!toBool(tool.is_active)) return 'The tool is disabled';
+  return null;
 }
+
+export const isRunnable = (instance: { enabled: number }, tool: { is_active: number }) =>
+  notRunnable(instance, tool) === null;
+
+export function assertRunnable(instance: { enabled: number }, tool: { is_active: number }): void {
+  const why = notRunnable(instance, tool);
+  if (why) throw conflict(why);
+}
+
+/** Only the MCP adapter runs tools; other definitions' tools are manual records. */
+export const canRunTools = (def: Definition | null | undefined) => def?.adapter === 'mcp';
 
 /** Running a tool call: now, or parked as a pending approval when the tool is gated. */
 export function createInvoker(ctx: ConnectorsContext) {
@@ -48,7 +60,7 @@ export function createInvoker(ctx: ConnectorsContext) {
 
   async function execute(instance: InstanceRow, tool: ToolRow, input: Record<string, unknown>) {
     const def = await ctx.definitions.get(instance.connector_key, instance.workspace_id);
-    if (!def || def.adapter !== 'mcp') throw conflict('This connector has no adapter that can run tools');
+    if (!canRunTools(def)) throw conflict('This connector has no adapter that can run tools');
     let session;
     try {
       session = await openMcp(await ctx.mcpTarget(instance));

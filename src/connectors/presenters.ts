@@ -10,6 +10,7 @@ export function presentInstance(row: InstanceRow) {
     status: row.status,
     enabled: toBool(row.enabled),
     config: JSON.parse(row.config) as Record<string, unknown>,
+    toolPrefix: row.tool_prefix,
     lastHealthCheck: row.last_health_check,
     healthMessage: row.health_message,
     createdAt: row.created_at,
@@ -41,6 +42,28 @@ export function presentTool(row: ToolRow, locale?: string) {
     rateLimitRpm: row.rate_limit_rpm,
     isActive: toBool(row.is_active),
     source: row.source,
+  };
+}
+
+/**
+ * A tool as the MCP endpoint lists it, under its exposed name (tool-names.ts). The schemas
+ * and annotations are passed on as the server (or the manual tool) gave them.
+ */
+export function presentExposedTool(row: ToolRow, name: string) {
+  const outputSchema = JSON.parse(row.output_schema) as Record<string, unknown>;
+  return {
+    name,
+    instanceId: row.instance_id,
+    toolId: row.id,
+    toolKey: row.tool_key,
+    title: row.display_name,
+    description: row.description,
+    inputSchema: JSON.parse(row.input_schema) as Record<string, unknown>,
+    /** null when none was given (stored as {}). */
+    outputSchema: Object.keys(outputSchema).length > 0 ? outputSchema : null,
+    annotations: row.annotations ? (JSON.parse(row.annotations) as Record<string, unknown>) : null,
+    requiresApproval: toBool(row.requires_approval),
+    rateLimitRpm: row.rate_limit_rpm,
   };
 }
 

@@ -5,6 +5,12 @@ import { CRED_TYPES } from './types.js';
 const id = Joi.string().guid().required();
 const key = Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{1,62}$/);
 const jsonObject = Joi.object().unknown(true);
+/** An instance's own prefix for its tools' MCP names ('' = none, null = derived; docs/connectors.md). */
+const toolPrefix = Joi.string()
+  .pattern(/^[A-Za-z0-9_.-]{0,24}$/)
+  .allow('', null);
+/** Calls per minute per tool; null = no limit. */
+const rateLimitRpm = Joi.number().integer().min(1).max(100_000).allow(null);
 const translations = Joi.object().pattern(
   Joi.string().max(35),
   Joi.object({ displayName: Joi.string().max(255), description: Joi.string().max(4000) }),
@@ -37,11 +43,13 @@ export const schemas = {
     connectorKey: Joi.string().max(63).required(),
     displayName: Joi.string().trim().min(1).max(255).required(),
     config: jsonObject,
+    toolPrefix,
   }),
   updateInstance: Joi.object({
     displayName: Joi.string().trim().min(1).max(255),
     config: jsonObject,
     enabled: Joi.boolean(),
+    toolPrefix,
   }),
   storeCredentials: Joi.object({
     credType: Joi.string()
@@ -59,9 +67,13 @@ export const schemas = {
     inputSchema: jsonObject.required(),
     outputSchema: jsonObject.required(),
     requiresApproval: Joi.boolean().default(false),
-    rateLimitRpm: Joi.number().integer().min(1).max(100_000).allow(null),
+    rateLimitRpm,
     translations,
   }),
-  toggleTool: Joi.object({ enabled: Joi.boolean(), requiresApproval: Joi.boolean() }).or('enabled', 'requiresApproval'),
+  toggleTool: Joi.object({ enabled: Joi.boolean(), requiresApproval: Joi.boolean(), rateLimitRpm }).or(
+    'enabled',
+    'requiresApproval',
+    'rateLimitRpm',
+  ),
   invokeTool: Joi.object({ input: jsonObject.default({}) }),
 };

@@ -5,6 +5,7 @@ import type { SealedValues } from '../lib/sealed-rotation.js';
 import { createApprovals } from './approvals.js';
 import { createConnectorsContext, type ConnectorsDeps } from './context.js';
 import { createDefinitions } from './definitions.js';
+import { createExposedTools } from './exposed-tools.js';
 import { createHealthCheck } from './health.js';
 import { createInstanceCredentials } from './instance-credentials.js';
 import { createInstances } from './instances.js';
@@ -38,6 +39,7 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
     sealed: { columns: CONNECTOR_SEALED_COLUMNS } satisfies SealedValues,
     tools: {
       ...createToolCatalog(ctx),
+      ...createExposedTools(ctx),
       invoke: invoker.invoke,
       listApprovals: approvals.listApprovals,
       decide: approvals.decide,

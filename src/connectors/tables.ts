@@ -33,6 +33,8 @@ export interface ConnectorInstancesTable {
   config: string; // JSON
   last_health_check: string | null;
   health_message: string | null;
+  /** Prefix of the tools' MCP names: null derived from display_name, '' none (tool-names.ts). */
+  tool_prefix: string | null;
   created_by: string;
   created_at: string;
   updated_at: string;
@@ -64,7 +66,10 @@ interface ConnectorToolsTable {
   input_schema: string;
   output_schema: string;
   requires_approval: number;
+  /** The user who last set requires_approval by hand; a sync leaves it alone then. */
+  requires_approval_set_by: string | null;
   rate_limit_rpm: number | null;
+  annotations: string | null; // JSON of the MCP annotations the server listed
   is_active: number;
   source: string; // auto_discovered, manual
   translations: string; // JSON {locale: {displayName?, description?}}

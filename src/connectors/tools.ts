@@ -22,6 +22,12 @@ export interface ManualToolInput {
   translations?: Record<string, { displayName?: string; description?: string }>;
 }
 
+interface ToolSettingsPatch {
+  enabled?: boolean;
+  requiresApproval?: boolean;
+  rateLimitRpm?: number | null;
+}
+
 const TRANSLATIONS_META = 'gantry/translations';
 
 /** Tools of an instance: list, MCP sync, manual tools, enablement and approval gates. */
@@ -42,7 +48,9 @@ export function createToolCatalog(ctx: ConnectorsContext) {
       output_schema: JSON.stringify(t.outputSchema ?? {}),
       // MCP's destructiveHint marks tools a human should approve before they run.
       requires_approval: t.annotations?.destructiveHint === true ? 1 : 0,
+      requires_approval_set_by: null,
       rate_limit_rpm: null,
+      annotations: t.annotations && typeof t.annotations === 'object' ? JSON.stringify(t.annotations) : null,
       is_active: 1,
       source: 'auto_discovered',
       translations: JSON.stringify(translations),
@@ -109,7 +117,10 @@ export function createToolCatalog(ctx: ConnectorsContext) {
         input_schema: JSON.stringify(input.inputSchema),
         output_schema: JSON.stringify(input.outputSchema),
         requires_approval: input.requiresApproval ? 1 : 0,
+        // A manual tool's settings are a person's from the start.
+        requires_approval_set_by: actor.principal.userId,
         rate_limit_rpm: input.rateLimitRpm ?? null,
+        annotations: null,
         is_active: 1,
         source: 'manual',
         translations: JSON.stringify(input.translations ?? {}),
@@ -127,34 +138,37 @@ export function createToolCatalog(ctx: ConnectorsContext) {
     },
 
     /**
-     * Enables or disables a tool, and raises or lowers its approval gate. Any writer may raise
-     * the gate; lowering it is an owner/admin decision (like deciding an approval).
+     * Enables or disables a tool, raises or lowers its approval gate, sets its rate limit.
+     * Any writer may enable, disable and raise the gate; lowering the gate and changing the
+     * rate limit are owner/admin decisions (like deciding an approval). A gate set here is
+     * kept by later syncs; a sync never touches the rate limit.
      */
-    async update(
-      actor: Actor,
-      instanceId: string,
-      toolId: string,
-      patch: { enabled?: boolean; requiresApproval?: boolean },
-    ) {
+    async update(actor: Actor, instanceId: string, toolId: string, patch: ToolSettingsPatch) {
       ctx.assertWriter(actor.ws);
       await ctx.requireInstance(actor.ws, instanceId);
       return inTransaction(db, async (trx) => {
         const tool = await toolStore.find(trx, instanceId, toolId);
         if (!tool) throw notFound('Tool');
-        if (patch.requiresApproval === false && toBool(tool.requires_approval))
-          ctx.access.requireRole(actor.ws, OWNER_OR_ADMIN);
-        const enabled = patch.enabled ?? toBool(tool.is_active);
-        const changes: { is_active: number; updated_at: string; requires_approval?: number } = {
-          is_active: enabled ? 1 : 0,
+        const lowersGate = patch.requiresApproval === false && toBool(tool.requires_approval);
+        const changesRate = patch.rateLimitRpm !== undefined && patch.rateLimitRpm !== tool.rate_limit_rpm;
+        if (lowersGate || changesRate) ctx.access.requireRole(actor.ws, OWNER_OR_ADMIN);
+        const changes: Parameters<typeof toolStore.update>[2] = {
+          is_active: (patch.enabled ?? toBool(tool.is_active)) ? 1 : 0,
           updated_at: clock.now().toISOString(),
         };
-        if (patch.requiresApproval !== undefined) changes.requires_approval = patch.requiresApproval ? 1 : 0;
+        if (patch.requiresApproval !== undefined) {
+          changes.requires_approval = patch.requiresApproval ? 1 : 0;
+          changes.requires_approval_set_by = actor.principal.userId;
+        }
+        if (patch.rateLimitRpm !== undefined) changes.rate_limit_rpm = patch.rateLimitRpm;
         await toolStore.update(trx, toolId, changes);
         await ctx.audit(trx, actor, 'connector.tool_toggled', toolId, { instanceId, ...patch });
+        const after = { ...tool, ...changes };
         return {
           id: toolId,
-          isActive: enabled,
-          ...(patch.requiresApproval !== undefined ? { requiresApproval: patch.requiresApproval } : {}),
+          isActive: toBool(after.is_active),
+          requiresApproval: toBool(after.requires_approval),
+          rateLimitRpm: after.rate_limit_rpm,
         };
       });
     },

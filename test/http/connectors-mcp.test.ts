@@ -118,7 +118,7 @@ for (const era of ['2025-11-25', '2026-07-28'] as const) {
         headers: h,
         payload: { enabled: false },
       });
-      assert.deepEqual(off.json().data, { id: tool.id, isActive: false });
+      assert.deepEqual(off.json().data, { id: tool.id, isActive: false, requiresApproval: false, rateLimitRpm: null });
       const refused = await t.inject({
         method: 'POST',
         url: `${C}/instances/${inst.id}/tools/${tool.id}/invoke`,

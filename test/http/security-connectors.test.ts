@@ -459,14 +459,14 @@ describe('connector security', () => {
       headers: owner,
       payload: { requiresApproval: false },
     });
-    assert.deepEqual(byOwner.json().data, { id: tool.id, isActive: true, requiresApproval: false });
+    assert.deepEqual(byOwner.json().data, { id: tool.id, isActive: true, requiresApproval: false, rateLimitRpm: null });
     const raised = await t.inject({
       method: 'PATCH',
       url: `${C}/instances/${inst.id}/tools/${tool.id}`,
       headers: mallory,
       payload: { requiresApproval: true },
     });
-    assert.deepEqual(raised.json().data, { id: tool.id, isActive: true, requiresApproval: true });
+    assert.deepEqual(raised.json().data, { id: tool.id, isActive: true, requiresApproval: true, rateLimitRpm: null });
     assert.equal(
       (
         await t.inject({

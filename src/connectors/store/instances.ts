@@ -10,6 +10,8 @@ export const instanceStore = {
       .where('workspace_id', '=', workspaceId)
       .where('id', '=', id)
       .executeTakeFirst(),
+  listByWorkspace: (ex: Executor, workspaceId: string) =>
+    ex.selectFrom('connector_instances').selectAll().where('workspace_id', '=', workspaceId).execute(),
   findById: (ex: Executor, id: string) =>
     ex.selectFrom('connector_instances').selectAll().where('id', '=', id).executeTakeFirst(),
   async page(ex: Executor, workspaceId: string, limit: number, offset: number) {

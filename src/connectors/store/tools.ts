@@ -22,9 +22,30 @@ export const toolStore = {
       .where('instance_id', '=', instanceId)
       .where('tool_key', '=', toolKey)
       .executeTakeFirst(),
+  /** Every tool of every instance of a workspace, active or not. */
+  listByWorkspace: (ex: Executor, workspaceId: string) =>
+    ex
+      .selectFrom('connector_tools')
+      .selectAll()
+      .where('instance_id', 'in', (eb) =>
+        eb.selectFrom('connector_instances').select('id').where('workspace_id', '=', workspaceId),
+      )
+      .execute(),
   insert: (ex: Executor, row: Omit<ToolRow, 'seq'>) => ex.insertInto('connector_tools').values(row).execute(),
-  update: (ex: Executor, id: string, patch: { is_active: number; updated_at: string; requires_approval?: number }) =>
-    ex.updateTable('connector_tools').set(patch).where('id', '=', id).execute(),
+  update: (
+    ex: Executor,
+    id: string,
+    patch: Partial<Pick<ToolRow, 'requires_approval' | 'requires_approval_set_by' | 'rate_limit_rpm'>> &
+      Pick<ToolRow, 'is_active' | 'updated_at'>,
+  ) => ex.updateTable('connector_tools').set(patch).where('id', '=', id).execute(),
+  /** Forgets who set the instance's gates (the values stay), so syncs may raise them again. */
+  releaseApprovalChoices: (ex: Executor, instanceId: string) =>
+    ex
+      .updateTable('connector_tools')
+      .set({ requires_approval_set_by: null })
+      .where('instance_id', '=', instanceId)
+      .where('source', '=', 'auto_discovered')
+      .execute(),
   deleteByInstance: (ex: Executor, instanceId: string) =>
     ex.deleteFrom('connector_tools').where('instance_id', '=', instanceId).execute(),
 
@@ -49,8 +70,12 @@ export const toolStore = {
             input_schema: eb.ref('excluded.input_schema'),
             output_schema: eb.ref('excluded.output_schema'),
             // A sync only ever raises the flag: the server at the url (which a member may
-            // have set) must not lift an approval gate; only an owner/admin lowers it.
-            requires_approval: sql<number>`max(connector_tools.requires_approval, excluded.requires_approval)`,
+            // have set) must not lift an approval gate; only an owner/admin lowers it. Once a
+            // person set the flag, the sync keeps their choice either way.
+            requires_approval: sql<number>`case when connector_tools.requires_approval_set_by is not null
+              then connector_tools.requires_approval
+              else max(connector_tools.requires_approval, excluded.requires_approval) end`,
+            annotations: eb.ref('excluded.annotations'),
             translations: eb.ref('excluded.translations'),
             updated_at: eb.ref('excluded.updated_at'),
           })),
