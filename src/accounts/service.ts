@@ -4,7 +4,7 @@ import { newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
 import { createAccountAccess } from './access.js';
 import { presentAccount, presentAccountSummary } from './presenters.js';
-import { LIVE, liveAccount, type AccountsDeps, type Actor } from './context.js';
+import { liveAccount, type AccountsDeps, type Actor } from './context.js';
 import { createMembers, type BillingHolder } from './members.js';
 import { createInvitations } from './invitations.js';
 import { createWorkspaces } from './workspaces.js';
@@ -13,6 +13,7 @@ import { createApiKeys } from './api-keys.js';
 import { createDeletion } from './deletion.js';
 import { createSeatWebhook } from './seat-webhook.js';
 import type { BillingAdapter } from './billing.js';
+import { createEntitlements } from './entitlements.js';
 import { createAccountBody, updateAccountBody, validate } from './schemas.js';
 import * as store from './store/index.js';
 
@@ -31,19 +32,7 @@ export interface AccountChanges extends Partial<NewAccount> {
   status?: string;
 }
 
-export const ENTITLEMENT_TOPIC = 'accounts.entitlement';
-
-/** Features an account can be entitled to. */
-export const ENTITLEMENT_FEATURES: readonly string[] = ['ai'];
-
-export function assertKnownFeature(feature: string): void {
-  if (!ENTITLEMENT_FEATURES.includes(feature)) {
-    throw badRequest(`unknown feature "${feature}" (known: ${ENTITLEMENT_FEATURES.join(', ')})`, [
-      { field: 'feature', message: 'unknown feature', type: 'any.only' },
-    ]);
-  }
-}
-
+export { ENTITLEMENT_TOPIC, ENTITLEMENT_FEATURES, assertKnownFeature } from './entitlements.js';
 export { assertAssignableRole } from './members.js';
 
 /** PATCH fields and their columns, in the order account.updated entries are written. */
@@ -74,7 +63,7 @@ const FIELDS: Array<
 
 /** Accounts: the tenancy boundary. Owns accounts, members, workspaces, entitlements, audit. */
 export function createAccountsService(kernel: Kernel, services: Omit<AccountsDeps, 'kernel'>) {
-  const { db, clock, changes } = kernel;
+  const { db, clock } = kernel;
   const deps: AccountsDeps = { kernel, ...services };
   const access = createAccountAccess(db);
   const audit = deps.audit.record;
@@ -86,6 +75,7 @@ export function createAccountsService(kernel: Kernel, services: Omit<AccountsDep
   }
 
   const apiKeys = createApiKeys(deps);
+  const entitlements = createEntitlements(deps);
 
   return {
     access,
@@ -270,38 +260,8 @@ export function createAccountsService(kernel: Kernel, services: Omit<AccountsDep
     /** The audit log, newest first, keyset-paged on seq. */
     logs: (accountId: string, page: { limit: number; cursor?: string }) => deps.audit.log(accountId, page),
 
-    /** Grants or revokes a feature entitlement (e.g. ai); visible to running servers at once. */
-    async setEntitlement(accountId: string, feature: string, granted: boolean, actorId: string | null = null) {
-      assertKnownFeature(feature);
-      await inTransaction(db, async (trx) => {
-        const account = await store.findAccountStatus(trx, accountId);
-        if (!account || !LIVE.includes(account.status)) throw notFound('Account');
-        const at = clock.now();
-        if (granted) {
-          await store.grantEntitlement(trx, {
-            account_id: accountId,
-            feature,
-            granted_at: at.toISOString(),
-            granted_by: actorId,
-          });
-        } else {
-          await store.revokeEntitlement(trx, accountId, feature);
-        }
-        await audit(trx, actorId ? { userId: actorId } : null, {
-          accountId,
-          action: granted ? 'account.entitlement_granted' : 'account.entitlement_revoked',
-          targetId: accountId,
-          metadata: { feature },
-        });
-        await changes.publish(trx, ENTITLEMENT_TOPIC, accountId);
-      });
-      return { accountId, feature, granted };
-    },
-
-    async listEntitlements(accountId: string) {
-      const rows = await store.listEntitlements(db, accountId);
-      return rows.map((r) => ({ feature: r.feature, grantedAt: r.granted_at }));
-    },
+    setEntitlement: entitlements.set,
+    listEntitlements: entitlements.list,
   };
 }
 
