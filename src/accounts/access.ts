@@ -31,6 +31,19 @@ function effectiveWorkspaceRole(accountRole: Role, stored: string | undefined): 
   return stored === 'member' ? 'member' : 'viewer';
 }
 
+/** The operator at the CLI: acts in any account without being a member; audited as 'system'. */
+export const OPERATOR = Object.freeze({ kind: 'operator' as const });
+type Operator = typeof OPERATOR;
+
+/** Who calls an accounts use case: a request's principal or the operator, never nobody. */
+export type Caller = Principal | Operator;
+
+/**
+ * What a use case learns from `authorize`: who acts (for the audit) and, for a principal, the
+ * account context it acts in. The operator acts as null (audit 'system') with no context.
+ */
+export type Authorized = { actor: { userId: string }; context: AccountContext } | { actor: null; context: null };
+
 /** Accounts that are gone for their members (soft-deleted or purged) resolve as unknown. */
 const LIVE_STATUSES = ['active', 'suspended'];
 
@@ -91,6 +104,28 @@ export function createAccountAccess(db: Executor) {
     return { ...account, workspaceId: ws.id, workspaceRole: effectiveWorkspaceRole(account.role, member?.role) };
   }
 
+  function requireRole(context: AccountContext, roles: readonly Role[]): void {
+    if (!roles.includes(context.role)) throw forbidden(`This needs the ${roles.join(' or ')} role`);
+  }
+
+  /**
+   * The first line of every accounts use case: a principal must be an active member of the
+   * account (403, or 404 when the account is gone) with one of the roles (403). The operator
+   * is not a member of anything and passes.
+   */
+  async function authorize(
+    caller: Principal,
+    accountId: string,
+    roles: readonly Role[],
+  ): Promise<Extract<Authorized, { context: AccountContext }>>;
+  async function authorize(caller: Caller, accountId: string, roles: readonly Role[]): Promise<Authorized>;
+  async function authorize(caller: Caller, accountId: string, roles: readonly Role[]): Promise<Authorized> {
+    if (caller.kind === 'operator') return { actor: null, context: null };
+    const context = await inAccount(caller, accountId);
+    requireRole(context, roles);
+    return { actor: { userId: caller.userId }, context };
+  }
+
   async function workspaceMembership(workspaceId: string, userId: string) {
     return store.findWorkspaceMember(db, workspaceId, userId);
   }
@@ -100,10 +135,8 @@ export function createAccountAccess(db: Executor) {
     inAccount,
     current,
     workspace,
-
-    requireRole(context: AccountContext, roles: readonly Role[]): void {
-      if (!roles.includes(context.role)) throw forbidden(`This needs the ${roles.join(' or ')} role`);
-    },
+    requireRole,
+    authorize,
 
     /** Workspace roles (docs/accounts.md): a workspace viewer reads only, whatever their account role. */
     requireWorkspaceRole(context: WorkspaceContext, roles: readonly WorkspaceRole[]): void {

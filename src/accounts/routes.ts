@@ -14,7 +14,7 @@ export function accountsRoutes(app: PluginDeps): ServerRoute[] {
   const guard = makeGuard(app);
   return [
     ...accountRoutes(app, guard),
-    ...memberRoutes(app, guard),
+    ...memberRoutes(app),
     ...auditLogRoutes(app, guard),
     ...invitationRoutes(app, guard),
     ...workspaceRoutes(app, guard),

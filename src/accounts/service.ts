@@ -62,10 +62,10 @@ const FIELDS: Array<
 ];
 
 /** Accounts: the tenancy boundary. Owns accounts, members, workspaces, entitlements, audit. */
-export function createAccountsService(kernel: Kernel, services: Omit<AccountsDeps, 'kernel'>) {
+export function createAccountsService(kernel: Kernel, services: Omit<AccountsDeps, 'kernel' | 'access'>) {
   const { db, clock } = kernel;
-  const deps: AccountsDeps = { kernel, ...services };
   const access = createAccountAccess(db);
+  const deps: AccountsDeps = { kernel, ...services, access };
   const audit = deps.audit.record;
   const billing: BillingHolder = { adapter: null };
 

@@ -3,6 +3,7 @@ import type { AppContext } from '../app.js';
 import { withApp } from './context.js';
 import { emit, required, table, UsageError, withCommon, type CliIo, type CommonOptions } from './io.js';
 import { ASSIGNABLE_ROLES } from '../accounts/roles.js';
+import { OPERATOR } from '../accounts/access.js';
 import { assertAssignableRole, assertKnownFeature, ENTITLEMENT_FEATURES } from '../accounts/service.js';
 
 /** A user named by id or by email. */
@@ -154,7 +155,7 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
     const role = options.role;
     assertAssignableRole(role);
     await withApp(io, options, async (app) => {
-      const added = await app.services.accounts.members.add(accountId, null, {
+      const added = await app.services.accounts.members.add(OPERATOR, accountId, {
         chainerId: await resolveUser(app, user),
         role,
       });
@@ -170,7 +171,7 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
       .option('--release-seat', 'release their billing seat'),
   ).action(async (accountId: string, user: string, options: CommonOptions & { releaseSeat?: boolean }) => {
     await withApp(io, options, async (app) => {
-      const removed = await app.services.accounts.members.remove(accountId, null, await resolveUser(app, user), {
+      const removed = await app.services.accounts.members.remove(OPERATOR, accountId, await resolveUser(app, user), {
         releaseSeat: options.releaseSeat === true,
       });
       emit(
@@ -185,7 +186,7 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
   withCommon(member.command('list').argument('<accountId>').description("list an account's members")).action(
     async (accountId: string, options: CommonOptions) => {
       await withApp(io, options, async (app) => {
-        const { items } = await app.services.accounts.members.list(accountId, 500, 0);
+        const { items } = await app.services.accounts.members.list(OPERATOR, accountId, 500, 0);
         emit(io, options, items, () => table(items, ['chainerId', 'email', 'role', 'status', 'joinedAt']));
       });
     },

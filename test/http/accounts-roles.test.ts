@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { OPERATOR } from '../../src/accounts/access.js';
 import { makeTeam, makeUser, signedInUser } from '../helpers/factories.js';
 import { call } from '../helpers/accounts.js';
 
@@ -68,7 +69,7 @@ const rows: Row[] = [
     status: 200,
     setup: async (t, team) => {
       const target = await makeUser(t.app);
-      await t.app.services.accounts.members.add(team.account.id, null, { chainerId: target.id, role: 'member' });
+      await t.app.services.accounts.members.add(OPERATOR, team.account.id, { chainerId: target.id, role: 'member' });
       return { path: `accounts/${team.account.id}/members/${target.id}`, body: { role: 'viewer' } };
     },
   },
@@ -79,7 +80,7 @@ const rows: Row[] = [
     status: 200,
     setup: async (t, team) => {
       const target = await makeUser(t.app);
-      await t.app.services.accounts.members.add(team.account.id, null, { chainerId: target.id, role: 'member' });
+      await t.app.services.accounts.members.add(OPERATOR, team.account.id, { chainerId: target.id, role: 'member' });
       return { path: `accounts/${team.account.id}/members/${target.id}` };
     },
   },

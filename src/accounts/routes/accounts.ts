@@ -5,9 +5,9 @@ import { reply } from '../../http/envelope.js';
 import { principalOf } from '../../http/auth.js';
 import { cursorQuery } from '../../http/pagination.js';
 import { tenancyHeaders } from '../access.js';
-import { ANY_MEMBER, OWNER_OR_ADMIN } from '../roles.js';
+import { ANY_MEMBER, OWNER, OWNER_OR_ADMIN } from '../roles.js';
 import { createAccountBody, updateAccountBody } from '../schemas.js';
-import { OWNER, accountParams, p, withKeys, type Guard } from './guard.js';
+import { accountParams, p, withKeys, type Guard } from './guard.js';
 
 /** Accounts: the current one, create, read, update, delete. */
 export function accountRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {

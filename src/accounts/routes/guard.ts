@@ -5,7 +5,6 @@ import { principalOf } from '../../http/auth.js';
 import { id } from '../schemas.js';
 import type { Role } from '../roles.js';
 
-export const OWNER: readonly Role[] = ['owner'];
 /** Account routes accept enterprise API keys (acting as the key's owner). */
 export const withKeys = { gantry: { apiKeys: true } };
 

@@ -1,9 +1,9 @@
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../../http/plugin.js';
 import { reply } from '../../http/envelope.js';
-import { ANY_MEMBER } from '../roles.js';
+import { ANY_MEMBER, OWNER } from '../roles.js';
 import { transferBody } from '../schemas.js';
-import { OWNER, accountParams, p, withKeys, type Guard } from './guard.js';
+import { accountParams, p, withKeys, type Guard } from './guard.js';
 
 /** Ownership transfer. */
 export function ownershipRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
