@@ -16,7 +16,7 @@ export function accountsRoutes(app: PluginDeps): ServerRoute[] {
     ...accountRoutes(app, guard),
     ...memberRoutes(app),
     ...auditLogRoutes(app, guard),
-    ...invitationRoutes(app, guard),
+    ...invitationRoutes(app),
     ...workspaceRoutes(app, guard),
     ...ownershipRoutes(app, guard),
     ...apiKeyRoutes(app, guard),

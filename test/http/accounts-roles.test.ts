@@ -114,7 +114,7 @@ const rows: Row[] = [
     allowed: OWNER_OR_ADMIN,
     status: 200,
     setup: async (t, team) => {
-      const inv = await t.app.services.accounts.invitations.create(team.account.id, null, {
+      const inv = await t.app.services.accounts.invitations.create(OPERATOR, team.account.id, {
         email: `inv-${uniq()}@example.test`,
         role: 'member',
       });
@@ -127,7 +127,7 @@ const rows: Row[] = [
     allowed: OWNER_OR_ADMIN,
     status: 200,
     setup: async (t, team) => {
-      const inv = await t.app.services.accounts.invitations.create(team.account.id, null, {
+      const inv = await t.app.services.accounts.invitations.create(OPERATOR, team.account.id, {
         email: `inv-${uniq()}@example.test`,
         role: 'member',
       });
