@@ -1,7 +1,7 @@
 import { DomainError, forbidden, notFound } from '../http/errors.js';
 import type { Principal } from '../http/auth.js';
 import type { Executor } from '../db/tx.js';
-import type { Role } from './roles.js';
+import { OWNER_OR_ADMIN, type Role } from './roles.js';
 import type { WorkspaceRole } from './workspaces.js';
 import * as store from './store/index.js';
 
@@ -43,6 +43,14 @@ export type Caller = Principal | Operator;
  * account context it acts in. The operator acts as null (audit 'system') with no context.
  */
 export type Authorized = { actor: { userId: string }; context: AccountContext } | { actor: null; context: null };
+
+/**
+ * The user whose own items (workspaces, API keys) are all a caller may see, or null when they
+ * see the whole account: owners, admins and the operator.
+ */
+export function restrictedTo(auth: Authorized): string | null {
+  return auth.context && !OWNER_OR_ADMIN.includes(auth.context.role) ? auth.actor.userId : null;
+}
 
 /** Accounts that are gone for their members (soft-deleted or purged) resolve as unknown. */
 const LIVE_STATUSES = ['active', 'suspended'];

@@ -17,7 +17,7 @@ export function accountsRoutes(app: PluginDeps): ServerRoute[] {
     ...memberRoutes(app),
     ...auditLogRoutes(app, guard),
     ...invitationRoutes(app),
-    ...workspaceRoutes(app, guard),
+    ...workspaceRoutes(app),
     ...ownershipRoutes(app, guard),
     ...apiKeyRoutes(app, guard),
     ...billingRoutes(app),

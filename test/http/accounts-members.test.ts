@@ -169,8 +169,8 @@ describe('accounts: members, API keys, seat release', () => {
     assert.equal((await call(t, 'PATCH', `accounts/${account.id}`, bearer(apiKey), { displayName: 'x' })).status, 403);
     // but not on endpoints that do not take keys
     assert.equal((await call(t, 'GET', 'auth/me', bearer(apiKey))).status, 403);
-    const ws = await t.app.services.accounts.workspaces.create(account.id, null, 'Extra');
-    await t.app.services.accounts.workspaces.addMember(account.id, null, ws.id, {
+    const ws = await t.app.services.accounts.workspaces.create(OPERATOR, account.id, 'Extra');
+    await t.app.services.accounts.workspaces.addMember(OPERATOR, account.id, ws.id, {
       chainerId: victim.user.id,
       role: 'member',
     });

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { OPERATOR } from '../../src/accounts/access.js';
 import { makeTeam } from '../helpers/factories.js';
 import { auditOf, call, lastAudit } from '../helpers/accounts.js';
 import { ManualClock } from '../../src/lib/clock.js';
@@ -40,7 +41,7 @@ describe('accounts: deletion, retention job, audit log paging', () => {
 
   it('after the retention period the job hard-deletes: members and workspaces purged, audit trail kept; no restore', async () => {
     const { owner, account, members } = await makeTeam(t.app, ['admin', 'viewer']);
-    await t.app.services.accounts.workspaces.create(account.id, null, 'Second');
+    await t.app.services.accounts.workspaces.create(OPERATOR, account.id, 'Second');
     await t.app.services.accounts.apiKeys.create(account.id, members.admin.user.id, 'k');
     const deleted = await call(t, 'DELETE', `accounts/${account.id}`, owner.headers);
     const before = (await auditOf(t.app, account.id)).length;

@@ -154,7 +154,7 @@ const rows: Row[] = [
     allowed: OWNER_OR_ADMIN,
     status: 200,
     setup: async (t, team) => {
-      const ws = await t.app.services.accounts.workspaces.create(team.account.id, null, `WS ${uniq()}`);
+      const ws = await t.app.services.accounts.workspaces.create(OPERATOR, team.account.id, `WS ${uniq()}`);
       return { path: `accounts/${team.account.id}/workspaces/${ws.id}`, body: { name: `Renamed ${uniq()}` } };
     },
   },
@@ -164,7 +164,7 @@ const rows: Row[] = [
     allowed: OWNER_OR_ADMIN,
     status: 200,
     setup: async (t, team) => {
-      const ws = await t.app.services.accounts.workspaces.create(team.account.id, null, `WS ${uniq()}`);
+      const ws = await t.app.services.accounts.workspaces.create(OPERATOR, team.account.id, `WS ${uniq()}`);
       return { path: `accounts/${team.account.id}/workspaces/${ws.id}` };
     },
   },
@@ -183,7 +183,7 @@ const rows: Row[] = [
     allowed: OWNER_OR_ADMIN,
     status: 201,
     setup: async (t, team) => {
-      const ws = await t.app.services.accounts.workspaces.create(team.account.id, null, `WS ${uniq()}`);
+      const ws = await t.app.services.accounts.workspaces.create(OPERATOR, team.account.id, `WS ${uniq()}`);
       return {
         path: `accounts/${team.account.id}/workspaces/${ws.id}/members`,
         body: { chainerId: team.members.member.user.id },
@@ -196,8 +196,8 @@ const rows: Row[] = [
     allowed: OWNER_OR_ADMIN,
     status: 200,
     setup: async (t, team) => {
-      const ws = await t.app.services.accounts.workspaces.create(team.account.id, null, `WS ${uniq()}`);
-      await t.app.services.accounts.workspaces.addMember(team.account.id, null, ws.id, {
+      const ws = await t.app.services.accounts.workspaces.create(OPERATOR, team.account.id, `WS ${uniq()}`);
+      await t.app.services.accounts.workspaces.addMember(OPERATOR, team.account.id, ws.id, {
         chainerId: team.members.viewer.user.id,
         role: 'member',
       });
