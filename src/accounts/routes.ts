@@ -18,8 +18,8 @@ export function accountsRoutes(app: PluginDeps): ServerRoute[] {
     ...auditLogRoutes(app, guard),
     ...invitationRoutes(app),
     ...workspaceRoutes(app),
-    ...ownershipRoutes(app, guard),
-    ...apiKeyRoutes(app, guard),
+    ...ownershipRoutes(app),
+    ...apiKeyRoutes(app),
     ...billingRoutes(app),
   ];
 }

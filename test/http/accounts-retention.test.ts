@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { OPERATOR } from '../../src/accounts/access.js';
 import { makeTeam } from '../helpers/factories.js';
-import { auditOf, call, lastAudit } from '../helpers/accounts.js';
+import { asUser, auditOf, call, lastAudit } from '../helpers/accounts.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { accountsJobs } from '../../src/accounts/jobs.js';
 import { collectJobs } from '../../src/app.js';
@@ -42,7 +42,7 @@ describe('accounts: deletion, retention job, audit log paging', () => {
   it('after the retention period the job hard-deletes: members and workspaces purged, audit trail kept; no restore', async () => {
     const { owner, account, members } = await makeTeam(t.app, ['admin', 'viewer']);
     await t.app.services.accounts.workspaces.create(OPERATOR, account.id, 'Second');
-    await t.app.services.accounts.apiKeys.create(account.id, members.admin.user.id, 'k');
+    await t.app.services.accounts.apiKeys.create(asUser(members.admin.user.id), account.id, 'k');
     const deleted = await call(t, 'DELETE', `accounts/${account.id}`, owner.headers);
     const before = (await auditOf(t.app, account.id)).length;
     clock.advance(10 * DAY);
