@@ -33,7 +33,7 @@ function effectiveWorkspaceRole(accountRole: Role, stored: string | undefined): 
 
 /** The operator at the CLI: acts in any account without being a member; audited as 'system'. */
 export const OPERATOR = Object.freeze({ kind: 'operator' as const });
-type Operator = typeof OPERATOR;
+export type Operator = typeof OPERATOR;
 
 /** Who calls an accounts use case: a request's principal or the operator, never nobody. */
 export type Caller = Principal | Operator;

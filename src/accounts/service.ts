@@ -2,9 +2,10 @@ import { badRequest, conflict, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
-import { createAccountAccess } from './access.js';
+import type { Principal } from '../http/auth.js';
+import { createAccountAccess, type Caller } from './access.js';
 import { presentAccount, presentAccountSummary } from './presenters.js';
-import { liveAccount, type AccountsDeps, type Actor } from './context.js';
+import { liveAccount, type AccountsDeps } from './context.js';
 import { createMembers, type BillingHolder } from './members.js';
 import { createInvitations } from './invitations.js';
 import { createWorkspaces } from './workspaces.js';
@@ -15,6 +16,7 @@ import { createSeatWebhook } from './seat-webhook.js';
 import type { BillingAdapter } from './billing.js';
 import { createEntitlements } from './entitlements.js';
 import { createAccountBody, updateAccountBody, validate } from './schemas.js';
+import { ANY_MEMBER, OWNER_OR_ADMIN } from './roles.js';
 import * as store from './store/index.js';
 
 export interface NewAccount {
@@ -166,9 +168,15 @@ export function createAccountsService(kernel: Kernel, services: Omit<AccountsDep
       });
     },
 
-    /** The Account resource of a live account. */
+    /** The Account resource of a live account (read by code that already knows who may see it). */
     async get(accountId: string) {
       return presentAccount(await liveAccount(db, accountId));
+    },
+
+    /** The caller's current account: X-Account-Id when given, else their oldest membership. */
+    async current(principal: Principal, headerAccountId: string | null) {
+      const context = await access.current(principal, headerAccountId);
+      return presentAccount(await liveAccount(db, context.accountId));
     },
 
     /** The operator's view: any status, with counts (CLI `account show`). */
@@ -190,8 +198,10 @@ export function createAccountsService(kernel: Kernel, services: Omit<AccountsDep
       };
     },
 
-    async summary(accountId: string, role: string) {
-      return presentAccountSummary(await liveAccount(db, accountId), role);
+    /** The account as one of its members sees it, with their role. */
+    async summary(principal: Principal, accountId: string) {
+      const { context } = await access.authorize(principal, accountId, ANY_MEMBER);
+      return presentAccountSummary(await liveAccount(db, accountId), context.role);
     },
 
     async list(options: { status?: string; limit?: number; offset?: number } = {}) {
@@ -209,7 +219,8 @@ export function createAccountsService(kernel: Kernel, services: Omit<AccountsDep
      * entry per changed field (field, oldValue, newValue); status changes are account.suspended /
      * account.activated with the same metadata.
      */
-    async update(accountId: string, by: Actor, raw: AccountChanges) {
+    async update(caller: Caller, accountId: string, raw: AccountChanges) {
+      const { actor: by } = await access.authorize(caller, accountId, OWNER_OR_ADMIN);
       const changesIn = validate<AccountChanges>(updateAccountBody, raw);
       if (changesIn.status !== undefined && changesIn.status !== 'active' && changesIn.status !== 'suspended') {
         throw badRequest(
@@ -258,7 +269,10 @@ export function createAccountsService(kernel: Kernel, services: Omit<AccountsDep
     profile: (accountId: string) => store.findAccountProfile(db, accountId),
 
     /** The audit log, newest first, keyset-paged on seq. */
-    logs: (accountId: string, page: { limit: number; cursor?: string }) => deps.audit.log(accountId, page),
+    async logs(caller: Caller, accountId: string, page: { limit: number; cursor?: string }) {
+      await access.authorize(caller, accountId, OWNER_OR_ADMIN);
+      return deps.audit.log(accountId, page);
+    },
 
     setEntitlement: entitlements.set,
     listEntitlements: entitlements.list,

@@ -81,7 +81,7 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
       account.command(name).argument('<accountId>').description(`${name} an account (PATCH status ${status})`),
     ).action(async (accountId: string, options: CommonOptions) => {
       await withApp(io, options, async (app) => {
-        const updated = await app.services.accounts.update(accountId, null, { status });
+        const updated = await app.services.accounts.update(OPERATOR, accountId, { status });
         emit(io, options, updated, () => `account ${updated.id} is ${updated.status}`);
       });
     });
@@ -94,7 +94,7 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
       .description('restore a deleted (closed) account within its retention period'),
   ).action(async (accountId: string, options: CommonOptions) => {
     await withApp(io, options, async (app) => {
-      await app.services.accounts.deletion.restore(accountId, null);
+      await app.services.accounts.deletion.restore(OPERATOR, accountId);
       const shown = await app.services.accounts.show(accountId);
       emit(io, options, shown, () => `account ${shown.id} restored (${shown.status})`);
     });
@@ -107,7 +107,7 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
       .description('confirm a closed account deletion: no restore, purged by the next retention run'),
   ).action(async (accountId: string, options: CommonOptions) => {
     await withApp(io, options, async (app) => {
-      const result = await app.services.accounts.deletion.approve(accountId, null);
+      const result = await app.services.accounts.deletion.approve(OPERATOR, accountId);
       emit(io, options, result, () => `account ${accountId} deletion approved`);
     });
   });

@@ -4,7 +4,7 @@ import type { PluginDeps } from '../../http/plugin.js';
 import { reply } from '../../http/envelope.js';
 import { principalOf } from '../../http/auth.js';
 import { apiKeyBody, id } from '../schemas.js';
-import { accountParams, p, withKeys } from './guard.js';
+import { accountParams, p, withKeys } from './options.js';
 
 /** Enterprise API keys (issued with a session only: a key cannot mint keys). */
 export function apiKeyRoutes(app: PluginDeps): ServerRoute[] {

@@ -5,7 +5,7 @@ import { reply } from '../../http/envelope.js';
 import { principalOf } from '../../http/auth.js';
 import { offsetMeta, offsetQuery } from '../../http/pagination.js';
 import { id, inviteBody, tokenBody } from '../schemas.js';
-import { accountParams, p, withKeys } from './guard.js';
+import { accountParams, p, withKeys } from './options.js';
 
 /** Email invitations; the accept link's page is in pages.ts. */
 export function invitationRoutes(app: PluginDeps): ServerRoute[] {

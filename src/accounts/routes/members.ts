@@ -5,7 +5,7 @@ import { reply } from '../../http/envelope.js';
 import { principalOf } from '../../http/auth.js';
 import { offsetMeta, offsetQuery } from '../../http/pagination.js';
 import { addMemberBody, changeRoleBody, id, removeMemberQuery } from '../schemas.js';
-import { accountParams, p, withKeys } from './guard.js';
+import { accountParams, p, withKeys } from './options.js';
 
 /** Members of an account. */
 export function memberRoutes(app: PluginDeps): ServerRoute[] {

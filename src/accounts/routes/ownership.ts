@@ -3,7 +3,7 @@ import type { PluginDeps } from '../../http/plugin.js';
 import { reply } from '../../http/envelope.js';
 import { principalOf } from '../../http/auth.js';
 import { transferBody } from '../schemas.js';
-import { accountParams, p, withKeys } from './guard.js';
+import { accountParams, p, withKeys } from './options.js';
 
 /** Ownership transfer. */
 export function ownershipRoutes(app: PluginDeps): ServerRoute[] {

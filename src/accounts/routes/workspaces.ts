@@ -4,7 +4,7 @@ import type { PluginDeps } from '../../http/plugin.js';
 import { reply } from '../../http/envelope.js';
 import { principalOf } from '../../http/auth.js';
 import { id, workspaceBody, workspaceMemberBody } from '../schemas.js';
-import { accountParams, p, withKeys } from './guard.js';
+import { accountParams, p, withKeys } from './options.js';
 
 /** Workspaces of an account and their members. */
 export function workspaceRoutes(app: PluginDeps): ServerRoute[] {
