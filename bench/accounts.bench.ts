@@ -13,6 +13,7 @@ import { resolveConfig } from '../src/config.js';
 import { createAppContext } from '../src/app.js';
 import { createLogger } from '../src/lib/logger.js';
 import { newId } from '../src/lib/ids.js';
+import { OPERATOR } from '../src/accounts/access.js';
 
 const ENTRIES = 100_000;
 const WARMUP_SEC = Number(process.env.BENCH_WARMUP_SEC ?? 3);
@@ -86,12 +87,14 @@ const plan = app.kernel.sqlite
 // Warm every position first, then interleave rounds so machine noise hits all three alike.
 const direct: Record<string, number> = { first: 0, middle: 0, last: 0 };
 for (const cursor of Object.values(cursors))
-  for (let i = 0; i < 500; i++) await app.services.accounts.logs(account.id, { limit, cursor: cursor ?? undefined });
+  for (let i = 0; i < 500; i++)
+    await app.services.accounts.logs(OPERATOR, account.id, { limit, cursor: cursor ?? undefined });
 for (let round = 0; round < 5; round++) {
   for (const [name, cursor] of Object.entries(cursors)) {
     const runs = 500;
     const started = performance.now();
-    for (let i = 0; i < runs; i++) await app.services.accounts.logs(account.id, { limit, cursor: cursor ?? undefined });
+    for (let i = 0; i < runs; i++)
+      await app.services.accounts.logs(OPERATOR, account.id, { limit, cursor: cursor ?? undefined });
     direct[name] += ((performance.now() - started) * 1000) / runs / 5;
   }
 }

@@ -1,7 +1,7 @@
 import { DomainError, forbidden, notFound } from '../http/errors.js';
 import type { Principal } from '../http/auth.js';
 import type { Executor } from '../db/tx.js';
-import type { Role } from './roles.js';
+import { OWNER_OR_ADMIN, type Role } from './roles.js';
 import type { WorkspaceRole } from './workspaces.js';
 import * as store from './store/index.js';
 
@@ -29,6 +29,27 @@ function effectiveWorkspaceRole(accountRole: Role, stored: string | undefined): 
   if (stored === undefined) return null;
   if (stored === 'owner' || stored === 'admin') return 'admin';
   return stored === 'member' ? 'member' : 'viewer';
+}
+
+/** The operator at the CLI: acts in any account without being a member; audited as 'system'. */
+export const OPERATOR = Object.freeze({ kind: 'operator' as const });
+export type Operator = typeof OPERATOR;
+
+/** Who calls an accounts use case: a request's principal or the operator, never nobody. */
+export type Caller = Principal | Operator;
+
+/**
+ * What a use case learns from `authorize`: who acts (for the audit) and, for a principal, the
+ * account context it acts in. The operator acts as null (audit 'system') with no context.
+ */
+export type Authorized = { actor: { userId: string }; context: AccountContext } | { actor: null; context: null };
+
+/**
+ * The user whose own items (workspaces, API keys) are all a caller may see, or null when they
+ * see the whole account: owners, admins and the operator.
+ */
+export function restrictedTo(auth: Authorized): string | null {
+  return auth.context && !OWNER_OR_ADMIN.includes(auth.context.role) ? auth.actor.userId : null;
 }
 
 /** Accounts that are gone for their members (soft-deleted or purged) resolve as unknown. */
@@ -91,6 +112,28 @@ export function createAccountAccess(db: Executor) {
     return { ...account, workspaceId: ws.id, workspaceRole: effectiveWorkspaceRole(account.role, member?.role) };
   }
 
+  function requireRole(context: AccountContext, roles: readonly Role[]): void {
+    if (!roles.includes(context.role)) throw forbidden(`This needs the ${roles.join(' or ')} role`);
+  }
+
+  /**
+   * The first line of every accounts use case: a principal must be an active member of the
+   * account (403, or 404 when the account is gone) with one of the roles (403). The operator
+   * is not a member of anything and passes.
+   */
+  async function authorize(
+    caller: Principal,
+    accountId: string,
+    roles: readonly Role[],
+  ): Promise<Extract<Authorized, { context: AccountContext }>>;
+  async function authorize(caller: Caller, accountId: string, roles: readonly Role[]): Promise<Authorized>;
+  async function authorize(caller: Caller, accountId: string, roles: readonly Role[]): Promise<Authorized> {
+    if (caller.kind === 'operator') return { actor: null, context: null };
+    const context = await inAccount(caller, accountId);
+    requireRole(context, roles);
+    return { actor: { userId: caller.userId }, context };
+  }
+
   async function workspaceMembership(workspaceId: string, userId: string) {
     return store.findWorkspaceMember(db, workspaceId, userId);
   }
@@ -100,10 +143,8 @@ export function createAccountAccess(db: Executor) {
     inAccount,
     current,
     workspace,
-
-    requireRole(context: AccountContext, roles: readonly Role[]): void {
-      if (!roles.includes(context.role)) throw forbidden(`This needs the ${roles.join(' or ')} role`);
-    },
+    requireRole,
+    authorize,
 
     /** Workspace roles (docs/accounts.md): a workspace viewer reads only, whatever their account role. */
     requireWorkspaceRole(context: WorkspaceContext, roles: readonly WorkspaceRole[]): void {

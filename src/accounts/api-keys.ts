@@ -3,8 +3,10 @@ import { forbidden, notFound } from '../http/errors.js';
 import { inTransaction } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import { randomToken, sha256Hex } from '../lib/crypto.js';
-import { LIVE, liveAccount, type AccountsDeps, type Actor } from './context.js';
+import { restrictedTo, type Caller } from './access.js';
+import { LIVE, liveAccount, type AccountsDeps } from './context.js';
 import { presentApiKey } from './presenters.js';
+import { ANY_MEMBER } from './roles.js';
 import * as store from './store/index.js';
 
 /** Every enterprise key starts with this, so the verifier recognises its own tokens. */
@@ -21,6 +23,7 @@ const TOUCH_INTERVAL_MS = 60_000;
 export function createApiKeys(deps: AccountsDeps) {
   const { db, clock } = deps.kernel;
   const audit = deps.audit.record;
+  const { authorize } = deps.access;
 
   const verifier: BearerVerifier = {
     name: 'account-api-key',
@@ -50,7 +53,8 @@ export function createApiKeys(deps: AccountsDeps) {
     verifier,
 
     /** A new key for the acting member; the only time the whole key is ever returned. */
-    async create(accountId: string, ownerId: string, name: string) {
+    async create(principal: Principal, accountId: string, name: string) {
+      const ownerId = (await authorize(principal, accountId, ANY_MEMBER)).actor.userId;
       return inTransaction(db, async (trx) => {
         await liveAccount(trx, accountId);
         const member = await store.findMember(trx, accountId, ownerId);
@@ -85,23 +89,22 @@ export function createApiKeys(deps: AccountsDeps) {
     },
 
     /** Owners and admins see every key of the account; other members their own. */
-    async list(accountId: string, viewer: { userId: string; role: string }) {
-      const rows = await store.listKeys(
-        db,
-        accountId,
-        viewer.role !== 'owner' && viewer.role !== 'admin' ? viewer.userId : null,
-      );
+    async list(caller: Caller, accountId: string) {
+      const auth = await authorize(caller, accountId, ANY_MEMBER);
+      const rows = await store.listKeys(db, accountId, restrictedTo(auth));
       return rows.map(presentApiKey);
     },
 
-    /** The key's owner, or an owner/admin of the account (null viewer: the operator). */
-    async revoke(accountId: string, actor: Actor, viewerRole: string | null, keyId: string) {
+    /** The key's owner, or an owner/admin of the account (or the operator); others: unknown key. */
+    async revoke(caller: Caller, accountId: string, keyId: string) {
+      const auth = await authorize(caller, accountId, ANY_MEMBER);
+      const { actor } = auth;
+      const own = restrictedTo(auth);
       return inTransaction(db, async (trx) => {
         await liveAccount(trx, accountId);
         const row = await store.findKey(trx, accountId, keyId);
         if (!row) throw notFound('API key');
-        const mayRevoke = !actor || row.user_id === actor.userId || viewerRole === 'owner' || viewerRole === 'admin';
-        if (!mayRevoke) throw notFound('API key');
+        if (own !== null && row.user_id !== own) throw notFound('API key');
         if (row.revoked_at) return presentApiKey(row);
         const now = clock.now().toISOString();
         await store.revokeKeys(trx, [row.id], now, 'revoked');

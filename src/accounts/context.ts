@@ -3,6 +3,7 @@ import type { Kernel } from '../kernel.js';
 import type { IdentityService } from '../identity/service.js';
 import type { NotificationsService } from '../notifications/service.js';
 import type { AuditService } from '../audit/service.js';
+import type { AccountAccess } from './access.js';
 import { notFound } from '../http/errors.js';
 import * as store from './store/index.js';
 
@@ -11,6 +12,8 @@ export interface AccountsDeps {
   identity: IdentityService;
   notifications: NotificationsService;
   audit: AuditService;
+  /** Who may act where; every use case calls `access.authorize` first. */
+  access: AccountAccess;
 }
 
 export { type Actor } from '../audit/actions.js';

@@ -1,6 +1,8 @@
 import { conflict, notFound } from '../http/errors.js';
 import { inTransaction } from '../db/tx.js';
-import { type AccountsDeps, type Actor } from './context.js';
+import type { Caller, Operator } from './access.js';
+import type { AccountsDeps } from './context.js';
+import { OWNER } from './roles.js';
 import * as store from './store/index.js';
 
 const DAY_MS = 24 * 3_600_000;
@@ -18,6 +20,7 @@ const DAY_MS = 24 * 3_600_000;
 export function createDeletion(deps: AccountsDeps) {
   const { db, clock, config } = deps.kernel;
   const audit = deps.audit.record;
+  const { authorize } = deps.access;
 
   async function purge(accountId: string, now: Date): Promise<boolean> {
     return inTransaction(db, async (trx) => {
@@ -48,7 +51,8 @@ export function createDeletion(deps: AccountsDeps) {
     retentionDays: config.accountRetentionDays,
 
     /** Soft delete by the owner: closed, restorable until purgeAfter. */
-    async softDelete(accountId: string, by: Actor) {
+    async softDelete(caller: Caller, accountId: string) {
+      const { actor: by } = await authorize(caller, accountId, OWNER);
       return inTransaction(db, async (trx) => {
         const account = await store.findAccount(trx, accountId);
         if (!account || (account.status !== 'active' && account.status !== 'suspended')) throw notFound('Account');
@@ -79,8 +83,11 @@ export function createDeletion(deps: AccountsDeps) {
       });
     },
 
-    /** Within the retention period only; the account returns to the status it had. */
-    async restore(accountId: string, by: Actor = null) {
+    /**
+     * The operator's only (the type says so; audited as 'system'), within the retention period;
+     * the account returns to the status it had.
+     */
+    async restore(_operator: Operator, accountId: string) {
       return inTransaction(db, async (trx) => {
         const account = await store.findAccount(trx, accountId);
         if (!account) throw notFound('Account');
@@ -102,7 +109,7 @@ export function createDeletion(deps: AccountsDeps) {
           deleted_by: null,
           updated_at: nowIso,
         });
-        await audit(trx, by, {
+        await audit(trx, null, {
           accountId,
           action: 'account.restored',
           targetId: accountId,
@@ -114,7 +121,7 @@ export function createDeletion(deps: AccountsDeps) {
     },
 
     /** The operator confirms a closed account's deletion: no restore, purged on the next job run. */
-    async approve(accountId: string, by: Actor = null) {
+    async approve(_operator: Operator, accountId: string) {
       return inTransaction(db, async (trx) => {
         const account = await store.findAccount(trx, accountId);
         if (!account) throw notFound('Account');
@@ -124,7 +131,7 @@ export function createDeletion(deps: AccountsDeps) {
           );
         const nowIso = clock.now().toISOString();
         await store.updateAccount(trx, accountId, { status: 'deletion_approved', updated_at: nowIso });
-        await audit(trx, by, {
+        await audit(trx, null, {
           accountId,
           action: 'account.deletion_approved',
           targetId: accountId,

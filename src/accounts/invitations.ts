@@ -2,9 +2,10 @@ import { conflict, DomainError, forbidden, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import { normalizeEmail } from '../identity/service.js';
-import { liveAccount, type AccountsDeps, type Actor } from './context.js';
+import type { Caller } from './access.js';
+import { liveAccount, type AccountsDeps } from './context.js';
 import { presentInvitation, presentMember } from './presenters.js';
-import type { AssignableRole } from './roles.js';
+import { OWNER_OR_ADMIN, type AssignableRole } from './roles.js';
 import * as store from './store/index.js';
 import { createInvitationMail, emailNotConfirmed, INVITATION_PURPOSE, INVITATION_TTL_SEC } from './invitation-mail.js';
 
@@ -31,6 +32,7 @@ const confirmedUser = <U extends { email_verified_at: string | null }>(user: U |
 export function createInvitations(deps: AccountsDeps) {
   const { db, clock, mailer } = deps.kernel;
   const audit = deps.audit.record;
+  const { authorize } = deps.access;
   const { send, inviterLabel, checkQuotas } = createInvitationMail(deps);
 
   /** The pending invitation a live link stands for; 410 for anything else. */
@@ -55,7 +57,8 @@ export function createInvitations(deps: AccountsDeps) {
   }
 
   return {
-    async create(accountId: string, actor: Actor, input: { email: string; role: AssignableRole }) {
+    async create(caller: Caller, accountId: string, input: { email: string; role: AssignableRole }) {
+      const { actor } = await authorize(caller, accountId, OWNER_OR_ADMIN);
       const email = normalizeEmail(input.email);
       const row = await inTransaction(db, async (trx) => {
         const account = await liveAccount(trx, accountId);
@@ -129,7 +132,8 @@ export function createInvitations(deps: AccountsDeps) {
       return presentInvitation(row, clock.now());
     },
 
-    async list(accountId: string, limit: number, offset: number) {
+    async list(caller: Caller, accountId: string, limit: number, offset: number) {
+      await authorize(caller, accountId, OWNER_OR_ADMIN);
       const [rows, total] = await Promise.all([
         store.listInvitations(db, accountId, limit, offset),
         store.countInvitations(db, accountId),
@@ -139,7 +143,8 @@ export function createInvitations(deps: AccountsDeps) {
     },
 
     /** Pending invitations only; the invited membership (if any) goes with it. */
-    async revoke(accountId: string, actor: Actor, invitationId: string) {
+    async revoke(caller: Caller, accountId: string, invitationId: string) {
+      const { actor } = await authorize(caller, accountId, OWNER_OR_ADMIN);
       const row = await inTransaction(db, async (trx) => {
         await liveAccount(trx, accountId);
         const invitation = await find(trx, accountId, invitationId);
@@ -161,7 +166,8 @@ export function createInvitations(deps: AccountsDeps) {
     },
 
     /** A new link (the previous one stops working) and a fresh 7-day period; expired ones may be resent. */
-    async resend(accountId: string, actor: Actor, invitationId: string) {
+    async resend(caller: Caller, accountId: string, invitationId: string) {
+      const { actor } = await authorize(caller, accountId, OWNER_OR_ADMIN);
       const row = await inTransaction(db, async (trx) => {
         const account = await liveAccount(trx, accountId);
         const invitation = await find(trx, accountId, invitationId);

@@ -1,10 +1,11 @@
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
+import type { Caller } from './access.js';
 import { liveAccount, type AccountsDeps, type Actor } from './context.js';
 import { presentApiKey, presentMember } from './presenters.js';
 import { SEAT_RELEASE, type BillingAdapter } from './billing.js';
-import { ASSIGNABLE_ROLES, type AssignableRole } from './roles.js';
+import { ANY_MEMBER, ASSIGNABLE_ROLES, OWNER_OR_ADMIN, type AssignableRole } from './roles.js';
 import * as store from './store/index.js';
 
 /** Roles a member may be given directly; owner moves only through ownership transfer. */
@@ -24,6 +25,7 @@ export interface BillingHolder {
 export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
   const { db, clock } = deps.kernel;
   const audit = deps.audit.record;
+  const { authorize } = deps.access;
 
   async function requireMember(executor: Executor, accountId: string, userId: string) {
     const member = await store.findMember(executor, accountId, userId);
@@ -32,7 +34,8 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
   }
 
   return {
-    async list(accountId: string, limit: number, offset: number) {
+    async list(caller: Caller, accountId: string, limit: number, offset: number) {
+      await authorize(caller, accountId, ANY_MEMBER);
       const [rows, total] = await Promise.all([
         store.listMembers(db, accountId, limit, offset),
         store.countMembers(db, accountId),
@@ -50,7 +53,8 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
      * the member views and the audit entry do not carry it (`joinedAt` stays null: they were
      * attached, they did not join); docs/accounts.md, Members added by id.
      */
-    async add(accountId: string, actor: Actor, input: { chainerId: string; role: AssignableRole }) {
+    async add(caller: Caller, accountId: string, input: { chainerId: string; role: AssignableRole }) {
+      const { actor } = await authorize(caller, accountId, OWNER_OR_ADMIN);
       assertAssignableRole(input.role);
       const member = await inTransaction(db, async (trx) => {
         const account = await liveAccount(trx, accountId);
@@ -94,7 +98,8 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
     },
 
     /** Assignable roles only (owner moves through ownership transfer); the last owner keeps the role. */
-    async changeRole(accountId: string, actor: Actor, userId: string, role: AssignableRole) {
+    async changeRole(caller: Caller, accountId: string, userId: string, role: AssignableRole) {
+      const { actor } = await authorize(caller, accountId, OWNER_OR_ADMIN);
       const member = await inTransaction(db, async (trx) => {
         await liveAccount(trx, accountId);
         const current = await requireMember(trx, accountId, userId);
@@ -123,7 +128,8 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
      * deleting it shuts them all out of this account at once while the user's other accounts
      * keep working (docs/accounts.md, Member removal). No session is ended (`revokedSessions` 0).
      */
-    async remove(accountId: string, actor: Actor, userId: string, options: { releaseSeat: boolean }) {
+    async remove(caller: Caller, accountId: string, userId: string, options: { releaseSeat: boolean }) {
+      const { actor } = await authorize(caller, accountId, OWNER_OR_ADMIN);
       const outcome = await inTransaction(db, async (trx) => {
         await liveAccount(trx, accountId);
         const member = await requireMember(trx, accountId, userId);

@@ -1,8 +1,11 @@
 import { badRequest, conflict, forbidden, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
+import type { Principal } from '../http/auth.js';
+import type { Caller } from './access.js';
 import { liveAccount, type AccountsDeps } from './context.js';
 import { presentTransfer } from './presenters.js';
+import { ANY_MEMBER, OWNER } from './roles.js';
 import * as store from './store/index.js';
 
 /**
@@ -12,17 +15,21 @@ import * as store from './store/index.js';
 export function createOwnership(deps: AccountsDeps) {
   const { db, clock } = deps.kernel;
   const audit = deps.audit.record;
+  const { authorize } = deps.access;
 
   const pending = (executor: Executor, accountId: string) => store.findPendingTransfer(executor, accountId);
 
   return {
-    async current(accountId: string) {
+    async current(caller: Caller, accountId: string) {
+      await authorize(caller, accountId, ANY_MEMBER);
       const row = await pending(db, accountId);
       if (!row) throw notFound('Pending ownership transfer');
       return presentTransfer(row);
     },
 
-    async propose(accountId: string, ownerId: string, toUserId: string) {
+    /** A person's act: the operator has no ownership to give (nor to accept or cancel). */
+    async propose(principal: Principal, accountId: string, toUserId: string) {
+      const ownerId = (await authorize(principal, accountId, OWNER)).actor.userId;
       const row = await inTransaction(db, async (trx) => {
         const account = await liveAccount(trx, accountId);
         const owner = await store.findMember(trx, accountId, ownerId);
@@ -67,7 +74,8 @@ export function createOwnership(deps: AccountsDeps) {
       return presentTransfer(row);
     },
 
-    async accept(accountId: string, userId: string) {
+    async accept(principal: Principal, accountId: string) {
+      const { userId } = (await authorize(principal, accountId, ANY_MEMBER)).actor;
       const row = await inTransaction(db, async (trx) => {
         await liveAccount(trx, accountId);
         const transfer = await pending(trx, accountId);
@@ -109,7 +117,8 @@ export function createOwnership(deps: AccountsDeps) {
     },
 
     /** The owner withdraws it, or the proposed owner declines it. */
-    async cancel(accountId: string, userId: string) {
+    async cancel(principal: Principal, accountId: string) {
+      const { userId } = (await authorize(principal, accountId, ANY_MEMBER)).actor;
       const row = await inTransaction(db, async (trx) => {
         await liveAccount(trx, accountId);
         const transfer = await pending(trx, accountId);

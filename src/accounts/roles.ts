@@ -5,6 +5,8 @@ export type Role = (typeof ROLES)[number];
 export const ASSIGNABLE_ROLES = ['admin', 'analyst', 'billing', 'viewer', 'member'] as const;
 export type AssignableRole = (typeof ASSIGNABLE_ROLES)[number];
 
+/** Who may do what in an account (docs/accounts.md, Roles); every use case names one of these. */
+export const OWNER: readonly Role[] = ['owner'];
 export const OWNER_OR_ADMIN: readonly Role[] = ['owner', 'admin'];
 export const ANY_MEMBER: readonly Role[] = ROLES;
 

@@ -1,6 +1,5 @@
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
-import { makeGuard } from './routes/guard.js';
 import { accountRoutes, auditLogRoutes } from './routes/accounts.js';
 import { memberRoutes } from './routes/members.js';
 import { invitationRoutes } from './routes/invitations.js';
@@ -9,17 +8,19 @@ import { ownershipRoutes } from './routes/ownership.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { billingRoutes } from './routes/billing.js';
 
-/** Every route of the accounts domain, one file per concept under routes/. */
+/**
+ * Every route of the accounts domain, one file per concept under routes/. Each passes the
+ * request's principal to the use case, which checks the caller's role first (access.authorize).
+ */
 export function accountsRoutes(app: PluginDeps): ServerRoute[] {
-  const guard = makeGuard(app);
   return [
-    ...accountRoutes(app, guard),
-    ...memberRoutes(app, guard),
-    ...auditLogRoutes(app, guard),
-    ...invitationRoutes(app, guard),
-    ...workspaceRoutes(app, guard),
-    ...ownershipRoutes(app, guard),
-    ...apiKeyRoutes(app, guard),
+    ...accountRoutes(app),
+    ...memberRoutes(app),
+    ...auditLogRoutes(app),
+    ...invitationRoutes(app),
+    ...workspaceRoutes(app),
+    ...ownershipRoutes(app),
+    ...apiKeyRoutes(app),
     ...billingRoutes(app),
   ];
 }

@@ -2,9 +2,10 @@ import { badRequest, conflict, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
-import { createAccountAccess } from './access.js';
+import type { Principal } from '../http/auth.js';
+import { createAccountAccess, type Caller } from './access.js';
 import { presentAccount, presentAccountSummary } from './presenters.js';
-import { LIVE, liveAccount, type AccountsDeps, type Actor } from './context.js';
+import { liveAccount, type AccountsDeps } from './context.js';
 import { createMembers, type BillingHolder } from './members.js';
 import { createInvitations } from './invitations.js';
 import { createWorkspaces } from './workspaces.js';
@@ -13,7 +14,9 @@ import { createApiKeys } from './api-keys.js';
 import { createDeletion } from './deletion.js';
 import { createSeatWebhook } from './seat-webhook.js';
 import type { BillingAdapter } from './billing.js';
+import { createEntitlements } from './entitlements.js';
 import { createAccountBody, updateAccountBody, validate } from './schemas.js';
+import { ANY_MEMBER, OWNER_OR_ADMIN } from './roles.js';
 import * as store from './store/index.js';
 
 export interface NewAccount {
@@ -31,19 +34,7 @@ export interface AccountChanges extends Partial<NewAccount> {
   status?: string;
 }
 
-export const ENTITLEMENT_TOPIC = 'accounts.entitlement';
-
-/** Features an account can be entitled to. */
-export const ENTITLEMENT_FEATURES: readonly string[] = ['ai'];
-
-export function assertKnownFeature(feature: string): void {
-  if (!ENTITLEMENT_FEATURES.includes(feature)) {
-    throw badRequest(`unknown feature "${feature}" (known: ${ENTITLEMENT_FEATURES.join(', ')})`, [
-      { field: 'feature', message: 'unknown feature', type: 'any.only' },
-    ]);
-  }
-}
-
+export { ENTITLEMENT_TOPIC, ENTITLEMENT_FEATURES, assertKnownFeature } from './entitlements.js';
 export { assertAssignableRole } from './members.js';
 
 /** PATCH fields and their columns, in the order account.updated entries are written. */
@@ -73,10 +64,10 @@ const FIELDS: Array<
 ];
 
 /** Accounts: the tenancy boundary. Owns accounts, members, workspaces, entitlements, audit. */
-export function createAccountsService(kernel: Kernel, services: Omit<AccountsDeps, 'kernel'>) {
-  const { db, clock, changes } = kernel;
-  const deps: AccountsDeps = { kernel, ...services };
+export function createAccountsService(kernel: Kernel, services: Omit<AccountsDeps, 'kernel' | 'access'>) {
+  const { db, clock } = kernel;
   const access = createAccountAccess(db);
+  const deps: AccountsDeps = { kernel, ...services, access };
   const audit = deps.audit.record;
   const billing: BillingHolder = { adapter: null };
 
@@ -86,6 +77,7 @@ export function createAccountsService(kernel: Kernel, services: Omit<AccountsDep
   }
 
   const apiKeys = createApiKeys(deps);
+  const entitlements = createEntitlements(deps);
 
   return {
     access,
@@ -176,9 +168,15 @@ export function createAccountsService(kernel: Kernel, services: Omit<AccountsDep
       });
     },
 
-    /** The Account resource of a live account. */
+    /** The Account resource of a live account (read by code that already knows who may see it). */
     async get(accountId: string) {
       return presentAccount(await liveAccount(db, accountId));
+    },
+
+    /** The caller's current account: X-Account-Id when given, else their oldest membership. */
+    async current(principal: Principal, headerAccountId: string | null) {
+      const context = await access.current(principal, headerAccountId);
+      return presentAccount(await liveAccount(db, context.accountId));
     },
 
     /** The operator's view: any status, with counts (CLI `account show`). */
@@ -200,8 +198,10 @@ export function createAccountsService(kernel: Kernel, services: Omit<AccountsDep
       };
     },
 
-    async summary(accountId: string, role: string) {
-      return presentAccountSummary(await liveAccount(db, accountId), role);
+    /** The account as one of its members sees it, with their role. */
+    async summary(principal: Principal, accountId: string) {
+      const { context } = await access.authorize(principal, accountId, ANY_MEMBER);
+      return presentAccountSummary(await liveAccount(db, accountId), context.role);
     },
 
     async list(options: { status?: string; limit?: number; offset?: number } = {}) {
@@ -219,7 +219,8 @@ export function createAccountsService(kernel: Kernel, services: Omit<AccountsDep
      * entry per changed field (field, oldValue, newValue); status changes are account.suspended /
      * account.activated with the same metadata.
      */
-    async update(accountId: string, by: Actor, raw: AccountChanges) {
+    async update(caller: Caller, accountId: string, raw: AccountChanges) {
+      const { actor: by } = await access.authorize(caller, accountId, OWNER_OR_ADMIN);
       const changesIn = validate<AccountChanges>(updateAccountBody, raw);
       if (changesIn.status !== undefined && changesIn.status !== 'active' && changesIn.status !== 'suspended') {
         throw badRequest(
@@ -268,40 +269,13 @@ export function createAccountsService(kernel: Kernel, services: Omit<AccountsDep
     profile: (accountId: string) => store.findAccountProfile(db, accountId),
 
     /** The audit log, newest first, keyset-paged on seq. */
-    logs: (accountId: string, page: { limit: number; cursor?: string }) => deps.audit.log(accountId, page),
-
-    /** Grants or revokes a feature entitlement (e.g. ai); visible to running servers at once. */
-    async setEntitlement(accountId: string, feature: string, granted: boolean, actorId: string | null = null) {
-      assertKnownFeature(feature);
-      await inTransaction(db, async (trx) => {
-        const account = await store.findAccountStatus(trx, accountId);
-        if (!account || !LIVE.includes(account.status)) throw notFound('Account');
-        const at = clock.now();
-        if (granted) {
-          await store.grantEntitlement(trx, {
-            account_id: accountId,
-            feature,
-            granted_at: at.toISOString(),
-            granted_by: actorId,
-          });
-        } else {
-          await store.revokeEntitlement(trx, accountId, feature);
-        }
-        await audit(trx, actorId ? { userId: actorId } : null, {
-          accountId,
-          action: granted ? 'account.entitlement_granted' : 'account.entitlement_revoked',
-          targetId: accountId,
-          metadata: { feature },
-        });
-        await changes.publish(trx, ENTITLEMENT_TOPIC, accountId);
-      });
-      return { accountId, feature, granted };
+    async logs(caller: Caller, accountId: string, page: { limit: number; cursor?: string }) {
+      await access.authorize(caller, accountId, OWNER_OR_ADMIN);
+      return deps.audit.log(accountId, page);
     },
 
-    async listEntitlements(accountId: string) {
-      const rows = await store.listEntitlements(db, accountId);
-      return rows.map((r) => ({ feature: r.feature, grantedAt: r.granted_at }));
-    },
+    setEntitlement: entitlements.set,
+    listEntitlements: entitlements.list,
   };
 }
 

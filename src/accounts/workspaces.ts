@@ -1,20 +1,14 @@
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
-import { liveAccount, type AccountsDeps, type Actor } from './context.js';
+import { restrictedTo, type Caller } from './access.js';
+import { liveAccount, type AccountsDeps } from './context.js';
 import { presentMember, presentWorkspace } from './presenters.js';
+import { ANY_MEMBER, OWNER_OR_ADMIN } from './roles.js';
 import * as store from './store/index.js';
 
 export const WORKSPACE_ROLES = ['admin', 'member', 'viewer'] as const;
 export type WorkspaceRole = (typeof WORKSPACE_ROLES)[number];
-
-/** Who looks: owners and admins see every workspace of the account, others only their own. */
-export interface Viewer {
-  userId: string;
-  role: string;
-}
-
-const seesAll = (viewer: Viewer | null) => !viewer || viewer.role === 'owner' || viewer.role === 'admin';
 
 /**
  * Workspaces of an account: the default one (created with the account, never deleted) and
@@ -23,15 +17,25 @@ const seesAll = (viewer: Viewer | null) => !viewer || viewer.role === 'owner' ||
 export function createWorkspaces(deps: AccountsDeps) {
   const { db, clock } = deps.kernel;
   const audit = deps.audit.record;
+  const { authorize } = deps.access;
 
-  async function find(executor: Executor, accountId: string, workspaceId: string, viewer: Viewer | null) {
+  /** A workspace of the account; one the viewer (a user id, null: anyone) is not in reads as unknown. */
+  async function find(executor: Executor, accountId: string, workspaceId: string, viewer: string | null = null) {
     const ws = await store.findWorkspace(executor, accountId, workspaceId);
     if (!ws) throw notFound('Workspace');
-    if (!seesAll(viewer)) {
-      const own = await store.isWorkspaceMember(executor, ws.id, viewer!.userId);
-      if (!own) throw notFound('Workspace');
-    }
+    if (viewer !== null && !(await store.isWorkspaceMember(executor, ws.id, viewer))) throw notFound('Workspace');
     return ws;
+  }
+
+  async function membersOf(accountId: string, workspaceId: string, viewer: string | null) {
+    const ws = await find(db, accountId, workspaceId, viewer);
+    const rows = await store.listWorkspaceMembers(db, accountId, ws.id);
+    return rows.map((r) => ({
+      workspaceId: ws.id,
+      workspaceRole: r.workspace_role,
+      addedAt: r.added_at,
+      ...presentMember(r),
+    }));
   }
 
   async function assertNameFree(executor: Executor, accountId: string, name: string, exceptId?: string) {
@@ -40,17 +44,16 @@ export function createWorkspaces(deps: AccountsDeps) {
   }
 
   return {
-    async list(accountId: string, viewer: Viewer | null) {
-      const rows = await store.listWorkspaces(db, accountId, seesAll(viewer) ? null : viewer!.userId);
+    /** Owners and admins see every workspace of the account, other members only their own. */
+    async list(caller: Caller, accountId: string) {
+      const auth = await authorize(caller, accountId, ANY_MEMBER);
+      const rows = await store.listWorkspaces(db, accountId, restrictedTo(auth));
       return rows.map(presentWorkspace);
     },
 
-    async get(accountId: string, workspaceId: string, viewer: Viewer | null) {
-      return presentWorkspace(await find(db, accountId, workspaceId, viewer));
-    },
-
     /** A new workspace; its creator (when a person) becomes its admin. */
-    async create(accountId: string, actor: Actor, name: string) {
+    async create(caller: Caller, accountId: string, name: string) {
+      const { actor } = await authorize(caller, accountId, OWNER_OR_ADMIN);
       const row = await inTransaction(db, async (trx) => {
         await liveAccount(trx, accountId);
         await assertNameFree(trx, accountId, name);
@@ -70,10 +73,11 @@ export function createWorkspaces(deps: AccountsDeps) {
       return presentWorkspace(row);
     },
 
-    async rename(accountId: string, actor: Actor, workspaceId: string, name: string) {
+    async rename(caller: Caller, accountId: string, workspaceId: string, name: string) {
+      const { actor } = await authorize(caller, accountId, OWNER_OR_ADMIN);
       const row = await inTransaction(db, async (trx) => {
         await liveAccount(trx, accountId);
-        const ws = await find(trx, accountId, workspaceId, null);
+        const ws = await find(trx, accountId, workspaceId);
         if (ws.name === name) return ws;
         await assertNameFree(trx, accountId, name, ws.id);
         const now = clock.now().toISOString();
@@ -90,10 +94,11 @@ export function createWorkspaces(deps: AccountsDeps) {
     },
 
     /** Deletes a non-default workspace with its memberships (and, by cascade, what lives in it). */
-    async remove(accountId: string, actor: Actor, workspaceId: string) {
+    async remove(caller: Caller, accountId: string, workspaceId: string) {
+      const { actor } = await authorize(caller, accountId, OWNER_OR_ADMIN);
       const row = await inTransaction(db, async (trx) => {
         await liveAccount(trx, accountId);
-        const ws = await find(trx, accountId, workspaceId, null);
+        const ws = await find(trx, accountId, workspaceId);
         if (ws.is_default === 1) throw conflict('The default workspace cannot be deleted');
         await store.deleteWorkspace(trx, ws.id);
         await audit(trx, actor, {
@@ -107,27 +112,23 @@ export function createWorkspaces(deps: AccountsDeps) {
       return presentWorkspace(row);
     },
 
-    async listMembers(accountId: string, workspaceId: string, viewer: Viewer | null) {
-      const ws = await find(db, accountId, workspaceId, viewer);
-      const rows = await store.listWorkspaceMembers(db, accountId, ws.id);
-      return rows.map((r) => ({
-        workspaceId: ws.id,
-        workspaceRole: r.workspace_role,
-        addedAt: r.added_at,
-        ...presentMember(r),
-      }));
+    /** Members of a workspace the caller sees (as in list). */
+    async listMembers(caller: Caller, accountId: string, workspaceId: string) {
+      const auth = await authorize(caller, accountId, ANY_MEMBER);
+      return membersOf(accountId, workspaceId, restrictedTo(auth));
     },
 
     /** Only active members of the account can join its workspaces. */
     async addMember(
+      caller: Caller,
       accountId: string,
-      actor: Actor,
       workspaceId: string,
       input: { chainerId: string; role: WorkspaceRole },
     ) {
+      const { actor } = await authorize(caller, accountId, OWNER_OR_ADMIN);
       await inTransaction(db, async (trx) => {
         await liveAccount(trx, accountId);
-        const ws = await find(trx, accountId, workspaceId, null);
+        const ws = await find(trx, accountId, workspaceId);
         const member = await store.findMember(trx, accountId, input.chainerId);
         if (!member || member.status !== 'active')
           throw badRequest('Only active members of the account can be added to its workspaces', [
@@ -148,14 +149,15 @@ export function createWorkspaces(deps: AccountsDeps) {
           metadata: { workspaceId: ws.id, role: input.role },
         });
       });
-      const members = await this.listMembers(accountId, workspaceId, null);
+      const members = await membersOf(accountId, workspaceId, null);
       return members.find((m) => m.chainerId === input.chainerId)!;
     },
 
-    async removeMember(accountId: string, actor: Actor, workspaceId: string, userId: string) {
+    async removeMember(caller: Caller, accountId: string, workspaceId: string, userId: string) {
+      const { actor } = await authorize(caller, accountId, OWNER_OR_ADMIN);
       await inTransaction(db, async (trx) => {
         await liveAccount(trx, accountId);
-        const ws = await find(trx, accountId, workspaceId, null);
+        const ws = await find(trx, accountId, workspaceId);
         if ((await store.deleteWorkspaceMember(trx, ws.id, userId)) === 0) throw notFound('Workspace member');
         await audit(trx, actor, {
           accountId,

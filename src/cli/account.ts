@@ -3,6 +3,7 @@ import type { AppContext } from '../app.js';
 import { withApp } from './context.js';
 import { emit, required, table, UsageError, withCommon, type CliIo, type CommonOptions } from './io.js';
 import { ASSIGNABLE_ROLES } from '../accounts/roles.js';
+import { OPERATOR } from '../accounts/access.js';
 import { assertAssignableRole, assertKnownFeature, ENTITLEMENT_FEATURES } from '../accounts/service.js';
 
 /** A user named by id or by email. */
@@ -80,7 +81,7 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
       account.command(name).argument('<accountId>').description(`${name} an account (PATCH status ${status})`),
     ).action(async (accountId: string, options: CommonOptions) => {
       await withApp(io, options, async (app) => {
-        const updated = await app.services.accounts.update(accountId, null, { status });
+        const updated = await app.services.accounts.update(OPERATOR, accountId, { status });
         emit(io, options, updated, () => `account ${updated.id} is ${updated.status}`);
       });
     });
@@ -93,7 +94,7 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
       .description('restore a deleted (closed) account within its retention period'),
   ).action(async (accountId: string, options: CommonOptions) => {
     await withApp(io, options, async (app) => {
-      await app.services.accounts.deletion.restore(accountId, null);
+      await app.services.accounts.deletion.restore(OPERATOR, accountId);
       const shown = await app.services.accounts.show(accountId);
       emit(io, options, shown, () => `account ${shown.id} restored (${shown.status})`);
     });
@@ -106,7 +107,7 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
       .description('confirm a closed account deletion: no restore, purged by the next retention run'),
   ).action(async (accountId: string, options: CommonOptions) => {
     await withApp(io, options, async (app) => {
-      const result = await app.services.accounts.deletion.approve(accountId, null);
+      const result = await app.services.accounts.deletion.approve(OPERATOR, accountId);
       emit(io, options, result, () => `account ${accountId} deletion approved`);
     });
   });
@@ -154,7 +155,7 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
     const role = options.role;
     assertAssignableRole(role);
     await withApp(io, options, async (app) => {
-      const added = await app.services.accounts.members.add(accountId, null, {
+      const added = await app.services.accounts.members.add(OPERATOR, accountId, {
         chainerId: await resolveUser(app, user),
         role,
       });
@@ -170,7 +171,7 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
       .option('--release-seat', 'release their billing seat'),
   ).action(async (accountId: string, user: string, options: CommonOptions & { releaseSeat?: boolean }) => {
     await withApp(io, options, async (app) => {
-      const removed = await app.services.accounts.members.remove(accountId, null, await resolveUser(app, user), {
+      const removed = await app.services.accounts.members.remove(OPERATOR, accountId, await resolveUser(app, user), {
         releaseSeat: options.releaseSeat === true,
       });
       emit(
@@ -185,7 +186,7 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
   withCommon(member.command('list').argument('<accountId>').description("list an account's members")).action(
     async (accountId: string, options: CommonOptions) => {
       await withApp(io, options, async (app) => {
-        const { items } = await app.services.accounts.members.list(accountId, 500, 0);
+        const { items } = await app.services.accounts.members.list(OPERATOR, accountId, 500, 0);
         emit(io, options, items, () => table(items, ['chainerId', 'email', 'role', 'status', 'joinedAt']));
       });
     },

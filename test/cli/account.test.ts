@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cli } from '../helpers/cli.js';
 import { makeUser, signedInUser } from '../helpers/factories.js';
-import { lastAudit } from '../helpers/accounts.js';
+import { asUser, lastAudit } from '../helpers/accounts.js';
 
 describe('gantry account', () => {
   let t: TestApp;
@@ -98,12 +98,12 @@ describe('gantry account', () => {
     assert.equal((await t.inject({ url: `/api/v1/accounts/${account.id}`, headers: member.headers })).statusCode, 403);
     assert.equal((await run(['account', 'member', 'remove', account.id, owner.id])).code, 2);
 
-    await t.app.services.accounts.deletion.softDelete(account.id, { userId: owner.id });
+    await t.app.services.accounts.deletion.softDelete(asUser(owner.id), account.id);
     const restored = await run(['account', 'restore', account.id, '--json']);
     assert.equal(restored.code, 0, restored.stderr);
     assert.equal(restored.json<{ status: string }>().status, 'active');
     assert.equal((await run(['account', 'restore', account.id])).code, 2);
-    await t.app.services.accounts.deletion.softDelete(account.id, { userId: owner.id });
+    await t.app.services.accounts.deletion.softDelete(asUser(owner.id), account.id);
     assert.equal(
       (await run(['account', 'approve-deletion', account.id, '--json'])).json<{ status: string }>().status,
       'deletion_approved',

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AppContext } from '../../src/app.js';
 import type { TestApp } from './app.js';
+import type { Principal } from '../../src/http/auth.js';
 
 interface Body<T = any> {
   data: T;
@@ -48,3 +49,14 @@ export async function lastAudit(app: AppContext, accountId: string, action: stri
   assert.ok(entries.length > 0, `expected an audit entry ${action}`);
   return entries[entries.length - 1];
 }
+
+/** A user's first-party session principal, to call an accounts use case as that user. */
+export const asUser = (userId: string): Principal => ({
+  userId,
+  kind: 'session',
+  scopes: null,
+  clientId: null,
+  sessionId: null,
+  accountId: null,
+  tokenId: null,
+});

@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { OPERATOR } from '../../src/accounts/access.js';
 import { bearer, makeTeam, makeUser, signedInUser } from '../helpers/factories.js';
 import { call, lastAudit } from '../helpers/accounts.js';
 import { billingSignatureHeader, type BillingAdapter } from '../../src/accounts/billing.js';
@@ -168,8 +169,8 @@ describe('accounts: members, API keys, seat release', () => {
     assert.equal((await call(t, 'PATCH', `accounts/${account.id}`, bearer(apiKey), { displayName: 'x' })).status, 403);
     // but not on endpoints that do not take keys
     assert.equal((await call(t, 'GET', 'auth/me', bearer(apiKey))).status, 403);
-    const ws = await t.app.services.accounts.workspaces.create(account.id, null, 'Extra');
-    await t.app.services.accounts.workspaces.addMember(account.id, null, ws.id, {
+    const ws = await t.app.services.accounts.workspaces.create(OPERATOR, account.id, 'Extra');
+    await t.app.services.accounts.workspaces.addMember(OPERATOR, account.id, ws.id, {
       chainerId: victim.user.id,
       role: 'member',
     });
@@ -220,7 +221,7 @@ describe('accounts: members, API keys, seat release', () => {
     const { owner, account } = await makeTeam(t.app);
     const add = async () => {
       const u = await makeUser(t.app);
-      await t.app.services.accounts.members.add(account.id, null, { chainerId: u.id, role: 'member' });
+      await t.app.services.accounts.members.add(OPERATOR, account.id, { chainerId: u.id, role: 'member' });
       return u.id;
     };
     assert.equal(
@@ -412,7 +413,7 @@ describe('accounts: members, API keys, seat release', () => {
     );
     // a key works only in its account
     const other = await makeTeam(t.app);
-    await t.app.services.accounts.members.add(other.account.id, null, {
+    await t.app.services.accounts.members.add(OPERATOR, other.account.id, {
       chainerId: members.viewer.user.id,
       role: 'viewer',
     });

@@ -1,8 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { OPERATOR } from '../../src/accounts/access.js';
 import { makeTeam } from '../helpers/factories.js';
-import { auditOf, call, lastAudit } from '../helpers/accounts.js';
+import { asUser, auditOf, call, lastAudit } from '../helpers/accounts.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { accountsJobs } from '../../src/accounts/jobs.js';
 import { collectJobs } from '../../src/app.js';
@@ -30,22 +31,22 @@ describe('accounts: deletion, retention job, audit log paging', () => {
     assert.equal((await row(account.id)).purge_after, new Date(clock.now().getTime() + 10 * DAY).toISOString());
     clock.advance(10 * DAY - 1000);
     assert.deepEqual(await purgeJob().run(clock.now()), []);
-    const restored = await t.app.services.accounts.deletion.restore(account.id, null);
+    const restored = await t.app.services.accounts.deletion.restore(OPERATOR, account.id);
     assert.equal(restored.status, 'suspended');
     assert.equal(restored.deleted_at, null);
     const entry = await lastAudit(t.app, account.id, 'account.restored');
     assert.equal(entry.actorId, 'system');
-    await assert.rejects(t.app.services.accounts.deletion.restore(account.id, null), { status: 409 });
+    await assert.rejects(t.app.services.accounts.deletion.restore(OPERATOR, account.id), { status: 409 });
   });
 
   it('after the retention period the job hard-deletes: members and workspaces purged, audit trail kept; no restore', async () => {
     const { owner, account, members } = await makeTeam(t.app, ['admin', 'viewer']);
-    await t.app.services.accounts.workspaces.create(account.id, null, 'Second');
-    await t.app.services.accounts.apiKeys.create(account.id, members.admin.user.id, 'k');
+    await t.app.services.accounts.workspaces.create(OPERATOR, account.id, 'Second');
+    await t.app.services.accounts.apiKeys.create(asUser(members.admin.user.id), account.id, 'k');
     const deleted = await call(t, 'DELETE', `accounts/${account.id}`, owner.headers);
     const before = (await auditOf(t.app, account.id)).length;
     clock.advance(10 * DAY);
-    await assert.rejects(t.app.services.accounts.deletion.restore(account.id, null), { status: 409 });
+    await assert.rejects(t.app.services.accounts.deletion.restore(OPERATOR, account.id), { status: 409 });
     const purged = await purgeJob().run(clock.now());
     assert.deepEqual(purged, [account.id]);
     const r = await row(account.id);
@@ -86,20 +87,20 @@ describe('accounts: deletion, retention job, audit log paging', () => {
       201,
     );
     assert.deepEqual(await purgeJob().run(clock.now()), []);
-    await assert.rejects(t.app.services.accounts.deletion.restore(account.id, null), { status: 409 });
+    await assert.rejects(t.app.services.accounts.deletion.restore(OPERATOR, account.id), { status: 409 });
   });
 
   it('deletion_approved: only from closed, no restore, purged on the next run regardless of retention', async () => {
     const { owner, account } = await makeTeam(t.app);
-    await assert.rejects(t.app.services.accounts.deletion.approve(account.id, null), { status: 409 });
+    await assert.rejects(t.app.services.accounts.deletion.approve(OPERATOR, account.id), { status: 409 });
     await call(t, 'DELETE', `accounts/${account.id}`, owner.headers);
-    await t.app.services.accounts.deletion.approve(account.id, null);
+    await t.app.services.accounts.deletion.approve(OPERATOR, account.id);
     assert.equal((await row(account.id)).status, 'deletion_approved');
     assert.ok(await lastAudit(t.app, account.id, 'account.deletion_approved'));
-    await assert.rejects(t.app.services.accounts.deletion.restore(account.id, null), { status: 409 });
+    await assert.rejects(t.app.services.accounts.deletion.restore(OPERATOR, account.id), { status: 409 });
     assert.deepEqual(await purgeJob().run(clock.now()), [account.id]);
     assert.equal((await row(account.id)).status, 'hard_deleted');
-    await assert.rejects(t.app.services.accounts.update(account.id, null, { status: 'active' }), { status: 404 });
+    await assert.rejects(t.app.services.accounts.update(OPERATOR, account.id, { status: 'active' }), { status: 404 });
   });
 
   it('GET /accounts/:id/logs: newest first, cursor pages, meta total/hasMore/cursor, forged cursor 400', async () => {

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { OPERATOR } from '../../src/accounts/access.js';
 import { makeTeam, makeUser, signedInUser } from '../helpers/factories.js';
 import { call } from '../helpers/accounts.js';
 
@@ -68,7 +69,7 @@ const rows: Row[] = [
     status: 200,
     setup: async (t, team) => {
       const target = await makeUser(t.app);
-      await t.app.services.accounts.members.add(team.account.id, null, { chainerId: target.id, role: 'member' });
+      await t.app.services.accounts.members.add(OPERATOR, team.account.id, { chainerId: target.id, role: 'member' });
       return { path: `accounts/${team.account.id}/members/${target.id}`, body: { role: 'viewer' } };
     },
   },
@@ -79,7 +80,7 @@ const rows: Row[] = [
     status: 200,
     setup: async (t, team) => {
       const target = await makeUser(t.app);
-      await t.app.services.accounts.members.add(team.account.id, null, { chainerId: target.id, role: 'member' });
+      await t.app.services.accounts.members.add(OPERATOR, team.account.id, { chainerId: target.id, role: 'member' });
       return { path: `accounts/${team.account.id}/members/${target.id}` };
     },
   },
@@ -113,7 +114,7 @@ const rows: Row[] = [
     allowed: OWNER_OR_ADMIN,
     status: 200,
     setup: async (t, team) => {
-      const inv = await t.app.services.accounts.invitations.create(team.account.id, null, {
+      const inv = await t.app.services.accounts.invitations.create(OPERATOR, team.account.id, {
         email: `inv-${uniq()}@example.test`,
         role: 'member',
       });
@@ -126,7 +127,7 @@ const rows: Row[] = [
     allowed: OWNER_OR_ADMIN,
     status: 200,
     setup: async (t, team) => {
-      const inv = await t.app.services.accounts.invitations.create(team.account.id, null, {
+      const inv = await t.app.services.accounts.invitations.create(OPERATOR, team.account.id, {
         email: `inv-${uniq()}@example.test`,
         role: 'member',
       });
@@ -153,7 +154,7 @@ const rows: Row[] = [
     allowed: OWNER_OR_ADMIN,
     status: 200,
     setup: async (t, team) => {
-      const ws = await t.app.services.accounts.workspaces.create(team.account.id, null, `WS ${uniq()}`);
+      const ws = await t.app.services.accounts.workspaces.create(OPERATOR, team.account.id, `WS ${uniq()}`);
       return { path: `accounts/${team.account.id}/workspaces/${ws.id}`, body: { name: `Renamed ${uniq()}` } };
     },
   },
@@ -163,7 +164,7 @@ const rows: Row[] = [
     allowed: OWNER_OR_ADMIN,
     status: 200,
     setup: async (t, team) => {
-      const ws = await t.app.services.accounts.workspaces.create(team.account.id, null, `WS ${uniq()}`);
+      const ws = await t.app.services.accounts.workspaces.create(OPERATOR, team.account.id, `WS ${uniq()}`);
       return { path: `accounts/${team.account.id}/workspaces/${ws.id}` };
     },
   },
@@ -182,7 +183,7 @@ const rows: Row[] = [
     allowed: OWNER_OR_ADMIN,
     status: 201,
     setup: async (t, team) => {
-      const ws = await t.app.services.accounts.workspaces.create(team.account.id, null, `WS ${uniq()}`);
+      const ws = await t.app.services.accounts.workspaces.create(OPERATOR, team.account.id, `WS ${uniq()}`);
       return {
         path: `accounts/${team.account.id}/workspaces/${ws.id}/members`,
         body: { chainerId: team.members.member.user.id },
@@ -195,8 +196,8 @@ const rows: Row[] = [
     allowed: OWNER_OR_ADMIN,
     status: 200,
     setup: async (t, team) => {
-      const ws = await t.app.services.accounts.workspaces.create(team.account.id, null, `WS ${uniq()}`);
-      await t.app.services.accounts.workspaces.addMember(team.account.id, null, ws.id, {
+      const ws = await t.app.services.accounts.workspaces.create(OPERATOR, team.account.id, `WS ${uniq()}`);
+      await t.app.services.accounts.workspaces.addMember(OPERATOR, team.account.id, ws.id, {
         chainerId: team.members.viewer.user.id,
         role: 'member',
       });

@@ -5,25 +5,20 @@ import { reply } from '../../http/envelope.js';
 import { principalOf } from '../../http/auth.js';
 import { cursorQuery } from '../../http/pagination.js';
 import { tenancyHeaders } from '../access.js';
-import { ANY_MEMBER, OWNER_OR_ADMIN } from '../roles.js';
 import { createAccountBody, updateAccountBody } from '../schemas.js';
-import { OWNER, accountParams, p, withKeys, type Guard } from './guard.js';
+import { accountParams, p, withKeys } from './options.js';
 
 /** Accounts: the current one, create, read, update, delete. */
-export function accountRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
+export function accountRoutes(app: PluginDeps): ServerRoute[] {
   const { accounts } = app.services;
-  const { access } = accounts;
   return [
     {
       method: 'GET',
       path: '/accounts/me',
       options: { id: 'accounts.me', plugins: withKeys },
       handler: async (request, h) => {
-        const context = await access.current(
-          principalOf(request),
-          tenancyHeaders(request.headers as Record<string, string | undefined>).accountId,
-        );
-        return reply(request, h, await accounts.get(context.accountId));
+        const { accountId } = tenancyHeaders(request.headers as Record<string, string | undefined>);
+        return reply(request, h, await accounts.current(principalOf(request), accountId));
       },
     },
     {
@@ -39,10 +34,8 @@ export function accountRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
       method: 'GET',
       path: '/accounts/{accountId}',
       options: { id: 'accounts.get', plugins: withKeys, validate: { params: accountParams } },
-      handler: async (request, h) => {
-        const { context } = await guard(request, p(request).accountId, ANY_MEMBER);
-        return reply(request, h, await accounts.summary(context.accountId, context.role));
-      },
+      handler: async (request, h) =>
+        reply(request, h, await accounts.summary(principalOf(request), p(request).accountId)),
     },
     {
       method: 'PATCH',
@@ -52,26 +45,23 @@ export function accountRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         plugins: withKeys,
         validate: { params: accountParams, payload: updateAccountBody },
       },
-      handler: async (request, h) => {
-        const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(request, h, await accounts.update(p(request).accountId, actor, request.payload as never));
-      },
+      handler: async (request, h) =>
+        reply(request, h, await accounts.update(principalOf(request), p(request).accountId, request.payload as never)),
     },
     {
       method: 'DELETE',
       path: '/accounts/{accountId}',
       options: { id: 'accounts.delete', plugins: withKeys, validate: { params: accountParams } },
       handler: async (request, h) => {
-        const { actor } = await guard(request, p(request).accountId, OWNER);
-        const { id: accountId, deletedAt } = await accounts.deletion.softDelete(p(request).accountId, actor);
-        return reply(request, h, { id: accountId, deletedAt });
+        const deleted = await accounts.deletion.softDelete(principalOf(request), p(request).accountId);
+        return reply(request, h, { id: deleted.id, deletedAt: deleted.deletedAt });
       },
     },
   ];
 }
 
 /** The account's audit log. */
-export function auditLogRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
+export function auditLogRoutes(app: PluginDeps): ServerRoute[] {
   const { accounts } = app.services;
   return [
     {
@@ -83,11 +73,8 @@ export function auditLogRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         validate: { params: accountParams, query: Joi.object(cursorQuery({ max: 100, defaultLimit: 20 })) },
       },
       handler: async (request, h) => {
-        await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        const { items, meta } = await accounts.logs(
-          p(request).accountId,
-          request.query as { limit: number; cursor?: string },
-        );
+        const page = request.query as { limit: number; cursor?: string };
+        const { items, meta } = await accounts.logs(principalOf(request), p(request).accountId, page);
         return reply(request, h, items, { meta });
       },
     },

@@ -2,40 +2,30 @@ import Joi from 'joi';
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../../http/plugin.js';
 import { reply } from '../../http/envelope.js';
-import { ANY_MEMBER } from '../roles.js';
+import { principalOf } from '../../http/auth.js';
 import { apiKeyBody, id } from '../schemas.js';
-import { accountParams, p, withKeys, type Guard } from './guard.js';
+import { accountParams, p, withKeys } from './options.js';
 
 /** Enterprise API keys (issued with a session only: a key cannot mint keys). */
-export function apiKeyRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
-  const { accounts } = app.services;
+export function apiKeyRoutes(app: PluginDeps): ServerRoute[] {
+  const { apiKeys } = app.services.accounts;
   return [
     {
       method: 'POST',
       path: '/accounts/{accountId}/api-keys',
       options: { id: 'accounts.api-keys.create', validate: { params: accountParams, payload: apiKeyBody } },
       handler: async (request, h) => {
-        const { actor } = await guard(request, p(request).accountId, ANY_MEMBER);
-        return reply(
-          request,
-          h,
-          await accounts.apiKeys.create(p(request).accountId, actor.userId, (request.payload as { name: string }).name),
-          { status: 201 },
-        );
+        const { name } = request.payload as { name: string };
+        return reply(request, h, await apiKeys.create(principalOf(request), p(request).accountId, name), {
+          status: 201,
+        });
       },
     },
     {
       method: 'GET',
       path: '/accounts/{accountId}/api-keys',
       options: { id: 'accounts.api-keys.list', plugins: withKeys, validate: { params: accountParams } },
-      handler: async (request, h) => {
-        const { principal, context } = await guard(request, p(request).accountId, ANY_MEMBER);
-        return reply(
-          request,
-          h,
-          await accounts.apiKeys.list(context.accountId, { userId: principal.userId, role: context.role }),
-        );
-      },
+      handler: async (request, h) => reply(request, h, await apiKeys.list(principalOf(request), p(request).accountId)),
     },
     {
       method: 'DELETE',
@@ -46,12 +36,8 @@ export function apiKeyRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         validate: { params: Joi.object({ accountId: id, keyId: id }) },
       },
       handler: async (request, h) => {
-        const { actor, context } = await guard(request, p(request).accountId, ANY_MEMBER);
-        return reply(
-          request,
-          h,
-          await accounts.apiKeys.revoke(context.accountId, actor, context.role, p(request).keyId),
-        );
+        const { accountId, keyId } = p(request);
+        return reply(request, h, await apiKeys.revoke(principalOf(request), accountId, keyId));
       },
     },
   ];

@@ -4,13 +4,12 @@ import type { PluginDeps } from '../../http/plugin.js';
 import { reply } from '../../http/envelope.js';
 import { principalOf } from '../../http/auth.js';
 import { offsetMeta, offsetQuery } from '../../http/pagination.js';
-import { OWNER_OR_ADMIN } from '../roles.js';
 import { id, inviteBody, tokenBody } from '../schemas.js';
-import { accountParams, p, withKeys, type Guard } from './guard.js';
+import { accountParams, p, withKeys } from './options.js';
 
 /** Email invitations; the accept link's page is in pages.ts. */
-export function invitationRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
-  const { accounts } = app.services;
+export function invitationRoutes(app: PluginDeps): ServerRoute[] {
+  const { invitations } = app.services.accounts;
   return [
     {
       method: 'POST',
@@ -20,15 +19,13 @@ export function invitationRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         plugins: withKeys,
         validate: { params: accountParams, payload: inviteBody },
       },
-      handler: async (request, h) => {
-        const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(
+      handler: async (request, h) =>
+        reply(
           request,
           h,
-          await accounts.invitations.create(p(request).accountId, actor, request.payload as never),
+          await invitations.create(principalOf(request), p(request).accountId, request.payload as never),
           { status: 201 },
-        );
-      },
+        ),
     },
     {
       method: 'GET',
@@ -39,9 +36,8 @@ export function invitationRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         validate: { params: accountParams, query: Joi.object(offsetQuery()) },
       },
       handler: async (request, h) => {
-        await guard(request, p(request).accountId, OWNER_OR_ADMIN);
         const { limit, offset } = request.query as { limit: number; offset: number };
-        const { items, total } = await accounts.invitations.list(p(request).accountId, limit, offset);
+        const { items, total } = await invitations.list(principalOf(request), p(request).accountId, limit, offset);
         return reply(request, h, items, { meta: { ...offsetMeta(total, limit, offset) } });
       },
     },
@@ -54,12 +50,8 @@ export function invitationRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         validate: { params: Joi.object({ accountId: id, invitationId: id }) },
       },
       handler: async (request, h) => {
-        const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(
-          request,
-          h,
-          await accounts.invitations.revoke(p(request).accountId, actor, p(request).invitationId),
-        );
+        const { accountId, invitationId } = p(request);
+        return reply(request, h, await invitations.revoke(principalOf(request), accountId, invitationId));
       },
     },
     {
@@ -71,12 +63,8 @@ export function invitationRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         validate: { params: Joi.object({ accountId: id, invitationId: id }) },
       },
       handler: async (request, h) => {
-        const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(
-          request,
-          h,
-          await accounts.invitations.resend(p(request).accountId, actor, p(request).invitationId),
-        );
+        const { accountId, invitationId } = p(request);
+        return reply(request, h, await invitations.resend(principalOf(request), accountId, invitationId));
       },
     },
     {
@@ -87,7 +75,7 @@ export function invitationRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         reply(
           request,
           h,
-          await accounts.invitations.accept(principalOf(request).userId, (request.payload as { token: string }).token),
+          await invitations.accept(principalOf(request).userId, (request.payload as { token: string }).token),
         ),
     },
   ];

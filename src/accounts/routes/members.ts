@@ -2,14 +2,14 @@ import Joi from 'joi';
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../../http/plugin.js';
 import { reply } from '../../http/envelope.js';
+import { principalOf } from '../../http/auth.js';
 import { offsetMeta, offsetQuery } from '../../http/pagination.js';
-import { ANY_MEMBER, OWNER_OR_ADMIN } from '../roles.js';
 import { addMemberBody, changeRoleBody, id, removeMemberQuery } from '../schemas.js';
-import { accountParams, p, withKeys, type Guard } from './guard.js';
+import { accountParams, p, withKeys } from './options.js';
 
 /** Members of an account. */
-export function memberRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
-  const { accounts } = app.services;
+export function memberRoutes(app: PluginDeps): ServerRoute[] {
+  const { members } = app.services.accounts;
   return [
     {
       method: 'GET',
@@ -20,9 +20,8 @@ export function memberRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         validate: { params: accountParams, query: Joi.object(offsetQuery({ max: 500 })) },
       },
       handler: async (request, h) => {
-        await guard(request, p(request).accountId, ANY_MEMBER);
         const { limit, offset } = request.query as { limit: number; offset: number };
-        const { items, total } = await accounts.members.list(p(request).accountId, limit, offset);
+        const { items, total } = await members.list(principalOf(request), p(request).accountId, limit, offset);
         return reply(request, h, items, { meta: { ...offsetMeta(total, limit, offset) } });
       },
     },
@@ -34,12 +33,10 @@ export function memberRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         plugins: withKeys,
         validate: { params: accountParams, payload: addMemberBody },
       },
-      handler: async (request, h) => {
-        const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(request, h, await accounts.members.add(p(request).accountId, actor, request.payload as never), {
+      handler: async (request, h) =>
+        reply(request, h, await members.add(principalOf(request), p(request).accountId, request.payload as never), {
           status: 201,
-        });
-      },
+        }),
     },
     {
       method: 'PATCH',
@@ -50,17 +47,9 @@ export function memberRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         validate: { params: Joi.object({ accountId: id, chainerId: id }), payload: changeRoleBody },
       },
       handler: async (request, h) => {
-        const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(
-          request,
-          h,
-          await accounts.members.changeRole(
-            p(request).accountId,
-            actor,
-            p(request).chainerId,
-            (request.payload as { role: never }).role,
-          ),
-        );
+        const { accountId, chainerId } = p(request);
+        const { role } = request.payload as { role: never };
+        return reply(request, h, await members.changeRole(principalOf(request), accountId, chainerId, role));
       },
     },
     {
@@ -72,13 +61,9 @@ export function memberRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         validate: { params: Joi.object({ accountId: id, chainerId: id }), query: removeMemberQuery },
       },
       handler: async (request, h) => {
-        const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
+        const { accountId, chainerId } = p(request);
         const releaseSeat = (request.query as { releaseSeat: string }).releaseSeat === 'true';
-        return reply(
-          request,
-          h,
-          await accounts.members.remove(p(request).accountId, actor, p(request).chainerId, { releaseSeat }),
-        );
+        return reply(request, h, await members.remove(principalOf(request), accountId, chainerId, { releaseSeat }));
       },
     },
   ];

@@ -2,26 +2,20 @@ import Joi from 'joi';
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../../http/plugin.js';
 import { reply } from '../../http/envelope.js';
-import { ANY_MEMBER, OWNER_OR_ADMIN } from '../roles.js';
+import { principalOf } from '../../http/auth.js';
 import { id, workspaceBody, workspaceMemberBody } from '../schemas.js';
-import { accountParams, p, withKeys, type Guard } from './guard.js';
+import { accountParams, p, withKeys } from './options.js';
 
 /** Workspaces of an account and their members. */
-export function workspaceRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
-  const { accounts } = app.services;
+export function workspaceRoutes(app: PluginDeps): ServerRoute[] {
+  const { workspaces } = app.services.accounts;
   return [
     {
       method: 'GET',
       path: '/accounts/{accountId}/workspaces',
       options: { id: 'accounts.workspaces.list', plugins: withKeys, validate: { params: accountParams } },
-      handler: async (request, h) => {
-        const { principal, context } = await guard(request, p(request).accountId, ANY_MEMBER);
-        return reply(
-          request,
-          h,
-          await accounts.workspaces.list(context.accountId, { userId: principal.userId, role: context.role }),
-        );
-      },
+      handler: async (request, h) =>
+        reply(request, h, await workspaces.list(principalOf(request), p(request).accountId)),
     },
     {
       method: 'POST',
@@ -32,13 +26,10 @@ export function workspaceRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         validate: { params: accountParams, payload: workspaceBody },
       },
       handler: async (request, h) => {
-        const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(
-          request,
-          h,
-          await accounts.workspaces.create(p(request).accountId, actor, (request.payload as { name: string }).name),
-          { status: 201 },
-        );
+        const { name } = request.payload as { name: string };
+        return reply(request, h, await workspaces.create(principalOf(request), p(request).accountId, name), {
+          status: 201,
+        });
       },
     },
     {
@@ -50,17 +41,9 @@ export function workspaceRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         validate: { params: Joi.object({ accountId: id, workspaceId: id }), payload: workspaceBody },
       },
       handler: async (request, h) => {
-        const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(
-          request,
-          h,
-          await accounts.workspaces.rename(
-            p(request).accountId,
-            actor,
-            p(request).workspaceId,
-            (request.payload as { name: string }).name,
-          ),
-        );
+        const { accountId, workspaceId } = p(request);
+        const { name } = request.payload as { name: string };
+        return reply(request, h, await workspaces.rename(principalOf(request), accountId, workspaceId, name));
       },
     },
     {
@@ -72,8 +55,8 @@ export function workspaceRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         validate: { params: Joi.object({ accountId: id, workspaceId: id }) },
       },
       handler: async (request, h) => {
-        const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(request, h, await accounts.workspaces.remove(p(request).accountId, actor, p(request).workspaceId));
+        const { accountId, workspaceId } = p(request);
+        return reply(request, h, await workspaces.remove(principalOf(request), accountId, workspaceId));
       },
     },
     {
@@ -85,15 +68,8 @@ export function workspaceRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         validate: { params: Joi.object({ accountId: id, workspaceId: id }) },
       },
       handler: async (request, h) => {
-        const { principal, context } = await guard(request, p(request).accountId, ANY_MEMBER);
-        return reply(
-          request,
-          h,
-          await accounts.workspaces.listMembers(context.accountId, p(request).workspaceId, {
-            userId: principal.userId,
-            role: context.role,
-          }),
-        );
+        const { accountId, workspaceId } = p(request);
+        return reply(request, h, await workspaces.listMembers(principalOf(request), accountId, workspaceId));
       },
     },
     {
@@ -105,18 +81,14 @@ export function workspaceRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         validate: { params: Joi.object({ accountId: id, workspaceId: id }), payload: workspaceMemberBody },
       },
       handler: async (request, h) => {
-        const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
-        return reply(
-          request,
-          h,
-          await accounts.workspaces.addMember(
-            p(request).accountId,
-            actor,
-            p(request).workspaceId,
-            request.payload as never,
-          ),
-          { status: 201 },
+        const { accountId, workspaceId } = p(request);
+        const added = await workspaces.addMember(
+          principalOf(request),
+          accountId,
+          workspaceId,
+          request.payload as never,
         );
+        return reply(request, h, added, { status: 201 });
       },
     },
     {
@@ -128,16 +100,11 @@ export function workspaceRoutes(app: PluginDeps, guard: Guard): ServerRoute[] {
         validate: { params: Joi.object({ accountId: id, workspaceId: id, chainerId: id }) },
       },
       handler: async (request, h) => {
-        const { actor } = await guard(request, p(request).accountId, OWNER_OR_ADMIN);
+        const { accountId, workspaceId, chainerId } = p(request);
         return reply(
           request,
           h,
-          await accounts.workspaces.removeMember(
-            p(request).accountId,
-            actor,
-            p(request).workspaceId,
-            p(request).chainerId,
-          ),
+          await workspaces.removeMember(principalOf(request), accountId, workspaceId, chainerId),
         );
       },
     },
