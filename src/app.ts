@@ -34,7 +34,7 @@ export function collectJobs(app: AppContext): JobSpec[] {
     ...accountsJobs(services.accounts),
     ...statusJobs(services.status),
     ...notificationsJobs(services.notifications, kernel),
-    ...oauthJobs(kernel),
+    ...oauthJobs(services.oauth.clients, kernel),
     ...connectorsJobs(services.connectors, kernel),
     ...aiJobs(services.ai, kernel),
   ];

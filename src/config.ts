@@ -19,6 +19,8 @@ export interface Config {
   readonly logLevel: LogLevel;
   readonly rateLimitMultiplier: number;
   readonly allowPrivateNetworks: boolean;
+  /** Whether clients may register themselves at the RFC 7591 endpoint (docs/oauth.md, Self-registered clients). */
+  readonly oauthDynamicRegistration: boolean;
   /**
    * Reverse proxies whose X-Forwarded-For is believed (docs/kernel.md, Client address); empty:
    * the peer address is the client address.
@@ -202,6 +204,10 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     logLevel,
     rateLimitMultiplier: multiplier,
     allowPrivateNetworks: allowPrivate,
+    oauthDynamicRegistration: parseBool(
+      'GANTRY_OAUTH_DYNAMIC_REGISTRATION',
+      env.GANTRY_OAUTH_DYNAMIC_REGISTRATION || true,
+    ),
     trustedProxies: Object.freeze(trustedProxies),
     accountRetentionDays: parsePositive('GANTRY_ACCOUNT_RETENTION_DAYS', env.GANTRY_ACCOUNT_RETENTION_DAYS || 30),
     billingWebhookSecret: env.GANTRY_BILLING_WEBHOOK_SECRET || null,

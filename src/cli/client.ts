@@ -50,23 +50,26 @@ export function makeClientCommands(program: Command, io: CliIo): void {
     });
   });
 
-  withCommon(client.command('list').description('list OAuth clients')).action(async (options: CommonOptions) => {
-    await withApp(io, options, async (app) => {
-      const clients = await app.services.oauth.clients.list();
-      emit(io, options, clients, () =>
-        table(
-          clients.map((c) => ({
-            id: c.clientId,
-            name: c.name,
-            type: c.type,
-            scopes: c.scopes.join(' '),
-            redirectUris: c.redirectUris.join(' '),
-          })),
-          ['id', 'name', 'type', 'scopes', 'redirectUris'],
-        ),
-      );
-    });
-  });
+  withCommon(client.command('list').description('list OAuth clients, self-registered ones included')).action(
+    async (options: CommonOptions) => {
+      await withApp(io, options, async (app) => {
+        const clients = await app.services.oauth.clients.list();
+        emit(io, options, clients, () =>
+          table(
+            clients.map((c) => ({
+              id: c.clientId,
+              name: c.name,
+              type: c.type,
+              registration: c.registration,
+              scopes: c.scopes.join(' '),
+              redirectUris: c.redirectUris.join(' '),
+            })),
+            ['id', 'name', 'type', 'registration', 'scopes', 'redirectUris'],
+          ),
+        );
+      });
+    },
+  );
 
   withCommon(
     client.command('show').argument('<clientId>').description('show one OAuth client (never its secret)'),
@@ -78,6 +81,7 @@ export function makeClientCommands(program: Command, io: CliIo): void {
           `client id:     ${shown.clientId}`,
           `name:          ${shown.name}`,
           `type:          ${shown.type}`,
+          `registration:  ${shown.registration}`,
           `redirect URIs: ${shown.redirectUris.join(' ')}`,
           `scopes:        ${shown.scopes.join(' ')}`,
           `created:       ${shown.createdAt}`,

@@ -55,13 +55,14 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients) {
     const clientId = one('client_id');
     if (!clientId)
       return { kind: 'page', message: 'The request names no valid client (client_id is missing or repeated).' };
-    const client = await clients.find(clientId);
-    if (!client) return { kind: 'page', message: 'This application is not registered (unknown client_id).' };
+    const resolved = await clients.resolve(clientId);
+    if ('problem' in resolved) return { kind: 'page', message: resolved.problem };
+    const { client } = resolved;
     const redirectUri = one('redirect_uri');
     if (!redirectUri)
       return { kind: 'page', message: 'The request has no redirect_uri (it is required, or it was repeated).' };
-    // Exact string match, loopback included (docs/interface.md, OAuth; RFC 9700 4.1.3).
-    if (!client.redirectUris.includes(redirectUri))
+    // Exact string match; a public client's loopback URI on any port (docs/oauth.md, Redirect URIs).
+    if (!clients.redirectAllowed(client, redirectUri))
       return { kind: 'page', message: 'The redirect_uri is not registered for this application.' };
 
     const stateRaw = one('state');

@@ -4,12 +4,17 @@ import { inTransaction } from '../db/tx.js';
 import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.js';
 import { isUuid, newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
+import { createMetadataDocuments, isMetadataDocumentId, type ClientLookup } from './metadata-documents.js';
+import { redirectUriMatches, redirectUriProblem } from './redirect-uris.js';
 import { isScope, formatScope, SCOPE_NAMES } from './scopes.js';
 import * as store from './store.js';
 import type { ClientRow } from './store.js';
+import type { ClientRegistration } from './tables.js';
 import type { OAuthTokens } from './tokens.js';
 
 const CLIENT_CHANGED_TOPIC = 'oauth.client-changed';
+/** A self-registered client that reached no grant within a day of registering (or of its document's last fetch) goes. */
+const UNUSED_SELF_REGISTERED_MS = 24 * 3_600_000;
 export const CLIENT_TYPES = ['confidential', 'public'] as const;
 export type ClientType = (typeof CLIENT_TYPES)[number];
 
@@ -27,30 +32,23 @@ export interface Client {
   redirectUris: string[];
   scopes: string[];
   secretHash: string | null;
+  registration: ClientRegistration;
+  metadataExpiresAt: string | null;
   createdAt: string;
   updatedAt: string;
 }
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
-
-/**
- * A redirect URI a client may register: absolute, no fragment (RFC 6749 3.1.2), https unless
- * the host is loopback (RFC 8252 7.3; RFC 9700 2.1: no open redirectors, so no wildcards).
- */
-function redirectUriProblem(raw: string): string | null {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return `"${raw}" is not an absolute URL`;
-  }
-  if (url.hash || raw.includes('#')) return `"${raw}" must not carry a fragment`;
-  if (url.username || url.password) return `"${raw}" must not carry credentials`;
-  if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return null;
-  if (url.protocol === 'http:') return `"${raw}" must use https (plain http is allowed only for loopback hosts)`;
-  return `"${raw}" must be an https URL`;
+/** A self-registered public client as it is stored (RFC 7591 registration or a metadata document). */
+export interface SelfRegisteredClient {
+  id: string;
+  name: string;
+  redirectUris: string[];
+  registration: 'dynamic' | 'metadata_document';
+  metadataExpiresAt: string | null;
 }
+
+/** A UUID (created here) or a metadata document's URL: anything else names no client. */
+const isClientIdShape = (id: string) => isUuid(id) || isMetadataDocumentId(id);
 
 function toClient(row: ClientRow): Client {
   return {
@@ -58,8 +56,12 @@ function toClient(row: ClientRow): Client {
     name: row.name,
     type: row.type,
     redirectUris: JSON.parse(row.redirect_uris) as string[],
-    scopes: JSON.parse(row.scopes) as string[],
+    // A self-registered client may ask for every scope: registering anew would get it any of them,
+    // so only the consent page decides (scopes added later included).
+    scopes: row.registration === 'cli' ? (JSON.parse(row.scopes) as string[]) : [...SCOPE_NAMES],
     secretHash: row.secret_hash,
+    registration: row.registration,
+    metadataExpiresAt: row.metadata_expires_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -70,6 +72,7 @@ const presentClient = (client: Client) => ({
   clientId: client.id,
   name: client.name,
   type: client.type,
+  registration: client.registration,
   redirectUris: client.redirectUris,
   scopes: client.scopes,
   createdAt: client.createdAt,
@@ -84,7 +87,7 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
   changes.subscribe(CLIENT_CHANGED_TOPIC, (id) => (id ? cache.delete(id) : cache.clear()));
 
   async function find(id: string): Promise<Client | null> {
-    if (!isUuid(id)) return null;
+    if (!isClientIdShape(id)) return null;
     const hit = cache.get(id);
     if (hit) return hit.client;
     const row = await store.findClient(db, id);
@@ -98,6 +101,39 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
     if (!client) throw notFound('Client');
     return client;
   }
+
+  async function findRow(id: string) {
+    const row = isClientIdShape(id) ? await store.findClient(db, id) : undefined;
+    if (!row) throw notFound('Client');
+    return row;
+  }
+
+  /** Stores a self-registered client (a metadata document's is refreshed in place). */
+  async function saveSelfRegistered(client: SelfRegisteredClient): Promise<Client> {
+    const now = clock.now().toISOString();
+    const row = {
+      id: client.id,
+      name: client.name,
+      type: 'public' as const,
+      secret_hash: null,
+      redirect_uris: JSON.stringify(client.redirectUris),
+      scopes: JSON.stringify(SCOPE_NAMES),
+      registration: client.registration,
+      metadata_expires_at: client.metadataExpiresAt,
+      created_at: now,
+      updated_at: now,
+    };
+    await inTransaction(db, async (trx) => {
+      if (client.registration === 'dynamic') await store.insertClient(trx, row);
+      else await store.upsertMetadataClient(trx, row);
+      await changes.publish(trx, CLIENT_CHANGED_TOPIC, client.id);
+    });
+    cache.delete(client.id);
+    return require(client.id);
+  }
+
+  const lookup: ClientLookup = { find, saveSelfRegistered };
+  const documents = createMetadataDocuments(kernel, lookup);
 
   function validate(input: NewClient): NewClient & { type: ClientType } {
     const name = input.name.trim();
@@ -120,6 +156,22 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
   return {
     find,
     require,
+    saveSelfRegistered,
+
+    /**
+     * The client an authorize request names: a stored one, or for a URL the metadata
+     * document's, fetched when the stored copy is older than its cache lifetime.
+     */
+    async resolve(id: string): Promise<{ client: Client } | { problem: string }> {
+      if (isMetadataDocumentId(id)) return documents.resolve(id);
+      const client = await find(id);
+      return client ? { client } : { problem: 'This application is not registered (unknown client_id).' };
+    },
+
+    /** Exact match; a public client's loopback redirect on any port (docs/oauth.md, Redirect URIs). */
+    redirectAllowed(client: Client, redirectUri: string): boolean {
+      return redirectUriMatches(client.redirectUris, redirectUri, client.type === 'public');
+    },
 
     /** Registers a client; the secret (confidential only) is returned here and never again. */
     async create(input: NewClient) {
@@ -135,6 +187,8 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
           secret_hash: secret ? sha256Hex(secret) : null,
           redirect_uris: JSON.stringify(clean.redirectUris),
           scopes: JSON.stringify(clean.scopes),
+          registration: 'cli',
+          metadata_expires_at: null,
           created_at: now,
           updated_at: now,
         });
@@ -155,15 +209,12 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
     },
 
     async show(id: string) {
-      const row = isUuid(id) ? await store.findClient(db, id) : undefined;
-      if (!row) throw notFound('Client');
-      return presentClient(toClient(row));
+      return presentClient(toClient(await findRow(id)));
     },
 
     /** A new secret; the old one stops working at once. Tokens already issued stay valid. */
     async rotateSecret(id: string) {
-      const row = isUuid(id) ? await store.findClient(db, id) : undefined;
-      if (!row) throw notFound('Client');
+      const row = await findRow(id);
       if (row.type !== 'confidential') throw conflict('Public clients have no secret');
       const secret = randomToken(32);
       await inTransaction(db, async (trx) => {
@@ -175,8 +226,7 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
 
     /** Deletes a client: its grants are revoked (every token stops at once), then the rows go. */
     async remove(id: string) {
-      const row = isUuid(id) ? await store.findClient(db, id) : undefined;
-      if (!row) throw notFound('Client');
+      await findRow(id);
       const revoked = await inTransaction(db, async (trx) => {
         const ids = await tokens.revokeGrants(trx, { clientId: id }, 'client_deleted');
         await store.deleteClient(trx, id);
@@ -185,6 +235,18 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
       });
       logger.info('oauth client deleted', { clientId: id, revokedGrants: revoked });
       return { clientId: id, deleted: true, revokedGrants: revoked };
+    },
+
+    /** The purge job: self-registered clients never used for a grant (docs/oauth.md, Jobs). */
+    async purgeUnused(now: Date): Promise<number> {
+      const cutoff = new Date(now.getTime() - UNUSED_SELF_REGISTERED_MS).toISOString();
+      const removed = await inTransaction(db, async (trx) => {
+        const count = await store.deleteUnusedSelfRegisteredClients(trx, cutoff);
+        if (count > 0) await changes.publish(trx, CLIENT_CHANGED_TOPIC, null);
+        return count;
+      });
+      if (removed > 0) cache.clear();
+      return removed;
     },
 
     /** Checks a presented secret against the stored SHA-256 in constant time. */

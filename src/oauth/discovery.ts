@@ -1,12 +1,15 @@
+import type { Config } from '../config.js';
 import { apiUrl } from '../http/paths.js';
 import { SCOPE_NAMES } from './scopes.js';
 
 /**
  * RFC 8414 metadata, served identically at both well-known paths (docs/interface.md,
  * OAuth). No jwks_uri or ID-token fields: tokens are signed with a symmetric key and no ID
- * tokens are issued.
+ * tokens are issued. Clients may register themselves (docs/oauth.md, Self-registered clients):
+ * by metadata document always, at registration_endpoint unless that is switched off.
  */
-export function discoveryDocument(publicUrl: string) {
+export function discoveryDocument(config: Pick<Config, 'publicUrl' | 'oauthDynamicRegistration'>) {
+  const { publicUrl } = config;
   const base = apiUrl(publicUrl, '/oauth');
   return Object.freeze({
     issuer: publicUrl,
@@ -14,6 +17,7 @@ export function discoveryDocument(publicUrl: string) {
     token_endpoint: `${base}/token`,
     userinfo_endpoint: `${base}/userinfo`,
     revocation_endpoint: `${base}/revoke`,
+    ...(config.oauthDynamicRegistration ? { registration_endpoint: `${base}/register` } : {}),
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
@@ -24,5 +28,6 @@ export function discoveryDocument(publicUrl: string) {
     subject_types_supported: ['public'],
     claims_supported: ['sub', 'email', 'email_verified', 'name', 'preferred_username'],
     authorization_response_iss_parameter_supported: true,
+    client_id_metadata_document_supported: true,
   });
 }

@@ -1,9 +1,16 @@
 import type { Kernel } from '../kernel.js';
 import type { JobSpec } from '../jobs/scheduler.js';
+import type { OAuthClients } from './clients.js';
 import * as store from './store.js';
 
-/** Housekeeping: codes, refresh tokens, revoked-jti rows and page sessions past their expiry. */
-export function oauthJobs(kernel: Pick<Kernel, 'db'>): JobSpec[] {
+/**
+ * Housekeeping: codes, refresh tokens, revoked-jti rows and page sessions past their expiry;
+ * self-registered clients that never reached a grant.
+ */
+export function oauthJobs(
+  clients: Pick<OAuthClients, 'purgeUnused'>,
+  kernel: Pick<Kernel, 'db' | 'logger'>,
+): JobSpec[] {
   const { db } = kernel;
   return [
     {
@@ -15,6 +22,15 @@ export function oauthJobs(kernel: Pick<Kernel, 'db'>): JobSpec[] {
         await store.deleteExpiredRefreshTokens(db, cutoff);
         await store.deleteExpiredRevokedJtis(db, now.toISOString());
         await store.deleteExpiredBrowserSessions(db, cutoff);
+      },
+    },
+    {
+      name: 'oauth.purge-unused-clients',
+      pattern: '41 * * * *',
+      async run(now) {
+        const removed = await clients.purgeUnused(now);
+        if (removed > 0) kernel.logger.info('unused self-registered oauth clients removed', { removed });
+        return removed;
       },
     },
   ];

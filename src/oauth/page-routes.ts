@@ -58,7 +58,7 @@ export function oauthPageRoutes(app: PluginDeps): ServerRoute[] {
         const client = await clients.find(req.clientId);
         if (
           !client ||
-          !client.redirectUris.includes(req.redirectUri) ||
+          !clients.redirectAllowed(client, req.redirectUri) ||
           !req.scopes.every((s) => client.scopes.includes(s))
         ) {
           return page(

@@ -9,6 +9,7 @@ import type { EndpointCaller } from './endpoint-limits.js';
 import { OAuthError, invalidRequest, oauthErrorFormat } from './errors.js';
 import { oauthPageRoutes } from './page-routes.js';
 import { discoveryDocument } from './discovery.js';
+import { registrationRoutes } from './registration-route.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -51,7 +52,7 @@ async function counted<T>(request: Request, run: (caller: EndpointCaller) => Pro
 
 /** The OAuth pages and the discovery documents: at the root, not under the API prefix. */
 export function oauthRootRoutes(app: PluginDeps): ServerRoute[] {
-  const discovery = discoveryDocument(app.kernel.config.publicUrl);
+  const discovery = discoveryDocument(app.kernel.config);
   const discoveryRoute = (path: string, id: string): ServerRoute => ({
     method: 'GET',
     path,
@@ -77,6 +78,7 @@ export function oauthRoutes(app: PluginDeps): ServerRoute[] {
   };
 
   return [
+    ...registrationRoutes(app),
     {
       method: 'POST',
       path: '/oauth/token',
@@ -144,7 +146,17 @@ export function oauthRoutes(app: PluginDeps): ServerRoute[] {
       path: '/oauth/grants/{clientId}',
       options: {
         id: 'oauth.grants-revoke',
-        validate: { params: Joi.object({ clientId: Joi.string().guid().required() }) },
+        // A UUID, or a metadata document's URL (URL-encoded in the path).
+        validate: {
+          params: Joi.object({
+            clientId: Joi.alternatives(
+              Joi.string().guid(),
+              Joi.string()
+                .uri({ scheme: ['https', 'http'] })
+                .max(1024),
+            ).required(),
+          }),
+        },
       },
       handler: async (request, h) =>
         reply(

@@ -10,6 +10,8 @@ import { createBrowserSessions } from './browser-sessions.js';
 import { authenticateClient, claimedClientId, type ClientCredentials } from './client-auth.js';
 import { createEndpointLimits, type EndpointCaller, type GrantMeter, type OAuthEndpoint } from './endpoint-limits.js';
 import { createClients } from './clients.js';
+import { isMetadataDocumentId } from './metadata-documents.js';
+import { createRegistration } from './registration.js';
 import { invalidRequest, OAuthError } from './errors.js';
 import { authorizationCodeGrant } from './grants/authorization-code.js';
 import { refreshTokenGrant } from './grants/refresh-token.js';
@@ -30,6 +32,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
   const tokens = createTokens(kernel);
   const clients = createClients(kernel, tokens);
   const authorize = createAuthorize(kernel, clients);
+  const registration = createRegistration(kernel, clients);
   const browserSessions = createBrowserSessions(kernel, deps.identity);
   const limits = createEndpointLimits(kernel);
   // The profile behind userinfo, kept one second: the same window docs/interface.md (Operations) gives any change
@@ -90,6 +93,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
 
   return {
     clients,
+    registration,
     tokens,
     authorize,
     browserSessions,
@@ -188,7 +192,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
 
     /** Takes back everything a user gave a client: the consent and every token. */
     async revokeClientGrant(userId: string, clientId: string) {
-      if (!isUuid(clientId)) throw notFound('Grant');
+      if (!isUuid(clientId) && !isMetadataDocumentId(clientId)) throw notFound('Grant');
       return inTransaction(db, async (trx) => {
         const hadConsent = await store.deleteConsent(trx, userId, clientId);
         const ids = await tokens.revokeGrants(trx, { clientId, userId }, 'revoked_by_user');

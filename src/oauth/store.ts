@@ -20,6 +20,45 @@ export const setClientSecret = (db: Executor, id: string, secretHash: string, at
 export const deleteClient = (db: Executor, id: string) =>
   db.deleteFrom('oauth_clients').where('id', '=', id).executeTakeFirst();
 
+/** A metadata document's client, inserted or refreshed from a new copy of the document. */
+export const upsertMetadataClient = (db: Executor, row: Insertable<OAuthClientsTable>) =>
+  db
+    .insertInto('oauth_clients')
+    .values(row)
+    .onConflict((oc) =>
+      oc
+        .column('id')
+        .doUpdateSet({
+          name: row.name,
+          redirect_uris: row.redirect_uris,
+          scopes: row.scopes,
+          metadata_expires_at: row.metadata_expires_at,
+          updated_at: row.updated_at,
+        })
+        .where('oauth_clients.registration', '=', 'metadata_document'),
+    )
+    .execute();
+
+/** Self-registered clients not refreshed since `before` that never reached a grant; returns how many went. */
+export async function deleteUnusedSelfRegisteredClients(db: Executor, before: string): Promise<number> {
+  const result = await db
+    .deleteFrom('oauth_clients')
+    .where('registration', 'in', ['dynamic', 'metadata_document'])
+    .where('updated_at', '<', before)
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('oauth_grants')
+            .select('oauth_grants.id')
+            .whereRef('oauth_grants.client_id', '=', 'oauth_clients.id'),
+        ),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 // Grants (refresh token families)
 export const insertGrant = (db: Executor, row: Insertable<OAuthGrantsTable>) =>
   db.insertInto('oauth_grants').values(row).execute();

@@ -1,11 +1,16 @@
+/** How a client came to be: `gantry client create`, RFC 7591 registration, or a Client ID Metadata Document. */
+export type ClientRegistration = 'cli' | 'dynamic' | 'metadata_document';
+
 /** A registered third-party application. Secrets are stored as SHA-256 (256 random bits need no KDF). */
 export interface OAuthClientsTable {
-  id: string;
+  id: string; // a UUID, or the document's URL for a metadata_document client
   name: string;
   type: 'confidential' | 'public';
   secret_hash: string | null;
   redirect_uris: string; // JSON array, matched exactly
   scopes: string; // JSON array of allowed scopes
+  registration: ClientRegistration;
+  metadata_expires_at: string | null; // metadata_document only: until when the stored copy is used
   created_at: string;
   updated_at: string;
 }

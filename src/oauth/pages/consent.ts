@@ -1,6 +1,7 @@
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 import type { AuthorizeRequest } from '../authorize.js';
 import { BROWSER_SESSION_COOKIE } from '../browser-sessions.js';
+import { redirectHostOf } from '../redirect-uris.js';
 import { consentPage, messagePage } from './views.js';
 import { AUTHORIZE_PATH, cookie, page, redirect, type PagesContext } from './respond.js';
 import type { SignIn } from './sign-in.js';
@@ -20,7 +21,7 @@ export function createConsent(pages: PagesContext, signIn: SignIn) {
     sessionValue: string,
     userId: string,
     req: AuthorizeRequest,
-    client: { name: string; type: string },
+    client: { name: string; type: string; registration: string },
     forceConsent: boolean,
   ) {
     const clientName = client.name;
@@ -36,6 +37,8 @@ export function createConsent(pages: PagesContext, signIn: SignIn) {
         scopes: req.scopes,
         requestState: authorize.sealRequest(req),
         csrf: authorize.csrfFor(sessionValue, 'consent'),
+        // A self-registered client named itself: the page says so, and where the user is sent.
+        unverified: client.registration === 'cli' ? undefined : { redirectHost: redirectHostOf(req.redirectUri) },
       }),
     );
   }

@@ -42,7 +42,14 @@ export interface ConsentView {
   scopes: readonly string[];
   requestState: string;
   csrf: string;
+  /** A self-registered client: its name is its own claim; the redirect host is what can be checked. */
+  unverified?: { redirectHost: string };
 }
+
+const unverifiedNotice = (u: ConsentView['unverified']) =>
+  u
+    ? `<p class="notice" role="note"><strong>unverified</strong> application: it registered itself and Gantry has not checked its name. You will be sent back to <strong>${escapeHtml(u.redirectHost)}</strong>.</p>\n`
+    : '';
 
 /** The consent form: each scope in plain words, allow and deny buttons. */
 export function consentPage(view: ConsentView): string {
@@ -56,7 +63,7 @@ export function consentPage(view: ConsentView): string {
     'Allow access',
     `<h1>${escapeHtml(view.clientName)} wants to access your Gantry account</h1>
 <p class="muted">Signed in as ${escapeHtml(view.userEmail)}</p>
-<p>If you allow it, ${escapeHtml(view.clientName)} will be able to:</p>
+${unverifiedNotice(view.unverified)}<p>If you allow it, ${escapeHtml(view.clientName)} will be able to:</p>
 <ul class="scopes">
 ${items}
 </ul>

@@ -1,0 +1,129 @@
+import type { Kernel } from '../kernel.js';
+import { guardedFetch, readLimited } from '../lib/outbound.js';
+import type { Client, SelfRegisteredClient } from './clients.js';
+import { clientNameProblem, selfRegisteredMetadataProblem } from './registration-rules.js';
+
+/** A document is small (a name and a few redirect URIs); anything bigger is refused unread. */
+const MAX_DOCUMENT_BYTES = 16 * 1024;
+const FETCH_TIMEOUT_MS = 5_000;
+const MAX_URL_LENGTH = 1024;
+/** How long a fetched copy is used: the document's Cache-Control max-age, within these bounds. */
+const MIN_CACHE_SEC = 5 * 60;
+const MAX_CACHE_SEC = 24 * 3600;
+const DEFAULT_CACHE_SEC = 3600;
+
+/** What the document module needs of the clients: reading the stored copy and storing a new one. */
+export interface ClientLookup {
+  find(id: string): Promise<Client | null>;
+  saveSelfRegistered(client: SelfRegisteredClient): Promise<Client>;
+}
+
+/** A client_id that names a metadata document rather than a stored client (it is a URL). */
+export const isMetadataDocumentId = (id: string) => /^https?:\/\//i.test(id) && id.length <= MAX_URL_LENGTH;
+
+/**
+ * The forms a document URL may take: https with a path, no fragment, no credentials, in the
+ * normal form (no dot segments). Plain http only on a loopback host, and only when private networks are allowed
+ * (a development setup; docs/oauth.md, Client ID Metadata Documents).
+ */
+function urlProblem(raw: string, allowPrivate: boolean): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'the client_id is not a valid URL';
+  }
+  const devHttp =
+    allowPrivate && url.protocol === 'http:' && ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
+  if (url.protocol !== 'https:' && !devHttp) return 'a client_id URL must use https';
+  if (url.username || url.password) return 'a client_id URL must not carry credentials';
+  if (raw.includes('#')) return 'a client_id URL must not carry a fragment';
+  // The parser resolves dot segments and lower-cases the host: a URL it changes is not the document's own name.
+  if (url.pathname === '/' || url.href !== raw) return 'a client_id URL must have a path and be in normal form';
+  return null;
+}
+
+/** Seconds a copy stays fresh: max-age within [5 min, 24 h]; no-store or no-cache get the minimum. */
+function cacheSeconds(header: string | null): number {
+  if (!header) return DEFAULT_CACHE_SEC;
+  const directives = header.toLowerCase();
+  if (/(^|[\s,])(no-store|no-cache)($|[\s,=])/.test(directives)) return MIN_CACHE_SEC;
+  const maxAge = /(?:^|[\s,])max-age\s*=\s*"?(\d+)/.exec(directives);
+  if (!maxAge) return DEFAULT_CACHE_SEC;
+  return Math.min(MAX_CACHE_SEC, Math.max(MIN_CACHE_SEC, Number(maxAge[1])));
+}
+
+/**
+ * Client ID Metadata Documents: a client whose client_id is an https URL publishes its metadata
+ * there. The document is fetched through the outbound guard (no private addresses, no redirects,
+ * size and time limits), must name itself as client_id and be a public client's; the copy is
+ * stored as the client's row (grants refer to it) and used until its cache lifetime ends.
+ */
+export function createMetadataDocuments(kernel: Pick<Kernel, 'clock' | 'config' | 'logger'>, clients: ClientLookup) {
+  const { clock, config, logger } = kernel;
+  const fetchOut = guardedFetch({
+    allowPrivate: config.allowPrivateNetworks,
+    timeoutMs: FETCH_TIMEOUT_MS,
+    maxBytes: MAX_DOCUMENT_BYTES,
+  });
+
+  async function fetchDocument(url: string): Promise<{ document: unknown; maxAgeSec: number } | { problem: string }> {
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetchOut(url, { headers: { accept: 'application/json' } });
+      text = await readLimited(response, MAX_DOCUMENT_BYTES);
+    } catch (err) {
+      const reason = (err as Error).message;
+      logger.warn('oauth client metadata document not fetched', { clientId: url, reason });
+      if (/larger than/.test(reason)) return { problem: `the document is larger than ${MAX_DOCUMENT_BYTES} bytes` };
+      if (/abort|no answer/i.test(reason)) return { problem: 'the document did not arrive in time' };
+      return { problem: `the document could not be fetched (${reason})` };
+    }
+    if (response.status !== 200) return { problem: `fetching the document answered HTTP ${response.status}` };
+    try {
+      return { document: JSON.parse(text), maxAgeSec: cacheSeconds(response.headers.get('cache-control')) };
+    } catch {
+      return { problem: 'the document is not JSON' };
+    }
+  }
+
+  /** The stored client's fields from a document, or what is wrong with it. */
+  function readDocument(url: string, document: unknown): SelfRegisteredClient | { problem: string } {
+    if (typeof document !== 'object' || document === null || Array.isArray(document))
+      return { problem: 'the document is not a JSON object' };
+    const doc = document as Record<string, unknown>;
+    if (doc.client_id !== url) return { problem: 'the document names another client_id than its URL' };
+    if (doc.client_secret !== undefined) return { problem: 'the document must not carry a client_secret' };
+    const problem = selfRegisteredMetadataProblem(doc);
+    if (problem) return { problem: problem.description };
+    const nameProblem = clientNameProblem(doc.client_name);
+    if (nameProblem) return { problem: nameProblem };
+    return {
+      id: url,
+      name: typeof doc.client_name === 'string' ? doc.client_name.trim() : new URL(url).host,
+      redirectUris: [...new Set(doc.redirect_uris as string[])],
+      registration: 'metadata_document',
+      metadataExpiresAt: null,
+    };
+  }
+
+  return {
+    async resolve(url: string): Promise<{ client: Client } | { problem: string }> {
+      const fail = (why: string) => ({ problem: `This application's metadata document cannot be used: ${why}.` });
+      const urlIssue = urlProblem(url, config.allowPrivateNetworks);
+      if (urlIssue) return fail(urlIssue);
+      const now = clock.now();
+      const stored = await clients.find(url);
+      if (stored && stored.registration !== 'metadata_document') return fail('the client_id is taken');
+      if (stored?.metadataExpiresAt && stored.metadataExpiresAt > now.toISOString()) return { client: stored };
+
+      const fetched = await fetchDocument(url);
+      if ('problem' in fetched) return fail(fetched.problem);
+      const read = readDocument(url, fetched.document);
+      if ('problem' in read) return fail(read.problem);
+      read.metadataExpiresAt = new Date(now.getTime() + fetched.maxAgeSec * 1000).toISOString();
+      return { client: await clients.saveSelfRegistered(read) };
+    },
+  };
+}

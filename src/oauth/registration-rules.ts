@@ -1,0 +1,75 @@
+import { redirectUriProblem } from './redirect-uris.js';
+
+/** RFC 7591 3.2.2 error codes of the registration endpoint (also used for metadata documents). */
+export type RegistrationErrorCode = 'invalid_redirect_uri' | 'invalid_client_metadata';
+
+export interface RegistrationProblem {
+  error: RegistrationErrorCode;
+  description: string;
+}
+
+const MAX_REDIRECT_URIS = 10;
+const MAX_REDIRECT_URI_LENGTH = 2000;
+
+/** What every self-registered client is: public, code flow with refresh (docs/oauth.md, Self-registered clients). */
+export const SELF_REGISTERED_GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
+export const SELF_REGISTERED_RESPONSE_TYPES = ['code'] as const;
+
+const stringList = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((v) => typeof v === 'string');
+
+/** A client_name, when given: 1 to 120 characters, no control characters (the consent page shows it). */
+export function clientNameProblem(name: unknown): string | null {
+  if (name === undefined) return null;
+  if (typeof name !== 'string' || name.trim().length < 1 || name.trim().length > 120)
+    return 'client_name must be a string of 1 to 120 characters';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(name)) return 'client_name must not contain control characters';
+  return null;
+}
+
+/**
+ * The metadata rules a registration request and a metadata document share: redirect URIs
+ * (required; https, http on loopback, or a native app's private-use scheme), and only a public
+ * client (`none`) of the code flow. Absent fields take those values; RFC 7591 2 lets the server
+ * choose them, and the registration response says what was registered.
+ */
+export function selfRegisteredMetadataProblem(doc: Record<string, unknown>): RegistrationProblem | null {
+  const uris = doc.redirect_uris;
+  if (uris === undefined) return { error: 'invalid_redirect_uri', description: 'redirect_uris is required' };
+  if (!stringList(uris) || uris.length === 0 || uris.length > MAX_REDIRECT_URIS)
+    return {
+      error: 'invalid_redirect_uri',
+      description: `redirect_uris must be an array of 1 to ${MAX_REDIRECT_URIS} strings`,
+    };
+  for (const uri of uris) {
+    if (uri.length > MAX_REDIRECT_URI_LENGTH)
+      return { error: 'invalid_redirect_uri', description: `a redirect URI is longer than ${MAX_REDIRECT_URI_LENGTH}` };
+    const problem = redirectUriProblem(uri, { privateUseSchemes: true });
+    if (problem) return { error: 'invalid_redirect_uri', description: `redirect URI ${problem}` };
+  }
+  const method = doc.token_endpoint_auth_method;
+  if (method !== undefined && method !== 'none')
+    return {
+      error: 'invalid_client_metadata',
+      description: 'Only public clients may register: token_endpoint_auth_method must be none',
+    };
+  const grants = doc.grant_types;
+  if (
+    grants !== undefined &&
+    (!stringList(grants) ||
+      !grants.includes('authorization_code') ||
+      grants.some((g) => !(SELF_REGISTERED_GRANT_TYPES as readonly string[]).includes(g)))
+  )
+    return {
+      error: 'invalid_client_metadata',
+      description: 'grant_types must be authorization_code, optionally with refresh_token',
+    };
+  const responses = doc.response_types;
+  if (
+    responses !== undefined &&
+    (!stringList(responses) || responses.length === 0 || responses.some((r) => r !== 'code'))
+  )
+    return { error: 'invalid_client_metadata', description: 'response_types must be code' };
+  return null;
+}
