@@ -12,6 +12,7 @@ import { migration as m0010 } from './0010_connector_credential_origin.js';
 import { migration as m0011 } from './0011_connector_approval_target.js';
 import { migration as m0012 } from './0012_connector_definition_scope.js';
 import { migration as m0013 } from './0013_canonical_emails.js';
+import { migration as m0016 } from './0016_oauth_resource_workspace.js';
 
 /** Every migration, in order. Static imports: the bundle cannot scan a folder. */
 export const migrations: readonly Migration[] = [
@@ -28,4 +29,5 @@ export const migrations: readonly Migration[] = [
   m0011,
   m0012,
   m0013,
+  m0016,
 ];

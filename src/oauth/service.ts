@@ -10,10 +10,12 @@ import { createBrowserSessions } from './browser-sessions.js';
 import { authenticateClient, claimedClientId, type ClientCredentials } from './client-auth.js';
 import { createEndpointLimits, type EndpointCaller, type GrantMeter, type OAuthEndpoint } from './endpoint-limits.js';
 import { createClients } from './clients.js';
-import { invalidRequest, OAuthError } from './errors.js';
+import { invalidRequest, invalidTarget, OAuthError } from './errors.js';
 import { authorizationCodeGrant } from './grants/authorization-code.js';
 import { refreshTokenGrant } from './grants/refresh-token.js';
+import { parseResource, type ResourceKind } from './resources.js';
 import { createTokens, type TokenResponse } from './tokens.js';
+import { createWorkspaceChoice, type WorkspaceDirectory } from './workspace-choice.js';
 import * as store from './store.js';
 
 export interface UserInfo {
@@ -25,11 +27,11 @@ export interface UserInfo {
 }
 
 /** The OAuth 2.0 authorization server: clients, authorize, token, revoke, userinfo, grants. */
-export function createOAuthService(kernel: Kernel, deps: { identity: IdentityService }) {
+export function createOAuthService(kernel: Kernel, deps: { identity: IdentityService; accounts: WorkspaceDirectory }) {
   const { db, clock } = kernel;
   const tokens = createTokens(kernel);
   const clients = createClients(kernel, tokens);
-  const authorize = createAuthorize(kernel, clients);
+  const authorize = createAuthorize(kernel, clients, createWorkspaceChoice(deps.accounts));
   const browserSessions = createBrowserSessions(kernel, deps.identity);
   const limits = createEndpointLimits(kernel);
   // The profile behind userinfo, kept one second: the same window docs/interface.md (Operations) gives any change
@@ -81,11 +83,21 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
   function params(body: Record<string, unknown>): Record<string, string | undefined> {
     const out: Record<string, string | undefined> = {};
     for (const [name, value] of Object.entries(body)) {
+      // RFC 8707 2 allows several resources; a token here is for one (docs/oauth.md, Resource indicators).
+      if (name === 'resource' && typeof value !== 'string') throw invalidTarget('Ask for one resource per token');
       // RFC 6749 3.2: request parameters must not be included more than once.
       if (typeof value !== 'string') throw invalidRequest(`${name} must be given once`);
       out[name] = value;
     }
     return out;
+  }
+
+  /** The token request's `resource` (RFC 8707 2.2), null when absent; invalid_target when it is no resource of ours. */
+  function target(raw: string | undefined): ResourceKind | null {
+    if (raw === undefined) return null;
+    const parsed = parseResource(kernel.config.publicUrl, raw);
+    if ('problem' in parsed) throw invalidTarget(parsed.problem);
+    return parsed.kind;
   }
 
   return {
@@ -105,8 +117,10 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
         const body = params(credentials.body);
         const grantType = body.grant_type;
         if (!grantType) throw invalidRequest('grant_type is required');
-        if (grantType === 'authorization_code') return authorizationCodeGrant(kernel, tokens, client, body, meter);
-        if (grantType === 'refresh_token') return refreshTokenGrant(kernel, tokens, client, body, meter);
+        if (grantType === 'authorization_code')
+          return authorizationCodeGrant(kernel, tokens, client, body, target(body.resource), meter);
+        if (grantType === 'refresh_token')
+          return refreshTokenGrant(kernel, tokens, client, body, target(body.resource), meter);
         throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token');
       });
     },
@@ -131,7 +145,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
           await inTransaction(db, (trx) => tokens.revokeGrant(trx, refresh.grant_id, 'revoked_by_client'));
           return;
         }
-        const claims = await tokens.verifyAccessToken(token);
+        const claims = await tokens.readAccessToken(token);
         if (!claims || claims.clientId !== client.id) return;
         const refused = meter(claims.sub);
         if (refused) throw refused;

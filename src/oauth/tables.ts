@@ -1,3 +1,5 @@
+import type { ResourceKind } from './resources.js';
+
 /** A registered third-party application. Secrets are stored as SHA-256 (256 random bits need no KDF). */
 export interface OAuthClientsTable {
   id: string;
@@ -19,6 +21,10 @@ export interface OAuthGrantsTable {
   client_id: string;
   user_id: string;
   scopes: string; // space-separated, as granted
+  /** What its tokens are for (resources.ts): 'api' or 'mcp'. */
+  resource: ResourceKind;
+  /** The workspace an MCP grant exposes (chosen at consent); null for REST API grants. */
+  workspace_id: string | null;
   created_at: string;
   revoked_at: string | null;
   revoke_reason: string | null;
