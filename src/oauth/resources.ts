@@ -9,7 +9,7 @@ import { apiUrl } from '../http/paths.js';
 export type ResourceKind = 'api' | 'mcp';
 
 /** The MCP endpoint's path; its absolute URL is the MCP resource identifier. */
-const MCP_PATH = '/mcp';
+export const MCP_PATH = '/mcp';
 
 /** The resource identifier (and token audience) of a kind. */
 export const resourceUrl = (publicUrl: string, kind: ResourceKind): string =>

@@ -13,6 +13,7 @@ import { createClients } from './clients.js';
 import { invalidRequest, invalidTarget, OAuthError } from './errors.js';
 import { authorizationCodeGrant } from './grants/authorization-code.js';
 import { refreshTokenGrant } from './grants/refresh-token.js';
+import { createMcpAuth } from './mcp-auth.js';
 import { parseResource, type ResourceKind } from './resources.js';
 import { createTokens, type TokenResponse } from './tokens.js';
 import { createWorkspaceChoice, type WorkspaceDirectory } from './workspace-choice.js';
@@ -106,6 +107,8 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     authorize,
     browserSessions,
     accessTokenVerifier: tokens.verifier,
+    /** The MCP endpoint's side of OAuth: its metadata, challenges and token verifier (mcp-auth.ts). */
+    mcp: createMcpAuth(kernel.config.publicUrl, tokens),
 
     /**
      * POST /oauth/token: client first (401), then the grant (RFC 6749 5.2 table). Counted as

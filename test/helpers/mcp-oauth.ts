@@ -18,6 +18,7 @@ import {
 const PUBLIC = 'http://127.0.0.1:8080';
 export const API_RESOURCE = `${PUBLIC}/api/v1`;
 export const MCP_RESOURCE = `${PUBLIC}/api/v1/mcp`;
+export const PRM_URL = `${PUBLIC}/.well-known/oauth-protected-resource/api/v1/mcp`;
 const TOKEN = '/api/v1/oauth/token';
 
 /** A user who owns an account (with its default workspace) and a client that may ask for tools:call. */
