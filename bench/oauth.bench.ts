@@ -127,7 +127,7 @@ async function main() {
       scopes: ['email:read', 'profile:read'],
     });
     const authorization = `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`;
-    const grants: Array<{ id: string; clientId: string; userId: string }> = [];
+    const grants: Array<{ id: string; clientId: string; userId: string; resource: 'api'; workspaceId: null }> = [];
     let accessToken = '';
     for (let i = 0; i < 50; i++) {
       const { createHash, randomBytes } = await import('node:crypto');
@@ -138,6 +138,7 @@ async function main() {
         scopes: ['email:read', 'profile:read'],
         state: null,
         codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
+        resource: 'api',
       });
       const code = new URL(redirect).searchParams.get('code')!;
       const issued = await app.services.oauth.token(
@@ -158,7 +159,7 @@ async function main() {
         .select('grant_id')
         .orderBy('created_at', 'desc')
         .executeTakeFirstOrThrow();
-      grants.push({ id: row.grant_id, clientId: client.clientId, userId: user.id });
+      grants.push({ id: row.grant_id, clientId: client.clientId, userId: user.id, resource: 'api', workspaceId: null });
     }
     const pool: string[] = [];
     while (pool.length < POOL) {

@@ -14,6 +14,7 @@ import { migration as m0012 } from './0012_connector_definition_scope.js';
 import { migration as m0013 } from './0013_canonical_emails.js';
 import { migration as m0014 } from './0014_connector_tool_settings.js';
 import { migration as m0015 } from './0015_oauth_client_registration.js';
+import { migration as m0016 } from './0016_oauth_resource_workspace.js';
 
 /** Every migration, in order. Static imports: the bundle cannot scan a folder. */
 export const migrations: readonly Migration[] = [
@@ -32,4 +33,5 @@ export const migrations: readonly Migration[] = [
   m0013,
   m0014,
   m0015,
+  m0016,
 ];

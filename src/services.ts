@@ -17,7 +17,7 @@ export function createServices(kernel: Kernel) {
   const accounts = createAccountsService(kernel, { identity, notifications, audit });
   const wallet = createWalletService(kernel, { identity });
   const status = createStatusService(kernel);
-  const oauth = createOAuthService(kernel, { identity });
+  const oauth = createOAuthService(kernel, { identity, accounts });
   // A password reset or change, or a mailbox proven on an unconfirmed account, also ends the
   // user's third-party grants (docs/oauth.md, Revocation).
   identity.onSignInReset((trx, userId, reason, options) => oauth.revokeAllGrantsOfUser(trx, userId, reason, options));

@@ -1,4 +1,5 @@
 import { inTransaction } from '../db/tx.js';
+import { badRequest } from '../http/errors.js';
 import { API } from '../http/paths.js';
 import { hmacSha256, randomToken, safeEqual, sha256Hex } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
@@ -6,8 +7,10 @@ import type { Kernel } from '../kernel.js';
 import type { Client, OAuthClients } from './clients.js';
 import type { OAuthErrorCode } from './errors.js';
 import { isWellFormedChallenge } from './pkce.js';
-import { formatScope, isScope, isSubset, parseScope } from './scopes.js';
+import { asResourceKind, parseResource, resourceUrl, type ResourceKind } from './resources.js';
+import { formatScope, isScope, isSubset, MCP_SCOPE, parseScope } from './scopes.js';
 import * as store from './store.js';
+import type { WorkspaceChoice } from './workspace-choice.js';
 
 const CODE_TTL_SEC = 60;
 /** How long a sign-in/consent page stays usable before the request must start over. */
@@ -20,7 +23,13 @@ export interface AuthorizeRequest {
   scopes: string[];
   state: string | null;
   codeChallenge: string;
+  /** What the tokens will be for (RFC 8707 `resource`; the REST API when absent). */
+  resource: ResourceKind;
 }
+
+/** A request for the MCP resource or its scope exposes one workspace, chosen on the consent page. */
+export const bindsWorkspace = (request: AuthorizeRequest): boolean =>
+  request.resource === 'mcp' || request.scopes.includes(MCP_SCOPE);
 
 export type AuthorizeValidation =
   | { kind: 'ok'; request: AuthorizeRequest; client: Client }
@@ -41,7 +50,7 @@ function redirectWith(redirectUri: string, params: Record<string, string | null 
  * The authorize endpoint's rules, without HTTP: validating a request, carrying it across the
  * sign-in and consent pages (signed, short-lived request state), and issuing the code.
  */
-export function createAuthorize(kernel: Kernel, clients: OAuthClients) {
+export function createAuthorize(kernel: Kernel, clients: OAuthClients, workspaces: WorkspaceChoice) {
   const { db, clock, config, secrets } = kernel;
   const issuer = config.publicUrl;
   const pageKey = hmacSha256(secrets.jwtSigningKey, 'gantry oauth pages v1');
@@ -86,6 +95,15 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients) {
     const unknown = scopes.filter((s) => !isScope(s));
     if (unknown.length > 0) return fail('invalid_scope', `Unknown scope: ${unknown.join(' ')}`);
     if (!isSubset(scopes, client.scopes)) return fail('invalid_scope', 'The application may not ask for this scope');
+    // RFC 8707 2: one resource per request here (several would need a token for each).
+    const resourceRaw = one('resource');
+    if (resourceRaw === null) return fail('invalid_target', 'Ask for one resource per request');
+    let resource: ResourceKind = 'api';
+    if (resourceRaw !== undefined) {
+      const parsed = parseResource(issuer, resourceRaw);
+      if ('problem' in parsed) return fail('invalid_target', parsed.problem);
+      resource = parsed.kind;
+    }
     const challenge = one('code_challenge');
     if (!challenge) return fail('invalid_request', 'code_challenge is required (PKCE)');
     const method = one('code_challenge_method');
@@ -103,6 +121,7 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients) {
         scopes: formatScope(scopes).split(' '),
         state,
         codeChallenge: challenge,
+        resource,
       },
     };
   }
@@ -128,6 +147,7 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients) {
         scopes: parsed.scopes,
         state: parsed.state,
         codeChallenge: parsed.codeChallenge,
+        resource: asResourceKind(parsed.resource),
       };
     } catch {
       return null;
@@ -145,6 +165,7 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients) {
       code_challenge_method: 'S256',
     });
     if (request.state !== null) params.set('state', request.state);
+    if (request.resource !== 'api') params.set('resource', resourceUrl(issuer, request.resource));
     return `${API}/oauth/authorize?${params.toString()}`;
   }
 
@@ -166,14 +187,30 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients) {
     csrfFor,
     csrfMatches,
 
-    /** Whether the user already granted these scopes to this client (then consent is skipped). */
+    /** The workspaces the consent page offers a request that binds one; null when the user has none. */
+    workspaceOptions: workspaces.options,
+
+    /**
+     * Whether the user already granted these scopes to this client (then consent is skipped).
+     * Never for a request that binds a workspace: the workspace is chosen on every consent.
+     */
     async hasConsent(userId: string, request: AuthorizeRequest): Promise<boolean> {
+      if (bindsWorkspace(request)) return false;
       const consent = await store.findConsent(db, userId, request.clientId);
       return !!consent && isSubset(request.scopes, consent.scopes.split(' '));
     },
 
-    /** The user allowed: a grant, a 60 s code bound to client, redirect_uri and challenge; consent recorded. */
-    async approve(userId: string, request: AuthorizeRequest): Promise<string> {
+    /**
+     * The user allowed: a grant (for the request's resource, bound to the chosen workspace when
+     * the request binds one), a 60 s code bound to client, redirect_uri and challenge; consent
+     * recorded. A workspace the user may not use is refused (VALIDATION_FAILED).
+     */
+    async approve(userId: string, request: AuthorizeRequest, chosenWorkspace?: string): Promise<string> {
+      let workspaceId: string | null = null;
+      if (bindsWorkspace(request)) {
+        workspaceId = await workspaces.check(userId, chosenWorkspace);
+        if (!workspaceId) throw badRequest('Choose one of your workspaces (workspace_id)');
+      }
       const code = randomToken(32);
       const now = clock.now();
       await inTransaction(db, async (trx) => {
@@ -184,6 +221,8 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients) {
           client_id: request.clientId,
           user_id: userId,
           scopes: scope,
+          resource: request.resource,
+          workspace_id: workspaceId,
           created_at: now.toISOString(),
           revoked_at: null,
           revoke_reason: null,

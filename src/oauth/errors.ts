@@ -13,6 +13,8 @@ export type OAuthErrorCode =
   | 'invalid_scope'
   | 'access_denied'
   | 'unsupported_response_type'
+  /** RFC 8707 2: the `resource` is unknown, malformed, or not the one of the grant. */
+  | 'invalid_target'
   | 'server_error';
 
 export class OAuthError extends Error {
@@ -43,6 +45,7 @@ export const oauthErrorFormat: RouteErrorFormat = (e) => ({
 export const invalidRequest = (description: string) => new OAuthError('invalid_request', description);
 export const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 export const invalidScope = (description: string) => new OAuthError('invalid_scope', description);
+export const invalidTarget = (description: string) => new OAuthError('invalid_target', description);
 
 /** 401; with `WWW-Authenticate: Basic` when the client tried HTTP Basic (RFC 6749 5.2). */
 export const invalidClient = (usedBasic: boolean, description = 'Client authentication failed') =>

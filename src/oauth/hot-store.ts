@@ -1,5 +1,6 @@
 import type SqliteDatabase from 'better-sqlite3';
 import type { Database } from '../db/connection.js';
+import type { ResourceKind } from './resources.js';
 
 export interface HotRefreshRow {
   id: string;
@@ -9,6 +10,8 @@ export interface HotRefreshRow {
   client_id: string;
   user_id: string;
   scopes: string;
+  resource: ResourceKind;
+  workspace_id: string | null;
   revoked_at: string | null;
 }
 
@@ -38,6 +41,8 @@ export function createHotStore(db: Database, sqlite: SqliteDatabase.Database) {
         'g.client_id',
         'g.user_id',
         'g.scopes',
+        'g.resource',
+        'g.workspace_id',
         'g.revoked_at',
       ])
       .where('r.token_hash', '=', P),

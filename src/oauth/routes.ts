@@ -10,6 +10,7 @@ import { OAuthError, invalidRequest, oauthErrorFormat } from './errors.js';
 import { oauthPageRoutes } from './page-routes.js';
 import { discoveryDocument } from './discovery.js';
 import { registrationRoutes } from './registration-route.js';
+import { protectedResourceRoutes } from './protected-resource-routes.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -50,7 +51,7 @@ async function counted<T>(request: Request, run: (caller: EndpointCaller) => Pro
   }
 }
 
-/** The OAuth pages and the discovery documents: at the root, not under the API prefix. */
+/** The OAuth pages, the discovery documents and the MCP resource's metadata: at the root, not under the API prefix. */
 export function oauthRootRoutes(app: PluginDeps): ServerRoute[] {
   const discovery = discoveryDocument(app.kernel.config);
   const discoveryRoute = (path: string, id: string): ServerRoute => ({
@@ -64,6 +65,7 @@ export function oauthRootRoutes(app: PluginDeps): ServerRoute[] {
     ...oauthPageRoutes(app),
     discoveryRoute('/.well-known/openid-configuration', 'oauth.discovery-openid'),
     discoveryRoute('/.well-known/oauth-authorization-server', 'oauth.discovery'),
+    ...protectedResourceRoutes(app),
   ];
 }
 

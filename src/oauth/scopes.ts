@@ -4,7 +4,12 @@ export const SCOPES = {
   'profile:read': 'See your name and username',
   'execution:run': 'Run AI executions on your behalf (they are charged to your wallet)',
   'wallet:read': 'See your wallet balance',
+  // The MCP endpoint's scope (docs/oauth.md, MCP): granted for one workspace chosen on the consent page.
+  'tools:call': 'List and call the tools of one workspace you choose (through MCP), using the accounts connected there',
 } as const;
+
+/** The scopes of the MCP resource: what its protected resource metadata lists and its endpoint needs. */
+export const MCP_SCOPE = 'tools:call' satisfies Scope;
 
 export type Scope = keyof typeof SCOPES;
 export const SCOPE_NAMES = Object.keys(SCOPES) as Scope[];

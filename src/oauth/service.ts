@@ -12,10 +12,13 @@ import { createEndpointLimits, type EndpointCaller, type GrantMeter, type OAuthE
 import { createClients } from './clients.js';
 import { isMetadataDocumentId } from './metadata-documents.js';
 import { createRegistration } from './registration.js';
-import { invalidRequest, OAuthError } from './errors.js';
+import { invalidRequest, invalidTarget, OAuthError } from './errors.js';
 import { authorizationCodeGrant } from './grants/authorization-code.js';
 import { refreshTokenGrant } from './grants/refresh-token.js';
+import { createMcpAuth } from './mcp-auth.js';
+import { parseResource, type ResourceKind } from './resources.js';
 import { createTokens, type TokenResponse } from './tokens.js';
+import { createWorkspaceChoice, type WorkspaceDirectory } from './workspace-choice.js';
 import * as store from './store.js';
 
 export interface UserInfo {
@@ -27,11 +30,11 @@ export interface UserInfo {
 }
 
 /** The OAuth 2.0 authorization server: clients, authorize, token, revoke, userinfo, grants. */
-export function createOAuthService(kernel: Kernel, deps: { identity: IdentityService }) {
+export function createOAuthService(kernel: Kernel, deps: { identity: IdentityService; accounts: WorkspaceDirectory }) {
   const { db, clock } = kernel;
   const tokens = createTokens(kernel);
   const clients = createClients(kernel, tokens);
-  const authorize = createAuthorize(kernel, clients);
+  const authorize = createAuthorize(kernel, clients, createWorkspaceChoice(deps.accounts));
   const registration = createRegistration(kernel, clients);
   const browserSessions = createBrowserSessions(kernel, deps.identity);
   const limits = createEndpointLimits(kernel);
@@ -84,11 +87,21 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
   function params(body: Record<string, unknown>): Record<string, string | undefined> {
     const out: Record<string, string | undefined> = {};
     for (const [name, value] of Object.entries(body)) {
+      // RFC 8707 2 allows several resources; a token here is for one (docs/oauth.md, Resource indicators).
+      if (name === 'resource' && typeof value !== 'string') throw invalidTarget('Ask for one resource per token');
       // RFC 6749 3.2: request parameters must not be included more than once.
       if (typeof value !== 'string') throw invalidRequest(`${name} must be given once`);
       out[name] = value;
     }
     return out;
+  }
+
+  /** The token request's `resource` (RFC 8707 2.2), null when absent; invalid_target when it is no resource of ours. */
+  function target(raw: string | undefined): ResourceKind | null {
+    if (raw === undefined) return null;
+    const parsed = parseResource(kernel.config.publicUrl, raw);
+    if ('problem' in parsed) throw invalidTarget(parsed.problem);
+    return parsed.kind;
   }
 
   return {
@@ -98,6 +111,8 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     authorize,
     browserSessions,
     accessTokenVerifier: tokens.verifier,
+    /** The MCP endpoint's side of OAuth: its metadata, challenges and token verifier (mcp-auth.ts). */
+    mcp: createMcpAuth(kernel.config.publicUrl, tokens),
 
     /**
      * POST /oauth/token: client first (401), then the grant (RFC 6749 5.2 table). Counted as
@@ -109,8 +124,10 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
         const body = params(credentials.body);
         const grantType = body.grant_type;
         if (!grantType) throw invalidRequest('grant_type is required');
-        if (grantType === 'authorization_code') return authorizationCodeGrant(kernel, tokens, client, body, meter);
-        if (grantType === 'refresh_token') return refreshTokenGrant(kernel, tokens, client, body, meter);
+        if (grantType === 'authorization_code')
+          return authorizationCodeGrant(kernel, tokens, client, body, target(body.resource), meter);
+        if (grantType === 'refresh_token')
+          return refreshTokenGrant(kernel, tokens, client, body, target(body.resource), meter);
         throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token');
       });
     },
@@ -135,7 +152,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
           await inTransaction(db, (trx) => tokens.revokeGrant(trx, refresh.grant_id, 'revoked_by_client'));
           return;
         }
-        const claims = await tokens.verifyAccessToken(token);
+        const claims = await tokens.readAccessToken(token);
         if (!claims || claims.clientId !== client.id) return;
         const refused = meter(claims.sub);
         if (refused) throw refused;

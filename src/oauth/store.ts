@@ -159,6 +159,8 @@ export const findRefreshToken = (db: Executor, tokenHash: string) =>
       'g.client_id',
       'g.user_id',
       'g.scopes',
+      'g.resource',
+      'g.workspace_id',
       'g.revoked_at',
     ])
     .where('r.token_hash', '=', tokenHash)

@@ -1,3 +1,5 @@
+import type { ResourceKind } from './resources.js';
+
 /** How a client came to be: `gantry client create`, RFC 7591 registration, or a Client ID Metadata Document. */
 export type ClientRegistration = 'cli' | 'dynamic' | 'metadata_document';
 
@@ -24,6 +26,10 @@ export interface OAuthGrantsTable {
   client_id: string;
   user_id: string;
   scopes: string; // space-separated, as granted
+  /** What its tokens are for (resources.ts): 'api' or 'mcp'. */
+  resource: ResourceKind;
+  /** The workspace an MCP grant exposes (chosen at consent); null for REST API grants. */
+  workspace_id: string | null;
   created_at: string;
   revoked_at: string | null;
   revoke_reason: string | null;

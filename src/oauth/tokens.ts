@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { BearerVerifier, Principal } from '../http/auth.js';
 import type { Executor } from '../db/tx.js';
-import { apiUrl } from '../http/paths.js';
+import { DomainError } from '../http/errors.js';
 import { randomToken, sha256Hex } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import { JwtCodec } from '../lib/jwt.js';
@@ -9,6 +9,7 @@ import type { Kernel } from '../kernel.js';
 import * as store from './store.js';
 import { AccessTokenSigner } from './access-token-signer.js';
 import { createHotStore } from './hot-store.js';
+import { type ResourceKind, resourceUrl } from './resources.js';
 
 /** RFC 9068 access tokens: `typ: at+jwt`, HS256, one hour (docs/interface.md, Authentication 6). */
 const ACCESS_TOKEN_TYP = 'at+jwt';
@@ -32,6 +33,19 @@ export interface AccessTokenClaims {
   jti: string;
   grantId: string;
   exp: number;
+  /** The resource of its `aud` (RFC 8707). */
+  resource: ResourceKind;
+  /** The workspace an MCP grant exposes (claim `workspace_id`); null otherwise. */
+  workspaceId: string | null;
+}
+
+/** The grant a token is minted in, with what its tokens are for. */
+export interface GrantRef {
+  id: string;
+  clientId: string;
+  userId: string;
+  resource: ResourceKind;
+  workspaceId: string | null;
 }
 
 /**
@@ -43,7 +57,10 @@ export function createTokens(kernel: Kernel) {
   const { db, clock, jwt, changes, config, secrets } = kernel;
   const signer = new AccessTokenSigner(secrets.jwtSigningKey);
   const hot = createHotStore(kernel.db, kernel.sqlite);
-  const audience = apiUrl(config.publicUrl);
+  const audiences: Record<ResourceKind, string> = {
+    api: resourceUrl(config.publicUrl, 'api'),
+    mcp: resourceUrl(config.publicUrl, 'mcp'),
+  };
   const grantActive = new LRUCache<string, boolean>({ max: 10_000, ttl: 30_000 });
   const jtiRevoked = new LRUCache<string, boolean>({ max: 10_000, ttl: 30_000 });
 
@@ -72,13 +89,18 @@ export function createTokens(kernel: Kernel) {
     return revoked;
   }
 
-  /** Verifies an access token and its revocation state; null when it is not a live one. */
-  async function verifyAccessToken(token: string): Promise<AccessTokenClaims | null> {
+  /**
+   * Verifies an access token of either resource and its revocation state; null when it is not
+   * a live one. Each resource then refuses the other's tokens: verifyAccessToken below for the
+   * REST API, mcp-auth.ts for the MCP endpoint.
+   */
+  async function readAccessToken(token: string): Promise<AccessTokenClaims | null> {
     const verified = await jwt.verify(token, ACCESS_TOKEN_TYP);
     if (!verified) return null;
     const p = verified.payload;
+    const resource = p.aud === audiences.api ? 'api' : p.aud === audiences.mcp ? 'mcp' : null;
     if (
-      p.aud !== audience ||
+      resource === null ||
       typeof p.client_id !== 'string' ||
       typeof p.jti !== 'string' ||
       typeof p.gid !== 'string' ||
@@ -93,14 +115,30 @@ export function createTokens(kernel: Kernel) {
       jti: p.jti,
       grantId: p.gid,
       exp: Number(p.exp),
+      resource,
+      workspaceId: typeof p.workspace_id === 'string' ? p.workspace_id : null,
     };
+  }
+
+  /** A live access token for the REST API (userinfo and the kernel's bearer auth); null otherwise. */
+  async function verifyAccessToken(token: string): Promise<AccessTokenClaims | null> {
+    const claims = await readAccessToken(token);
+    return claims?.resource === 'api' ? claims : null;
   }
 
   const verifier: BearerVerifier = {
     name: 'oauth',
     async verify(token) {
-      const claims = await verifyAccessToken(token);
+      const claims = await readAccessToken(token);
       if (!claims) return JwtCodec.peekTyp(token) === ACCESS_TOKEN_TYP ? null : undefined;
+      // A live token for the MCP endpoint: refused, and told why, so a client that sent it here
+      // by mistake knows to ask for a REST API token (docs/oauth.md, Audiences).
+      if (claims.resource !== 'api') {
+        const message = `This access token is for the MCP endpoint (${audiences.mcp}); the REST API accepts only tokens for ${audiences.api}`;
+        throw new DomainError('UNAUTHORIZED', message, undefined, {
+          'WWW-Authenticate': `Bearer error="invalid_token", error_description="${message}"`,
+        });
+      }
       const principal: Principal = {
         userId: claims.sub,
         kind: 'oauth',
@@ -121,6 +159,7 @@ export function createTokens(kernel: Kernel) {
 
   return {
     verifier,
+    readAccessToken,
     verifyAccessToken,
     isGrantActive,
 
@@ -131,7 +170,7 @@ export function createTokens(kernel: Kernel) {
      * insert, so the refresh hot path can run it inside a better-sqlite3 transaction.
      */
     mint(
-      grant: { id: string; clientId: string; userId: string },
+      grant: GrantRef,
       scopes: string,
       insert: (row: { grant_id: string; token_hash: string; created_at: string; expires_at: string }) => void,
     ): TokenResponse {
@@ -147,11 +186,12 @@ export function createTokens(kernel: Kernel) {
       const accessToken = signer.sign({
         iss: config.publicUrl,
         sub: grant.userId,
-        aud: audience,
+        aud: audiences[grant.resource],
         client_id: grant.clientId,
         scope: scopes,
         jti: newId(),
         gid: grant.id,
+        ...(grant.workspaceId === null ? {} : { workspace_id: grant.workspaceId }),
         iat,
         exp: iat + ACCESS_TOKEN_TTL_SEC,
       });
@@ -165,11 +205,7 @@ export function createTokens(kernel: Kernel) {
     },
 
     /** The same, inside a kysely transaction. */
-    async issue(
-      executor: Executor,
-      grant: { id: string; clientId: string; userId: string },
-      scopes: string,
-    ): Promise<TokenResponse> {
+    async issue(executor: Executor, grant: GrantRef, scopes: string): Promise<TokenResponse> {
       const rows: Array<Parameters<typeof store.insertRefreshToken>[1]> = [];
       const response = this.mint(grant, scopes, (row) => rows.push({ ...row, consumed_at: null }));
       for (const row of rows) await store.insertRefreshToken(executor, row);

@@ -96,4 +96,86 @@ describe('sign-in and consent in a real browser', () => {
       await browser.close();
     }
   });
+  it('an MCP client: the consent page asks for a workspace, the default preselected, and binds the one chosen', async () => {
+    const email = 'mcp-browser@example.test';
+    const password = 'long enough pw';
+    assert.equal((await g.cli(['user', 'create', '--email', email, '--password', password, '--json'])).code, 0);
+    const api = async (path: string, token: string | null, body: unknown) => {
+      const res = await fetch(`${g.url}/api/v1${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      });
+      assert.ok(res.ok, `${path}: ${res.status}`);
+      return ((await res.json()) as { data: Record<string, string> }).data;
+    };
+    const { accessToken } = await api('/auth/login', null, { email, password });
+    const account = await api('/accounts', accessToken, { slug: 'mcp-browser', legalName: 'MCP Browser Ltd' });
+    const research = await api(`/accounts/${account.id}/workspaces`, accessToken, { name: 'Research' });
+    const created = await g.cli([
+      'client',
+      'create',
+      '--name',
+      'MCP App',
+      '--type',
+      'public',
+      '--redirect-uri',
+      callbackUrl,
+      '--scope',
+      'tools:call',
+      '--json',
+    ]);
+    const { clientId } = JSON.parse(created.stdout) as { clientId: string };
+    const verifier = randomBytes(32).toString('base64url');
+    const resource = `${g.url}/api/v1/mcp`;
+    const authorize = `${g.url}/api/v1/oauth/authorize?${new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: callbackUrl,
+      scope: 'tools:call',
+      resource,
+      state: 'mcp-state',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    })}`;
+
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.newPage();
+      await page.goto(authorize);
+      await page.fill('input[name=email]', email);
+      await page.fill('input[name=password]', password);
+      await Promise.all([page.waitForURL(/\/oauth\/authorize/), page.click('button[value=password]')]);
+      await page.waitForSelector('select[name=workspace_id]');
+      assert.equal(await page.inputValue('select[name=workspace_id]'), account.defaultWorkspaceId);
+      assert.match((await page.textContent('body'))!, /List and call the tools of one workspace you choose/);
+      await page.selectOption('select[name=workspace_id]', { label: 'Research' });
+      await Promise.all([page.waitForURL(/\/cb\?/), page.click('button[name=decision][value=allow]')]);
+      const landed = received.filter((u) => u.pathname === '/cb').at(-1)!;
+      assert.equal(landed.searchParams.get('state'), 'mcp-state');
+
+      const res = await fetch(`${g.url}/api/v1/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: landed.searchParams.get('code')!,
+          redirect_uri: callbackUrl,
+          code_verifier: verifier,
+          client_id: clientId,
+          resource,
+        }),
+      });
+      assert.equal(res.status, 200);
+      const { access_token: token } = (await res.json()) as { access_token: string };
+      const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
+      assert.equal(claims.aud, resource);
+      assert.equal(claims.workspace_id, research.id);
+      // The REST API refuses it.
+      const wallet = await fetch(`${g.url}/api/v1/wallet/me`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(wallet.status, 401);
+    } finally {
+      await browser.close();
+    }
+  });
 });

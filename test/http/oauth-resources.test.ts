@@ -249,7 +249,13 @@ describe('discovery (RFC 8414)', () => {
     assert.deepEqual(doc.grant_types_supported, ['authorization_code', 'refresh_token']);
     assert.deepEqual(doc.token_endpoint_auth_methods_supported, ['client_secret_basic', 'none']);
     assert.deepEqual(doc.code_challenge_methods_supported, ['S256']);
-    assert.deepEqual(doc.scopes_supported, ['email:read', 'profile:read', 'execution:run', 'wallet:read']);
+    assert.deepEqual(doc.scopes_supported, [
+      'email:read',
+      'profile:read',
+      'execution:run',
+      'wallet:read',
+      'tools:call',
+    ]);
     assert.deepEqual(doc.subject_types_supported, ['public']);
     assert.deepEqual(doc.claims_supported, ['sub', 'email', 'email_verified', 'name', 'preferred_username']);
     assert.equal(doc.authorization_response_iss_parameter_supported, true);

@@ -41,6 +41,7 @@ describe('token and revoke rate limits', () => {
       scopes: ['email:read'],
       state: null,
       codeChallenge: challenge,
+      resource: 'api',
     });
     const code = new URL(redirect).searchParams.get('code')!;
     const res = await post(
@@ -230,6 +231,7 @@ describe('token and revoke rate limits', () => {
       scopes: ['email:read'],
       state: null,
       codeChallenge: challenge,
+      resource: 'api',
     });
     const code = new URL(redirect).searchParams.get('code')!;
     for (let i = 0; i < 25; i++) {

@@ -3,8 +3,9 @@ import { sha256Hex } from '../../lib/crypto.js';
 import type { Kernel } from '../../kernel.js';
 import type { Client } from '../clients.js';
 import type { GrantMeter } from '../endpoint-limits.js';
-import { invalidGrant, invalidRequest, invalidScope, type OAuthError } from '../errors.js';
+import { invalidGrant, invalidRequest, invalidScope, invalidTarget, type OAuthError } from '../errors.js';
 import { BUSY, type HotRefreshRow } from '../hot-store.js';
+import type { ResourceKind } from '../resources.js';
 import { formatScope, isSubset, parseScope } from '../scopes.js';
 import type { OAuthTokens, TokenResponse } from '../tokens.js';
 import * as store from '../store.js';
@@ -13,11 +14,17 @@ type Outcome =
   | { tokens: TokenResponse }
   | { error: string }
   | { scopeError: string }
+  | { targetError: string }
   | { reuse: HotRefreshRow }
   | { refused: OAuthError };
 
 /** The rules before the token is consumed; null means "go on and consume it". */
-function precheck(row: HotRefreshRow | undefined, client: Client, requested: string[] | null): Outcome | null {
+function precheck(
+  row: HotRefreshRow | undefined,
+  client: Client,
+  requested: string[] | null,
+  target: ResourceKind | null,
+): Outcome | null {
   if (!row) return { error: 'The refresh token is invalid' };
   // Another client's token: refused, and its family left alone (docs/interface.md, OAuth).
   if (row.client_id !== client.id) return { error: 'The refresh token was issued to another client' };
@@ -26,6 +33,9 @@ function precheck(row: HotRefreshRow | undefined, client: Client, requested: str
   // Checked before the token is consumed, so a refused narrowing does not cost the client its token.
   if (requested && !isSubset(requested, row.scopes.split(' ')))
     return { scopeError: 'The requested scope exceeds the one granted' };
+  // A grant's tokens are all for its one resource (RFC 8707 2.2): kept, never switched.
+  if (target !== null && target !== row.resource)
+    return { targetError: 'resource differs from the one this authorization was granted for' };
   return null;
 }
 
@@ -43,6 +53,7 @@ export async function refreshTokenGrant(
   tokens: OAuthTokens,
   client: Client,
   params: Record<string, string | undefined>,
+  target: ResourceKind | null,
   meter: GrantMeter,
 ): Promise<TokenResponse> {
   const { refresh_token: refreshToken } = params;
@@ -59,13 +70,20 @@ export async function refreshTokenGrant(
     if (row.expires_at <= now) return { error: 'The refresh token has expired' };
     // The new refresh token keeps the whole grant; only this access token is narrowed (RFC 6749 6).
     const scope = requested ? formatScope(requested) : row.scopes;
-    return { tokens: tokens.mint({ id: row.grant_id, clientId: client.id, userId: row.user_id }, scope, insert) };
+    const ref = {
+      id: row.grant_id,
+      clientId: client.id,
+      userId: row.user_id,
+      resource: row.resource,
+      workspaceId: row.workspace_id,
+    };
+    return { tokens: tokens.mint(ref, scope, insert) };
   };
 
   const { hot } = tokens;
   let outcome: Outcome | typeof BUSY = await hot.run((): Outcome => {
     const row = hot.findRefreshToken(tokenHash);
-    const early = precheck(row, client, requested);
+    const early = precheck(row, client, requested, target);
     if (early) return early;
     // Charged before the consume: a refused request keeps its token for the retry.
     const refused = meter(row!.user_id);
@@ -77,7 +95,7 @@ export async function refreshTokenGrant(
   if (outcome === BUSY) {
     outcome = await inTransaction<Outcome>(db, async (trx) => {
       const row = await store.findRefreshToken(trx, tokenHash);
-      const early = precheck(row, client, requested);
+      const early = precheck(row, client, requested, target);
       if (early) return early;
       const refused = meter(row!.user_id);
       if (refused) return { refused };
@@ -102,6 +120,7 @@ export async function refreshTokenGrant(
   }
   if ('refused' in outcome) throw outcome.refused;
   if ('scopeError' in outcome) throw invalidScope(outcome.scopeError);
+  if ('targetError' in outcome) throw invalidTarget(outcome.targetError);
   if ('error' in outcome) throw invalidGrant(outcome.error);
   return outcome.tokens;
 }

@@ -1,9 +1,10 @@
 import type { Request, ResponseToolkit } from '@hapi/hapi';
-import type { AuthorizeRequest } from '../authorize.js';
+import { DomainError } from '../../http/errors.js';
+import { bindsWorkspace, type AuthorizeRequest } from '../authorize.js';
 import { BROWSER_SESSION_COOKIE } from '../browser-sessions.js';
 import { redirectHostOf } from '../redirect-uris.js';
 import { consentPage, messagePage } from './views.js';
-import { AUTHORIZE_PATH, cookie, page, redirect, type PagesContext } from './respond.js';
+import { AUTHORIZE_PATH, cookie, formField, page, redirect, type PagesContext } from './respond.js';
 import type { SignIn } from './sign-in.js';
 
 /** The consent page of /oauth/authorize: shown (or skipped), and the decision submitted. */
@@ -27,6 +28,16 @@ export function createConsent(pages: PagesContext, signIn: SignIn) {
     const clientName = client.name;
     if (!forceConsent && client.type === 'confidential' && (await authorize.hasConsent(userId, req)))
       return redirect(h, await authorize.approve(userId, req));
+    const workspaces = bindsWorkspace(req) ? await authorize.workspaceOptions(userId) : undefined;
+    if (workspaces === null)
+      return page(
+        h,
+        messagePage(
+          'No workspace to share',
+          `${clientName} asks to use the tools of one of your workspaces, and you belong to none yet. Create or join an account, then try again.`,
+        ),
+        403,
+      );
     const user = await identity.getUser(userId);
     return page(
       h,
@@ -39,8 +50,27 @@ export function createConsent(pages: PagesContext, signIn: SignIn) {
         csrf: authorize.csrfFor(sessionValue, 'consent'),
         // A self-registered client named itself: the page says so, and where the user is sent.
         unverified: client.registration === 'cli' ? undefined : { redirectHost: redirectHostOf(req.redirectUri) },
+        workspaces,
       }),
     );
+  }
+
+  /** Allow: the code's redirect, or a 400 page when the chosen workspace is not one the user may use. */
+  async function allow(h: ResponseToolkit, userId: string, req: AuthorizeRequest, body: Record<string, unknown>) {
+    try {
+      return redirect(h, await authorize.approve(userId, req, formField(body, 'workspace_id')), 303);
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'VALIDATION_FAILED')
+        return page(
+          h,
+          messagePage(
+            'Choose one of your workspaces',
+            'The workspace sent is not one you may use. Go back and choose again.',
+          ),
+          400,
+        );
+      throw err;
+    }
   }
 
   /** POST /oauth/authorize with a decision: allow or deny, by the signed-in user of this browser. */
@@ -69,7 +99,7 @@ export function createConsent(pages: PagesContext, signIn: SignIn) {
         403,
       );
     }
-    if (decision === 'allow') return redirect(h, await authorize.approve(userId, req), 303);
+    if (decision === 'allow') return allow(h, userId, req, body);
     if (decision === 'deny') return redirect(h, authorize.deny(req), 303);
     return page(h, messagePage('Unknown choice', 'Choose Allow or Deny.'), 400);
   }

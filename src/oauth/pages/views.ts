@@ -1,4 +1,5 @@
 import { SCOPES, type Scope } from '../scopes.js';
+import type { WorkspaceOptions } from '../workspace-choice.js';
 import { escapeHtml } from '../../http/html.js';
 import { layout } from './html.js';
 
@@ -44,6 +45,8 @@ export interface ConsentView {
   csrf: string;
   /** A self-registered client: its name is its own claim; the redirect host is what can be checked. */
   unverified?: { redirectHost: string };
+  /** For a request that binds a workspace (MCP): the choice, field `workspace_id`. */
+  workspaces?: WorkspaceOptions;
 }
 
 const unverifiedNotice = (u: ConsentView['unverified']) =>
@@ -51,7 +54,22 @@ const unverifiedNotice = (u: ConsentView['unverified']) =>
     ? `<p class="notice" role="note"><strong>unverified</strong> application: it registered itself and Gantry has not checked its name. You will be sent back to <strong>${escapeHtml(u.redirectHost)}</strong>.</p>\n`
     : '';
 
-/** The consent form: each scope in plain words, allow and deny buttons. */
+/** The `workspace_id` select (docs/oauth.md, Workspace binding), the user's default preselected. */
+function workspaceField(choice: WorkspaceOptions): string {
+  const options = choice.workspaces
+    .map(
+      (w) =>
+        `<option value="${escapeHtml(w.id)}"${w.id === choice.selected ? ' selected' : ''}>${escapeHtml(w.name)}</option>`,
+    )
+    .join('\n');
+  return `<label for="workspace_id">Workspace whose tools it may use</label>
+<select id="workspace_id" name="workspace_id" required>
+${options}
+</select>
+<p class="muted">It sees and calls only this workspace's tools.</p>`;
+}
+
+/** The consent form: each scope in plain words, the workspace when one is bound, allow and deny buttons. */
 export function consentPage(view: ConsentView): string {
   const items = view.scopes
     .map(
@@ -70,6 +88,7 @@ ${items}
 <form method="post" action="${escapeHtml(view.action)}">
 ${hidden('csrf', view.csrf)}
 ${hidden('request_state', view.requestState)}
+${view.workspaces ? workspaceField(view.workspaces) : ''}
 <button type="submit" name="decision" value="allow">Allow</button>
 <button type="submit" name="decision" value="deny">Deny</button>
 </form>
