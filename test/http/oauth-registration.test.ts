@@ -54,7 +54,7 @@ describe('RFC 7591 registration', () => {
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
         token_endpoint_auth_method: 'none',
-        scope: 'email:read profile:read execution:run wallet:read',
+        scope: 'email:read profile:read execution:run wallet:read tools:call',
       },
     );
     const stored = await t.app.services.oauth.clients.show(body.client_id);
