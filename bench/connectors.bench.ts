@@ -14,6 +14,7 @@ import { TEST_ENV } from '../test/helpers/app.js';
 import { makeTeam } from '../test/helpers/factories.js';
 import { startLegacyMcpServer, startModernMcpServer } from '../test/helpers/mcp-servers.js';
 import { providerEnv, startFakeProvider } from '../test/helpers/oauth-provider.js';
+import { userPrincipal } from '../src/http/auth.js';
 
 const deadline = setTimeout(() => {
   console.error('connectors bench: over 90 s, giving up');
@@ -44,18 +45,7 @@ for (const method of ['run', 'all', 'get', 'iterate'] as const) {
 }
 
 const team = await makeTeam(app);
-const ws = await app.services.accounts.access.workspace(
-  {
-    userId: team.owner.user.id,
-    kind: 'session',
-    scopes: null,
-    clientId: null,
-    sessionId: null,
-    accountId: null,
-    tokenId: null,
-  },
-  {},
-);
+const ws = await app.services.accounts.access.workspace(userPrincipal(team.owner.user.id), {});
 const actor = {
   principal: {
     userId: team.owner.user.id,

@@ -1,3 +1,4 @@
+import { userPrincipal } from '../http/auth.js';
 import { createHash } from 'node:crypto';
 import type { WorkspaceContext } from '../accounts/access.js';
 import { inTransaction } from '../db/tx.js';
@@ -88,18 +89,7 @@ export function createOauthLinking(ctx: ConnectorsContext) {
       // The state is bound to its user: they must still be able to act in the instance's workspace.
       let ws: WorkspaceContext;
       try {
-        ws = await ctx.access.workspace(
-          {
-            userId: record.user_id,
-            kind: 'session',
-            scopes: null,
-            clientId: null,
-            sessionId: null,
-            accountId: null,
-            tokenId: null,
-          },
-          { workspaceId: instance.workspace_id },
-        );
+        ws = await ctx.access.workspace(userPrincipal(record.user_id), { workspaceId: instance.workspace_id });
         ctx.assertWriter(ws);
       } catch {
         return fail('access_revoked', instance.id);

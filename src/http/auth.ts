@@ -18,6 +18,20 @@ export interface Principal {
 }
 
 /**
+ * A signed-in user acting outside a bearer-authenticated request (a consent page, a link they
+ * follow back): what a first-party session of theirs would be.
+ */
+export const userPrincipal = (userId: string): Principal => ({
+  userId,
+  kind: 'session',
+  scopes: null,
+  clientId: null,
+  sessionId: null,
+  accountId: null,
+  tokenId: null,
+});
+
+/**
  * Tells whether a bearer token is one of its kind: undefined when it is not (the next
  * verifier is asked), null when it is but is invalid, expired or revoked, or the principal.
  */

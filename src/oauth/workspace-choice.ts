@@ -1,4 +1,4 @@
-import type { Principal } from '../http/auth.js';
+import { userPrincipal, type Principal } from '../http/auth.js';
 import { DomainError } from '../http/errors.js';
 import { isUuid } from '../lib/ids.js';
 
@@ -24,17 +24,6 @@ export interface WorkspaceOptions {
   selected: string;
 }
 
-/** The user on the consent page, asking as they would with a first-party session. */
-const asUser = (userId: string): Principal => ({
-  userId,
-  kind: 'session',
-  scopes: null,
-  clientId: null,
-  sessionId: null,
-  accountId: null,
-  tokenId: null,
-});
-
 const refusal = (err: unknown) => err instanceof DomainError && (err.status === 403 || err.status === 404);
 
 /**
@@ -45,7 +34,7 @@ export function createWorkspaceChoice(directory: WorkspaceDirectory) {
   /** The default workspace of the user's current account; null when they belong to no account. */
   async function current(userId: string) {
     try {
-      return await directory.access.workspace(asUser(userId), {});
+      return await directory.access.workspace(userPrincipal(userId), {});
     } catch (err) {
       if (refusal(err)) return null;
       throw err;
@@ -57,7 +46,7 @@ export function createWorkspaceChoice(directory: WorkspaceDirectory) {
     async options(userId: string): Promise<WorkspaceOptions | null> {
       const home = await current(userId);
       if (!home) return null;
-      const listed = await directory.workspaces.list(asUser(userId), home.accountId);
+      const listed = await directory.workspaces.list(userPrincipal(userId), home.accountId);
       const workspaces = listed.map((w) => ({ id: w.id, name: w.name }));
       if (!workspaces.some((w) => w.id === home.workspaceId))
         workspaces.unshift({ id: home.workspaceId, name: 'Default workspace' });
@@ -69,7 +58,7 @@ export function createWorkspaceChoice(directory: WorkspaceDirectory) {
       if (raw === undefined || !isUuid(raw)) return null;
       if ((await current(userId))?.workspaceId === raw) return raw;
       try {
-        return (await directory.access.workspace(asUser(userId), { workspaceId: raw })).workspaceId;
+        return (await directory.access.workspace(userPrincipal(userId), { workspaceId: raw })).workspaceId;
       } catch (err) {
         if (refusal(err)) return null;
         throw err;

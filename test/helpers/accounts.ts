@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AppContext } from '../../src/app.js';
 import type { TestApp } from './app.js';
-import type { Principal } from '../../src/http/auth.js';
+import { userPrincipal } from '../../src/http/auth.js';
 
 interface Body<T = any> {
   data: T;
@@ -51,12 +51,4 @@ export async function lastAudit(app: AppContext, accountId: string, action: stri
 }
 
 /** A user's first-party session principal, to call an accounts use case as that user. */
-export const asUser = (userId: string): Principal => ({
-  userId,
-  kind: 'session',
-  scopes: null,
-  clientId: null,
-  sessionId: null,
-  accountId: null,
-  tokenId: null,
-});
+export const asUser = userPrincipal;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { makeAccount, makeTeam, signedInUser } from '../helpers/factories.js';
 import { auditOf, call, lastAudit } from '../helpers/accounts.js';
+import { userPrincipal } from '../../src/http/auth.js';
 
 let n = 0;
 const slug = (prefix = 's') => `${prefix}-${Date.now().toString(36)}-${n++}`;
@@ -211,18 +212,7 @@ describe('accounts: create, read, update, delete', () => {
     });
     // a suspended account still allows reads and its own management
     assert.equal((await call(t, 'GET', `accounts/${account.id}`, owner.headers)).status, 200);
-    const ctx = await t.app.services.accounts.access.inAccount(
-      {
-        userId: owner.user.id,
-        kind: 'session',
-        scopes: null,
-        clientId: null,
-        sessionId: null,
-        accountId: null,
-        tokenId: null,
-      },
-      account.id,
-    );
+    const ctx = await t.app.services.accounts.access.inAccount(userPrincipal(owner.user.id), account.id);
     assert.throws(
       () => t.app.services.accounts.access.assertWritable(ctx),
       (err: { code: string; status: number }) => err.code === 'ACCOUNT_SUSPENDED' && err.status === 403,
