@@ -100,6 +100,8 @@ export function createMcpApprovals(ctx: ConnectorsContext) {
   return {
     async gateMcpCall(input: McpCallGate): Promise<McpGate> {
       const { ws, userId, clientId, args } = input;
+      // Who may call tools over REST may call them over MCP (docs/connectors.md, Roles).
+      ctx.assertWriter(ws);
       const instance = await ctx.requireInstance(ws, input.tool.instanceId);
       const tool = await toolStore.find(db, instance.id, input.tool.toolId);
       if (!tool) throw notFound('Tool');
