@@ -46,7 +46,7 @@ function reviewPage(v: ReviewView): string {
     ? `<p class="notice" id="status" data-status="${escape(a.status)}">${escape(decided)}</p>`
     : `<form method="post" action="${escape(approvalPagePath(a.id))}">
 <input type="hidden" name="csrf" value="${escape(v.csrf)}">
-<p id="status" data-status="pending">Approving lets the same call, retried with the same arguments, run once.</p>
+<p id="status" data-status="pending">${a.mode === 'retry' ? 'Approving lets the same call, retried with the same arguments, run once.' : 'Approving runs the call now.'}</p>
 <button type="submit" name="decision" value="approve">Approve</button>
 <button type="submit" name="decision" value="reject">Reject</button>
 </form>`;
