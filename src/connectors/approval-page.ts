@@ -57,7 +57,7 @@ function reviewPage(v: ReviewView): string {
 ${details}
 </dl>
 <p>Arguments${a.inputTruncated ? ' (truncated)' : ''}:</p>
-<pre>${escape(args ?? 'null')}</pre>
+<pre style="white-space:pre-wrap;overflow-wrap:anywhere">${escape(args ?? 'null')}</pre>
 ${actions}`,
   );
 }
