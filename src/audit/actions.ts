@@ -39,6 +39,7 @@ const AuditActions = [
   'connector.tool_created',
   'connector.tool_toggled',
   'connector.tool_approval_decided',
+  'connector.tool_approval_consumed',
 ] as const;
 
 export type AuditAction = (typeof AuditActions)[number];

@@ -4,13 +4,49 @@ import { conflict, notFound } from '../http/errors.js';
 import { open } from '../lib/sealed.js';
 import type { ConnectorsContext } from './context.js';
 import { assertRunnable, targetDigest, type Invoker } from './invoke.js';
+import { MCP_APPROVAL_TTL_MS } from './approvals-mcp.js';
+import { approvalStatus } from './presenters.js';
 import { approvalInputContext } from './sealing.js';
 import { approvalStore, toolStore } from './store/index.js';
+import type { ApprovalRow } from './tables.js';
 import type { Actor } from './types.js';
 
 /** Parked tool calls of a workspace: the list, and an owner/admin's decision (which runs the call). */
 export function createApprovals(ctx: ConnectorsContext, invoker: Invoker) {
   const { db, clock, secrets } = ctx.kernel;
+
+  async function view(actor: Actor, approvalId: string) {
+    const decided = await approvalStore.findById(db, approvalId);
+    const tool = await toolStore.find(db, decided.instance_id, decided.tool_id);
+    return invoker.approvalView(actor, decided, tool?.input_schema ?? null);
+  }
+
+  /**
+   * An MCP call's approval (approvals-mcp.ts): deciding runs nothing; an approval lets the
+   * identical retry run once within MCP_APPROVAL_TTL_MS from now.
+   */
+  async function decideRetry(actor: Actor, approval: ApprovalRow, decision: 'approve' | 'reject') {
+    const now = clock.now();
+    const claimed = await inTransaction(db, async (trx) => {
+      const status = decision === 'approve' ? 'approved' : 'rejected';
+      const until = new Date(now.getTime() + MCP_APPROVAL_TTL_MS).toISOString();
+      if (
+        !(await approvalStore.decideRetry(trx, approval.id, status, actor.principal.userId, now.toISOString(), until))
+      )
+        return false;
+      await ctx.audit(trx, actor, 'connector.tool_approval_decided', approval.id, {
+        decision,
+        toolId: approval.tool_id,
+        clientId: approval.client_id,
+      });
+      return true;
+    });
+    if (!claimed)
+      throw conflict(
+        approvalStatus(approval, now) === 'expired' ? 'This approval expired' : 'This approval was already decided',
+      );
+    return view(actor, approval.id);
+  }
 
   return {
     async listApprovals(actor: Actor, status?: string) {
@@ -28,6 +64,7 @@ export function createApprovals(ctx: ConnectorsContext, invoker: Invoker) {
       const now = clock.now().toISOString();
       const approval = await approvalStore.find(db, actor.ws.workspaceId, approvalId);
       if (!approval) throw notFound('Approval');
+      if (approval.mode === 'retry') return decideRetry(actor, approval, decision);
       const claimed = await inTransaction(db, async (trx) => {
         if (
           !(await approvalStore.decide(
@@ -77,9 +114,7 @@ export function createApprovals(ctx: ConnectorsContext, invoker: Invoker) {
         }
         await approvalStore.saveResult(db, approvalId, status, JSON.stringify(result));
       }
-      const decided = await approvalStore.findById(db, approvalId);
-      const tool = await toolStore.find(db, decided.instance_id, decided.tool_id);
-      return invoker.approvalView(actor, decided, tool?.input_schema ?? null);
+      return view(actor, approvalId);
     },
   };
 }

@@ -25,6 +25,9 @@ export const upstream = (message: string) => new DomainError('UPSTREAM_FAILED', 
 export const targetDigest = (instance: InstanceRow, tool: ToolRow) =>
   sha256Hex(`${instance.config}\n${tool.input_schema}`);
 
+/** What a parked REST call has none of: those columns bind MCP calls (approvals-mcp.ts). */
+const PARKED = { mode: 'park', client_id: null, args_digest: null, expires_at: null, consumed_at: null } as const;
+
 /** Why a tool cannot run: disabled instances and disabled tools never do (docs/interface.md, States). */
 function notRunnable(instance: { enabled: number }, tool: { is_active: number }): string | null {
   if (!toBool(instance.enabled)) return 'The connector instance is disabled';
@@ -50,10 +53,11 @@ export function createInvoker(ctx: ConnectorsContext) {
   /** The approvers (owner/admin) and the requester see the input they decide or asked for. */
   function approvalView(actor: Actor, row: ApprovalRow, inputSchema: string | null) {
     if (!OWNER_OR_ADMIN.includes(actor.ws.role) && row.requested_by !== actor.principal.userId)
-      return presentApproval(row);
+      return presentApproval(row, clock.now());
     const input = JSON.parse(open(secrets, row.input_sealed, approvalInputContext(row.id))) as unknown;
     return presentApproval(
       row,
+      clock.now(),
       approvalInputView(inputSchema ? (JSON.parse(inputSchema) as unknown) : undefined, input),
     );
   }
@@ -122,6 +126,7 @@ export function createInvoker(ctx: ConnectorsContext) {
           target_origin: targetOrigin,
           target_digest: targetDigest(instance, tool),
           created_at: clock.now().toISOString(),
+          ...PARKED,
         };
         await approvalStore.insert(db, row);
         return {

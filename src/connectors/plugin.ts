@@ -1,4 +1,5 @@
 import type { DomainPlugin } from '../http/plugin.js';
+import { approvalPageRoutes } from './approval-page.js';
 import { connectorPageRoutes, connectorRoutes } from './routes.js';
 
 export const connectorsPlugin: DomainPlugin = {
@@ -6,8 +7,8 @@ export const connectorsPlugin: DomainPlugin = {
   register: (server, deps) => server.route(connectorRoutes(deps)),
 };
 
-/** The connector settings page (at the root). */
+/** The connector settings page and the approval page (at the root). */
 export const connectorsPagesPlugin: DomainPlugin = {
   name: 'connectors-pages',
-  register: (server) => server.route(connectorPageRoutes()),
+  register: (server, deps) => server.route([...connectorPageRoutes(), ...approvalPageRoutes(deps)]),
 };

@@ -111,19 +111,35 @@ export function presentDefinition(def: Definition) {
  * `view` is the call's input as approvalInputView shows it, for those who may see it (the
  * approvers and the requester); others get input null.
  */
-export function presentApproval(row: ApprovalRow, view: { input: unknown; inputTruncated: boolean } | null = null) {
+export function presentApproval(
+  row: ApprovalRow,
+  now: Date,
+  view: { input: unknown; inputTruncated: boolean } | null = null,
+) {
   return {
     id: row.id,
+    mode: row.mode,
     instanceId: row.instance_id,
     toolId: row.tool_id,
     targetOrigin: row.target_origin,
     input: view ? view.input : null,
     inputTruncated: view ? view.inputTruncated : false,
-    status: row.status,
+    status: approvalStatus(row, now),
     requestedBy: row.requested_by,
+    clientId: row.client_id,
+    expiresAt: row.expires_at,
+    consumedAt: row.consumed_at,
     decidedBy: row.decided_by,
     decidedAt: row.decided_at,
     result: row.result ? (JSON.parse(row.result) as unknown) : null,
     createdAt: row.created_at,
   };
+}
+
+/** The status an approval shows: an MCP one (mode retry) pending or approved past its deadline, and unused, is expired. */
+export function approvalStatus(row: ApprovalRow, now: Date): string {
+  const live = row.expires_at !== null && row.expires_at > now.toISOString();
+  if (row.mode === 'retry' && !live && row.consumed_at === null && ['pending', 'approved'].includes(row.status))
+    return 'expired';
+  return row.status;
 }

@@ -2,7 +2,9 @@ import type { Kernel } from '../kernel.js';
 import type { WorkspaceContext } from '../accounts/access.js';
 import { inTransaction } from '../db/tx.js';
 import type { SealedValues } from '../lib/sealed-rotation.js';
+import { createApprovalReview } from './approval-review.js';
 import { createApprovals } from './approvals.js';
+import { createMcpApprovals } from './approvals-mcp.js';
 import { createConnectorsContext, type ConnectorsDeps } from './context.js';
 import { createDefinitions } from './definitions.js';
 import { createExposedTools } from './exposed-tools.js';
@@ -44,6 +46,8 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
       listApprovals: approvals.listApprovals,
       decide: approvals.decide,
     },
+    /** MCP calls' approvals (docs/connectors.md, Approvals of MCP calls) and the approval page. */
+    approvals: { ...createMcpApprovals(ctx), page: createApprovalReview(ctx, invoker, approvals) },
     oauth: { ...createOauthLinking(ctx), ...createTokenRefresh(ctx) },
     ...createInstances(ctx),
     ...createInstanceCredentials(ctx),

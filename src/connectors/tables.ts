@@ -103,6 +103,12 @@ interface ConnectorToolApprovalsTable {
   target_origin: string | null; // the MCP url's origin when the call was asked
   target_digest: string | null; // SHA-256 of the instance config and tool input schema then; the approved call needs both unchanged
   created_at: string;
+  /** park: a REST call, run when approved; retry: an MCP call, whose identical retry runs once approved. */
+  mode: string;
+  client_id: string | null; // retry: the OAuth client the call came through
+  args_digest: string | null; // retry: SHA-256 of the canonical JSON of the arguments
+  expires_at: string | null; // retry: deadline to decide (pending) or to use (approved)
+  consumed_at: string | null; // retry: when the caller got its one outcome (the run, or the refusal)
 }
 
 export interface ConnectorsTables {

@@ -12,6 +12,9 @@ export const approvalStore = {
       .where('id', '=', id)
       .where('workspace_id', '=', workspaceId)
       .executeTakeFirst(),
+  /** Any workspace's, by id alone: the approval page resolves the workspace from it. */
+  lookup: (ex: Executor, id: string) =>
+    ex.selectFrom('connector_tool_approvals').selectAll().where('id', '=', id).executeTakeFirst(),
   findById: (ex: Executor, id: string) =>
     ex.selectFrom('connector_tool_approvals').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
 
@@ -41,8 +44,76 @@ export const approvalStore = {
       .updateTable('connector_tool_approvals')
       .set({ status, decided_by: decidedBy, decided_at: at })
       .where('id', '=', id)
+      .where('mode', '=', 'park')
       .where('status', '=', 'pending')
       .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  },
+
+  /** What an MCP call's retry must match (approvals-mcp.ts): the newest unconsumed retry-mode row. */
+  findBinding: (
+    ex: Executor,
+    b: Pick<
+      ApprovalRow,
+      'workspace_id' | 'requested_by' | 'client_id' | 'instance_id' | 'tool_id' | 'args_digest' | 'target_digest'
+    >,
+  ) =>
+    ex
+      .selectFrom('connector_tool_approvals')
+      .selectAll()
+      .where('workspace_id', '=', b.workspace_id)
+      .where('requested_by', '=', b.requested_by)
+      .where('client_id', '=', b.client_id)
+      .where('instance_id', '=', b.instance_id)
+      .where('tool_id', '=', b.tool_id)
+      .where('args_digest', '=', b.args_digest)
+      .where('target_digest', '=', b.target_digest)
+      .where('mode', '=', 'retry')
+      .where('consumed_at', 'is', null)
+      .orderBy('seq', 'desc')
+      .executeTakeFirst(),
+
+  /**
+   * A retry-mode decision: pending and unexpired -> approved/rejected, an approval then
+   * usable until `usableUntil`. True for exactly one decider.
+   */
+  async decideRetry(
+    ex: Executor,
+    id: string,
+    status: 'approved' | 'rejected',
+    decidedBy: string,
+    at: string,
+    usableUntil: string,
+  ): Promise<boolean> {
+    const res = await ex
+      .updateTable('connector_tool_approvals')
+      .set({
+        status,
+        decided_by: decidedBy,
+        decided_at: at,
+        ...(status === 'approved' ? { expires_at: usableUntil } : {}),
+      })
+      .where('id', '=', id)
+      .where('mode', '=', 'retry')
+      .where('status', '=', 'pending')
+      .where('expires_at', '>', at)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  },
+
+  /**
+   * Marks a retry-mode approval's one outcome as given: with `status` 'approved' only while
+   * unexpired (the run), else whatever its status (a refusal). True for exactly one caller.
+   */
+  async consume(ex: Executor, id: string, at: string, status?: 'approved'): Promise<boolean> {
+    let query = ex
+      .updateTable('connector_tool_approvals')
+      .set({ consumed_at: at })
+      .where('id', '=', id)
+      .where('mode', '=', 'retry')
+      .where('consumed_at', 'is', null);
+    if (status) query = query.where('status', '=', status).where('expires_at', '>', at);
+    const res = await query.executeTakeFirst();
     return Number(res.numUpdatedRows) === 1;
   },
 

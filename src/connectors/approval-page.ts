@@ -1,0 +1,170 @@
+import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import type { PluginDeps } from '../http/plugin.js';
+import type { Principal } from '../http/auth.js';
+import { DomainError } from '../http/errors.js';
+import { escapeHtml as escape, htmlErrorFormat } from '../http/html.js';
+import { BROWSER_SESSION_COOKIE } from '../oauth/browser-sessions.js';
+import { layout } from '../oauth/pages/html.js';
+import { cookie, formField, page, redirect } from '../oauth/pages/respond.js';
+import { messagePage } from '../oauth/pages/views.js';
+import { createApprovalSignIn } from './approval-sign-in.js';
+import { approvalPagePath } from './approvals-mcp.js';
+
+const STATUS_TEXT: Record<string, string> = {
+  approved: 'This call was approved.',
+  rejected: 'This call was rejected.',
+  expired: 'This approval request expired before it was used; the caller has to ask again.',
+  failed: 'This call was approved but failed.',
+};
+
+const csrfPurpose = (id: string) => `approval:${id}`;
+type Review = Awaited<ReturnType<PluginDeps['services']['connectors']['approvals']['page']['review']>>;
+
+interface ReviewView extends Review {
+  workspaceName: string;
+  requester: string;
+  clientName: string;
+  csrf: string;
+}
+
+function reviewPage(v: ReviewView): string {
+  const a = v.approval;
+  const row = (label: string, value: string) => `<dt>${escape(label)}</dt><dd>${value}</dd>`;
+  const tool = `${escape(v.toolName ?? 'a deleted tool')}${v.toolKey ? ` (<code>${escape(v.toolKey)}</code>)` : ''}${v.instanceName ? ` of ${escape(v.instanceName)}` : ''}`;
+  const args = typeof a.input === 'string' ? a.input : JSON.stringify(a.input, null, 2);
+  const details = [
+    row('Workspace', escape(v.workspaceName)),
+    row('Tool', tool),
+    a.targetOrigin ? row('Server', `<code>${escape(a.targetOrigin)}</code>`) : '',
+    row('Asked by', escape(v.requester)),
+    row('Through', escape(v.clientName)),
+    row('Asked at', escape(a.createdAt)),
+    a.expiresAt ? row(a.status === 'approved' ? 'Usable until' : 'Expires', escape(a.expiresAt)) : '',
+  ].join('\n');
+  const decided = STATUS_TEXT[a.status];
+  const actions = decided
+    ? `<p class="notice" id="status" data-status="${escape(a.status)}">${escape(decided)}</p>`
+    : `<form method="post" action="${escape(approvalPagePath(a.id))}">
+<input type="hidden" name="csrf" value="${escape(v.csrf)}">
+<p id="status" data-status="pending">${a.mode === 'retry' ? 'Approving lets the same call, retried with the same arguments, run once.' : 'Approving runs the call now.'}</p>
+<button type="submit" name="decision" value="approve">Approve</button>
+<button type="submit" name="decision" value="reject">Reject</button>
+</form>`;
+  return layout(
+    'Approve a tool call',
+    `<h1>Approve a tool call</h1>
+<dl>
+${details}
+</dl>
+<p>Arguments${a.inputTruncated ? ' (truncated)' : ''}:</p>
+<pre style="white-space:pre-wrap;overflow-wrap:anywhere">${escape(args ?? 'null')}</pre>
+${actions}`,
+  );
+}
+
+/** GET/POST /approvals/:id: an owner/admin approves or rejects a gated tool call in the browser. */
+export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
+  const { connectors, identity, accounts, oauth } = app.services;
+  const signIn = createApprovalSignIn(app);
+  const options = { auth: false as const, plugins: { gantry: { errorFormat: htmlErrorFormat } } };
+
+  /** A refusal of the use cases as a page; anything else is the server's. */
+  function refusal(h: ResponseToolkit, err: unknown) {
+    if (!(err instanceof DomainError)) throw err;
+    if (err.status === 404) return page(h, messagePage('Approval not found', 'No approval has this address.'), 404);
+    if (err.status === 403) return page(h, messagePage('You cannot decide this approval', err.message), 403);
+    if (err.status === 409) return page(h, messagePage('This approval cannot be decided', err.message), 409);
+    throw err;
+  }
+
+  async function show(h: ResponseToolkit, userId: string, sessionValue: string, id: string) {
+    let review: Review;
+    try {
+      review = await connectors.approvals.page.review(userId, id);
+    } catch (err) {
+      return refusal(h, err);
+    }
+    const principal: Principal = {
+      userId,
+      kind: 'session',
+      scopes: null,
+      clientId: null,
+      sessionId: null,
+      accountId: null,
+      tokenId: null,
+    };
+    const workspace = (await accounts.workspaces.list(principal, review.accountId)).find(
+      (w) => w.id === review.workspaceId,
+    );
+    const requester = await identity.getUser(review.approval.requestedBy).catch(() => null);
+    const client = review.approval.clientId ? await oauth.clients.find(review.approval.clientId) : null;
+    return page(
+      h,
+      reviewPage({
+        ...review,
+        workspaceName: workspace?.name ?? review.workspaceId,
+        requester: requester ? `${requester.full_name ?? ''} <${requester.email}>`.trim() : 'a former member',
+        clientName: review.approval.clientId
+          ? `${client?.name ?? 'an unknown client'} (MCP)`
+          : 'the REST API (the call runs when approved)',
+        csrf: oauth.authorize.csrfFor(sessionValue, csrfPurpose(id)),
+      }),
+    );
+  }
+
+  const signedIn = async (request: Request) => {
+    const sessionValue = cookie(request, BROWSER_SESSION_COOKIE);
+    const userId = await oauth.browserSessions.userOf(sessionValue);
+    return userId && sessionValue ? { userId, sessionValue } : null;
+  };
+  const idOf = (request: Request) => (request.params as { approvalId: string }).approvalId;
+
+  return [
+    {
+      method: 'GET',
+      path: '/approvals/{approvalId}',
+      options: { id: 'connectors.approvals.page', ...options },
+      handler: async (request, h) => {
+        const session = await signedIn(request);
+        if (!session) return signIn.show(request, h, idOf(request));
+        return show(h, session.userId, session.sessionValue, idOf(request));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/approvals/{approvalId}',
+      options: {
+        id: 'connectors.approvals.page-submit',
+        ...options,
+        plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 20, windowSec: 60 } } },
+        payload: { allow: ['application/x-www-form-urlencoded'], maxBytes: 16 * 1024 },
+      },
+      handler: async (request, h) => {
+        const id = idOf(request);
+        const body = (request.payload ?? {}) as Record<string, unknown>;
+        if (formField(body, 'action') === 'signin') return signIn.submit(request, h, id, body);
+        const session = await signedIn(request);
+        if (!session)
+          return signIn.show(request, h, id, { status: 401, error: 'Your session has ended. Sign in again.' });
+        if (!oauth.authorize.csrfMatches(session.sessionValue, csrfPurpose(id), body.csrf))
+          return page(
+            h,
+            messagePage(
+              'This form cannot be accepted',
+              'It has expired or was not sent from this page. Go back and try again.',
+            ),
+            403,
+          );
+        const decision = formField(body, 'decision');
+        if (decision !== 'approve' && decision !== 'reject')
+          return page(h, messagePage('Unknown choice', 'Choose Approve or Reject.'), 400);
+        try {
+          await connectors.approvals.page.decide(session.userId, id, decision);
+        } catch (err) {
+          return refusal(h, err);
+        }
+        return redirect(h, approvalPagePath(id), 303);
+      },
+    },
+  ];
+}

@@ -1,0 +1,85 @@
+import type { Request, ResponseToolkit } from '@hapi/hapi';
+import type { PluginDeps } from '../http/plugin.js';
+import { DomainError } from '../http/errors.js';
+import { escapeHtml as escape } from '../http/html.js';
+import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../http/rate-limit.js';
+import { SIGN_IN_LIMITS } from '../identity/limits.js';
+import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from '../oauth/browser-sessions.js';
+import { layout } from '../oauth/pages/html.js';
+import { cookie, formField, page, pagesContext, redirect } from '../oauth/pages/respond.js';
+import { messagePage } from '../oauth/pages/views.js';
+import { approvalPagePath } from './approvals-mcp.js';
+
+type Extra = { status?: number; error?: string; email?: string };
+
+/**
+ * Signing in on the approval page, for an approver whose browser has no session yet: the same
+ * browser session, password check, login budget and pre-session CSRF as the OAuth sign-in.
+ */
+export function createApprovalSignIn(app: PluginDeps) {
+  const pages = pagesContext(app);
+  const { identity, oauth } = app.services;
+
+  function show(request: Request, h: ResponseToolkit, id: string, extra: Extra = {}) {
+    const pre = pages.preSession(request);
+    const res = page(
+      h,
+      layout(
+        'Sign in',
+        `<h1>Sign in to decide this approval</h1>
+${extra.error ? `<p class="error">${escape(extra.error)}</p>` : ''}
+<form method="post" action="${escape(approvalPagePath(id))}">
+<input type="hidden" name="action" value="signin">
+<input type="hidden" name="csrf" value="${escape(oauth.authorize.csrfFor(pre.value, 'approval-signin'))}">
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" value="${escape(extra.email ?? '')}" required>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+<p><button type="submit">Sign in</button></p>
+</form>`,
+      ),
+      extra.status ?? 401,
+    );
+    if (pre.setCookie) res.header('Set-Cookie', pre.setCookie, { append: true });
+    return res;
+  }
+
+  async function submit(request: Request, h: ResponseToolkit, id: string, body: Record<string, unknown>) {
+    if (!oauth.authorize.csrfMatches(cookie(request, PRE_SESSION_COOKIE), 'approval-signin', body.csrf))
+      return page(
+        h,
+        messagePage(
+          'This form cannot be accepted',
+          'It has expired or was not sent from this page. Go back and try again.',
+        ),
+        403,
+      );
+    const email = (formField(body, 'email') ?? '').trim();
+    const password = formField(body, 'password') ?? '';
+    // This form is another door to POST /auth/login: it spends the same budget.
+    const spent = app.kernel.limiter.hit(rateLimitBucket('auth.login', request), SIGN_IN_LIMITS.login);
+    if (!spent.allowed) {
+      (request.app as { rateLimit?: RateDecision }).rateLimit = spent;
+      return show(request, h, id, {
+        status: 429,
+        email,
+        error: 'Too many attempts. Wait a few minutes, then try again.',
+      }).header('Retry-After', rateLimitHeaders(spent, app.kernel.clock.now().getTime())['Retry-After'] as string);
+    }
+    if (!email || !password)
+      return show(request, h, id, { status: 400, email, error: 'Enter your email and password.' });
+    let userId: string;
+    try {
+      userId = (await identity.authenticate(email, password)).id;
+    } catch (err) {
+      if (err instanceof DomainError && err.status === 401)
+        return show(request, h, id, { status: 401, email, error: 'Wrong email or password.' });
+      throw err;
+    }
+    const sessionValue = await oauth.browserSessions.start(userId);
+    return redirect(h, approvalPagePath(id), 303).header(
+      'Set-Cookie',
+      `${BROWSER_SESSION_COOKIE}=${sessionValue}; ${pages.attrs(BROWSER_SESSION_TTL_SEC)}`,
+    );
+  }
+
+  return { show, submit };
+}
