@@ -39,6 +39,7 @@ const AuditActions = [
   'connector.tool_created',
   'connector.tool_toggled',
   'connector.tool_approval_decided',
+  'mcp.tool_called',
 ] as const;
 
 export type AuditAction = (typeof AuditActions)[number];
