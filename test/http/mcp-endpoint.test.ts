@@ -1,0 +1,66 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { startLegacyMcpServer, type McpFake } from '../helpers/mcp-servers.js';
+import { addInstance, legacyClient, mcpUser, modernClient, type McpUser } from '../helpers/mcp-gateway.js';
+
+// The MCP endpoint with the official clients of both eras on a real listener (docs/mcp.md).
+let t: TestApp;
+let upstream: McpFake;
+let user: McpUser;
+
+before(async () => {
+  t = await createTestApp({ env: { GANTRY_ALLOW_PRIVATE_NETWORKS: 'true' } });
+  await t.server.start();
+  upstream = await startLegacyMcpServer({
+    tools: [
+      {
+        name: 'echo',
+        description: 'Echoes',
+        inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      },
+      { name: 'add', inputSchema: { type: 'object' } },
+    ],
+  });
+  user = await mcpUser(t);
+  await addInstance(t, user, upstream.url, { displayName: 'Fake', toolPrefix: '' });
+});
+after(async () => {
+  await upstream.close();
+  await t.close();
+});
+
+describe('legacy clients (2025-11-25, SDK 1.x)', () => {
+  test('initialize, list, call', async () => {
+    const client = await legacyClient(t, user.token);
+    const listed = await client.listTools();
+    assert.deepEqual(
+      listed.tools.map((x) => x.name),
+      ['add', 'echo'],
+    );
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
+    assert.equal(result.isError, undefined);
+    assert.deepEqual(JSON.parse((result.content as Array<{ text: string }>)[0].text), {
+      tool: 'echo',
+      args: { text: 'hi' },
+    });
+    await client.close();
+  });
+});
+
+describe('modern clients (2026-07-28, SDK 2.x)', () => {
+  test('discover, list, call', async () => {
+    const client = await modernClient(t, user.token);
+    const listed = await client.listTools();
+    assert.deepEqual(
+      listed.tools.map((x) => x.name),
+      ['add', 'echo'],
+    );
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'yo' } });
+    assert.deepEqual(JSON.parse((result.content as Array<{ text: string }>)[0].text), {
+      tool: 'echo',
+      args: { text: 'yo' },
+    });
+    await client.close();
+  });
+});
