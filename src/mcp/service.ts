@@ -99,5 +99,3 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
     },
   };
 }
-
-
