@@ -15,10 +15,10 @@ export const endpointOf = (t: TestApp) => `${t.server.info.uri}/api/v1/mcp`;
  * A user who owns an account, a session to manage connectors with, and an MCP access token
  * bound to the default workspace, obtained through the OAuth dance (consent with a workspace).
  */
-export async function mcpUser(t: TestApp) {
+export async function mcpUser(t: TestApp, resource?: string) {
   const setup = await mcpSetup(t);
   const session = await t.app.services.identity.sessions.start(setup.user.id);
-  const tokens = await mcpTokens(t, setup);
+  const tokens = await mcpTokens(t, setup, resource ? { query: { resource } } : {});
   return { ...setup, headers: bearer(session.accessToken), token: tokens.access_token };
 }
 
@@ -47,9 +47,9 @@ export async function addInstance(t: TestApp, user: McpUser, url: string, extra:
 }
 
 /** SDK 1.x client (2025-11-25: initialize, Mcp-Session-Id) with a bearer token. */
-export async function legacyClient(t: TestApp, token: string) {
+export async function legacyClient(endpoint: string, token: string) {
   const client = new LegacyClient({ name: 'legacy-test', version: '1.0.0' });
-  const transport = new LegacyTransport(new URL(endpointOf(t)), {
+  const transport = new LegacyTransport(new URL(endpoint), {
     requestInit: { headers: { authorization: `Bearer ${token}` } },
   });
   await client.connect(transport);
@@ -57,12 +57,12 @@ export async function legacyClient(t: TestApp, token: string) {
 }
 
 /** SDK 2.x client pinned to 2026-07-28 (server/discover, stateless) with a bearer token. */
-export async function modernClient(t: TestApp, token: string) {
+export async function modernClient(endpoint: string, token: string) {
   const client = new ModernClient(
     { name: 'modern-test', version: '2.0.0' },
     { versionNegotiation: { mode: { pin: '2026-07-28' } } },
   );
-  const transport = new ModernTransport(new URL(endpointOf(t)), {
+  const transport = new ModernTransport(new URL(endpoint), {
     requestInit: { headers: { authorization: `Bearer ${token}` } },
   });
   await client.connect(transport);

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { startLegacyMcpServer, type McpFake } from '../helpers/mcp-servers.js';
-import { addInstance, legacyClient, mcpUser, modernClient, type McpUser } from '../helpers/mcp-gateway.js';
+import { addInstance, endpointOf, legacyClient, mcpUser, modernClient, type McpUser } from '../helpers/mcp-gateway.js';
 
 // The MCP endpoint with the official clients of both eras on a real listener (docs/mcp.md).
 let t: TestApp;
@@ -32,7 +32,7 @@ after(async () => {
 
 describe('legacy clients (2025-11-25, SDK 1.x)', () => {
   test('initialize, list, call', async () => {
-    const client = await legacyClient(t, user.token);
+    const client = await legacyClient(endpointOf(t), user.token);
     const listed = await client.listTools();
     assert.deepEqual(
       listed.tools.map((x) => x.name),
@@ -50,7 +50,7 @@ describe('legacy clients (2025-11-25, SDK 1.x)', () => {
 
 describe('modern clients (2026-07-28, SDK 2.x)', () => {
   test('discover, list, call', async () => {
-    const client = await modernClient(t, user.token);
+    const client = await modernClient(endpointOf(t), user.token);
     const listed = await client.listTools();
     assert.deepEqual(
       listed.tools.map((x) => x.name),

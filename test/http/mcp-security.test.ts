@@ -121,7 +121,7 @@ describe('protocol', () => {
   });
 
   test('a legacy session belongs to who opened it; DELETE ends it', async () => {
-    const client = await legacyClient(t, user.token);
+    const client = await legacyClient(endpointOf(t), user.token);
     const transport = client.transport as unknown as { sessionId: string; terminateSession(): Promise<void> };
     const sessionId = transport.sessionId;
     assert.ok(sessionId);
@@ -144,7 +144,7 @@ describe('workspaces and upstreams', () => {
   test("another workspace's tools are never listed or callable", async () => {
     const stranger = await mcpUser(t);
     await addInstance(t, stranger, other.url, { displayName: 'Other', toolPrefix: '' });
-    const client = await modernClient(t, user.token);
+    const client = await modernClient(endpointOf(t), user.token);
     assert.deepEqual(
       (await client.listTools()).tools.map((x) => x.name),
       ['echo'],
@@ -155,7 +155,7 @@ describe('workspaces and upstreams', () => {
   });
 
   test("the upstream sees the vault's credential, never the client's token", async () => {
-    const client = await legacyClient(t, user.token);
+    const client = await legacyClient(endpointOf(t), user.token);
     await client.callTool({ name: 'echo', arguments: {} });
     await client.close();
     assert.ok(upstream.requests.length > 0);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { startLegacyMcpServer, type McpFake } from '../helpers/mcp-servers.js';
-import { addInstance, legacyClient, mcpUser, modernClient, type McpUser } from '../helpers/mcp-gateway.js';
+import { addInstance, endpointOf, legacyClient, mcpUser, modernClient, type McpUser } from '../helpers/mcp-gateway.js';
 
 // Tools through the MCP endpoint: listing, the invoke path's rules, approvals, audit (docs/mcp.md, Tools and calls).
 let t: TestApp;
@@ -52,7 +52,7 @@ describe('tools/list', () => {
     const owner = await mcpUser(t);
     await addInstance(t, owner, many.url, { displayName: 'Many', toolPrefix: '' });
     const expected = Array.from({ length: 130 }, (_, i) => `t${String(i).padStart(3, '0')}`);
-    const legacy = await legacyClient(t, owner.token);
+    const legacy = await legacyClient(endpointOf(t), owner.token);
     const first = await legacy.listTools();
     assert.equal(first.tools.length, 100);
     assert.ok(first.nextCursor);
@@ -65,7 +65,7 @@ describe('tools/list', () => {
     await assert.rejects(legacy.listTools({ cursor: 'forged.cursor' }), /cursor/i);
     await legacy.close();
     // The 2.x client follows nextCursor itself, page by page; a raw request shows the first page.
-    const modern = await modernClient(t, owner.token);
+    const modern = await modernClient(endpointOf(t), owner.token);
     assert.deepEqual(
       (await modern.listTools()).tools.map((x) => x.name),
       expected,
@@ -82,7 +82,7 @@ describe('tools/list', () => {
 
 describe('tools/call', () => {
   test('invalid arguments are an isError result the model can read; the upstream is not called', async () => {
-    const client = await modernClient(t, user.token);
+    const client = await modernClient(endpointOf(t), user.token);
     const before = upstream.calls.length;
     const result = await client.callTool({ name: 'echo', arguments: { text: 42 } });
     assert.equal(result.isError, true);
@@ -93,7 +93,7 @@ describe('tools/call', () => {
 
   test("the tool's rateLimitRpm: an isError result with the retry time", async () => {
     await instance.patchTool('limited', { rateLimitRpm: 1 });
-    const client = await legacyClient(t, user.token);
+    const client = await legacyClient(endpointOf(t), user.token);
     assert.equal((await client.callTool({ name: 'limited', arguments: {} })).isError, undefined);
     const refused = await client.callTool({ name: 'limited', arguments: {} });
     assert.equal(refused.isError, true);
@@ -104,7 +104,7 @@ describe('tools/call', () => {
 
   test('an approval-gated tool is parked as a pending approval, not run; the model is told its id', async () => {
     await instance.patchTool('gated', { requiresApproval: true });
-    const client = await modernClient(t, user.token);
+    const client = await modernClient(endpointOf(t), user.token);
     const before = upstream.calls.length;
     const result = await client.callTool({ name: 'gated', arguments: { x: 1 } });
     assert.equal(result.isError, true);
@@ -118,7 +118,7 @@ describe('tools/call', () => {
   });
 
   test('an audit row per call: user, client, tool, a digest of the canonical arguments, outcome, latency', async () => {
-    const client = await modernClient(t, user.token);
+    const client = await modernClient(endpointOf(t), user.token);
     await client.callTool({ name: 'echo', arguments: { text: 'audited' } });
     await client.close();
     const row = (await auditRows()).find((r) => r.metadata.outcome === 'completed' && r.metadata.tool === 'echo')!;
@@ -145,7 +145,7 @@ describe('tools/call', () => {
   });
 
   test('an unknown tool is a JSON-RPC invalid params error', async () => {
-    const client = await legacyClient(t, user.token);
+    const client = await legacyClient(endpointOf(t), user.token);
     await assert.rejects(
       client.callTool({ name: 'nope', arguments: {} }),
       (err: { code?: number }) => err.code === -32602,
