@@ -1,4 +1,5 @@
 import type { AuthInfo } from '@modelcontextprotocol/server';
+import type { WorkspaceContext } from '../accounts/access.js';
 import type { Clock } from '../lib/clock.js';
 import { randomToken } from '../lib/crypto.js';
 import type { McpCaller } from './caller.js';
@@ -14,9 +15,12 @@ type Transport = InstanceType<ServerSdk['WebStandardStreamableHTTPServerTranspor
 
 interface Session {
   transport: Transport;
-  server: { close(): Promise<void> };
+  server: ReturnType<ServerFactory>;
   /** Who opened it: a later request must come from the same user, client and workspace. */
   owner: string;
+  ws: WorkspaceContext;
+  /** The workspace's tools as last seen (tools.ts, fingerprint), to tell a real change from a no-op. */
+  fingerprint: Promise<string | null>;
   lastUsed: number;
 }
 
@@ -31,7 +35,12 @@ const rpcError = (status: number, code: number, message: string) =>
  * later requests, the GET stream and DELETE name it. Sessions live in this process, bound to the
  * user, client and workspace that opened them (anyone else gets 404, as for an unknown id).
  */
-export function createLegacySessions(sdk: ServerSdk, factory: ServerFactory, clock: Clock) {
+export function createLegacySessions(
+  sdk: ServerSdk,
+  factory: ServerFactory,
+  clock: Clock,
+  fingerprint: (ws: WorkspaceContext) => Promise<string | null>,
+) {
   const sessions = new Map<string, Session>();
 
   function drop(id: string): void {
@@ -54,13 +63,20 @@ export function createLegacySessions(sdk: ServerSdk, factory: ServerFactory, clo
   async function open(request: Request, parsedBody: unknown, caller: McpCaller, authInfo: AuthInfo) {
     const owner = ownerOf(caller);
     makeRoom(owner);
-    const server = factory();
+    const server = factory({ era: 'legacy' });
     let opened: string | null = null;
     const transport = new sdk.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomToken(24),
       onsessioninitialized: (id) => {
         opened = id;
-        sessions.set(id, { transport, server, owner, lastUsed: clock.now().getTime() });
+        sessions.set(id, {
+          transport,
+          server,
+          owner,
+          ws: caller.ws,
+          fingerprint: fingerprint(caller.ws),
+          lastUsed: clock.now().getTime(),
+        });
       },
       onsessionclosed: (id) => drop(id),
     });
@@ -86,6 +102,21 @@ export function createLegacySessions(sdk: ServerSdk, factory: ServerFactory, clo
       if (!session || session.owner !== ownerOf(caller)) return rpcError(404, -32001, 'Session not found');
       session.lastUsed = clock.now().getTime();
       return session.transport.handleRequest(request, { parsedBody, authInfo });
+    },
+
+    /**
+     * The workspace's tools may have changed: its sessions whose list did change get
+     * notifications/tools/list_changed (on their GET stream; without one it is dropped).
+     */
+    async toolsChanged(workspaceId: string): Promise<void> {
+      const mine = [...sessions.values()].filter((s) => s.ws.workspaceId === workspaceId);
+      if (mine.length === 0) return;
+      const now = await fingerprint(mine[0].ws);
+      for (const session of mine) {
+        const before = await session.fingerprint;
+        session.fingerprint = Promise.resolve(now);
+        if (before !== now) await session.server.sendToolListChanged().catch(() => undefined);
+      }
     },
 
     closeAll(): void {

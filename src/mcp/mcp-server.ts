@@ -13,7 +13,7 @@ type ExposedTool = Awaited<ReturnType<ConnectorsService['tools']['listExposed']>
 const PAGE_SIZE = 100;
 
 /** A workspace tool as MCP lists it; its schemas pass through unchanged. */
-function toMcpTool(tool: ExposedTool) {
+export function toMcpTool(tool: ExposedTool) {
   return {
     name: tool.name,
     ...(tool.title ? { title: tool.title } : {}),
@@ -54,10 +54,12 @@ type ToolListing = ReturnType<typeof createToolListing>;
  */
 export function createServerFactory(sdk: ServerSdk, deps: { list: ToolListing; calls: ToolCalls }) {
   const invalidParams = (message: string) => new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, message);
-  return () => {
+  // list_changed reaches 2025-era sessions (their GET stream); 2026-07-28 subscriptions are not
+  // served yet, so modern instances do not announce it (docs/mcp.md, list_changed).
+  return (ctx: { era: 'legacy' | 'modern' }) => {
     const server = new sdk.Server(
       { name: 'gantry', title: 'Gantry', version: '0.1.0' },
-      { capabilities: { tools: { listChanged: false }, logging: {} } },
+      { capabilities: { tools: { listChanged: ctx.era === 'legacy' }, logging: {} } },
     );
     server.setRequestHandler('tools/list', async (request, ctx) => {
       const cursor = (request.params as { cursor?: string } | undefined)?.cursor;

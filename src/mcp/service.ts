@@ -1,14 +1,16 @@
 import type { AuthInfo } from '@modelcontextprotocol/server';
+import type { WorkspaceContext } from '../accounts/access.js';
 import type { AccountsService } from '../accounts/service.js';
 import type { AuditService } from '../audit/service.js';
 import type { ConnectorsService } from '../connectors/service.js';
 import type { Principal } from '../http/auth.js';
 import { DomainError } from '../http/errors.js';
 import type { Kernel } from '../kernel.js';
+import { sha256Hex } from '../lib/crypto.js';
 import { McpAuthError, type createMcpAuth } from '../oauth/mcp-auth.js';
 import type { McpCaller } from './caller.js';
 import { createLegacySessions } from './legacy-sessions.js';
-import { createServerFactory, createToolListing, type ServerSdk } from './mcp-server.js';
+import { createServerFactory, createToolListing, toMcpTool, type ServerSdk } from './mcp-server.js';
 import { createToolCalls } from './tool-calls.js';
 
 export interface McpDeps {
@@ -39,10 +41,26 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
         legacy: 'reject',
         onerror: (err) => kernel.logger.debug('mcp request refused', { reason: err.message }),
       }),
-      legacy: createLegacySessions(sdk, factory, kernel.clock),
+      legacy: createLegacySessions(sdk, factory, kernel.clock, fingerprint),
     };
   }
   let entry: ReturnType<typeof load> | null = null;
+
+  /** What a client would see listed (names, schemas, annotations): equal lists, equal prints. */
+  async function fingerprint(ws: WorkspaceContext): Promise<string | null> {
+    try {
+      return sha256Hex(JSON.stringify((await connectors.tools.listExposed(ws)).map(toMcpTool)));
+    } catch (err) {
+      kernel.logger.warn('mcp tools fingerprint failed', { workspaceId: ws.workspaceId, err: err as Error });
+      return null;
+    }
+  }
+  connectors.tools.onToolsChanged((workspaceId) => {
+    if (!entry) return;
+    void entry
+      .then(({ legacy }) => legacy.toolsChanged(workspaceId))
+      .catch((err: Error) => kernel.logger.warn('mcp list_changed failed', { workspaceId, err }));
+  });
 
   /** The token's workspace is gone, or the user left it: as good as an invalid token. */
   function noWorkspace(): McpAuthError {
