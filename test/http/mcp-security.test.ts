@@ -1,7 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { bearer } from '../helpers/factories.js';
+import { bearer, makeTeam } from '../helpers/factories.js';
+import { makeClient } from '../helpers/oauth.js';
 import { startLegacyMcpServer, type McpFake } from '../helpers/mcp-servers.js';
 import { addInstance, endpointOf, legacyClient, mcpUser, modernClient, type McpUser } from '../helpers/mcp-gateway.js';
 import { mcpSetup, mcpTokens, PRM_URL } from '../helpers/mcp-oauth.js';
@@ -87,7 +88,50 @@ describe('authorization', () => {
   });
 });
 
+describe("the token's workspace", () => {
+  test('a member removed from the account is refused at once (401 invalid_token), with the challenge', async () => {
+    const team = await makeTeam(t.app, ['member']);
+    const member = team.members.member;
+    const client = await makeClient(t, { scopes: ['tools:call'] });
+    const tokens = await mcpTokens(t, {
+      user: member.user,
+      account: team.account,
+      client,
+      defaultWorkspace: team.account.defaultWorkspaceId,
+    } as never);
+    // Authorized (a session-less ping is the protocol's 400, not an authorization failure).
+    assert.equal((await post(tokens.access_token, PING)).status, 400);
+    const removed = await t.inject({
+      method: 'DELETE',
+      url: `/api/v1/accounts/${team.account.id}/members/${member.user.id}`,
+      headers: team.owner.headers,
+    });
+    assert.equal(removed.statusCode, 200, removed.payload);
+    const res = await post(tokens.access_token, PING);
+    assert.equal(res.status, 401);
+    assert.match(res.headers.get('www-authenticate')!, /error="invalid_token"/);
+    assert.match((await res.json()).error_description, /workspace/);
+  });
+});
+
 describe('protocol', () => {
+  test('event streams are neither compressed nor buffered', async () => {
+    const client = await legacyClient(endpointOf(t), user.token);
+    const sessionId = (client.transport as unknown as { sessionId: string }).sessionId;
+    const res = await post(user.token, PING, {
+      'mcp-session-id': sessionId,
+      'mcp-protocol-version': '2025-11-25',
+      accept: 'application/json, text/event-stream',
+      'accept-encoding': 'gzip',
+    });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type')!, /^text\/event-stream/);
+    assert.equal(res.headers.get('content-encoding'), null);
+    assert.equal(res.headers.get('x-accel-buffering'), 'no');
+    await res.text();
+    await client.close();
+  });
+
   test('JSON-RPC batches are refused', async () => {
     const res = await post(user.token, [PING, { ...PING, id: 2 }]);
     assert.equal(res.status, 400);
