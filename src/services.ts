@@ -8,6 +8,7 @@ import { createStatusService } from './status/service.js';
 import { createOAuthService } from './oauth/service.js';
 import { createConnectorsService } from './connectors/service.js';
 import { createAiService } from './ai/service.js';
+import { createMcpService } from './mcp/service.js';
 
 /** Every domain service, built over the kernel. Domains reach each other only through these. */
 export function createServices(kernel: Kernel) {
@@ -23,7 +24,8 @@ export function createServices(kernel: Kernel) {
   identity.onSignInReset((trx, userId, reason, options) => oauth.revokeAllGrantsOfUser(trx, userId, reason, options));
   const connectors = createConnectorsService(kernel, { access: accounts.access, notifications, audit });
   const ai = createAiService(kernel, { accounts, identity, wallet });
-  return { identity, audit, accounts, wallet, notifications, status, oauth, connectors, ai };
+  const mcp = createMcpService(kernel, { oauth, accounts, connectors, audit });
+  return { identity, audit, accounts, wallet, notifications, status, oauth, connectors, ai, mcp };
 }
 
 export type Services = ReturnType<typeof createServices>;

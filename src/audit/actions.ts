@@ -40,6 +40,7 @@ const AuditActions = [
   'connector.tool_toggled',
   'connector.tool_approval_decided',
   'connector.tool_approval_consumed',
+  'mcp.tool_called',
 ] as const;
 
 export type AuditAction = (typeof AuditActions)[number];

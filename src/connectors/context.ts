@@ -12,7 +12,7 @@ import type { Definitions } from './definitions.js';
 import type { McpTarget } from './mcp.js';
 import { credentialStore, instanceStore } from './store/index.js';
 import type { InstanceRow } from './tables.js';
-import type { Actor, Definition } from './types.js';
+import { TOOLS_CHANGED_TOPIC, type Actor, type Definition } from './types.js';
 
 /**
  * Roles that may change connectors: an account role among these and a workspace role that
@@ -35,6 +35,9 @@ export interface ConnectorsContext {
   notifications: NotificationsService;
   requireInstance(ws: WorkspaceContext, id: string, ex?: Executor): Promise<InstanceRow>;
   assertWriter(ws: WorkspaceContext): void;
+  /** Tells every process that the workspace's MCP tools may have changed (docs/mcp.md, list_changed). */
+  toolsChanged(ex: Executor, workspaceId: string): Promise<void>;
+  /** Records a connectors change; every one of them may change the tools, so it also calls toolsChanged. */
   audit(
     ex: Executor,
     actor: Actor,
@@ -77,8 +80,12 @@ export function createConnectorsContext(
     notifications: deps.notifications,
     credentialValues,
 
-    audit: (ex, actor, action, targetId, metadata) =>
-      deps.audit.record(ex, actor.principal, { accountId: actor.ws.accountId, action, targetId, metadata }),
+    toolsChanged: (ex, workspaceId) => kernel.changes.publish(ex, TOOLS_CHANGED_TOPIC, workspaceId),
+
+    async audit(ex, actor, action, targetId, metadata) {
+      await deps.audit.record(ex, actor.principal, { accountId: actor.ws.accountId, action, targetId, metadata });
+      await kernel.changes.publish(ex, TOOLS_CHANGED_TOPIC, actor.ws.workspaceId);
+    },
 
     assertWriter(ws) {
       deps.access.assertWritable(ws);

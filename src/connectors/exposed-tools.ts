@@ -4,6 +4,7 @@ import { canRunTools, isRunnable } from './invoke.js';
 import { presentExposedTool } from './presenters.js';
 import { instanceStore, toolStore } from './store/index.js';
 import { exposedNames, toolPrefixOf } from './tool-names.js';
+import { TOOLS_CHANGED_TOPIC } from './types.js';
 
 type ExposedTool = ReturnType<typeof presentExposedTool>;
 
@@ -41,6 +42,13 @@ export function createExposedTools(ctx: ConnectorsContext) {
 
   return {
     listExposed,
+
+    /** Calls back with a workspace id whenever its exposed tools may have changed (in any process). */
+    onToolsChanged(listener: (workspaceId: string) => void): () => void {
+      return ctx.kernel.changes.subscribe(TOOLS_CHANGED_TOPIC, (key) => {
+        if (key) listener(key);
+      });
+    },
 
     /** The tool an MCP `tools/call` names, or null when the workspace serves none by that name. */
     async findExposed(ws: WorkspaceContext, name: string): Promise<ExposedTool | null> {

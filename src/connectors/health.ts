@@ -68,6 +68,8 @@ export function createHealthCheck(ctx: ConnectorsContext) {
           health_message: message,
           updated_at: now,
         });
+        // Only active instances serve tools over MCP.
+        if (status !== fresh.status) await ctx.toolsChanged(trx, fresh.workspace_id);
       });
       return { healthy, message, latencyMs };
     },

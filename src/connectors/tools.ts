@@ -92,7 +92,10 @@ export function createToolCatalog(ctx: ConnectorsContext) {
           discovered.filter((t) => typeof t?.name === 'string' && t.name.length > 0).map((t) => [t.name, t]),
         );
         const rows = [...unique.values()].map((t) => toRow(instance, t, now));
-        await inTransaction(db, (trx) => toolStore.upsertDiscovered(trx, instanceId, rows, now));
+        await inTransaction(db, async (trx) => {
+          await toolStore.upsertDiscovered(trx, instanceId, rows, now);
+          await ctx.toolsChanged(trx, instance.workspace_id);
+        });
       }
       return (await toolStore.list(db, instanceId)).map((t) => presentTool(t));
     },

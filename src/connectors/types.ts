@@ -7,6 +7,12 @@ export interface Actor {
   ws: WorkspaceContext;
 }
 
+/**
+ * Change-feed topic, keyed by workspace id: something that can change the workspace's tools as
+ * MCP serves them (an instance or tool edited, synced, enabled, its health or credentials).
+ */
+export const TOOLS_CHANGED_TOPIC = 'connectors.tools-changed';
+
 export const CRED_TYPES = ['oauth2', 'api_key', 'basic_auth', 'bearer_token', 'connection_string', 'custom'] as const;
 export type CredType = (typeof CRED_TYPES)[number];
 

@@ -83,7 +83,12 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock):
       }
       // The envelope, unless the route writes its errors in another wire format.
       const format = routeConfig(request).errorFormat;
-      const formatted = format?.({ status: mapped.status, code: mapped.code, message: mapped.message });
+      const formatted = format?.({
+        status: mapped.status,
+        code: mapped.code,
+        message: mapped.message,
+        details: mapped.details,
+      });
       const body = formatted?.body ?? {
         data: null,
         error: {

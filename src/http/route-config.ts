@@ -30,6 +30,7 @@ interface RouteError {
   status: number;
   code: string;
   message: string;
+  details?: unknown;
 }
 
 /** A route's own error wire format: the body, its content type, extra headers. */

@@ -15,6 +15,7 @@ import { notificationsPlugin } from '../notifications/plugin.js';
 import { oauthPagesPlugin, oauthPlugin } from '../oauth/plugin.js';
 import { connectorsPagesPlugin, connectorsPlugin } from '../connectors/plugin.js';
 import { aiPlugin } from '../ai/plugin.js';
+import { mcpPlugin } from '../mcp/plugin.js';
 
 /** What the server stands on: the domains' deps and whether the app is shutting down. */
 export interface ServerDeps extends PluginDeps {
@@ -75,6 +76,7 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
           oauthPlugin,
           connectorsPlugin,
           aiPlugin,
+          mcpPlugin,
         ],
         [identityPagesPlugin, accountsPagesPlugin, statusPagesPlugin, oauthPagesPlugin, connectorsPagesPlugin],
       ];

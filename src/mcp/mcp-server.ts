@@ -1,0 +1,83 @@
+import type { ConnectorsService } from '../connectors/service.js';
+import { DomainError } from '../http/errors.js';
+import type { Kernel } from '../kernel.js';
+import { callerOf, type McpCaller } from './caller.js';
+import type { ToolCalls } from './tool-calls.js';
+
+/** The official SDK's server package, loaded on the endpoint's first request (see service.ts). */
+export type ServerSdk = typeof import('@modelcontextprotocol/server');
+
+type ExposedTool = Awaited<ReturnType<ConnectorsService['tools']['listExposed']>>[number];
+
+/** Tools per tools/list page. */
+const PAGE_SIZE = 100;
+
+/** A workspace tool as MCP lists it; its schemas pass through unchanged. */
+export function toMcpTool(tool: ExposedTool) {
+  return {
+    name: tool.name,
+    ...(tool.title ? { title: tool.title } : {}),
+    ...(tool.description ? { description: tool.description } : {}),
+    inputSchema: tool.inputSchema,
+    ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
+    ...(tool.annotations ? { annotations: tool.annotations } : {}),
+  };
+}
+
+/**
+ * The caller's tools, one page: in listExposed's order (by name), a signed cursor holding the
+ * last name served, so a page boundary stays put when tools come and go between pages.
+ */
+export function createToolListing(kernel: Pick<Kernel, 'cursors'>, connectors: ConnectorsService) {
+  return async (caller: McpCaller, cursor: string | undefined) => {
+    const tools = await connectors.tools.listExposed(caller.ws);
+    const scope = `mcp-tools:${caller.ws.workspaceId}`;
+    let start = 0;
+    if (cursor !== undefined) {
+      const after = kernel.cursors.decode<{ after?: unknown }>(scope, cursor).after;
+      start = tools.findIndex((t) => t.name > String(after));
+      if (start < 0) start = tools.length;
+    }
+    const page = kernel.cursors.page(scope, tools.slice(start, start + PAGE_SIZE + 1), PAGE_SIZE, (t) => ({
+      after: t.name,
+    }));
+    return { tools: page.items.map(toMcpTool), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+  };
+}
+
+type ToolListing = ReturnType<typeof createToolListing>;
+
+/**
+ * One MCP server instance (the SDK makes one per modern request and one per legacy session):
+ * tools (list, call), logging and ping. The caller comes with each request (authInfo), never
+ * from the instance, so a legacy session always acts as the request's verified token.
+ */
+export function createServerFactory(sdk: ServerSdk, deps: { list: ToolListing; calls: ToolCalls }) {
+  const invalidParams = (message: string) => new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, message);
+  // list_changed reaches 2025-era sessions (their GET stream); 2026-07-28 subscriptions are not
+  // served yet, so modern instances do not announce it (docs/mcp.md, list_changed).
+  return (ctx: { era: 'legacy' | 'modern' }) => {
+    const server = new sdk.Server(
+      { name: 'gantry', title: 'Gantry', version: '0.1.0' },
+      { capabilities: { tools: { listChanged: ctx.era === 'legacy' }, logging: {} } },
+    );
+    server.setRequestHandler('tools/list', async (request, ctx) => {
+      const cursor = (request.params as { cursor?: string } | undefined)?.cursor;
+      try {
+        return (await deps.list(callerOf(ctx), cursor)) as never;
+      } catch (err) {
+        if (err instanceof DomainError && err.code === 'VALIDATION_FAILED') throw invalidParams(err.message);
+        throw err;
+      }
+    });
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      const { name, arguments: args } = request.params;
+      const result = await deps.calls.call(callerOf(ctx), name, (args ?? {}) as Record<string, unknown>);
+      if (!result) throw invalidParams(`Unknown tool: ${name}`);
+      return result as never;
+    });
+    return server;
+  };
+}
+
+export type ServerFactory = ReturnType<typeof createServerFactory>;

@@ -1,0 +1,106 @@
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import type { Request as HapiRequest, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import { DomainError, forbidden } from '../http/errors.js';
+import { apiUrl } from '../http/paths.js';
+import type { PluginDeps } from '../http/plugin.js';
+import type { McpCaller } from './caller.js';
+import { mcpErrorFormat, rpcErrorBody } from './wire.js';
+
+/** The interface's limit for the whole endpoint, per user (docs/mcp.md, Limits). */
+const MCP_RATE_LIMIT = { limit: 60, windowSec: 60 };
+
+/** Request headers that describe this hop, or the credential (verified here, never handed on). */
+const NOT_FORWARDED = new Set([
+  'authorization',
+  'cookie',
+  'host',
+  'connection',
+  'keep-alive',
+  'content-length',
+  'transfer-encoding',
+  'upgrade',
+  'expect',
+]);
+
+function forwardedHeaders(request: HapiRequest): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (NOT_FORWARDED.has(name) || value === undefined) continue;
+    headers.set(name, Array.isArray(value) ? value.join(', ') : String(value));
+  }
+  return headers;
+}
+
+/** The SDK's web Response as a hapi response: status, headers, and the body streamed, not buffered. */
+function toHapi(request: HapiRequest, h: ResponseToolkit, response: Response) {
+  const body = response.body ? Readable.fromWeb(response.body as unknown as NodeReadableStream) : undefined;
+  const res = h.response(body).code(response.status);
+  response.headers.forEach((value, name) => {
+    res.header(name, value);
+  });
+  if (response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    // An event stream must reach the client event by event: no gzip (which holds bytes back)
+    // here, no buffering in a proxy in front.
+    (request.info as { acceptEncoding: string | null }).acceptEncoding = 'identity';
+    res.header('X-Accel-Buffering', 'no');
+  }
+  return res;
+}
+
+/**
+ * `{public}/api/v1/mcp` (docs/mcp.md): one route for POST, GET and DELETE, so the one rate limit
+ * counts them all. Order: Origin (DNS rebinding), the MCP token and its workspace (the `mcp`
+ * strategy), the kernel's per-user rate limit, then the SDK.
+ */
+export function mcpRoutes(app: PluginDeps): ServerRoute[] {
+  const { mcp } = app.services;
+  const { publicUrl } = app.kernel.config;
+  const endpoint = apiUrl(publicUrl, '/mcp');
+  const ownOrigin = new URL(publicUrl).origin;
+  return [
+    {
+      method: '*',
+      path: '/mcp',
+      options: {
+        id: 'mcp',
+        auth: 'mcp',
+        payload: { parse: true, allow: 'application/json' },
+        plugins: { gantry: { rateLimit: MCP_RATE_LIMIT, errorFormat: mcpErrorFormat } },
+        ext: {
+          onPreAuth: {
+            // Browsers send Origin; a page of another origin must not reach the endpoint even
+            // through a name that resolves here. Clients outside a browser send none.
+            method: (request, h) => {
+              const origin = request.headers.origin;
+              if (origin !== undefined && origin !== ownOrigin)
+                throw forbidden(`Origin ${String(origin).slice(0, 100)} is not allowed`);
+              return h.continue;
+            },
+          },
+        },
+      },
+      handler: async (request, h) => {
+        const method = request.method.toUpperCase();
+        if (method !== 'POST' && method !== 'GET' && method !== 'DELETE')
+          throw new DomainError('METHOD_NOT_ALLOWED', 'Use POST, GET or DELETE', undefined, {
+            Allow: 'GET, POST, DELETE',
+          });
+        const payload = method === 'POST' ? (request.payload ?? undefined) : undefined;
+        if (Array.isArray(payload))
+          return h.response(rpcErrorBody(-32600, 'JSON-RPC batches are not supported')).code(400);
+        const { caller } = request.auth.artifacts as { caller: McpCaller };
+        // The client going away ends the exchange (and a GET stream) in the SDK too.
+        const abort = new AbortController();
+        request.raw.res.once('close', () => abort.abort());
+        const web = new Request(endpoint, {
+          method,
+          headers: forwardedHeaders(request),
+          body: payload === undefined ? undefined : JSON.stringify(payload),
+          signal: abort.signal,
+        });
+        return toHapi(request, h, await mcp.handle(web, payload, caller));
+      },
+    },
+  ];
+}

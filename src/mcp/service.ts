@@ -1,0 +1,119 @@
+import type { AuthInfo } from '@modelcontextprotocol/server';
+import type { WorkspaceContext } from '../accounts/access.js';
+import type { AccountsService } from '../accounts/service.js';
+import type { AuditService } from '../audit/service.js';
+import type { ConnectorsService } from '../connectors/service.js';
+import type { Principal } from '../http/auth.js';
+import { DomainError } from '../http/errors.js';
+import type { Kernel } from '../kernel.js';
+import { sha256Hex } from '../lib/crypto.js';
+import { McpAuthError, type createMcpAuth } from '../oauth/mcp-auth.js';
+import type { McpCaller } from './caller.js';
+import { createLegacySessions } from './legacy-sessions.js';
+import { createServerFactory, createToolListing, toMcpTool, type ServerSdk } from './mcp-server.js';
+import { createToolCalls } from './tool-calls.js';
+
+export interface McpDeps {
+  oauth: { mcp: ReturnType<typeof createMcpAuth> };
+  accounts: AccountsService;
+  connectors: ConnectorsService;
+  audit: AuditService;
+}
+
+/**
+ * Gantry as an MCP server (docs/mcp.md): who may call (the MCP token and its workspace), and
+ * the two protocol eras over one set of tools: 2026-07-28 requests through the SDK's stateless
+ * handler, 2025-era ones through sessions kept here.
+ */
+export function createMcpService(kernel: Kernel, deps: McpDeps) {
+  const { oauth, accounts, connectors } = deps;
+  const list = createToolListing(kernel, connectors);
+  const calls = createToolCalls(kernel, deps);
+
+  // The SDK builds its schema set at import: loaded on the first MCP request, so an appliance
+  // nobody connects an agent to does not carry it.
+  async function load() {
+    const sdk: ServerSdk = await import('@modelcontextprotocol/server');
+    const factory = createServerFactory(sdk, { list, calls });
+    return {
+      sdk,
+      modern: sdk.createMcpHandler(factory, {
+        legacy: 'reject',
+        onerror: (err) => kernel.logger.debug('mcp request refused', { reason: err.message }),
+      }),
+      legacy: createLegacySessions(sdk, factory, kernel.clock, fingerprint),
+    };
+  }
+  let entry: ReturnType<typeof load> | null = null;
+
+  /** What a client would see listed (names, schemas, annotations): equal lists, equal prints. */
+  async function fingerprint(ws: WorkspaceContext): Promise<string | null> {
+    try {
+      return sha256Hex(JSON.stringify((await connectors.tools.listExposed(ws)).map(toMcpTool)));
+    } catch (err) {
+      kernel.logger.warn('mcp tools fingerprint failed', { workspaceId: ws.workspaceId, err: err as Error });
+      return null;
+    }
+  }
+  connectors.tools.onToolsChanged((workspaceId) => {
+    if (!entry) return;
+    void entry
+      .then(({ legacy }) => legacy.toolsChanged(workspaceId))
+      .catch((err: Error) => kernel.logger.warn('mcp list_changed failed', { workspaceId, err }));
+  });
+
+  /** The token's workspace is gone, or the user left it: as good as an invalid token. */
+  function noWorkspace(): McpAuthError {
+    const description = 'The workspace this access token is bound to is no longer available; authorize again';
+    return new McpAuthError(
+      'invalid_token',
+      description,
+      401,
+      oauth.mcp.challenge({ error: 'invalid_token', description }),
+    );
+  }
+
+  return {
+    /** The caller of a request, from its Authorization header; McpAuthError when refused. */
+    async authenticate(header: string | undefined): Promise<McpCaller> {
+      const token = await oauth.mcp.authenticate(header);
+      const principal: Principal = {
+        userId: token.userId,
+        kind: 'oauth',
+        scopes: token.scopes,
+        clientId: token.clientId,
+        sessionId: null,
+        accountId: null,
+        tokenId: token.tokenId,
+      };
+      const ws = await accounts.access.workspace(principal, { workspaceId: token.workspaceId }).catch((err) => {
+        throw err instanceof DomainError && (err.status === 403 || err.status === 404) ? noWorkspace() : err;
+      });
+      return { principal, ws, token };
+    },
+
+    /** Serves one MCP HTTP request of an authenticated caller. */
+    async handle(request: Request, parsedBody: unknown, caller: McpCaller): Promise<Response> {
+      const { sdk, modern, legacy } = await (entry ??= load());
+      const authInfo: AuthInfo = {
+        // The jti, not the token: nothing past this point needs the bearer, so nothing can leak it.
+        token: caller.token.tokenId,
+        clientId: caller.token.clientId,
+        scopes: caller.token.scopes,
+        expiresAt: caller.token.expiresAt,
+        resource: new URL(oauth.mcp.resource),
+        extra: { caller },
+      };
+      if (await sdk.isLegacyRequest(request, parsedBody)) return legacy.handle(request, parsedBody, caller, authInfo);
+      return modern.fetch(request, { authInfo, parsedBody });
+    },
+
+    /** Ends open streams and sessions (the server is stopping). */
+    async close(): Promise<void> {
+      if (!entry) return;
+      const { modern, legacy } = await entry;
+      legacy.closeAll();
+      await modern.close();
+    },
+  };
+}

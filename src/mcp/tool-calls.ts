@@ -1,0 +1,143 @@
+import type { AuditService } from '../audit/service.js';
+import type { ConnectorsService } from '../connectors/service.js';
+import { inTransaction } from '../db/tx.js';
+import { DomainError } from '../http/errors.js';
+import type { Kernel } from '../kernel.js';
+import type { McpCaller } from './caller.js';
+import { argumentsDigest } from './digest.js';
+
+type ExposedTool = NonNullable<Awaited<ReturnType<ConnectorsService['tools']['findExposed']>>>;
+
+/** A `tools/call` result as MCP defines it; an upstream's own result passes through unchanged. */
+export type ToolCallResult = Record<string, unknown> & { content: unknown[]; isError?: boolean };
+
+/** How a call ended, as the audit row records it. */
+type Outcome =
+  | 'completed'
+  | 'tool_error'
+  | 'pending_approval'
+  | 'invalid_arguments'
+  | 'rate_limited'
+  | 'refused'
+  | 'upstream_failed';
+
+interface Ended {
+  outcome: Outcome;
+  result: ToolCallResult;
+  approvalId?: string;
+}
+
+/** A result the model reads: one text block, flagged as an error. */
+const toolError = (text: string, meta?: Record<string, unknown>): ToolCallResult => ({
+  content: [{ type: 'text', text }],
+  isError: true,
+  ...(meta ? { _meta: meta } : {}),
+});
+
+/**
+ * Refusals of the invoke path the model can act on become `isError` results (it can fix its
+ * arguments or wait), not protocol errors (docs/mcp.md, Calls). Anything else is rethrown.
+ */
+function refusal(err: unknown): Ended {
+  if (!(err instanceof DomainError)) throw err;
+  switch (err.code) {
+    case 'VALIDATION_FAILED':
+      return { outcome: 'invalid_arguments', result: toolError(`Invalid arguments: ${err.message}`) };
+    case 'RATE_LIMIT_EXCEEDED': {
+      const retryAfter = Number(err.headers['Retry-After'] ?? 60);
+      return {
+        outcome: 'rate_limited',
+        result: toolError(`Rate limited: ${err.message}. Retry after ${retryAfter} seconds.`, {
+          'io.gantry/retryAfterSeconds': retryAfter,
+        }),
+      };
+    }
+    case 'UPSTREAM_FAILED':
+      return { outcome: 'upstream_failed', result: toolError(err.message) };
+    case 'CONFLICT':
+    case 'FORBIDDEN':
+    case 'ACCOUNT_SUSPENDED':
+    case 'NOT_FOUND':
+      return { outcome: 'refused', result: toolError(`The call was refused: ${err.message}`) };
+    default:
+      throw err;
+  }
+}
+
+/** An upstream answer as a tools/call result (a server that answers no content gets an empty list). */
+function passThrough(answer: unknown): Ended {
+  const result = { content: [], ...(answer as Record<string, unknown>) } as ToolCallResult;
+  return { outcome: result.isError === true ? 'tool_error' : 'completed', result };
+}
+
+/**
+ * MCP `tools/call` over the connectors' invoke path, the one the REST endpoint runs: arguments
+ * validated against the tool's schema, disabled tools refused, the tool's rateLimitRpm,
+ * credentials from the vault (the client's token never leaves this process), and one audit
+ * row per call with a digest of the arguments, never the arguments.
+ */
+export function createToolCalls(
+  kernel: Pick<Kernel, 'db'>,
+  deps: { connectors: ConnectorsService; audit: AuditService },
+) {
+  const { db } = kernel;
+  const { connectors, audit } = deps;
+  const actorOf = (caller: McpCaller) => ({ principal: caller.principal, ws: caller.ws });
+
+  /** A tool that needs no approval: run now. */
+  async function run(caller: McpCaller, tool: ExposedTool, args: Record<string, unknown>): Promise<Ended> {
+    const out = await connectors.tools.invoke(actorOf(caller), tool.instanceId, tool.toolId, args);
+    return passThrough(out.body.result);
+  }
+
+  /**
+   * The approval gate of an MCP call, the one place approval-gated tools go through. Today it
+   * does what the REST endpoint does: the invoke path parks the call as a pending approval for
+   * an owner or admin, and the model is told so with the approval's id.
+   */
+  async function gate(caller: McpCaller, tool: ExposedTool, args: Record<string, unknown>): Promise<Ended> {
+    const out = await connectors.tools.invoke(actorOf(caller), tool.instanceId, tool.toolId, args);
+    // The setting can change between the listing and the call: a call that ran is a call that ran.
+    if (out.body.status !== 'pending_approval' || !out.body.approval) return passThrough(out.body.result);
+    const approval = out.body.approval;
+    return {
+      outcome: 'pending_approval',
+      approvalId: approval.id,
+      result: toolError(
+        `This tool needs approval by a workspace owner or admin. The call is pending as approval ${approval.id}; ` +
+          'it was not run.',
+        { 'io.gantry/approval': { id: approval.id, status: approval.status } },
+      ),
+    };
+  }
+
+  return {
+    /** The call's result, or null when the workspace serves no tool by that name. */
+    async call(caller: McpCaller, name: string, args: Record<string, unknown>): Promise<ToolCallResult | null> {
+      const tool = await connectors.tools.findExposed(caller.ws, name);
+      if (!tool) return null;
+      const started = performance.now();
+      const ended = await (tool.requiresApproval ? gate : run)(caller, tool, args).catch(refusal);
+      await inTransaction(db, (trx) =>
+        audit.record(trx, caller.principal, {
+          accountId: caller.ws.accountId,
+          action: 'mcp.tool_called',
+          targetId: tool.toolId,
+          metadata: {
+            workspaceId: caller.ws.workspaceId,
+            instanceId: tool.instanceId,
+            tool: name,
+            clientId: caller.token.clientId,
+            argumentsSha256: argumentsDigest(args),
+            outcome: ended.outcome,
+            latencyMs: Math.round(performance.now() - started),
+            ...(ended.approvalId ? { approvalId: ended.approvalId } : {}),
+          },
+        }),
+      );
+      return ended.result;
+    },
+  };
+}
+
+export type ToolCalls = ReturnType<typeof createToolCalls>;
