@@ -3,7 +3,7 @@ import type { WorkspaceContext } from '../accounts/access.js';
 import { inTransaction, toBool } from '../db/tx.js';
 import type { Principal } from '../http/auth.js';
 import { notFound } from '../http/errors.js';
-import { sha256Hex } from '../lib/crypto.js';
+import { argumentsDigest } from '../lib/canonical-json.js';
 import { newId } from '../lib/ids.js';
 import { seal } from '../lib/sealed.js';
 import type { ConnectorsContext } from './context.js';
@@ -54,20 +54,6 @@ export type McpGate =
     }
   | { proceed: false; argsDigest: string; approval: McpApprovalInfo };
 
-/** JSON with object keys sorted at every depth: equal arguments, equal text, whatever their order. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-const argsDigestOf = (args: Record<string, unknown>) => sha256Hex(canonicalJson(args));
-
 const mcpPrincipal = (userId: string, clientId: string): Principal => ({
   userId,
   kind: 'oauth',
@@ -106,7 +92,9 @@ export function createMcpApprovals(ctx: ConnectorsContext) {
       const tool = await toolStore.find(db, instance.id, input.tool.toolId);
       if (!tool) throw notFound('Tool');
       assertRunnable(instance, tool);
-      const argsDigest = argsDigestOf(args);
+      // An approver is never asked about a call that could not run: the arguments are checked first.
+      ctx.definitions.assertValid(JSON.parse(tool.input_schema) as Record<string, unknown>, args, 'input', 'input');
+      const argsDigest = argumentsDigest(args);
       if (!toBool(tool.requires_approval))
         return { proceed: true, approvalId: null, argsDigest, consume: async () => true };
       const binding = {

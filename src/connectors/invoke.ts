@@ -15,6 +15,11 @@ import { approvalStore, toolStore } from './store/index.js';
 import type { ApprovalRow, InstanceRow, ToolRow } from './tables.js';
 import type { Actor, Definition } from './types.js';
 
+/** An approval the MCP gate found granted for this very call (approvals-mcp.ts); single use. */
+export interface GrantedApproval {
+  consume(): Promise<boolean>;
+}
+
 export const upstream = (message: string) => new DomainError('UPSTREAM_FAILED', message);
 
 /**
@@ -88,9 +93,15 @@ export function createInvoker(ctx: ConnectorsContext) {
     /**
      * Runs a tool: input validated against its inputSchema, disabled tools and instances
      * refused, rateLimitRpm enforced per tool, approval-gated tools parked as a pending
-     * approval (202) for an owner/admin.
+     * approval (202) for an owner/admin, unless an MCP retry brings the approval it was granted.
      */
-    async invoke(actor: Actor, instanceId: string, toolId: string, input: Record<string, unknown>) {
+    async invoke(
+      actor: Actor,
+      instanceId: string,
+      toolId: string,
+      input: Record<string, unknown>,
+      options: { approved?: GrantedApproval } = {},
+    ) {
       ctx.assertWriter(actor.ws);
       const instance = await ctx.requireInstance(actor.ws, instanceId);
       const tool = await toolStore.find(db, instanceId, toolId);
@@ -107,7 +118,12 @@ export function createInvoker(ctx: ConnectorsContext) {
             rateLimitHeaders(decision, clock.now().getTime()),
           );
       }
-      if (toBool(tool.requires_approval)) {
+      if (toBool(tool.requires_approval) && options.approved) {
+        // An MCP retry whose approval the gate found (approvals-mcp.ts): used here, after the
+        // checks above, so a refused retry does not spend it; used once, whoever races.
+        if (!(await options.approved.consume()))
+          throw conflict('An identical call used this approval first; call again to ask for a new approval');
+      } else if (toBool(tool.requires_approval)) {
         const id = newId();
         const def = await ctx.definitions.get(instance.connector_key, instance.workspace_id);
         const targetOrigin =

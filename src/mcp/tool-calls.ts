@@ -4,7 +4,7 @@ import { inTransaction } from '../db/tx.js';
 import { DomainError } from '../http/errors.js';
 import type { Kernel } from '../kernel.js';
 import type { McpCaller } from './caller.js';
-import { argumentsDigest } from './digest.js';
+import { argumentsDigest } from '../lib/canonical-json.js';
 
 type ExposedTool = NonNullable<Awaited<ReturnType<ConnectorsService['tools']['findExposed']>>>;
 
@@ -91,23 +91,35 @@ export function createToolCalls(
   }
 
   /**
-   * The approval gate of an MCP call, the one place approval-gated tools go through. Today it
-   * does what the REST endpoint does: the invoke path parks the call as a pending approval for
-   * an owner or admin, and the model is told so with the approval's id.
+   * The approval gate of an MCP call (docs/connectors.md, Approvals of MCP calls): an approval
+   * granted for this user, client, tool and these exact arguments lets the call run once;
+   * otherwise the model is told the call is pending (or was refused), with the approval page
+   * for a human, and to retry with identical arguments. Nothing is held open meanwhile.
    */
   async function gate(caller: McpCaller, tool: ExposedTool, args: Record<string, unknown>): Promise<Ended> {
-    const out = await connectors.tools.invoke(actorOf(caller), tool.instanceId, tool.toolId, args);
-    // The setting can change between the listing and the call: a call that ran is a call that ran.
-    if (out.body.status !== 'pending_approval' || !out.body.approval) return passThrough(out.body.result);
-    const approval = out.body.approval;
+    const gated = await connectors.approvals.gateMcpCall({
+      ws: caller.ws,
+      userId: caller.principal.userId,
+      clientId: caller.token.clientId,
+      tool: { instanceId: tool.instanceId, toolId: tool.toolId, name: tool.name },
+      args,
+    });
+    if (gated.proceed) {
+      const out = await connectors.tools.invoke(actorOf(caller), tool.instanceId, tool.toolId, args, {
+        approved: gated,
+      });
+      return { ...passThrough(out.body.result), ...(gated.approvalId ? { approvalId: gated.approvalId } : {}) };
+    }
+    const { approval } = gated;
+    const text =
+      approval.status === 'pending'
+        ? `This call needs approval by a workspace owner or admin; it was not run. Ask them to approve it at ${approval.url} ` +
+          `(before ${approval.expiresAt}), then retry with exactly the same arguments: the retry runs once.`
+        : `This call's approval was ${approval.status}; it was not run. Retrying asks for a new approval.`;
     return {
-      outcome: 'pending_approval',
+      outcome: approval.status === 'pending' ? 'pending_approval' : 'refused',
       approvalId: approval.id,
-      result: toolError(
-        `This tool needs approval by a workspace owner or admin. The call is pending as approval ${approval.id}; ` +
-          'it was not run.',
-        { 'io.gantry/approval': { id: approval.id, status: approval.status } },
-      ),
+      result: toolError(text, { 'io.gantry/approval': approval }),
     };
   }
 

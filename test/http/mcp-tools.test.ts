@@ -102,18 +102,42 @@ describe('tools/call', () => {
     await client.close();
   });
 
-  test('an approval-gated tool is parked as a pending approval, not run; the model is told its id', async () => {
+  test('an approval-gated call waits for an owner or admin; the identical retry then runs once', async () => {
     await instance.patchTool('gated', { requiresApproval: true });
     const client = await modernClient(endpointOf(t), user.token);
     const before = upstream.calls.length;
-    const result = await client.callTool({ name: 'gated', arguments: { x: 1 } });
-    assert.equal(result.isError, true);
-    const approval = (result._meta as Record<string, { id: string; status: string }>)['io.gantry/approval'];
+    const first = await client.callTool({ name: 'gated', arguments: { x: 1 } });
+    assert.equal(first.isError, true);
+    const approval = (first._meta as Record<string, { id: string; status: string; url: string }>)['io.gantry/approval'];
     assert.equal(approval.status, 'pending');
-    assert.match(text(result), new RegExp(`pending as approval ${approval.id}`));
+    assert.equal(approval.url, `${t.app.kernel.config.publicUrl}/approvals/${approval.id}`);
+    assert.match(text(first), /retry with exactly the same arguments/);
+    assert.ok(text(first).includes(approval.url));
+    assert.equal(upstream.calls.length, before, 'nothing ran');
+    // The same call while pending: the same approval, still nothing run.
+    const again = await client.callTool({ name: 'gated', arguments: { x: 1 } });
+    assert.equal((again._meta as Record<string, { id: string }>)['io.gantry/approval'].id, approval.id);
     assert.equal(upstream.calls.length, before);
-    const listed = await t.inject({ url: '/api/v1/connectors/approvals?status=pending', headers: user.headers });
-    assert.ok(JSON.parse(listed.payload).data.some((a: { id: string }) => a.id === approval.id));
+    const decided = await t.inject({
+      method: 'POST',
+      url: `/api/v1/connectors/approvals/${approval.id}/approve`,
+      headers: user.headers,
+    });
+    assert.equal(decided.statusCode, 200, decided.payload);
+    assert.equal(upstream.calls.length, before, 'approving runs nothing');
+    // Other arguments are another call: not covered by the approval.
+    const other = await client.callTool({ name: 'gated', arguments: { x: 2 } });
+    assert.equal(other.isError, true);
+    assert.notEqual((other._meta as Record<string, { id: string }>)['io.gantry/approval'].id, approval.id);
+    const retry = await client.callTool({ name: 'gated', arguments: { x: 1 } });
+    assert.notEqual(retry.isError, true, text(retry));
+    assert.equal(upstream.calls.length, before + 1, 'the retry ran once');
+    const third = await client.callTool({ name: 'gated', arguments: { x: 1 } });
+    assert.equal(third.isError, true);
+    const renewed = (third._meta as Record<string, { id: string; status: string }>)['io.gantry/approval'];
+    assert.equal(renewed.status, 'pending');
+    assert.notEqual(renewed.id, approval.id, 'a used approval is not used again');
+    assert.equal(upstream.calls.length, before + 1);
     await client.close();
   });
 

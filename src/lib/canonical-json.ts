@@ -1,4 +1,4 @@
-import { sha256Hex } from '../lib/crypto.js';
+import { sha256Hex } from './crypto.js';
 
 /** JSON with object keys sorted at every level, so equal arguments always give equal text. */
 function canonicalJson(value: unknown): string {
@@ -12,5 +12,8 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** The SHA-256 (hex) of a call's canonical arguments: what the audit log keeps instead of them. */
+/**
+ * The SHA-256 (hex) of a tool call's canonical arguments: what an approval binds and the audit log
+ * keeps instead of the arguments.
+ */
 export const argumentsDigest = (args: Record<string, unknown>): string => sha256Hex(canonicalJson(args));
