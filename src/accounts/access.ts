@@ -53,7 +53,7 @@ export function restrictedTo(auth: Authorized): string | null {
 }
 
 /** Accounts that are gone for their members (soft-deleted or purged) resolve as unknown. */
-const LIVE_STATUSES = ['active', 'suspended'];
+export const LIVE_STATUSES = ['active', 'suspended'];
 
 /**
  * Who may act where: resolves the current account (X-Account-Id, else the oldest membership)

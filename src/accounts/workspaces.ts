@@ -1,7 +1,8 @@
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
-import { restrictedTo, type Caller } from './access.js';
+import type { Principal } from '../http/auth.js';
+import { LIVE_STATUSES, restrictedTo, type Caller } from './access.js';
 import { liveAccount, type AccountsDeps } from './context.js';
 import { presentMember, presentWorkspace } from './presenters.js';
 import { ANY_MEMBER, OWNER_OR_ADMIN } from './roles.js';
@@ -49,6 +50,21 @@ export function createWorkspaces(deps: AccountsDeps) {
       const auth = await authorize(caller, accountId, ANY_MEMBER);
       const rows = await store.listWorkspaces(db, accountId, restrictedTo(auth));
       return rows.map(presentWorkspace);
+    },
+
+    /**
+     * Every workspace the caller may use (as access.workspace decides) across the live accounts
+     * where they are an active member, with the account's name: their own only, and an
+     * account's API key only that account's (docs/oauth.md, Workspace binding).
+     */
+    async usable(caller: Principal) {
+      const only = caller.kind === 'api_key' ? caller.accountId : null;
+      const rows = await store.listUsableWorkspaces(db, caller.userId, LIVE_STATUSES, only);
+      return rows.map((r) => ({
+        id: r.id,
+        name: r.name,
+        account: { id: r.account_id, name: r.display_name ?? r.legal_name },
+      }));
     },
 
     /** A new workspace; its creator (when a person) becomes its admin. */

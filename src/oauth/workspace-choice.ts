@@ -4,7 +4,7 @@ import { isUuid } from '../lib/ids.js';
 
 /**
  * What the consent page needs of the accounts service (reached only through it): who may use
- * which workspace, and the workspaces of an account a member sees.
+ * which workspace, and every workspace a user may use, across their accounts.
  */
 export interface WorkspaceDirectory {
   access: {
@@ -14,12 +14,19 @@ export interface WorkspaceDirectory {
     ): Promise<{ accountId: string; role: string; workspaceId: string }>;
   };
   workspaces: {
-    list(caller: Principal, accountId: string): Promise<Array<{ id: string; name: string }>>;
+    usable(caller: Principal): Promise<Array<{ id: string; name: string; account: { id: string; name: string } }>>;
   };
 }
 
-export interface WorkspaceOptions {
+/** The workspaces of one account, under its name. */
+interface AccountWorkspaces {
+  account: string;
   workspaces: Array<{ id: string; name: string }>;
+}
+
+export interface WorkspaceOptions {
+  /** One group per account, the current account first. */
+  accounts: AccountWorkspaces[];
   /** The user's default workspace (docs/interface.md, Current account and workspace): preselected. */
   selected: string;
 }
@@ -42,15 +49,20 @@ export function createWorkspaceChoice(directory: WorkspaceDirectory) {
   }
 
   return {
-    /** The workspaces of the user's current account that they see, the default preselected; null when none. */
+    /**
+     * Every workspace the user may use, grouped by account, the default workspace of their
+     * current account preselected; null when they belong to no account.
+     */
     async options(userId: string): Promise<WorkspaceOptions | null> {
       const home = await current(userId);
       if (!home) return null;
-      const listed = await directory.workspaces.list(userPrincipal(userId), home.accountId);
-      const workspaces = listed.map((w) => ({ id: w.id, name: w.name }));
-      if (!workspaces.some((w) => w.id === home.workspaceId))
-        workspaces.unshift({ id: home.workspaceId, name: 'Default workspace' });
-      return { workspaces, selected: home.workspaceId };
+      const groups = new Map<string, AccountWorkspaces>();
+      for (const w of await directory.workspaces.usable(userPrincipal(userId))) {
+        const group = groups.get(w.account.id) ?? { account: w.account.name, workspaces: [] };
+        group.workspaces.push({ id: w.id, name: w.name });
+        groups.set(w.account.id, group);
+      }
+      return { accounts: [...groups.values()], selected: home.workspaceId };
     },
 
     /** The posted workspace when the user may use it (a workspace they belong to, or their default); else null. */

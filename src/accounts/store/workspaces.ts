@@ -1,6 +1,7 @@
-import type { Insertable } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Executor } from '../../db/tx.js';
 import type { WorkspacesTable } from '../tables.js';
+import { OWNER_OR_ADMIN } from '../roles.js';
 import { memberColumns } from './members.js';
 
 /** Every SQL statement over workspaces and their memberships. */
@@ -60,6 +61,57 @@ export function listWorkspaces(db: Executor, accountId: string, memberId: string
       .innerJoin('workspace_members', 'workspace_members.workspace_id', 'workspaces.id')
       .where('workspace_members.user_id', '=', memberId);
   return q.orderBy('workspaces.is_default', 'desc').orderBy('workspaces.created_at').orderBy('workspaces.id').execute();
+}
+
+/**
+ * The workspaces a user may use across the accounts (with one of the statuses) where they are an
+ * active member, as access.workspace allows them: every workspace of an account they own or
+ * administer, else those they belong to and the account's default. Accounts oldest membership
+ * first (the current account leads), each default workspace first; `accountId` keeps one account.
+ */
+export function listUsableWorkspaces(
+  db: Executor,
+  userId: string,
+  accountStatuses: readonly string[],
+  accountId: string | null,
+) {
+  let q = db
+    .selectFrom('workspaces')
+    .innerJoin('account_members', (join) =>
+      join.onRef('account_members.account_id', '=', 'workspaces.account_id').on('account_members.user_id', '=', userId),
+    )
+    .innerJoin('accounts', 'accounts.id', 'workspaces.account_id')
+    .select([
+      'workspaces.id',
+      'workspaces.name',
+      'workspaces.is_default',
+      'accounts.id as account_id',
+      'accounts.display_name',
+      'accounts.legal_name',
+    ])
+    .where('account_members.status', '=', 'active')
+    .where('accounts.status', 'in', [...accountStatuses])
+    .where((eb) =>
+      eb.or([
+        eb('account_members.role', 'in', [...OWNER_OR_ADMIN]),
+        eb('workspaces.is_default', '=', 1),
+        eb.exists(
+          eb
+            .selectFrom('workspace_members')
+            .select('workspace_members.user_id')
+            .whereRef('workspace_members.workspace_id', '=', 'workspaces.id')
+            .where('workspace_members.user_id', '=', userId),
+        ),
+      ]),
+    );
+  if (accountId !== null) q = q.where('workspaces.account_id', '=', accountId);
+  return q
+    .orderBy('account_members.created_at')
+    .orderBy(sql`account_members.rowid`)
+    .orderBy('workspaces.is_default', 'desc')
+    .orderBy('workspaces.created_at')
+    .orderBy('workspaces.id')
+    .execute();
 }
 
 export async function insertWorkspace(db: Executor, row: Insertable<WorkspacesTable>): Promise<void> {

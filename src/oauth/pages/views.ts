@@ -54,17 +54,20 @@ const unverifiedNotice = (u: ConsentView['unverified']) =>
     ? `<p class="notice" role="note"><strong>unverified</strong> application: it registered itself and Gantry has not checked its name. You will be sent back to <strong>${escapeHtml(u.redirectHost)}</strong>.</p>\n`
     : '';
 
-/** The `workspace_id` select (docs/oauth.md, Workspace binding), the user's default preselected. */
+const option = (w: { id: string; name: string }, selected: string) =>
+  `<option value="${escapeHtml(w.id)}"${w.id === selected ? ' selected' : ''}>${escapeHtml(w.name)}</option>`;
+
+/** The `workspace_id` select (docs/oauth.md, Workspace binding): one group per account, the user's default preselected. */
 function workspaceField(choice: WorkspaceOptions): string {
-  const options = choice.workspaces
+  const groups = choice.accounts
     .map(
-      (w) =>
-        `<option value="${escapeHtml(w.id)}"${w.id === choice.selected ? ' selected' : ''}>${escapeHtml(w.name)}</option>`,
+      (a) =>
+        `<optgroup label="${escapeHtml(a.account)}">\n${a.workspaces.map((w) => option(w, choice.selected)).join('\n')}\n</optgroup>`,
     )
     .join('\n');
   return `<label for="workspace_id">Workspace whose tools it may use</label>
 <select id="workspace_id" name="workspace_id" required>
-${options}
+${groups}
 </select>
 <p class="muted">It sees and calls only this workspace's tools.</p>`;
 }
