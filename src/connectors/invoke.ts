@@ -8,7 +8,7 @@ import { open, seal } from '../lib/sealed.js';
 import { approvalInputView } from './approval-input.js';
 import type { ConnectorsContext } from './context.js';
 import { originOf } from './credentials.js';
-import { callMcpTool, closeMcp, openMcp } from './mcp.js';
+import { callMcpTool, closeMcp, type McpRelay, openMcp } from './mcp.js';
 import { presentApproval } from './presenters.js';
 import { approvalInputContext } from './sealing.js';
 import { approvalStore, toolStore } from './store/index.js';
@@ -67,18 +67,18 @@ export function createInvoker(ctx: ConnectorsContext) {
     );
   }
 
-  async function execute(instance: InstanceRow, tool: ToolRow, input: Record<string, unknown>) {
+  async function execute(instance: InstanceRow, tool: ToolRow, input: Record<string, unknown>, relay?: McpRelay) {
     const def = await ctx.definitions.get(instance.connector_key, instance.workspace_id);
     if (!canRunTools(def)) throw conflict('This connector has no adapter that can run tools');
     let session;
     try {
-      session = await openMcp(await ctx.mcpTarget(instance));
+      session = await openMcp(await ctx.mcpTarget(instance), relay);
     } catch (err) {
       if (err instanceof DomainError) throw err;
       throw upstream(`The MCP server could not be reached: ${(err as Error).message}`.slice(0, 300));
     }
     try {
-      return await callMcpTool(session, tool.tool_key, input);
+      return await callMcpTool(session, tool.tool_key, input, relay);
     } catch (err) {
       throw upstream(`The MCP server failed the call: ${(err as Error).message}`.slice(0, 300));
     } finally {
@@ -94,13 +94,14 @@ export function createInvoker(ctx: ConnectorsContext) {
      * Runs a tool: input validated against its inputSchema, disabled tools and instances
      * refused, rateLimitRpm enforced per tool, approval-gated tools parked as a pending
      * approval (202) for an owner/admin, unless an MCP retry brings the approval it was granted.
+     * An MCP call lends its relay (progress, logs, sampling, elicitation) to the upstream call.
      */
     async invoke(
       actor: Actor,
       instanceId: string,
       toolId: string,
       input: Record<string, unknown>,
-      options: { approved?: GrantedApproval } = {},
+      options: { approved?: GrantedApproval; relay?: McpRelay } = {},
     ) {
       ctx.assertWriter(actor.ws);
       const instance = await ctx.requireInstance(actor.ws, instanceId);
@@ -154,7 +155,7 @@ export function createInvoker(ctx: ConnectorsContext) {
           },
         };
       }
-      const result = await execute(instance, tool, input);
+      const result = await execute(instance, tool, input, options.relay);
       return { status: 200, body: { status: 'completed', approval: null, result } };
     },
   };

@@ -1,4 +1,4 @@
-import type { Client } from '@modelcontextprotocol/client';
+import type { Client, ClientCapabilities } from '@modelcontextprotocol/client';
 import { guardedFetch, OUTBOUND_TIMEOUT_MS } from '../lib/outbound.js';
 
 /** Stop following nextCursor after this many pages (a server could page forever). */
@@ -19,6 +19,28 @@ export interface McpToolDefinition {
   annotations?: Record<string, unknown>;
 }
 
+/**
+ * What an MCP caller lends an upstream call (docs/connectors.md, MCP pass-through): its
+ * progress and log messages go to the caller, and, when the caller's client can sample or
+ * elicit, the upstream's requests for either are put to it and the answer brought back.
+ * An absent `sampling`/`elicitation` is not declared to the upstream.
+ */
+export interface McpRelay {
+  /** Set only when the caller asked for progress (it gave a progressToken). */
+  onProgress?(progress: number, total?: number, message?: string): void;
+  onLog(level: string, data: unknown, logger?: string): void;
+  sampling?: { capability: ClientCapabilities['sampling']; createMessage(params: unknown): Promise<unknown> };
+  elicitation?: { capability: ClientCapabilities['elicitation']; elicit(params: unknown): Promise<unknown> };
+}
+
+/**
+ * A call that may wait on the caller's model or user (sampling, elicitation): bounded, but
+ * far above OUTBOUND_TIMEOUT_MS, for the whole call and each round trip within it.
+ */
+export const INTERACTIVE_CALL_MS = 5 * 60_000;
+
+const interactive = (relay?: McpRelay) => Boolean(relay?.sampling || relay?.elicitation);
+
 export interface McpSession {
   /** The negotiated revision: 2026-07-28 (modern, stateless) or a 2025-era one. */
   protocolVersion: string;
@@ -32,16 +54,27 @@ export interface McpSession {
  * to the 2025-11-25 initialize handshake (Mcp-Session-Id) when the server is of that era.
  * (@modelcontextprotocol/sdk 1.x speaks only the 2025 revisions, so it is not used here.)
  */
-export async function openMcp(target: McpTarget): Promise<McpSession> {
+export async function openMcp(target: McpTarget, relay?: McpRelay): Promise<McpSession> {
   // Loaded on first use: the SDK builds its whole schema set at import, megabytes an appliance
   // without MCP connectors would carry for nothing.
   const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
   const client = new Client(
     { name: 'gantry', version: '0.1.0' },
-    { versionNegotiation: { mode: 'auto', probe: { timeoutMs: OUTBOUND_TIMEOUT_MS } } },
+    {
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs: OUTBOUND_TIMEOUT_MS } },
+      capabilities: {
+        ...(relay?.sampling ? { sampling: relay.sampling.capability } : {}),
+        ...(relay?.elicitation ? { elicitation: relay.elicitation.capability } : {}),
+      },
+    },
   );
+  if (relay) relayTo(client, relay);
   const transport = new StreamableHTTPClientTransport(new URL(target.url), {
-    fetch: guardedFetch({ allowPrivate: target.allowPrivate }),
+    // The deadline covers a response's streamed body: a call that may wait on the caller needs longer.
+    fetch: guardedFetch({
+      allowPrivate: target.allowPrivate,
+      ...(interactive(relay) ? { timeoutMs: INTERACTIVE_CALL_MS } : {}),
+    }),
     requestInit: { headers: target.headers },
     reconnectionOptions: {
       maxReconnectionDelay: 1000,
@@ -53,6 +86,22 @@ export async function openMcp(target: McpTarget): Promise<McpSession> {
   await client.connect(transport, { timeout: OUTBOUND_TIMEOUT_MS });
   const protocolVersion = client.getNegotiatedProtocolVersion() ?? 'unknown';
   return { client, protocolVersion, era: protocolVersion >= '2026-07-28' ? 'modern' : 'legacy' };
+}
+
+/**
+ * The upstream's log messages and server-to-client requests, handed to the relay. The same
+ * handlers answer a 2026-07-28 upstream's input_required results (the SDK fulfils them and
+ * retries the call), so both upstream eras are covered.
+ */
+function relayTo(client: Client, relay: McpRelay): void {
+  client.setNotificationHandler('notifications/message', (n) => {
+    relay.onLog(n.params.level, n.params.data, n.params.logger);
+  });
+  const { sampling, elicitation } = relay;
+  if (sampling)
+    client.setRequestHandler('sampling/createMessage', async (r) => (await sampling.createMessage(r.params)) as never);
+  if (elicitation)
+    client.setRequestHandler('elicitation/create', async (r) => (await elicitation.elicit(r.params)) as never);
 }
 
 export async function closeMcp(session: McpSession): Promise<void> {
@@ -89,10 +138,20 @@ export async function listAllTools(
   }
 }
 
-export async function callMcpTool(session: McpSession, name: string, args: Record<string, unknown>): Promise<unknown> {
+export async function callMcpTool(
+  session: McpSession,
+  name: string,
+  args: Record<string, unknown>,
+  relay?: McpRelay,
+): Promise<unknown> {
+  const onProgress = relay?.onProgress;
   return session.client.request(
     { method: 'tools/call', params: { name, arguments: args } },
-    { timeout: OUTBOUND_TIMEOUT_MS },
+    {
+      timeout: interactive(relay) ? INTERACTIVE_CALL_MS : OUTBOUND_TIMEOUT_MS,
+      // Asking the upstream for progress only when the caller asked for it.
+      ...(onProgress ? { onprogress: (p) => onProgress(p.progress, p.total, p.message) } : {}),
+    },
   );
 }
 

@@ -2,6 +2,7 @@ import type { ConnectorsService } from '../connectors/service.js';
 import { DomainError } from '../http/errors.js';
 import type { Kernel } from '../kernel.js';
 import { callerOf, type McpCaller } from './caller.js';
+import { relayOf } from './relay.js';
 import type { ToolCalls } from './tool-calls.js';
 
 /** The official SDK's server package, loaded on the endpoint's first request (see service.ts). */
@@ -56,10 +57,10 @@ export function createServerFactory(sdk: ServerSdk, deps: { list: ToolListing; c
   const invalidParams = (message: string) => new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, message);
   // list_changed reaches 2025-era sessions (their GET stream); 2026-07-28 subscriptions are not
   // served yet, so modern instances do not announce it (docs/mcp.md, list_changed).
-  return (ctx: { era: 'legacy' | 'modern' }) => {
+  return ({ era }: { era: 'legacy' | 'modern' }) => {
     const server = new sdk.Server(
       { name: 'gantry', title: 'Gantry', version: '0.1.0' },
-      { capabilities: { tools: { listChanged: ctx.era === 'legacy' }, logging: {} } },
+      { capabilities: { tools: { listChanged: era === 'legacy' }, logging: {} } },
     );
     server.setRequestHandler('tools/list', async (request, ctx) => {
       const cursor = (request.params as { cursor?: string } | undefined)?.cursor;
@@ -72,7 +73,8 @@ export function createServerFactory(sdk: ServerSdk, deps: { list: ToolListing; c
     });
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const { name, arguments: args } = request.params;
-      const result = await deps.calls.call(callerOf(ctx), name, (args ?? {}) as Record<string, unknown>);
+      const relay = relayOf(server, ctx, era);
+      const result = await deps.calls.call(callerOf(ctx), name, (args ?? {}) as Record<string, unknown>, relay);
       if (!result) throw invalidParams(`Unknown tool: ${name}`);
       return result as never;
     });

@@ -1,4 +1,5 @@
 import type { AuditService } from '../audit/service.js';
+import type { McpRelay } from '../connectors/mcp.js';
 import type { ConnectorsService } from '../connectors/service.js';
 import { inTransaction } from '../db/tx.js';
 import { DomainError } from '../http/errors.js';
@@ -85,8 +86,8 @@ export function createToolCalls(
   const actorOf = (caller: McpCaller) => ({ principal: caller.principal, ws: caller.ws });
 
   /** A tool that needs no approval: run now. */
-  async function run(caller: McpCaller, tool: ExposedTool, args: Record<string, unknown>): Promise<Ended> {
-    const out = await connectors.tools.invoke(actorOf(caller), tool.instanceId, tool.toolId, args);
+  async function run(caller: McpCaller, tool: ExposedTool, args: Record<string, unknown>, relay?: McpRelay) {
+    const out = await connectors.tools.invoke(actorOf(caller), tool.instanceId, tool.toolId, args, { relay });
     return passThrough(out.body.result);
   }
 
@@ -96,7 +97,12 @@ export function createToolCalls(
    * otherwise the model is told the call is pending (or was refused), with the approval page
    * for a human, and to retry with identical arguments. Nothing is held open meanwhile.
    */
-  async function gate(caller: McpCaller, tool: ExposedTool, args: Record<string, unknown>): Promise<Ended> {
+  async function gate(
+    caller: McpCaller,
+    tool: ExposedTool,
+    args: Record<string, unknown>,
+    relay?: McpRelay,
+  ): Promise<Ended> {
     const gated = await connectors.approvals.gateMcpCall({
       ws: caller.ws,
       userId: caller.principal.userId,
@@ -107,6 +113,7 @@ export function createToolCalls(
     if (gated.proceed) {
       const out = await connectors.tools.invoke(actorOf(caller), tool.instanceId, tool.toolId, args, {
         approved: gated,
+        relay,
       });
       return { ...passThrough(out.body.result), ...(gated.approvalId ? { approvalId: gated.approvalId } : {}) };
     }
@@ -124,12 +131,17 @@ export function createToolCalls(
   }
 
   return {
-    /** The call's result, or null when the workspace serves no tool by that name. */
-    async call(caller: McpCaller, name: string, args: Record<string, unknown>): Promise<ToolCallResult | null> {
+    /** The call's result, or null when the workspace serves no tool by that name; the relay goes upstream. */
+    async call(
+      caller: McpCaller,
+      name: string,
+      args: Record<string, unknown>,
+      relay?: McpRelay,
+    ): Promise<ToolCallResult | null> {
       const tool = await connectors.tools.findExposed(caller.ws, name);
       if (!tool) return null;
       const started = performance.now();
-      const ended = await (tool.requiresApproval ? gate : run)(caller, tool, args).catch(refusal);
+      const ended = await (tool.requiresApproval ? gate : run)(caller, tool, args, relay).catch(refusal);
       await inTransaction(db, (trx) =>
         audit.record(trx, caller.principal, {
           accountId: caller.ws.accountId,
