@@ -1,0 +1,98 @@
+// The official MCP conformance suite in server mode against Gantry's own endpoint: the built
+// binary serving {public}/api/v1/mcp, a workspace whose one instance is the conformance upstream
+// (empty tool prefix, so the suite's tool names match), and an MCP token bound to that workspace.
+// Which scenarios run here, and why the others do not yet: docs/mcp-conformance.md.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { GATEWAY_SCENARIOS, runConformance, type ScenarioResult } from '../helpers/conformance.js';
+import { type ConformanceUpstream, startConformanceUpstream } from '../helpers/conformance-upstream.js';
+import { addInstance, mcpUser } from '../helpers/mcp-gateway.js';
+import { type RunningGantry, spawnGantry } from '../helpers/spawn.js';
+
+/** The scenarios that pass through Gantry today; each must pass. */
+const PASSING_THROUGH_GANTRY = [
+  'server-initialize',
+  'ping',
+  'logging-set-level',
+  'tools-list',
+  'tools-call-simple-text',
+  'tools-call-image',
+  'tools-call-audio',
+  'tools-call-embedded-resource',
+  'tools-call-mixed-content',
+  'tools-call-error',
+  'json-schema-2020-12',
+  'server-sse-multiple-streams',
+  'dns-rebinding-protection',
+];
+
+/**
+ * Not run yet: the upstream's messages during a call (progress and log notifications, sampling
+ * and elicitation requests) do not reach Gantry's client yet.
+ */
+const NEEDS_UPSTREAM_PASSTHROUGH = [
+  'tools-call-with-logging',
+  'tools-call-with-progress',
+  'tools-call-sampling',
+  'tools-call-elicitation',
+  'elicitation-sep1034-defaults',
+  'elicitation-sep1330-enums',
+];
+
+/**
+ * Not run yet: the upstream closes its SSE stream mid-call (test_reconnection) and answers after
+ * the client resumes it; Gantry's call to the upstream does not get that answer and fails after
+ * the outbound timeout, so the client sees a failed call.
+ */
+const NEEDS_UPSTREAM_RESUMPTION = ['server-sse-polling'];
+
+let g: RunningGantry;
+let side: TestApp;
+let upstream: ConformanceUpstream;
+let results: ScenarioResult[];
+const dataDir = mkdtempSync(path.join(tmpdir(), 'gantry-e2e-conformance-'));
+// One scenario makes several requests (initialize, initialized, a GET stream, the call, DELETE);
+// the endpoint allows 60 a minute per user.
+const env = { GANTRY_ALLOW_PRIVATE_NETWORKS: 'true', GANTRY_RATE_LIMIT_MULTIPLIER: '20' };
+
+before(async () => {
+  [g, upstream] = await Promise.all([spawnGantry({ dataDir, env }), startConformanceUpstream()]);
+  // Another process on the same data dir runs the OAuth dance and sets up the workspace.
+  side = await createTestApp({ dataDir, env: { ...env, GANTRY_PUBLIC_URL: g.url } });
+  const endpoint = `${g.url}/api/v1/mcp`;
+  const user = await mcpUser(side, endpoint);
+  await addInstance(side, user, upstream.url, { displayName: 'Conformance', toolPrefix: '' });
+  results = await runConformance({ url: endpoint, scenarios: PASSING_THROUGH_GANTRY, bearerToken: user.token });
+});
+
+after(async () => {
+  await g?.stop();
+  await side?.close();
+  await upstream?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+for (const scenario of PASSING_THROUGH_GANTRY) {
+  test(`conformance ${scenario} passes through Gantry`, (t) => {
+    const result = results.find((r) => r.scenario === scenario)!;
+    assert.ok(result.passed, `${scenario}: ${result.failures.join('; ')}\n${result.output.slice(-4000)}`);
+    for (const warning of result.warnings) t.diagnostic(`warning: ${warning}`);
+  });
+}
+
+test('every gateway scenario is either run here or listed as not run yet, with its reason', (t) => {
+  const notRun = [...NEEDS_UPSTREAM_PASSTHROUGH, ...NEEDS_UPSTREAM_RESUMPTION];
+  assert.deepEqual([...PASSING_THROUGH_GANTRY, ...notRun].sort(), [...GATEWAY_SCENARIOS].sort());
+  t.diagnostic(`not run yet, NEEDS_UPSTREAM_PASSTHROUGH: ${NEEDS_UPSTREAM_PASSTHROUGH.join(', ')}`);
+  t.diagnostic(`not run yet, NEEDS_UPSTREAM_RESUMPTION: ${NEEDS_UPSTREAM_RESUMPTION.join(', ')}`);
+});
+
+test("the suite's tool calls reached the upstream through Gantry", () => {
+  for (const tool of ['test_simple_text', 'test_image_content', 'test_error_handling']) {
+    assert.ok(upstream.calls.includes(tool), `${tool} was not called`);
+  }
+});
