@@ -1,12 +1,12 @@
 // The upstream of bench/mcp.bench.ts, in a process of its own: a 2026-07-28 MCP server (SDK
-// 2.x, stateless, JSON answers) on 127.0.0.1 with `echo` and 999 other tools, listed by pages
-// of 100. Prints "upstream listening on <url>" when ready.
+// 2.x, stateless, JSON answers) on 127.0.0.1 with `echo` and 999 other tools at /mcp, listed by
+// pages of 100, and `echo` alone at /one/mcp. Prints "upstream listening on <origin>" when ready.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Server, createMcpHandler } from '@modelcontextprotocol/server';
 
 const PAGE = 100;
-const tools = [
+const all = [
   {
     name: 'echo',
     description: 'Answers its arguments',
@@ -19,23 +19,26 @@ const tools = [
   })),
 ];
 
-const handler = createMcpHandler(
-  () => {
-    const mcp = new Server({ name: 'bench-upstream', version: '1.0.0' }, { capabilities: { tools: {} } });
-    mcp.setRequestHandler('tools/list', async (request) => {
-      const cursor = (request.params as { cursor?: string } | undefined)?.cursor;
-      const start = cursor ? Number(cursor) : 0;
-      const next = start + PAGE < tools.length ? String(start + PAGE) : undefined;
-      return { tools: tools.slice(start, start + PAGE), ...(next ? { nextCursor: next } : {}) } as never;
-    });
-    mcp.setRequestHandler('tools/call', async (request) => {
-      if (request.params.name !== 'echo') return { content: [{ type: 'text', text: 'ok' }] } as never;
-      return { content: [{ type: 'text', text: JSON.stringify(request.params.arguments ?? {}) }] } as never;
-    });
-    return mcp;
-  },
-  { legacy: 'reject' },
-);
+const handlerOf = (tools: typeof all) =>
+  createMcpHandler(
+    () => {
+      const mcp = new Server({ name: 'bench-upstream', version: '1.0.0' }, { capabilities: { tools: {} } });
+      mcp.setRequestHandler('tools/list', async (request) => {
+        const cursor = (request.params as { cursor?: string } | undefined)?.cursor;
+        const start = cursor ? Number(cursor) : 0;
+        const next = start + PAGE < tools.length ? String(start + PAGE) : undefined;
+        return { tools: tools.slice(start, start + PAGE), ...(next ? { nextCursor: next } : {}) } as never;
+      });
+      mcp.setRequestHandler('tools/call', async (request) => {
+        if (request.params.name !== 'echo') return { content: [{ type: 'text', text: 'ok' }] } as never;
+        return { content: [{ type: 'text', text: JSON.stringify(request.params.arguments ?? {}) }] } as never;
+      });
+      return mcp;
+    },
+    { legacy: 'reject' },
+  );
+const many = handlerOf(all);
+const one = handlerOf(all.slice(0, 1));
 
 async function readBody(req: http.IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -47,7 +50,7 @@ const server = http.createServer(async (req, res) => {
   const body = req.method === 'POST' ? await readBody(req) : undefined;
   const headers = new Headers();
   for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
-  const response = await handler.fetch(
+  const response = await (req.url?.startsWith('/one/') ? one : many).fetch(
     new Request(`http://127.0.0.1${req.url}`, {
       method: req.method,
       headers,
@@ -60,6 +63,6 @@ const server = http.createServer(async (req, res) => {
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => {
   const { port } = server.address() as AddressInfo;
-  process.stdout.write(`upstream listening on http://127.0.0.1:${port}/mcp\n`);
+  process.stdout.write(`upstream listening on http://127.0.0.1:${port}\n`);
 });
 process.on('SIGTERM', () => server.close(() => process.exit(0)));
