@@ -158,6 +158,19 @@ function stopChild(proc: ChildProcess): Promise<void> {
   });
 }
 
+/** Starts a Node process (its arguments) on CPU 1, the servers' core, and waits for its ready line. */
+export async function startOnServerCore(
+  nodeArgs: string[],
+  ready: RegExp,
+  what: string,
+): Promise<{ match: RegExpExecArray; proc: ChildProcess; stop(): Promise<void> }> {
+  const { cmd, args } = onServerCore(nodeArgs);
+  const proc = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(proc);
+  const match = await waitForLine(proc, ready, what);
+  return { match, proc, stop: () => stopChild(proc) };
+}
+
 /**
  * The framework ceiling: a bare Hapi 21 route on CPU 1 answering the same envelope shape
  * (data, meta with requestId and durationMs, error null) as an authenticated kernel GET.
