@@ -1,6 +1,6 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
-import type { Principal } from '../http/auth.js';
+import { userPrincipal } from '../http/auth.js';
 import { DomainError } from '../http/errors.js';
 import { escapeHtml as escape, htmlErrorFormat } from '../http/html.js';
 import { BROWSER_SESSION_COOKIE } from '../oauth/browser-sessions.js';
@@ -84,15 +84,7 @@ export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
     } catch (err) {
       return refusal(h, err);
     }
-    const principal: Principal = {
-      userId,
-      kind: 'session',
-      scopes: null,
-      clientId: null,
-      sessionId: null,
-      accountId: null,
-      tokenId: null,
-    };
+    const principal = userPrincipal(userId);
     const workspace = (await accounts.workspaces.list(principal, review.accountId)).find(
       (w) => w.id === review.workspaceId,
     );

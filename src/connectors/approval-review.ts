@@ -1,23 +1,12 @@
 import { OWNER_OR_ADMIN } from '../accounts/roles.js';
 import { DomainError, forbidden, notFound } from '../http/errors.js';
-import type { Principal } from '../http/auth.js';
+import { userPrincipal } from '../http/auth.js';
 import { isUuid } from '../lib/ids.js';
 import type { createApprovals } from './approvals.js';
 import type { ConnectorsContext } from './context.js';
 import type { Invoker } from './invoke.js';
 import { approvalStore, instanceStore, toolStore } from './store/index.js';
 import type { Actor } from './types.js';
-
-/** The signed-in user of a browser page (docs/connectors.md, Approvals of MCP calls). */
-const browserPrincipal = (userId: string): Principal => ({
-  userId,
-  kind: 'session',
-  scopes: null,
-  clientId: null,
-  sessionId: null,
-  accountId: null,
-  tokenId: null,
-});
 
 /**
  * The approval page's use cases: an approval found by its id alone (the page URL carries
@@ -33,7 +22,7 @@ export function createApprovalReview(
   async function approverOf(userId: string, approvalId: string) {
     const row = isUuid(approvalId) ? await approvalStore.lookup(db, approvalId) : undefined;
     if (!row) throw notFound('Approval');
-    const principal = browserPrincipal(userId);
+    const principal = userPrincipal(userId);
     const denied = () => forbidden("Only the owners and admins of this workspace's account decide its approvals");
     const ws = await ctx.access.workspace(principal, { workspaceId: row.workspace_id }).catch((err: unknown) => {
       throw err instanceof DomainError && (err.status === 403 || err.status === 404) ? denied() : err;

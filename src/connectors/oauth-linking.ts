@@ -137,15 +137,7 @@ export function createOauthLinking(ctx: ConnectorsContext) {
         await ctx.audit(
           trx,
           {
-            principal: {
-              userId: record.user_id,
-              kind: 'session',
-              scopes: null,
-              clientId: null,
-              sessionId: null,
-              accountId: null,
-              tokenId: null,
-            },
+            principal: userPrincipal(record.user_id),
             ws,
           },
           'connector.oauth_linked',
