@@ -1,6 +1,7 @@
 import type SqliteDatabase from 'better-sqlite3';
 import type { Database } from '../db/connection.js';
 import type { ResourceKind } from './resources.js';
+import * as store from './store.js';
 
 export interface HotRefreshRow {
   id: string;
@@ -29,24 +30,7 @@ const P = '';
 
 export function createHotStore(db: Database, sqlite: SqliteDatabase.Database) {
   const prepare = <R>(query: { compile(): { sql: string } }) => sqlite.prepare<unknown[], R>(query.compile().sql);
-  const find = prepare<HotRefreshRow>(
-    db
-      .selectFrom('oauth_refresh_tokens as r')
-      .innerJoin('oauth_grants as g', 'g.id', 'r.grant_id')
-      .select([
-        'r.token_hash as id',
-        'r.grant_id',
-        'r.expires_at',
-        'r.consumed_at',
-        'g.client_id',
-        'g.user_id',
-        'g.scopes',
-        'g.resource',
-        'g.workspace_id',
-        'g.revoked_at',
-      ])
-      .where('r.token_hash', '=', P),
-  );
+  const find = prepare<HotRefreshRow>(store.refreshTokenQuery(db, P));
   // Parameters in order: consumed_at, token_hash.
   const consume = prepare(
     db

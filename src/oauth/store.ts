@@ -147,7 +147,8 @@ export const deleteExpiredCodes = (db: Executor, before: string) =>
 export const insertRefreshToken = (db: Executor, row: Insertable<OAuthRefreshTokensTable>) =>
   db.insertInto('oauth_refresh_tokens').values(row).execute();
 
-export const findRefreshToken = (db: Executor, tokenHash: string) =>
+/** A refresh token with its grant, as a query: the hot path prepares it once (hot-store.ts). */
+export const refreshTokenQuery = (db: Executor, tokenHash: string) =>
   db
     .selectFrom('oauth_refresh_tokens as r')
     .innerJoin('oauth_grants as g', 'g.id', 'r.grant_id')
@@ -163,8 +164,10 @@ export const findRefreshToken = (db: Executor, tokenHash: string) =>
       'g.workspace_id',
       'g.revoked_at',
     ])
-    .where('r.token_hash', '=', tokenHash)
-    .executeTakeFirst();
+    .where('r.token_hash', '=', tokenHash);
+
+export const findRefreshToken = (db: Executor, tokenHash: string) =>
+  refreshTokenQuery(db, tokenHash).executeTakeFirst();
 
 /** Marks a refresh token used; false when it already was (reuse). */
 export async function consumeRefreshToken(db: Executor, tokenHash: string, at: string): Promise<boolean> {
