@@ -39,6 +39,10 @@ export interface McpRelay {
  */
 export const INTERACTIVE_CALL_MS = 5 * 60_000;
 
+/** Resuming an upstream's SSE stream: attempts in a row, and the longest wait before one. */
+const RESUME_MAX_ATTEMPTS = 3;
+const RESUME_MAX_DELAY_MS = 5_000;
+
 const interactive = (relay?: McpRelay) => Boolean(relay?.sampling || relay?.elicitation);
 
 export interface McpSession {
@@ -75,12 +79,20 @@ export async function openMcp(target: McpTarget, relay?: McpRelay): Promise<McpS
       allowPrivate: target.allowPrivate,
       ...(interactive(relay) ? { timeoutMs: INTERACTIVE_CALL_MS } : {}),
     }),
+    // The resumed GET (Last-Event-ID) goes through the same fetch and carries these headers too.
     requestInit: { headers: target.headers },
+    // An upstream may close a call's SSE stream and answer once the client resumes it
+    // (docs/connectors.md, Stream resumption): a few attempts, at the delay the server asks for
+    // (`retry:`), or backing off from 100 ms, never more than RESUME_MAX_DELAY_MS.
     reconnectionOptions: {
       maxReconnectionDelay: 1000,
       initialReconnectionDelay: 100,
       reconnectionDelayGrowFactor: 1.5,
-      maxRetries: 0,
+      maxRetries: RESUME_MAX_ATTEMPTS,
+    },
+    reconnectionScheduler: (reconnect, delay) => {
+      const timer = setTimeout(reconnect, Math.min(delay, RESUME_MAX_DELAY_MS));
+      return () => clearTimeout(timer);
     },
   });
   await client.connect(transport, { timeout: OUTBOUND_TIMEOUT_MS });

@@ -3,6 +3,7 @@ import type { WorkspaceContext } from '../accounts/access.js';
 import type { Clock } from '../lib/clock.js';
 import { randomToken } from '../lib/crypto.js';
 import type { McpCaller } from './caller.js';
+import { RESUME_RETRY_MS, sessionEventStore } from './event-store.js';
 import type { ServerFactory, ServerSdk } from './mcp-server.js';
 
 /** A session unused this long is closed (its GET stream, if any, with it). */
@@ -67,6 +68,9 @@ export function createLegacySessions(
     let opened: string | null = null;
     const transport = new sdk.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomToken(24),
+      // Resumable streams: priming events with an id and `retry:`, replay after Last-Event-ID.
+      eventStore: sessionEventStore(),
+      retryInterval: RESUME_RETRY_MS,
       onsessioninitialized: (id) => {
         opened = id;
         sessions.set(id, {

@@ -55,12 +55,12 @@ type ToolListing = ReturnType<typeof createToolListing>;
  */
 export function createServerFactory(sdk: ServerSdk, deps: { list: ToolListing; calls: ToolCalls }) {
   const invalidParams = (message: string) => new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, message);
-  // list_changed reaches 2025-era sessions (their GET stream); 2026-07-28 subscriptions are not
-  // served yet, so modern instances do not announce it (docs/mcp.md, list_changed).
+  // list_changed reaches 2025-era sessions on their GET stream and 2026-07-28 clients on their
+  // subscriptions/listen stream (docs/mcp.md, list_changed).
   return ({ era }: { era: 'legacy' | 'modern' }) => {
     const server = new sdk.Server(
       { name: 'gantry', title: 'Gantry', version: '0.1.0' },
-      { capabilities: { tools: { listChanged: era === 'legacy' }, logging: {} } },
+      { capabilities: { tools: { listChanged: true }, logging: {} } },
     );
     server.setRequestHandler('tools/list', async (request, ctx) => {
       const cursor = (request.params as { cursor?: string } | undefined)?.cursor;

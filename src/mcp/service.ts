@@ -10,6 +10,7 @@ import { sha256Hex } from '../lib/crypto.js';
 import { McpAuthError, type createMcpAuth } from '../oauth/mcp-auth.js';
 import type { McpCaller } from './caller.js';
 import { createLegacySessions } from './legacy-sessions.js';
+import { createModernListens, MAX_LISTENS } from './listens.js';
 import { createServerFactory, createToolListing, toMcpTool, type ServerSdk } from './mcp-server.js';
 import { createToolCalls } from './tool-calls.js';
 
@@ -35,12 +36,16 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
   async function load() {
     const sdk: ServerSdk = await import('@modelcontextprotocol/server');
     const factory = createServerFactory(sdk, { list, calls });
+    const listens = createModernListens(fingerprint);
     return {
       sdk,
       modern: sdk.createMcpHandler(factory, {
         legacy: 'reject',
         onerror: (err) => kernel.logger.debug('mcp request refused', { reason: err.message }),
+        bus: listens.bus,
+        maxSubscriptions: MAX_LISTENS,
       }),
+      listens,
       legacy: createLegacySessions(sdk, factory, kernel.clock, fingerprint),
     };
   }
@@ -58,7 +63,7 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
   connectors.tools.onToolsChanged((workspaceId) => {
     if (!entry) return;
     void entry
-      .then(({ legacy }) => legacy.toolsChanged(workspaceId))
+      .then(({ legacy, listens }) => Promise.all([legacy.toolsChanged(workspaceId), listens.toolsChanged(workspaceId)]))
       .catch((err: Error) => kernel.logger.warn('mcp list_changed failed', { workspaceId, err }));
   });
 
@@ -94,7 +99,7 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
 
     /** Serves one MCP HTTP request of an authenticated caller. */
     async handle(request: Request, parsedBody: unknown, caller: McpCaller): Promise<Response> {
-      const { sdk, modern, legacy } = await (entry ??= load());
+      const { sdk, modern, listens, legacy } = await (entry ??= load());
       const authInfo: AuthInfo = {
         // The jti, not the token: nothing past this point needs the bearer, so nothing can leak it.
         token: caller.token.tokenId,
@@ -105,7 +110,7 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
         extra: { caller },
       };
       if (await sdk.isLegacyRequest(request, parsedBody)) return legacy.handle(request, parsedBody, caller, authInfo);
-      return modern.fetch(request, { authInfo, parsedBody });
+      return listens.serve(caller, parsedBody, () => modern.fetch(request, { authInfo, parsedBody }));
     },
 
     /** Ends open streams and sessions (the server is stopping). */

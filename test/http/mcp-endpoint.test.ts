@@ -95,3 +95,75 @@ describe('modern clients (2026-07-28, SDK 2.x)', () => {
     await client.close();
   });
 });
+
+describe('list_changed, 2026-07-28 (subscriptions/listen)', () => {
+  test('a modern listen hears when its workspace tools change, not on a change it cannot see or of another workspace', async () => {
+    const client = await modernClient(endpointOf(t), user.token);
+    assert.equal(client.getServerCapabilities()?.tools?.listChanged, true);
+    let heard = 0;
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      heard++;
+    });
+    const sub = await client.listen({ toolsListChanged: true });
+    assert.deepEqual(sub.honoredFilter, { toolsListChanged: true });
+    await instance.patchTool('add', { rateLimitRpm: 7 });
+    // Another user's workspace changing its list.
+    const other = await mcpUser(t);
+    const otherUpstream = await startLegacyMcpServer({ tools: [{ name: 'solo', inputSchema: { type: 'object' } }] });
+    const otherInstance = await addInstance(t, other, otherUpstream.url, { displayName: 'Other', toolPrefix: '' });
+    await otherInstance.patchTool('solo', { enabled: false });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(heard, 0, 'a setting the client does not see, or another workspace');
+    await instance.patchTool('add', { enabled: false });
+    await waitFor(() => heard === 1);
+    assert.deepEqual(
+      (await client.listTools()).tools.map((x) => x.name),
+      ['echo'],
+    );
+    await instance.patchTool('add', { enabled: true });
+    await waitFor(() => heard === 2);
+    await sub.close();
+    assert.equal(await sub.closed, 'local');
+    await instance.patchTool('add', { enabled: false });
+    await instance.patchTool('add', { enabled: true });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(heard, 2, 'nothing after the listen is closed');
+    await client.close();
+    await otherUpstream.close();
+  });
+
+  test('a user keeps at most 8 listens open', async () => {
+    const listener = await mcpUser(t);
+    const client = await modernClient(endpointOf(t), listener.token);
+    const subs = [];
+    for (let i = 0; i < 8; i++) subs.push(await client.listen({ toolsListChanged: true }));
+    await assert.rejects(client.listen({ toolsListChanged: true }), /Subscription limit reached/);
+    // Another user is not held back by this one's listens.
+    const second = await modernClient(endpointOf(t), user.token);
+    const theirs = await second.listen({ toolsListChanged: true });
+    await theirs.close();
+    await subs[0].close();
+    assert.equal(await subs[0].closed, 'local');
+    // The closed one's place is free again (the server sees the stream end).
+    let again;
+    for (let i = 0; i < 50 && !again; i++) {
+      again = await client.listen({ toolsListChanged: true }).catch(() => undefined);
+      if (!again) await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(again, 'a listen after one was closed');
+    for (const sub of [...subs.slice(1), again]) await sub.close();
+    await client.close();
+    await second.close();
+  });
+
+  test('listens end when the server stops', async () => {
+    const app = await createTestApp({ env: { GANTRY_ALLOW_PRIVATE_NETWORKS: 'true' } });
+    await app.server.start();
+    const someone = await mcpUser(app);
+    const client = await modernClient(endpointOf(app), someone.token);
+    const sub = await client.listen({ toolsListChanged: true });
+    await app.close();
+    assert.equal(await sub.closed, 'graceful');
+    await client.close();
+  });
+});
