@@ -2,6 +2,7 @@ import type { ConnectorsService } from '../connectors/service.js';
 import { DomainError } from '../http/errors.js';
 import type { Kernel } from '../kernel.js';
 import { callerOf, type McpCaller } from './caller.js';
+import type { ApprovalPrompts } from './approval-prompts.js';
 import { relayOf } from './relay.js';
 import type { ToolCalls } from './tool-calls.js';
 
@@ -53,7 +54,10 @@ type ToolListing = ReturnType<typeof createToolListing>;
  * tools (list, call), logging and ping. The caller comes with each request (authInfo), never
  * from the instance, so a legacy session always acts as the request's verified token.
  */
-export function createServerFactory(sdk: ServerSdk, deps: { list: ToolListing; calls: ToolCalls }) {
+export function createServerFactory(
+  sdk: ServerSdk,
+  deps: { list: ToolListing; calls: ToolCalls; prompts: ApprovalPrompts },
+) {
   const invalidParams = (message: string) => new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, message);
   // list_changed reaches 2025-era sessions (their GET stream); 2026-07-28 subscriptions are not
   // served yet, so modern instances do not announce it (docs/mcp.md, list_changed).
@@ -74,9 +78,11 @@ export function createServerFactory(sdk: ServerSdk, deps: { list: ToolListing; c
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const { name, arguments: args } = request.params;
       const relay = relayOf(server, ctx, era);
-      const result = await deps.calls.call(callerOf(ctx), name, (args ?? {}) as Record<string, unknown>, relay);
-      if (!result) throw invalidParams(`Unknown tool: ${name}`);
-      return result as never;
+      const answer = await deps.calls.call(callerOf(ctx), name, (args ?? {}) as Record<string, unknown>, relay);
+      if (!answer) throw invalidParams(`Unknown tool: ${name}`);
+      // A pending approval's page, by URL elicitation where the client declared it (approval-prompts.ts).
+      const prompted = answer.pending && deps.prompts.prompt(server, ctx, era, name, answer.pending);
+      return (prompted || answer.result) as never;
     });
     return server;
   };

@@ -9,6 +9,7 @@ import type { Kernel } from '../kernel.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { McpAuthError, type createMcpAuth } from '../oauth/mcp-auth.js';
 import type { McpCaller } from './caller.js';
+import { createApprovalPrompts } from './approval-prompts.js';
 import { createLegacySessions } from './legacy-sessions.js';
 import { createServerFactory, createToolListing, toMcpTool, type ServerSdk } from './mcp-server.js';
 import { createToolCalls } from './tool-calls.js';
@@ -34,9 +35,11 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
   // nobody connects an agent to does not carry it.
   async function load() {
     const sdk: ServerSdk = await import('@modelcontextprotocol/server');
-    const factory = createServerFactory(sdk, { list, calls });
+    const prompts = createApprovalPrompts(sdk, kernel.clock);
+    const factory = createServerFactory(sdk, { list, calls, prompts });
     return {
       sdk,
+      prompts,
       modern: sdk.createMcpHandler(factory, {
         legacy: 'reject',
         onerror: (err) => kernel.logger.debug('mcp request refused', { reason: err.message }),
@@ -60,6 +63,10 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
     void entry
       .then(({ legacy }) => legacy.toolsChanged(workspaceId))
       .catch((err: Error) => kernel.logger.warn('mcp list_changed failed', { workspaceId, err }));
+  });
+
+  connectors.approvals.onDecided((approvalId) => {
+    if (entry) void entry.then(({ prompts }) => prompts.decided(approvalId)).catch(() => undefined);
   });
 
   /** The token's workspace is gone, or the user left it: as good as an invalid token. */
