@@ -1,6 +1,7 @@
-import type { ClientCapabilities, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
+import type { InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
 import type { McpApprovalInfo } from '../connectors/approvals-mcp.js';
 import type { Clock } from '../lib/clock.js';
+import { envelopeCapabilities } from './input-rounds.js';
 import type { ServerSdk } from './mcp-server.js';
 
 type Server = InstanceType<ServerSdk['Server']>;
@@ -58,9 +59,8 @@ export function createApprovalPrompts(sdk: ServerSdk, clock: Clock) {
           `${message} Approval page: ${approval.url} (before ${approval.expiresAt}).`,
         );
       }
-      const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-      const caps = envelope?.[sdk.CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
-      if (!caps?.elicitation?.url || ctx.mcpReq.inputResponses?.[INPUT_KEY] !== undefined) return null;
+      if (!envelopeCapabilities(sdk, ctx)?.elicitation?.url || ctx.mcpReq.inputResponses?.[INPUT_KEY] !== undefined)
+        return null;
       return sdk.inputRequired({
         inputRequests: { [INPUT_KEY]: sdk.inputRequired.elicitUrl({ url: approval.url, message }) },
       });

@@ -3,6 +3,7 @@ import { DomainError } from '../http/errors.js';
 import type { Kernel } from '../kernel.js';
 import { callerOf, type McpCaller } from './caller.js';
 import type { ApprovalPrompts } from './approval-prompts.js';
+import type { InputChannel, InputRounds } from './input-rounds.js';
 import { relayOf } from './relay.js';
 import type { ToolCalls } from './tool-calls.js';
 
@@ -56,7 +57,7 @@ type ToolListing = ReturnType<typeof createToolListing>;
  */
 export function createServerFactory(
   sdk: ServerSdk,
-  deps: { list: ToolListing; calls: ToolCalls; prompts: ApprovalPrompts },
+  deps: { list: ToolListing; calls: ToolCalls; prompts: ApprovalPrompts; rounds: InputRounds },
 ) {
   const invalidParams = (message: string) => new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, message);
   // list_changed reaches 2025-era sessions (their GET stream); 2026-07-28 subscriptions are not
@@ -77,8 +78,14 @@ export function createServerFactory(
     });
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const { name, arguments: args } = request.params;
-      const relay = relayOf(server, ctx, era);
-      const answer = await deps.calls.call(callerOf(ctx), name, (args ?? {}) as Record<string, unknown>, relay);
+      const caller = callerOf(ctx);
+      const input = (args ?? {}) as Record<string, unknown>;
+      const run = (rounds?: InputChannel) => deps.calls.call(caller, name, input, relayOf(server, ctx, era, rounds));
+      // 2026-07-28: the upstream's sampling and elicitation become input_required rounds (input-rounds.ts).
+      const served =
+        era === 'modern' ? await deps.rounds.serve(ctx, caller, name, input, run) : { answer: await run() };
+      if ('input' in served) return served.input as never;
+      const answer = served.answer;
       if (!answer) throw invalidParams(`Unknown tool: ${name}`);
       // A pending approval's page, by URL elicitation where the client declared it (approval-prompts.ts).
       const prompted = answer.pending && deps.prompts.prompt(server, ctx, era, name, answer.pending);

@@ -10,6 +10,7 @@ import { sha256Hex } from '../lib/crypto.js';
 import { McpAuthError, type createMcpAuth } from '../oauth/mcp-auth.js';
 import type { McpCaller } from './caller.js';
 import { createApprovalPrompts } from './approval-prompts.js';
+import { createInputRounds } from './input-rounds.js';
 import { createLegacySessions } from './legacy-sessions.js';
 import { createServerFactory, createToolListing, toMcpTool, type ServerSdk } from './mcp-server.js';
 import { createToolCalls } from './tool-calls.js';
@@ -36,7 +37,8 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
   async function load() {
     const sdk: ServerSdk = await import('@modelcontextprotocol/server');
     const prompts = createApprovalPrompts(sdk, kernel.clock);
-    const factory = createServerFactory(sdk, { list, calls, prompts });
+    const rounds = createInputRounds(sdk, kernel.clock);
+    const factory = createServerFactory(sdk, { list, calls, prompts, rounds });
     return {
       sdk,
       prompts,
