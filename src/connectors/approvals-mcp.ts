@@ -13,6 +13,7 @@ import { approvalInputContext } from './sealing.js';
 import { approvalStore, toolStore } from './store/index.js';
 import { approvalStatus } from './presenters.js';
 import type { ApprovalRow } from './tables.js';
+import { MCP_APPROVAL_DECIDED_TOPIC } from './types.js';
 
 /** How long a new MCP approval may be decided, and an approved one used (docs/connectors.md). */
 export const MCP_APPROVAL_TTL_MS = 10 * 60 * 1000;
@@ -84,6 +85,13 @@ export function createMcpApprovals(ctx: ConnectorsContext) {
   }
 
   return {
+    /** Calls back with an approval's id when an owner/admin decided it (in any process). */
+    onDecided(listener: (approvalId: string) => void): () => void {
+      return ctx.kernel.changes.subscribe(MCP_APPROVAL_DECIDED_TOPIC, (key) => {
+        if (key) listener(key);
+      });
+    },
+
     async gateMcpCall(input: McpCallGate): Promise<McpGate> {
       const { ws, userId, clientId, args } = input;
       // Who may call tools over REST may call them over MCP (docs/connectors.md, Roles).

@@ -9,7 +9,7 @@ import { approvalStatus } from './presenters.js';
 import { approvalInputContext } from './sealing.js';
 import { approvalStore, toolStore } from './store/index.js';
 import type { ApprovalRow } from './tables.js';
-import type { Actor } from './types.js';
+import { MCP_APPROVAL_DECIDED_TOPIC, type Actor } from './types.js';
 
 /** Parked tool calls of a workspace: the list, and an owner/admin's decision (which runs the call). */
 export function createApprovals(ctx: ConnectorsContext, invoker: Invoker) {
@@ -39,6 +39,8 @@ export function createApprovals(ctx: ConnectorsContext, invoker: Invoker) {
         toolId: approval.tool_id,
         clientId: approval.client_id,
       });
+      // The MCP endpoint tells a 2025-era session that was shown the approval page (docs/mcp.md).
+      await ctx.kernel.changes.publish(trx, MCP_APPROVAL_DECIDED_TOPIC, approval.id);
       return true;
     });
     if (!claimed)

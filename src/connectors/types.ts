@@ -12,6 +12,8 @@ export interface Actor {
  * MCP serves them (an instance or tool edited, synced, enabled, its health or credentials).
  */
 export const TOOLS_CHANGED_TOPIC = 'connectors.tools-changed';
+/** Change-feed topic (key: the approval id) when an owner/admin decides an MCP call's approval. */
+export const MCP_APPROVAL_DECIDED_TOPIC = 'connectors.mcp-approval-decided';
 
 export const CRED_TYPES = ['oauth2', 'api_key', 'basic_auth', 'bearer_token', 'connection_string', 'custom'] as const;
 export type CredType = (typeof CRED_TYPES)[number];

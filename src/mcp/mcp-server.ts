@@ -2,6 +2,8 @@ import type { ConnectorsService } from '../connectors/service.js';
 import { DomainError } from '../http/errors.js';
 import type { Kernel } from '../kernel.js';
 import { callerOf, type McpCaller } from './caller.js';
+import type { ApprovalPrompts } from './approval-prompts.js';
+import type { InputChannel, InputRounds } from './input-rounds.js';
 import { relayOf } from './relay.js';
 import type { ToolCalls } from './tool-calls.js';
 
@@ -53,7 +55,10 @@ type ToolListing = ReturnType<typeof createToolListing>;
  * tools (list, call), logging and ping. The caller comes with each request (authInfo), never
  * from the instance, so a legacy session always acts as the request's verified token.
  */
-export function createServerFactory(sdk: ServerSdk, deps: { list: ToolListing; calls: ToolCalls }) {
+export function createServerFactory(
+  sdk: ServerSdk,
+  deps: { list: ToolListing; calls: ToolCalls; prompts: ApprovalPrompts; rounds: InputRounds },
+) {
   const invalidParams = (message: string) => new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, message);
   // list_changed reaches 2025-era sessions on their GET stream and 2026-07-28 clients on their
   // subscriptions/listen stream (docs/mcp.md, list_changed).
@@ -73,10 +78,18 @@ export function createServerFactory(sdk: ServerSdk, deps: { list: ToolListing; c
     });
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const { name, arguments: args } = request.params;
-      const relay = relayOf(server, ctx, era);
-      const result = await deps.calls.call(callerOf(ctx), name, (args ?? {}) as Record<string, unknown>, relay);
-      if (!result) throw invalidParams(`Unknown tool: ${name}`);
-      return result as never;
+      const caller = callerOf(ctx);
+      const input = (args ?? {}) as Record<string, unknown>;
+      const run = (rounds?: InputChannel) => deps.calls.call(caller, name, input, relayOf(server, ctx, era, rounds));
+      // 2026-07-28: the upstream's sampling and elicitation become input_required rounds (input-rounds.ts).
+      const served =
+        era === 'modern' ? await deps.rounds.serve(ctx, caller, name, input, run) : { answer: await run() };
+      if ('input' in served) return served.input as never;
+      const answer = served.answer;
+      if (!answer) throw invalidParams(`Unknown tool: ${name}`);
+      // A pending approval's page, by URL elicitation where the client declared it (approval-prompts.ts).
+      const prompted = answer.pending && deps.prompts.prompt(server, ctx, era, name, answer.pending);
+      return (prompted || answer.result) as never;
     });
     return server;
   };

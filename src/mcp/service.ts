@@ -9,6 +9,8 @@ import type { Kernel } from '../kernel.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { McpAuthError, type createMcpAuth } from '../oauth/mcp-auth.js';
 import type { McpCaller } from './caller.js';
+import { createApprovalPrompts } from './approval-prompts.js';
+import { createInputRounds } from './input-rounds.js';
 import { createLegacySessions } from './legacy-sessions.js';
 import { createModernListens, MAX_LISTENS } from './listens.js';
 import { createServerFactory, createToolListing, toMcpTool, type ServerSdk } from './mcp-server.js';
@@ -35,10 +37,13 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
   // nobody connects an agent to does not carry it.
   async function load() {
     const sdk: ServerSdk = await import('@modelcontextprotocol/server');
-    const factory = createServerFactory(sdk, { list, calls });
+    const prompts = createApprovalPrompts(sdk, kernel.clock);
+    const rounds = createInputRounds(sdk, kernel.clock);
+    const factory = createServerFactory(sdk, { list, calls, prompts, rounds });
     const listens = createModernListens(fingerprint);
     return {
       sdk,
+      prompts,
       modern: sdk.createMcpHandler(factory, {
         legacy: 'reject',
         onerror: (err) => kernel.logger.debug('mcp request refused', { reason: err.message }),
@@ -65,6 +70,10 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
     void entry
       .then(({ legacy, listens }) => Promise.all([legacy.toolsChanged(workspaceId), listens.toolsChanged(workspaceId)]))
       .catch((err: Error) => kernel.logger.warn('mcp list_changed failed', { workspaceId, err }));
+  });
+
+  connectors.approvals.onDecided((approvalId) => {
+    if (entry) void entry.then(({ prompts }) => prompts.decided(approvalId)).catch(() => undefined);
   });
 
   /** The token's workspace is gone, or the user left it: as good as an invalid token. */

@@ -1,5 +1,6 @@
 import type { AuditService } from '../audit/service.js';
 import type { McpRelay } from '../connectors/mcp.js';
+import type { McpApprovalInfo } from '../connectors/approvals-mcp.js';
 import type { ConnectorsService } from '../connectors/service.js';
 import { inTransaction } from '../db/tx.js';
 import { DomainError } from '../http/errors.js';
@@ -26,6 +27,14 @@ interface Ended {
   outcome: Outcome;
   result: ToolCallResult;
   approvalId?: string;
+  /** The approval the call waits for, when it is pending (the endpoint may show its page instead). */
+  pending?: McpApprovalInfo;
+}
+
+/** A call's answer: the result, and the pending approval when it waits for one. */
+export interface CallAnswer {
+  result: ToolCallResult;
+  pending: McpApprovalInfo | null;
 }
 
 /** A result the model reads: one text block, flagged as an error. */
@@ -127,17 +136,18 @@ export function createToolCalls(
       outcome: approval.status === 'pending' ? 'pending_approval' : 'refused',
       approvalId: approval.id,
       result: toolError(text, { 'io.gantry/approval': approval }),
+      ...(approval.status === 'pending' ? { pending: approval } : {}),
     };
   }
 
   return {
-    /** The call's result, or null when the workspace serves no tool by that name; the relay goes upstream. */
+    /** The call's answer, or null when the workspace serves no tool by that name; the relay goes upstream. */
     async call(
       caller: McpCaller,
       name: string,
       args: Record<string, unknown>,
       relay?: McpRelay,
-    ): Promise<ToolCallResult | null> {
+    ): Promise<CallAnswer | null> {
       const tool = await connectors.tools.findExposed(caller.ws, name);
       if (!tool) return null;
       const started = performance.now();
@@ -159,7 +169,7 @@ export function createToolCalls(
           },
         }),
       );
-      return ended.result;
+      return { result: ended.result, pending: ended.pending ?? null };
     },
   };
 }

@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { startConformanceUpstream, type ConformanceUpstream } from '../helpers/conformance-upstream.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { addInstance, endpointOf, mcpUser, modernClient, type McpUser } from '../helpers/mcp-gateway.js';
 
 // An upstream's progress, log messages, sampling and elicitation through Gantry to a 2025-era
@@ -122,7 +123,95 @@ describe('MCP pass-through (2025-11-25 session)', () => {
   });
 });
 
+/** SDK 2.x client pinned to 2026-07-28, declaring the given capabilities, as the test's user (or another's token). */
+async function modern(
+  capabilities: Record<string, unknown>,
+  options: Record<string, unknown> = {},
+  token = user.token,
+) {
+  const c = new ModernClient(
+    { name: 'relay-modern', version: '2.0.0' },
+    { capabilities, versionNegotiation: { mode: { pin: '2026-07-28' } }, ...options },
+  );
+  await c.connect(
+    new ModernTransport(new URL(endpointOf(t)), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+  );
+  return c;
+}
+
 describe('MCP pass-through (2026-07-28 request)', () => {
+  test("the upstream's sampling request is an input_required round; the client's answer goes back", async () => {
+    const c = await modern({ sampling: {} });
+    const prompts: string[] = [];
+    c.setRequestHandler('sampling/createMessage', async (req) => {
+      prompts.push((req.params.messages[0].content as { text: string }).text);
+      return { model: 'test-model', role: 'assistant', content: { type: 'text', text: 'Paris' } };
+    });
+    const result = await c.callTool({ name: 'test_sampling', arguments: { prompt: 'Capital of France?' } });
+    assert.deepEqual(prompts, ['Capital of France?']);
+    assert.equal(text(result), 'LLM response: Paris');
+    await c.close();
+  });
+
+  test("the upstream's form elicitation is an input_required round; the client's answer goes back", async () => {
+    const c = await modern({ elicitation: { form: {} } });
+    const messages: string[] = [];
+    c.setRequestHandler('elicitation/create', async (req) => {
+      messages.push(req.params.message);
+      return { action: 'accept', content: { username: 'ada', email: 'ada@example.com' } };
+    });
+    const result = await c.callTool({ name: 'test_elicitation', arguments: { message: 'Who are you?' } });
+    assert.deepEqual(messages, ['Who are you?']);
+    assert.match(text(result), /action=accept/);
+    assert.match(text(result), /"username":"ada"/);
+    await c.close();
+  });
+
+  test('the requestState serves only its own call: other arguments, another user, a forged or used state are refused', async () => {
+    const c = await modern({ sampling: {} }, { inputRequired: { autoFulfill: false } });
+    const call = (params: Record<string, unknown>, client = c) =>
+      client.request({ method: 'tools/call', params } as never, { allowInputRequired: true } as never) as Promise<
+        Record<string, unknown>
+      >;
+    const first = await call({ name: 'test_sampling', arguments: { prompt: 'Who?' } });
+    assert.equal(first.resultType, 'input_required');
+    const state = first.requestState as string;
+    const [key] = Object.keys(first.inputRequests as object);
+    assert.equal((first.inputRequests as Record<string, { method: string }>)[key].method, 'sampling/createMessage');
+    const answer = { [key]: { model: 'm', role: 'assistant', content: { type: 'text', text: 'Ada' } } };
+    const refused = /requestState/;
+    await assert.rejects(
+      call({ name: 'test_sampling', arguments: { prompt: 'Other' }, requestState: state, inputResponses: answer }),
+      refused,
+    );
+    await assert.rejects(
+      call({ name: 'test_sampling', arguments: { prompt: 'Who?' }, requestState: 'forged', inputResponses: answer }),
+      refused,
+    );
+    const stranger = await mcpUser(t);
+    const other = await modern({ sampling: {} }, { inputRequired: { autoFulfill: false } }, stranger.token);
+    await assert.rejects(
+      call(
+        { name: 'test_sampling', arguments: { prompt: 'Who?' }, requestState: state, inputResponses: answer },
+        other,
+      ),
+      refused,
+    );
+    await other.close();
+    const done = await call({
+      name: 'test_sampling',
+      arguments: { prompt: 'Who?' },
+      requestState: state,
+      inputResponses: answer,
+    });
+    assert.equal(text(done), 'LLM response: Ada');
+    await assert.rejects(
+      call({ name: 'test_sampling', arguments: { prompt: 'Who?' }, requestState: state, inputResponses: answer }),
+      refused,
+    );
+    await c.close();
+  });
+
   test('upstream progress reaches the client; sampling is not offered upstream, so the upstream fails cleanly', async () => {
     const c = await modernClient(endpointOf(t), user.token);
     const seen: number[] = [];
