@@ -12,8 +12,10 @@ import {
   approveOnPage,
   DanceProvider,
   loopbackCertificate,
+  mcpPing,
   playBrowser,
   recordingFetch,
+  restApi,
   sdkEras,
 } from '../helpers/mcp-dance.js';
 
@@ -34,46 +36,18 @@ describe('MCP clients of both eras doing the OAuth dance against the built binar
   let endpoint: string;
   let researchId: string;
 
-  /** The REST API of the binary as a team member (session token), in the team's account. */
-  const api = async (method: string, route: string, who: { headers: object }, body?: object, workspace?: string) => {
-    const res = await fetch(`${g.url}/api/v1${route}`, {
-      method,
-      headers: {
-        ...who.headers,
-        'x-account-id': team.account.id,
-        ...(workspace ? { 'x-workspace-id': workspace } : {}),
-        ...(body ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const json = await res.json();
-    assert.ok(res.status < 300, `${method} ${route}: ${res.status} ${JSON.stringify(json)}`);
-    return json.data;
-  };
+  let api: ReturnType<typeof restApi>;
 
-  /** An mcp-generic instance in `workspace` with an upstream bearer credential, its tools synced. */
+  /** An mcp-generic instance in `workspace` with an upstream bearer credential, synced and healthy. */
   async function addInstance(workspace: string, url: string, toolPrefix: string) {
-    const owner = team.owner;
-    const inst = await api(
-      'POST',
-      '/connectors/instances',
-      owner,
-      {
-        connectorKey: 'mcp-generic',
-        displayName: toolPrefix,
-        toolPrefix,
-        config: { url },
-      },
-      workspace,
-    );
+    const [owner, at] = [team.owner, `/connectors/instances`];
+    const config = { connectorKey: 'mcp-generic', displayName: toolPrefix, toolPrefix, config: { url } };
+    const { id } = await api('POST', at, owner, { body: config, workspace });
     const cred = { credType: 'bearer_token', credentials: { token: 'upstream-secret' } };
-    await api('POST', `/connectors/instances/${inst.id}/credentials`, owner, cred, workspace);
-    const tools = await api('POST', `/connectors/instances/${inst.id}/sync-tools`, owner, undefined, workspace);
-    assert.equal(
-      (await api('POST', `/connectors/instances/${inst.id}/test`, owner, undefined, workspace)).healthy,
-      true,
-    );
-    return { id: inst.id as string, tools: tools as Array<{ id: string; toolKey: string }> };
+    await api('POST', `${at}/${id}/credentials`, owner, { body: cred, workspace });
+    const tools = await api('POST', `${at}/${id}/sync-tools`, owner, { workspace });
+    assert.equal((await api('POST', `${at}/${id}/test`, owner, { workspace })).healthy, true);
+    return { id: id as string, tools: tools as Array<{ id: string; toolKey: string }> };
   }
 
   before(async () => {
@@ -99,20 +73,14 @@ describe('MCP clients of both eras doing the OAuth dance against the built binar
     });
     other = await startModernMcpServer({ tools: [{ name: 'payroll', inputSchema: object }] });
     team = await makeTeam(side.app, ['admin']);
-    const ws = await api('POST', `/accounts/${team.account.id}/workspaces`, team.owner, { name: 'Research' });
+    api = restApi(g.url, team.account.id);
+    const ws = await api('POST', `/accounts/${team.account.id}/workspaces`, team.owner, { body: { name: 'Research' } });
     researchId = ws.id;
     await addInstance(team.account.defaultWorkspaceId, other.url, 'hr_');
     const inst = await addInstance(ws.id, research.url, 'res_');
     const wipe = inst.tools.find((x) => x.toolKey === 'wipe')!;
-    const patched = await api(
-      'PATCH',
-      `/connectors/instances/${inst.id}/tools/${wipe.id}`,
-      team.owner,
-      {
-        requiresApproval: true,
-      },
-      ws.id,
-    );
+    const route = `/connectors/instances/${inst.id}/tools/${wipe.id}`;
+    const patched = await api('PATCH', route, team.owner, { body: { requiresApproval: true }, workspace: ws.id });
     assert.equal(patched.requiresApproval, true);
   });
   after(async () => {
@@ -124,11 +92,7 @@ describe('MCP clients of both eras doing the OAuth dance against the built binar
   });
 
   it('answers a request without a token with the challenge that starts discovery', async () => {
-    const res = await fetch(endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-    });
+    const res = await mcpPing(endpoint);
     assert.equal(res.status, 401);
     assert.equal(
       res.headers.get('www-authenticate'),
@@ -227,7 +191,7 @@ describe('MCP clients of both eras doing the OAuth dance against the built binar
         assert.ok(review.includes(`<dd>${name} (MCP)</dd>`) && review.includes('<dd>Research</dd>'), review);
       } else {
         const route = `/connectors/approvals/${approval.id}/approve`;
-        assert.equal((await api('POST', route, admin, undefined, researchId)).status, 'approved');
+        assert.equal((await api('POST', route, admin, { workspace: researchId })).status, 'approved');
       }
       const approved = await client.callTool(args);
       assert.equal(approved.isError, undefined, JSON.stringify(approved));
@@ -253,6 +217,7 @@ describe('MCP clients of both eras doing the OAuth dance against the built binar
         ],
       );
       assert.equal(rows[2].metadata.approvalId, approval.id);
+      assert.ok(!JSON.stringify(rows).includes('/srv/'), 'a digest of the arguments, never the arguments');
 
       // An access token the server refuses: the SDK refreshes, naming the resource again.
       provider.saved = { ...provider.saved!, access_token: 'not-a-token' };
@@ -272,15 +237,7 @@ describe('MCP clients of both eras doing the OAuth dance against the built binar
       assert.equal(refused.status, 400);
       assert.equal(provider.tokens(), undefined);
       assert.ok(provider.authorizationUrl, 'the SDK asks for a new authorization');
-      const raw = await fetch(endpoint, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          authorization: `Bearer ${refreshed}`,
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-      });
+      const raw = await mcpPing(endpoint, refreshed);
       assert.equal(raw.status, 401);
       assert.match(raw.headers.get('www-authenticate')!, /error="invalid_token"/);
       await client.close();

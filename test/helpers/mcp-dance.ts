@@ -254,3 +254,43 @@ export function sdkEras() {
     },
   ];
 }
+
+/**
+ * The REST API of a running Gantry as a member (a session token's headers) of one account,
+ * optionally in one of its workspaces; answers the envelope's data, asserting a 2xx.
+ */
+export function restApi(base: string, accountId: string) {
+  return async (
+    method: string,
+    route: string,
+    who: { headers: Record<string, string> },
+    options: { body?: object; workspace?: string } = {},
+  ) => {
+    const res = await fetch(`${base}/api/v1${route}`, {
+      method,
+      headers: {
+        ...who.headers,
+        'x-account-id': accountId,
+        ...(options.workspace ? { 'x-workspace-id': options.workspace } : {}),
+        ...(options.body ? { 'content-type': 'application/json' } : {}),
+      },
+      body: options.body ? JSON.stringify(options.body) : undefined,
+    });
+    const json = await res.json();
+    assert.ok(res.status < 300, `${method} ${route}: ${res.status} ${JSON.stringify(json)}`);
+    return json.data;
+  };
+}
+
+/** A bare JSON-RPC ping to the MCP endpoint, with a bearer token or none. */
+export function mcpPing(endpoint: string, token?: string) {
+  return fetch(endpoint, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+  });
+}
