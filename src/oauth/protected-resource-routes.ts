@@ -5,24 +5,22 @@ import { PROTECTED_RESOURCE_PATH } from './mcp-auth.js';
 import { MCP_PATH } from './resources.js';
 
 /**
- * The MCP resource's RFC 9728 metadata, at the path-inserted well-known URI and at the root one
- * (MCP clients try both, in that order; docs/oauth.md, MCP resource). Public and cacheable,
- * readable from any origin: browser-based clients fetch it with an `MCP-Protocol-Version`
- * header, so the preflight allows it.
+ * A public metadata document (RFC 8414, RFC 9728): cacheable and readable from any origin.
+ * Browser-based MCP clients fetch these with an `MCP-Protocol-Version` header, which makes the
+ * browser ask first; the preflight allows it (docs/oauth.md, Discovery and MCP resource).
  */
-export function protectedResourceRoutes(app: PluginDeps): ServerRoute[] {
-  const { metadata } = app.services.oauth.mcp;
+export function publicDocumentRoutes(path: string, id: string, document: object): ServerRoute[] {
   const cors = (h: ResponseToolkit, body: object | null, status: number) =>
     h
       .response(body ?? undefined)
       .code(status)
       .header('Access-Control-Allow-Origin', '*');
-  const routes = (path: string, id: string): ServerRoute[] => [
+  return [
     {
       method: 'GET',
       path,
       options: { id, auth: false },
-      handler: (_request, h) => cors(h, metadata, 200).header('Cache-Control', 'public, max-age=3600'),
+      handler: (_request, h) => cors(h, document, 200).header('Cache-Control', 'public, max-age=3600'),
     },
     {
       method: 'OPTIONS',
@@ -35,8 +33,16 @@ export function protectedResourceRoutes(app: PluginDeps): ServerRoute[] {
           .header('Access-Control-Max-Age', '86400'),
     },
   ];
+}
+
+/**
+ * The MCP resource's RFC 9728 metadata, at the path-inserted well-known URI and at the root one
+ * (MCP clients try both, in that order; docs/oauth.md, MCP resource).
+ */
+export function protectedResourceRoutes(app: PluginDeps): ServerRoute[] {
+  const { metadata } = app.services.oauth.mcp;
   return [
-    ...routes(`${PROTECTED_RESOURCE_PATH}${API}${MCP_PATH}`, 'oauth.protected-resource'),
-    ...routes(PROTECTED_RESOURCE_PATH, 'oauth.protected-resource-root'),
+    ...publicDocumentRoutes(`${PROTECTED_RESOURCE_PATH}${API}${MCP_PATH}`, 'oauth.protected-resource', metadata),
+    ...publicDocumentRoutes(PROTECTED_RESOURCE_PATH, 'oauth.protected-resource-root', metadata),
   ];
 }

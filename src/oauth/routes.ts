@@ -10,7 +10,7 @@ import { OAuthError, invalidRequest, oauthErrorFormat } from './errors.js';
 import { oauthPageRoutes } from './page-routes.js';
 import { discoveryDocument } from './discovery.js';
 import { registrationRoutes } from './registration-route.js';
-import { protectedResourceRoutes } from './protected-resource-routes.js';
+import { protectedResourceRoutes, publicDocumentRoutes } from './protected-resource-routes.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -54,17 +54,10 @@ async function counted<T>(request: Request, run: (caller: EndpointCaller) => Pro
 /** The OAuth pages, the discovery documents and the MCP resource's metadata: at the root, not under the API prefix. */
 export function oauthRootRoutes(app: PluginDeps): ServerRoute[] {
   const discovery = discoveryDocument(app.kernel.config);
-  const discoveryRoute = (path: string, id: string): ServerRoute => ({
-    method: 'GET',
-    path,
-    options: { id, auth: false },
-    handler: (_request, h) =>
-      h.response(discovery).header('Cache-Control', 'public, max-age=3600').header('Access-Control-Allow-Origin', '*'),
-  });
   return [
     ...oauthPageRoutes(app),
-    discoveryRoute('/.well-known/openid-configuration', 'oauth.discovery-openid'),
-    discoveryRoute('/.well-known/oauth-authorization-server', 'oauth.discovery'),
+    ...publicDocumentRoutes('/.well-known/openid-configuration', 'oauth.discovery-openid', discovery),
+    ...publicDocumentRoutes('/.well-known/oauth-authorization-server', 'oauth.discovery', discovery),
     ...protectedResourceRoutes(app),
   ];
 }

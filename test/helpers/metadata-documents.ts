@@ -1,4 +1,5 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 /** What one path of the fake document host answers. */
@@ -21,11 +22,12 @@ export interface DocumentHost {
   close(): Promise<void>;
 }
 
-export async function startDocumentHost(): Promise<DocumentHost> {
+/** `tls` serves https (a test certificate for 127.0.0.1): MCP SDKs use a document URL only when it is https. */
+export async function startDocumentHost(options: { tls?: { key: string; cert: string } } = {}): Promise<DocumentHost> {
   const routes = new Map<string, DocumentRoute>();
   const hits = new Map<string, number>();
   const timers = new Set<NodeJS.Timeout>();
-  const server = http.createServer((req, res) => {
+  const handler: http.RequestListener = (req, res) => {
     const path = req.url ?? '/';
     hits.set(path, (hits.get(path) ?? 0) + 1);
     const route = routes.get(path);
@@ -40,9 +42,10 @@ export async function startDocumentHost(): Promise<DocumentHost> {
       if (!res.destroyed) send();
     }, route.delayMs);
     timers.add(timer);
-  });
+  };
+  const server = options.tls ? https.createServer(options.tls, handler) : http.createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const base = `${options.tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     base,
     routes,

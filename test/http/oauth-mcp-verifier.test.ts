@@ -241,6 +241,31 @@ describe('protected resource metadata (RFC 9728)', () => {
     }
   });
 
+  test('the authorization server metadata answers the same preflight: MCP SDKs send the header there too', async () => {
+    for (const url of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
+      const res = await t.inject({
+        method: 'OPTIONS',
+        url,
+        headers: {
+          origin: 'https://app.example',
+          'access-control-request-method': 'GET',
+          'access-control-request-headers': 'mcp-protocol-version',
+        },
+      });
+      assert.equal(res.statusCode, 204, url);
+      assert.equal(res.headers['access-control-allow-origin'], '*');
+      assert.match(String(res.headers['access-control-allow-methods']), /\bGET\b/);
+      assert.match(String(res.headers['access-control-allow-headers']), /MCP-Protocol-Version/i);
+      const doc = await t.inject({
+        url,
+        headers: { origin: 'https://app.example', 'mcp-protocol-version': '2025-11-25' },
+      });
+      assert.equal(doc.statusCode, 200, url);
+      assert.equal(doc.headers['access-control-allow-origin'], '*');
+      assert.equal(doc.headers['cache-control'], 'public, max-age=3600');
+    }
+  });
+
   test('no other method', async () => {
     const res = await t.inject({ method: 'POST', url: paths[0] });
     assert.ok([404, 405].includes(res.statusCode), String(res.statusCode));
