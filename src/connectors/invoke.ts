@@ -8,6 +8,7 @@ import { open, seal } from '../lib/sealed.js';
 import { approvalInputView } from './approval-input.js';
 import type { ConnectorsContext } from './context.js';
 import { originOf } from './credentials.js';
+import type { ExposedTools } from './exposed-tools.js';
 import { callMcpTool, closeMcp, type McpRelay, openMcp } from './mcp.js';
 import { presentApproval } from './presenters.js';
 import { approvalInputContext } from './sealing.js';
@@ -52,7 +53,7 @@ export function assertRunnable(instance: { enabled: number }, tool: { is_active:
 export const canRunTools = (def: Definition | null | undefined) => def?.adapter === 'mcp';
 
 /** Running a tool call: now, or parked as a pending approval when the tool is gated. */
-export function createInvoker(ctx: ConnectorsContext) {
+export function createInvoker(ctx: ConnectorsContext, exposed: Pick<ExposedTools, 'runnableRows'>) {
   const { db, clock, secrets, limiter } = ctx.kernel;
 
   /** The approvers (owner/admin) and the requester see the input they decide or asked for. */
@@ -104,8 +105,11 @@ export function createInvoker(ctx: ConnectorsContext) {
       options: { approved?: GrantedApproval; relay?: McpRelay } = {},
     ) {
       ctx.assertWriter(actor.ws);
-      const instance = await ctx.requireInstance(actor.ws, instanceId);
-      const tool = await toolStore.find(db, instanceId, toolId);
+      // A tool the workspace serves now comes from the exposed catalog, the same rows SQL
+      // holds (docs/mcp.md, Performance); any other is read, and refused below with its reason.
+      const cached = await exposed.runnableRows(actor.ws.workspaceId, instanceId, toolId);
+      const instance = cached?.instance ?? (await ctx.requireInstance(actor.ws, instanceId));
+      const tool = cached ? cached.tool : await toolStore.find(db, instanceId, toolId);
       if (!tool) throw notFound('Tool');
       assertRunnable(instance, tool);
       ctx.definitions.assertValid(JSON.parse(tool.input_schema) as Record<string, unknown>, input, 'input', 'input');

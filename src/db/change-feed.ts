@@ -82,6 +82,17 @@ export class ChangeFeed {
 
   private polling: Promise<void> | null = null;
 
+  /**
+   * Replays other processes' commits now instead of at the next tick, for a cache that must
+   * never serve what another process has just changed (docs/mcp.md, Performance). One pragma
+   * read when nothing changed; nothing before start() (a process that does not watch the feed).
+   */
+  catchUp(): Promise<void> | undefined {
+    if (this.polling) return this.polling;
+    if (!this.timer || this.dataVersion() === this.lastDataVersion) return undefined;
+    return this.poll();
+  }
+
   /** One poll: cheap when nothing changed (a pragma read). Exposed for tests. Never overlaps itself. */
   poll(): Promise<void> {
     this.polling ??= this.pollOnce().finally(() => (this.polling = null));
