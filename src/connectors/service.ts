@@ -12,6 +12,7 @@ import { createHealthCheck } from './health.js';
 import { createInstanceCredentials } from './instance-credentials.js';
 import { createInstances } from './instances.js';
 import { createInvoker } from './invoke.js';
+import { createMcpSessions } from './mcp-sessions.js';
 import { callbackUrl } from './oauth-client.js';
 import { createOauthLinking } from './oauth-linking.js';
 import { createTokenRefresh } from './oauth-refresh.js';
@@ -34,7 +35,9 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
   kernel.changes.subscribe(KEYRING_TOPIC, () => reloadKeyring(kernel));
   const ctx = createConnectorsContext(kernel, deps, definitions);
   const exposed = createExposedTools(ctx);
-  const invoker = createInvoker(ctx, exposed);
+  const upstreams = createMcpSessions(kernel.clock);
+  kernel.changes.subscribe(TOOLS_CHANGED_TOPIC, (workspaceId) => upstreams.retireWorkspace(workspaceId));
+  const invoker = createInvoker(ctx, exposed, upstreams);
   const approvals = createApprovals(ctx, invoker);
 
   return {
@@ -55,6 +58,9 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
     ...createInstances(ctx),
     ...createInstanceCredentials(ctx),
     ...createHealthCheck(ctx),
+
+    /** Closes the upstream MCP sessions tool calls share (the server is stopping). */
+    closeSessions: upstreams.closeAll,
 
     async listDefinitions(ws: WorkspaceContext) {
       return (await definitions.list(ws.workspaceId)).map(presentDefinition);

@@ -10,6 +10,9 @@ type LogLevel = Parameters<Ctx['mcpReq']['log']>[0];
 /** A round trip to the client must end before the upstream call that waits on it gives up. */
 const ROUND_TRIP_MS = INTERACTIVE_CALL_MS - 30_000;
 
+/** Where a 2026-07-28 request carries the log level it wants messages at (the SDK's LOG_LEVEL_META_KEY). */
+const LOG_LEVEL_META_KEY = 'io.modelcontextprotocol/logLevel';
+
 /**
  * The relay a tools/call lends the upstream call (docs/connectors.md, MCP pass-through): the
  * upstream's progress goes to this client under the progressToken it gave (none given, none
@@ -20,10 +23,16 @@ const ROUND_TRIP_MS = INTERACTIVE_CALL_MS - 30_000;
  * 2026-07-28 requests, whose multi-round-trip answers (input_required) a stateless gateway
  * cannot hold across requests; there, and for a client that did not declare the capability,
  * the upstream is not told Gantry can sample or elicit.
+ *
+ * Log messages are relayed only where the SDK would pass them on: always in a 2025-era session
+ * (its logging/setLevel filters them), and on a 2026-07-28 request only when it carries a log
+ * level. A relay without them lets the upstream call share a session (docs/mcp.md, Performance).
  */
 export function relayOf(server: Server, ctx: Ctx, era: 'legacy' | 'modern'): McpRelay {
   const token = ctx.mcpReq._meta?.progressToken;
   const caps = era === 'legacy' ? server.getClientCapabilities() : undefined;
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const logs = era === 'legacy' || envelope?.[LOG_LEVEL_META_KEY] !== undefined;
   const quiet = () => undefined;
   return {
     ...(token !== undefined
@@ -42,7 +51,12 @@ export function relayOf(server: Server, ctx: Ctx, era: 'legacy' | 'modern'): Mcp
               .catch(quiet),
         }
       : {}),
-    onLog: (level, data, logger) => void ctx.mcpReq.log(level as LogLevel, data, logger).catch(quiet),
+    ...(logs
+      ? {
+          onLog: (level: string, data: unknown, logger?: string) =>
+            void ctx.mcpReq.log(level as LogLevel, data, logger).catch(quiet),
+        }
+      : {}),
     ...(caps?.sampling
       ? {
           sampling: {
