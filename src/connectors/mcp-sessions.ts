@@ -143,6 +143,31 @@ export function createMcpSessions(clock: Clock) {
     }
   }
 
+  /** A call on the instance's shared session; once more on a new one if the server dropped it. */
+  async function onShared(
+    instance: { id: string; workspace_id: string },
+    key: string,
+    target: McpTarget,
+    call: { toolKey: string; input: Record<string, unknown>; relay?: McpRelay },
+    retry: boolean,
+  ): Promise<unknown> {
+    const entry = sharedFor(instance, key, target);
+    entry.busy++;
+    try {
+      return await callMcpTool(await entry.session, call.toolKey, call.input, call.relay);
+    } catch (err) {
+      retire(instance.id, entry);
+      // A restarted server does not know the session: the call did not run there.
+      if (retry && !(err instanceof McpUnreachable) && sessionGone(err))
+        return onShared(instance, key, target, call, false);
+      throw err;
+    } finally {
+      entry.busy--;
+      entry.lastUsed = clock.now().getTime();
+      if (entry.retired && entry.busy === 0) close(entry);
+    }
+  }
+
   return {
     /**
      * Calls an instance's tool at its target: the upstream's result, McpUnreachable when no
@@ -157,21 +182,7 @@ export function createMcpSessions(clock: Clock) {
     ): Promise<unknown> {
       const key = keyOf(instance.id, target);
       if (needsOwnSession(relay)) return alone(key, target, toolKey, input, relay);
-      const entry = sharedFor(instance, key, target);
-      entry.busy++;
-      try {
-        const session = await entry.session;
-        return await callMcpTool(session, toolKey, input, relay);
-      } catch (err) {
-        retire(instance.id, entry);
-        if (err instanceof McpUnreachable || !sessionGone(err)) throw err;
-        // The server dropped the session (a restart): the call did not run; once more on a new one.
-        return alone(key, target, toolKey, input, relay);
-      } finally {
-        entry.busy--;
-        entry.lastUsed = clock.now().getTime();
-        if (entry.retired && entry.busy === 0) close(entry);
-      }
+      return onShared(instance, key, target, { toolKey, input, relay }, true);
     },
 
     /** The workspace's tools changed (an instance edited, disabled, deleted): its shared sessions go. */
