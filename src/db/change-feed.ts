@@ -76,8 +76,12 @@ export class ChangeFeed {
     this.timer = null;
   }
 
+  private dataVersionStatement: SqliteDatabase.Statement | null = null;
+
   private dataVersion(): number {
-    return this.sqlite.pragma('data_version', { simple: true }) as number;
+    // Prepared once: catchUp reads it before every cached read.
+    this.dataVersionStatement ??= this.sqlite.prepare('PRAGMA data_version').pluck();
+    return this.dataVersionStatement.get() as number;
   }
 
   private polling: Promise<void> | null = null;
