@@ -3,6 +3,7 @@ import { inTransaction } from '../db/tx.js';
 import type { Caller, Operator } from './access.js';
 import type { AccountsDeps } from './context.js';
 import { OWNER } from './roles.js';
+import { WORKSPACE_DELETED_TOPIC } from './workspaces.js';
 import * as store from './store/index.js';
 
 const DAY_MS = 24 * 3_600_000;
@@ -31,6 +32,7 @@ export function createDeletion(deps: AccountsDeps) {
         (account.status === 'closed' && account.purge_after !== null && account.purge_after <= now.toISOString());
       if (!due) return false;
       const purged = await store.purgeAccountRows(trx, accountId);
+      for (const id of purged.workspaceIds) await deps.kernel.changes.publish(trx, WORKSPACE_DELETED_TOPIC, id);
       await store.markHardDeleted(trx, accountId, now.toISOString());
       await audit(trx, null, {
         accountId,

@@ -35,6 +35,7 @@ export interface AccountChanges extends Partial<NewAccount> {
 }
 
 export { ENTITLEMENT_TOPIC, ENTITLEMENT_FEATURES, assertKnownFeature } from './entitlements.js';
+export { WORKSPACE_DELETED_TOPIC } from './workspaces.js';
 export { assertAssignableRole } from './members.js';
 
 /** PATCH fields and their columns, in the order account.updated entries are written. */

@@ -9,6 +9,12 @@ import { ANY_MEMBER, OWNER_OR_ADMIN } from './roles.js';
 import * as store from './store/index.js';
 
 export const WORKSPACE_ROLES = ['admin', 'member', 'viewer'] as const;
+
+/**
+ * Change-feed topic, keyed by workspace id: the workspace was deleted (alone, or with its
+ * account's purge), and with it, by cascade, what lived in it; caches of it can go.
+ */
+export const WORKSPACE_DELETED_TOPIC = 'accounts.workspace-deleted';
 export type WorkspaceRole = (typeof WORKSPACE_ROLES)[number];
 
 /**
@@ -117,6 +123,7 @@ export function createWorkspaces(deps: AccountsDeps) {
         const ws = await find(trx, accountId, workspaceId);
         if (ws.is_default === 1) throw conflict('The default workspace cannot be deleted');
         await store.deleteWorkspace(trx, ws.id);
+        await deps.kernel.changes.publish(trx, WORKSPACE_DELETED_TOPIC, ws.id);
         await audit(trx, actor, {
           accountId,
           action: 'workspace.deleted',

@@ -1,4 +1,6 @@
+import { LRUCache } from 'lru-cache';
 import type { Kernel } from '../kernel.js';
+import { KEYRING_TOPIC } from '../lib/sealed-rotation.js';
 import type { AccountAccess, WorkspaceContext } from '../accounts/access.js';
 import type { Role } from '../accounts/roles.js';
 import type { WorkspaceRole } from '../accounts/workspaces.js';
@@ -66,11 +68,21 @@ export function createConnectorsContext(
   definitions: Definitions,
 ): ConnectorsContext {
   const { db, secrets, config } = kernel;
+  // Opened values by the sealed row they came from: the row is read on every call (so a change
+  // is seen at once); only unsealing it again is saved. Cleared when the keyring changes.
+  const opened = new LRUCache<string, Record<string, string>>({ max: 1_000 });
+  kernel.changes.subscribe(KEYRING_TOPIC, () => opened.clear());
 
   async function credentialValues(instanceId: string) {
     const row = await credentialStore.find(db, instanceId);
     if (!row) return null;
-    return { row, values: openCredentials(secrets, instanceId, row.cred_type, row.sealed_value, row.origin) };
+    const key = JSON.stringify([instanceId, row.cred_type, row.origin, row.sealed_value]);
+    let values = opened.get(key);
+    if (!values) {
+      values = openCredentials(secrets, instanceId, row.cred_type, row.sealed_value, row.origin);
+      opened.set(key, values);
+    }
+    return { row, values };
   }
 
   return {

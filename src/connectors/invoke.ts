@@ -8,7 +8,9 @@ import { open, seal } from '../lib/sealed.js';
 import { approvalInputView } from './approval-input.js';
 import type { ConnectorsContext } from './context.js';
 import { originOf } from './credentials.js';
-import { callMcpTool, closeMcp, type McpRelay, openMcp } from './mcp.js';
+import type { ExposedTools } from './exposed-tools.js';
+import type { McpRelay } from './mcp.js';
+import { McpUnreachable, type McpSessions } from './mcp-sessions.js';
 import { presentApproval } from './presenters.js';
 import { approvalInputContext } from './sealing.js';
 import { approvalStore, toolStore } from './store/index.js';
@@ -52,7 +54,11 @@ export function assertRunnable(instance: { enabled: number }, tool: { is_active:
 export const canRunTools = (def: Definition | null | undefined) => def?.adapter === 'mcp';
 
 /** Running a tool call: now, or parked as a pending approval when the tool is gated. */
-export function createInvoker(ctx: ConnectorsContext) {
+export function createInvoker(
+  ctx: ConnectorsContext,
+  exposed: Pick<ExposedTools, 'runnableRows'>,
+  sessions: Pick<McpSessions, 'call'>,
+) {
   const { db, clock, secrets, limiter } = ctx.kernel;
 
   /** The approvers (owner/admin) and the requester see the input they decide or asked for. */
@@ -70,19 +76,21 @@ export function createInvoker(ctx: ConnectorsContext) {
   async function execute(instance: InstanceRow, tool: ToolRow, input: Record<string, unknown>, relay?: McpRelay) {
     const def = await ctx.definitions.get(instance.connector_key, instance.workspace_id);
     if (!canRunTools(def)) throw conflict('This connector has no adapter that can run tools');
-    let session;
+    const unreachable = (err: unknown) => {
+      if (err instanceof DomainError) return err;
+      return upstream(`The MCP server could not be reached: ${(err as Error).message}`.slice(0, 300));
+    };
+    let target;
     try {
-      session = await openMcp(await ctx.mcpTarget(instance), relay);
+      target = await ctx.mcpTarget(instance);
     } catch (err) {
-      if (err instanceof DomainError) throw err;
-      throw upstream(`The MCP server could not be reached: ${(err as Error).message}`.slice(0, 300));
+      throw unreachable(err);
     }
     try {
-      return await callMcpTool(session, tool.tool_key, input, relay);
+      return await sessions.call(instance, target, tool.tool_key, input, relay);
     } catch (err) {
+      if (err instanceof McpUnreachable) throw unreachable(err.reason);
       throw upstream(`The MCP server failed the call: ${(err as Error).message}`.slice(0, 300));
-    } finally {
-      await closeMcp(session);
     }
   }
 
@@ -104,8 +112,11 @@ export function createInvoker(ctx: ConnectorsContext) {
       options: { approved?: GrantedApproval; relay?: McpRelay } = {},
     ) {
       ctx.assertWriter(actor.ws);
-      const instance = await ctx.requireInstance(actor.ws, instanceId);
-      const tool = await toolStore.find(db, instanceId, toolId);
+      // A tool the workspace serves now comes from the exposed catalog, the same rows SQL
+      // holds (docs/mcp.md, Performance); any other is read, and refused below with its reason.
+      const cached = await exposed.runnableRows(actor.ws.workspaceId, instanceId, toolId);
+      const instance = cached?.instance ?? (await ctx.requireInstance(actor.ws, instanceId));
+      const tool = cached ? cached.tool : await toolStore.find(db, instanceId, toolId);
       if (!tool) throw notFound('Tool');
       assertRunnable(instance, tool);
       ctx.definitions.assertValid(JSON.parse(tool.input_schema) as Record<string, unknown>, input, 'input', 'input');

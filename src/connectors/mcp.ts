@@ -1,4 +1,4 @@
-import type { Client, ClientCapabilities } from '@modelcontextprotocol/client';
+import type { Client, ClientCapabilities, PriorDiscovery } from '@modelcontextprotocol/client';
 import { guardedFetch, OUTBOUND_TIMEOUT_MS } from '../lib/outbound.js';
 
 /** Stop following nextCursor after this many pages (a server could page forever). */
@@ -28,7 +28,8 @@ export interface McpToolDefinition {
 export interface McpRelay {
   /** Set only when the caller asked for progress (it gave a progressToken). */
   onProgress?(progress: number, total?: number, message?: string): void;
-  onLog(level: string, data: unknown, logger?: string): void;
+  /** Set only when the caller can be sent log messages (mcp/relay.ts). */
+  onLog?(level: string, data: unknown, logger?: string): void;
   sampling?: { capability: ClientCapabilities['sampling']; createMessage(params: unknown): Promise<unknown> };
   elicitation?: { capability: ClientCapabilities['elicitation']; elicit(params: unknown): Promise<unknown> };
 }
@@ -45,11 +46,27 @@ const RESUME_MAX_DELAY_MS = 5_000;
 
 const interactive = (relay?: McpRelay) => Boolean(relay?.sampling || relay?.elicitation);
 
+/**
+ * A relay that needs the session to itself: the client's handlers for log messages and
+ * server-to-client requests are session-wide, so only a call lending none of them may share
+ * one (progress is per request). See mcp-sessions.ts.
+ */
+export const needsOwnSession = (relay?: McpRelay) => Boolean(relay?.onLog || interactive(relay));
+
 export interface McpSession {
   /** The negotiated revision: 2026-07-28 (modern, stateless) or a 2025-era one. */
   protocolVersion: string;
   era: 'modern' | 'legacy';
   client: Client;
+  /** The era verdict, to connect to the same target without probing again. */
+  prior: PriorDiscovery;
+}
+
+export interface OpenOptions {
+  /** The target's era as a previous session found it: a modern one connects with no round trip. */
+  prior?: PriorDiscovery;
+  /** A session calls of many callers share: it opens no standalone GET stream. */
+  shared?: boolean;
 }
 
 /**
@@ -58,7 +75,7 @@ export interface McpSession {
  * to the 2025-11-25 initialize handshake (Mcp-Session-Id) when the server is of that era.
  * (@modelcontextprotocol/sdk 1.x speaks only the 2025 revisions, so it is not used here.)
  */
-export async function openMcp(target: McpTarget, relay?: McpRelay): Promise<McpSession> {
+export async function openMcp(target: McpTarget, relay?: McpRelay, options: OpenOptions = {}): Promise<McpSession> {
   // Loaded on first use: the SDK builds its whole schema set at import, megabytes an appliance
   // without MCP connectors would carry for nothing.
   const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
@@ -75,10 +92,13 @@ export async function openMcp(target: McpTarget, relay?: McpRelay): Promise<McpS
   if (relay) relayTo(client, relay);
   const transport = new StreamableHTTPClientTransport(new URL(target.url), {
     // The deadline covers a response's streamed body: a call that may wait on the caller needs longer.
-    fetch: guardedFetch({
-      allowPrivate: target.allowPrivate,
-      ...(interactive(relay) ? { timeoutMs: INTERACTIVE_CALL_MS } : {}),
-    }),
+    fetch: withoutStream(
+      guardedFetch({
+        allowPrivate: target.allowPrivate,
+        ...(interactive(relay) ? { timeoutMs: INTERACTIVE_CALL_MS } : {}),
+      }),
+      options.shared === true,
+    ),
     // The resumed GET (Last-Event-ID) goes through the same fetch and carries these headers too.
     requestInit: { headers: target.headers },
     // An upstream may close a call's SSE stream and answer once the client resumes it
@@ -95,9 +115,31 @@ export async function openMcp(target: McpTarget, relay?: McpRelay): Promise<McpS
       return () => clearTimeout(timer);
     },
   });
-  await client.connect(transport, { timeout: OUTBOUND_TIMEOUT_MS });
+  await client.connect(transport, { timeout: OUTBOUND_TIMEOUT_MS, ...(options.prior ? { prior: options.prior } : {}) });
   const protocolVersion = client.getNegotiatedProtocolVersion() ?? 'unknown';
-  return { client, protocolVersion, era: protocolVersion >= '2026-07-28' ? 'modern' : 'legacy' };
+  const era = protocolVersion >= '2026-07-28' ? 'modern' : 'legacy';
+  const discover = client.getDiscoverResult();
+  return {
+    client,
+    protocolVersion,
+    era,
+    prior: era === 'modern' && discover ? { kind: 'modern', discover } : { kind: 'legacy' },
+  };
+}
+
+type Fetch = ReturnType<typeof guardedFetch>;
+
+/**
+ * A shared session's fetch: the standalone GET stream (a 2025-era server's messages outside
+ * any request) is answered 405 here, as a server without one would: what it could carry
+ * (logs, requests) would have no caller to go to.
+ */
+function withoutStream(fetch: Fetch, shared: boolean): Fetch {
+  if (!shared) return fetch;
+  return (input, init) =>
+    (init?.method ?? 'GET').toUpperCase() === 'GET'
+      ? Promise.resolve(new Response(null, { status: 405 }))
+      : fetch(input, init);
 }
 
 /**
@@ -106,10 +148,11 @@ export async function openMcp(target: McpTarget, relay?: McpRelay): Promise<McpS
  * retries the call), so both upstream eras are covered.
  */
 function relayTo(client: Client, relay: McpRelay): void {
-  client.setNotificationHandler('notifications/message', (n) => {
-    relay.onLog(n.params.level, n.params.data, n.params.logger);
-  });
-  const { sampling, elicitation } = relay;
+  const { onLog, sampling, elicitation } = relay;
+  if (onLog)
+    client.setNotificationHandler('notifications/message', (n) => {
+      onLog(n.params.level, n.params.data, n.params.logger);
+    });
   if (sampling)
     client.setRequestHandler('sampling/createMessage', async (r) => (await sampling.createMessage(r.params)) as never);
   if (elicitation)

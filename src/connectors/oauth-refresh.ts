@@ -79,6 +79,8 @@ export function createTokenRefresh(ctx: ConnectorsContext) {
                 // Let go of this run's claim (a later batch selects by it) but keep the lease time.
                 await credentialStore.releaseClaim(trx, row.id, claim);
                 if (await instanceStore.failIfActive(trx, row.instance_id, message, clock.now().toISOString())) {
+                  // Only active instances serve tools over MCP.
+                  await ctx.toolsChanged(trx, row.workspace_id);
                   await ctx.notifications.notify(trx, {
                     userId: row.created_by,
                     title: `${row.display_name} needs attention`,

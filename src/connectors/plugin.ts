@@ -4,7 +4,10 @@ import { connectorPageRoutes, connectorRoutes } from './routes.js';
 
 export const connectorsPlugin: DomainPlugin = {
   name: 'connectors',
-  register: (server, deps) => server.route(connectorRoutes(deps)),
+  register(server, deps) {
+    server.route(connectorRoutes(deps));
+    server.ext('onPreStop', () => deps.services.connectors.closeSessions());
+  },
 };
 
 /** The connector settings page and the approval page (at the root). */

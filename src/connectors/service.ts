@@ -12,13 +12,14 @@ import { createHealthCheck } from './health.js';
 import { createInstanceCredentials } from './instance-credentials.js';
 import { createInstances } from './instances.js';
 import { createInvoker } from './invoke.js';
+import { createMcpSessions } from './mcp-sessions.js';
 import { callbackUrl } from './oauth-client.js';
 import { createOauthLinking } from './oauth-linking.js';
 import { createTokenRefresh } from './oauth-refresh.js';
 import { presentDefinition } from './presenters.js';
 import { CONNECTOR_SEALED_COLUMNS, reloadKeyring, KEYRING_TOPIC } from './rotation.js';
 import { createToolCatalog } from './tools.js';
-import type { Actor, CustomDefinitionInput, SystemDefinitionInput } from './types.js';
+import { TOOLS_CHANGED_TOPIC, type Actor, type CustomDefinitionInput, type SystemDefinitionInput } from './types.js';
 
 export { type ConnectorsDeps } from './context.js';
 export type { Actor } from './types.js';
@@ -33,7 +34,10 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
   const definitions = createDefinitions(kernel);
   kernel.changes.subscribe(KEYRING_TOPIC, () => reloadKeyring(kernel));
   const ctx = createConnectorsContext(kernel, deps, definitions);
-  const invoker = createInvoker(ctx);
+  const exposed = createExposedTools(ctx);
+  const upstreams = createMcpSessions(kernel.clock);
+  kernel.changes.subscribe(TOOLS_CHANGED_TOPIC, (workspaceId) => upstreams.retireWorkspace(workspaceId));
+  const invoker = createInvoker(ctx, exposed, upstreams);
   const approvals = createApprovals(ctx, invoker);
 
   return {
@@ -41,7 +45,9 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
     sealed: { columns: CONNECTOR_SEALED_COLUMNS } satisfies SealedValues,
     tools: {
       ...createToolCatalog(ctx),
-      ...createExposedTools(ctx),
+      listExposed: exposed.listExposed,
+      findExposed: exposed.findExposed,
+      onToolsChanged: exposed.onToolsChanged,
       invoke: invoker.invoke,
       listApprovals: approvals.listApprovals,
       decide: approvals.decide,
@@ -52,6 +58,9 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
     ...createInstances(ctx),
     ...createInstanceCredentials(ctx),
     ...createHealthCheck(ctx),
+
+    /** Closes the upstream MCP sessions tool calls share (the server is stopping). */
+    closeSessions: upstreams.closeAll,
 
     async listDefinitions(ws: WorkspaceContext) {
       return (await definitions.list(ws.workspaceId)).map(presentDefinition);
@@ -69,7 +78,12 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
 
     /** `gantry connector define`: the operator's system OAuth definition, with the callback URL to register at the provider. */
     async defineSystem(input: SystemDefinitionInput) {
-      const def = await inTransaction(db, (trx) => definitions.defineSystem(trx, input));
+      const def = await inTransaction(db, async (trx) => {
+        const created = await definitions.defineSystem(trx, input);
+        // Every workspace sees system definitions: all exposed catalogs are rebuilt.
+        await kernel.changes.publish(trx, TOOLS_CHANGED_TOPIC, null);
+        return created;
+      });
       return { definition: presentDefinition(def), callbackUrl: callbackUrl(config.publicUrl, def.key) };
     },
 

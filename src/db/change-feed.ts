@@ -76,11 +76,26 @@ export class ChangeFeed {
     this.timer = null;
   }
 
+  private dataVersionStatement: SqliteDatabase.Statement | null = null;
+
   private dataVersion(): number {
-    return this.sqlite.pragma('data_version', { simple: true }) as number;
+    // Prepared once: catchUp reads it before every cached read.
+    this.dataVersionStatement ??= this.sqlite.prepare('PRAGMA data_version').pluck();
+    return this.dataVersionStatement.get() as number;
   }
 
   private polling: Promise<void> | null = null;
+
+  /**
+   * Replays other processes' commits now instead of at the next tick, for a cache that must
+   * never serve what another process has just changed (docs/mcp.md, Performance). One pragma
+   * read when nothing changed; nothing before start() (a process that does not watch the feed).
+   */
+  catchUp(): Promise<void> | undefined {
+    if (this.polling) return this.polling;
+    if (!this.timer || this.dataVersion() === this.lastDataVersion) return undefined;
+    return this.poll();
+  }
 
   /** One poll: cheap when nothing changed (a pragma read). Exposed for tests. Never overlaps itself. */
   poll(): Promise<void> {

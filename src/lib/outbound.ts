@@ -145,20 +145,17 @@ export async function readLimited(response: Response, maxBytes = OUTBOUND_MAX_BY
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** A Response whose body stream errors past maxBytes (for streaming consumers like the MCP SDK). */
-function limitBody(response: Response, maxBytes: number): Response {
-  if (!response.body) return response;
+/**
+ * The body as a web stream (for streaming consumers like the MCP SDK) that errors past
+ * maxBytes: counted on the socket's own stream, one step fewer than a web transform.
+ */
+function limitedBody(res: http.IncomingMessage, maxBytes: number): ReadableStream<Uint8Array> {
   let total = 0;
-  const limited = response.body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        total += chunk.byteLength;
-        if (total > maxBytes) controller.error(new Error(`response larger than ${maxBytes} bytes`));
-        else controller.enqueue(chunk);
-      },
-    }),
-  );
-  return new Response(limited, { status: response.status, statusText: response.statusText, headers: response.headers });
+  res.on('data', (chunk: Buffer) => {
+    total += chunk.byteLength;
+    if (total > maxBytes) res.destroy(new Error(`response larger than ${maxBytes} bytes`));
+  });
+  return Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>;
 }
 
 export interface GuardedFetchOptions {
@@ -243,16 +240,11 @@ export function guardedFetch(options: GuardedFetchOptions) {
           }
           const status = res.statusCode ?? 502;
           const noBody = method === 'HEAD' || status === 204 || status === 304;
-          const stream = noBody ? null : (Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>);
+          const stream = noBody ? null : limitedBody(res, options.maxBytes ?? OUTBOUND_MAX_BYTES);
           if (noBody) res.resume();
           // The deadline covers the body too: the timer stops once the response is fully read.
           res.once('close', () => clearTimeout(timer));
-          resolve(
-            limitBody(
-              new Response(stream, { status, statusText: res.statusMessage, headers: responseHeaders }),
-              options.maxBytes ?? OUTBOUND_MAX_BYTES,
-            ),
-          );
+          resolve(new Response(stream, { status, statusText: res.statusMessage, headers: responseHeaders }));
         },
       );
       req.on('error', (err) => {

@@ -32,6 +32,10 @@ export function toMcpTool(tool: ExposedTool) {
  * last name served, so a page boundary stays put when tools come and go between pages.
  */
 export function createToolListing(kernel: Pick<Kernel, 'cursors'>, connectors: ConnectorsService) {
+  // Pages by the catalog's list, one shared object per workspace until its tools change
+  // (docs/mcp.md, Performance), and by where they start: a page and its cursor are the same
+  // for everyone who asks until then.
+  const pages = new WeakMap<object, Map<number, { tools: ReturnType<typeof toMcpTool>[]; nextCursor?: string }>>();
   return async (caller: McpCaller, cursor: string | undefined) => {
     const tools = await connectors.tools.listExposed(caller.ws);
     const scope = `mcp-tools:${caller.ws.workspaceId}`;
@@ -41,10 +45,18 @@ export function createToolListing(kernel: Pick<Kernel, 'cursors'>, connectors: C
       start = tools.findIndex((t) => t.name > String(after));
       if (start < 0) start = tools.length;
     }
-    const page = kernel.cursors.page(scope, tools.slice(start, start + PAGE_SIZE + 1), PAGE_SIZE, (t) => ({
-      after: t.name,
-    }));
-    return { tools: page.items.map(toMcpTool), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+    let byStart = pages.get(tools);
+    if (!byStart) pages.set(tools, (byStart = new Map()));
+    let result = byStart.get(start);
+    if (!result) {
+      const page = kernel.cursors.page(scope, tools.slice(start, start + PAGE_SIZE + 1), PAGE_SIZE, (t) => ({
+        after: t.name,
+      }));
+      result = { tools: page.items.map(toMcpTool), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+      byStart.set(start, result);
+    }
+    // A copy of the envelope: the SDK adds its own fields to what a handler returns.
+    return { ...result };
   };
 }
 

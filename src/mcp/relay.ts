@@ -15,6 +15,9 @@ function withoutElicitationId(params: unknown): unknown {
   return rest;
 }
 
+/** Where a 2026-07-28 request carries the log level it wants messages at (the SDK's LOG_LEVEL_META_KEY). */
+const LOG_LEVEL_META_KEY = 'io.modelcontextprotocol/logLevel';
+
 /**
  * The relay a tools/call lends the upstream call (docs/connectors.md, MCP pass-through): the
  * upstream's progress goes to this client under the progressToken it gave (none given, none
@@ -25,10 +28,16 @@ function withoutElicitationId(params: unknown): unknown {
  *
  * Only what the client declared is offered upstream: without it (or without a round channel),
  * the upstream is not told Gantry can sample or elicit.
+ *
+ * Log messages are relayed only where the SDK would pass them on: always in a 2025-era session
+ * (its logging/setLevel filters them), and on a 2026-07-28 request only when it carries a log
+ * level. A relay without them lets the upstream call share a session (docs/mcp.md, Performance).
  */
 export function relayOf(server: Server, ctx: Ctx, era: 'legacy' | 'modern', rounds?: InputChannel): McpRelay {
   const token = ctx.mcpReq._meta?.progressToken;
   const caps = era === 'legacy' ? server.getClientCapabilities() : rounds?.capabilities;
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const logs = era === 'legacy' || envelope?.[LOG_LEVEL_META_KEY] !== undefined;
   const quiet = () => undefined;
   const current = () => rounds?.ctx() ?? ctx;
   return {
@@ -48,10 +57,14 @@ export function relayOf(server: Server, ctx: Ctx, era: 'legacy' | 'modern', roun
               .catch(quiet),
         }
       : {}),
-    onLog: (level, data, logger) =>
-      void current()
-        .mcpReq.log(level as LogLevel, data, logger)
-        .catch(quiet),
+    ...(logs
+      ? {
+          onLog: (level: string, data: unknown, logger?: string) =>
+            void current()
+              .mcpReq.log(level as LogLevel, data, logger)
+              .catch(quiet),
+        }
+      : {}),
     ...(caps?.sampling
       ? {
           sampling: {

@@ -90,9 +90,13 @@ export function mcpRoutes(app: PluginDeps): ServerRoute[] {
         if (Array.isArray(payload))
           return h.response(rpcErrorBody(-32600, 'JSON-RPC batches are not supported')).code(400);
         const { caller } = request.auth.artifacts as { caller: McpCaller };
-        // The client going away ends the exchange (and a GET stream) in the SDK too.
+        // The client going away ends the exchange (and a GET stream) in the SDK too; a response
+        // written to its end has nothing left to end (and aborting costs an error per request).
         const abort = new AbortController();
-        request.raw.res.once('close', () => abort.abort());
+        const { res } = request.raw;
+        res.once('close', () => {
+          if (!res.writableFinished) abort.abort();
+        });
         const web = new Request(endpoint, {
           method,
           headers: forwardedHeaders(request),

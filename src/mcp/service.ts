@@ -56,10 +56,20 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
   }
   let entry: ReturnType<typeof load> | null = null;
 
+  // By the catalog's list, which is one shared object per workspace until its tools change
+  // (docs/mcp.md, Performance): every session opened meanwhile reuses the print.
+  const prints = new WeakMap<object, string>();
+
   /** What a client would see listed (names, schemas, annotations): equal lists, equal prints. */
   async function fingerprint(ws: WorkspaceContext): Promise<string | null> {
     try {
-      return sha256Hex(JSON.stringify((await connectors.tools.listExposed(ws)).map(toMcpTool)));
+      const tools = await connectors.tools.listExposed(ws);
+      let print = prints.get(tools);
+      if (print === undefined) {
+        print = sha256Hex(JSON.stringify(tools.map(toMcpTool)));
+        prints.set(tools, print);
+      }
+      return print;
     } catch (err) {
       kernel.logger.warn('mcp tools fingerprint failed', { workspaceId: ws.workspaceId, err: err as Error });
       return null;

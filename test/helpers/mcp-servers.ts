@@ -28,6 +28,8 @@ export interface McpFake {
   calls: Array<{ name: string; args: unknown }>;
   requests: Array<{ method: string | null; headers: http.IncomingHttpHeaders }>;
   options: McpFakeOptions;
+  /** A 2025-era server forgets its sessions (as on a restart): their requests get 404. */
+  dropSessions?(): void;
   close(): Promise<void>;
 }
 
@@ -101,6 +103,7 @@ export async function startLegacyMcpServer(options: McpFakeOptions): Promise<Mcp
     calls,
     requests,
     options,
+    dropSessions: () => sessions.clear(),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

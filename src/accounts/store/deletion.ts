@@ -21,12 +21,12 @@ export function listDueForPurge(db: Executor, nowIso: string, limit: number) {
 /**
  * Deletes what an account holds: workspace memberships, workspaces, members, invitations, API
  * keys, ownership transfers and entitlements (its row and audit trail stay). Returns how many
- * members and workspaces went.
+ * members and workspaces went, and the workspaces' ids.
  */
 export async function purgeAccountRows(
   trx: Executor,
   accountId: string,
-): Promise<{ members: number; workspaces: number }> {
+): Promise<{ members: number; workspaces: number; workspaceIds: string[] }> {
   const workspaceIds = (
     await trx.selectFrom('workspaces').select('id').where('account_id', '=', accountId).execute()
   ).map((w) => w.id);
@@ -38,7 +38,7 @@ export async function purgeAccountRows(
   await trx.deleteFrom('account_api_keys').where('account_id', '=', accountId).execute();
   await trx.deleteFrom('account_ownership_transfers').where('account_id', '=', accountId).execute();
   await trx.deleteFrom('account_entitlements').where('account_id', '=', accountId).execute();
-  return { members: Number(members.numDeletedRows), workspaces: Number(workspaces.numDeletedRows) };
+  return { members: Number(members.numDeletedRows), workspaces: Number(workspaces.numDeletedRows), workspaceIds };
 }
 
 /** The hard-deleted row: personal fields cleared, the slug freed. */
