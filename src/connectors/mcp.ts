@@ -132,12 +132,14 @@ type Fetch = ReturnType<typeof guardedFetch>;
 /**
  * A shared session's fetch: the standalone GET stream (a 2025-era server's messages outside
  * any request) is answered 405 here, as a server without one would: what it could carry
- * (logs, requests) would have no caller to go to.
+ * (logs, requests) would have no caller to go to. A GET resuming a call's stream (it names
+ * Last-Event-ID) still goes out: the call's answer comes on it (docs/connectors.md, Stream
+ * resumption).
  */
 function withoutStream(fetch: Fetch, shared: boolean): Fetch {
   if (!shared) return fetch;
   return (input, init) =>
-    (init?.method ?? 'GET').toUpperCase() === 'GET'
+    (init?.method ?? 'GET').toUpperCase() === 'GET' && !new Headers(init?.headers).has('last-event-id')
       ? Promise.resolve(new Response(null, { status: 405 }))
       : fetch(input, init);
 }
