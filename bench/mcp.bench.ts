@@ -64,6 +64,13 @@ const upstream = await startOnServerCore(
   'mcp upstream',
 );
 const upstreamUrl = `${upstream.match[1]}/mcp`;
+// The SDK floor (bench/mcp-bare-relay.ts): the same two SDK hops with nothing of Gantry's.
+const relay = await startOnServerCore(
+  ['--import', 'tsx', fileURLToPath(new URL('mcp-bare-relay.ts', import.meta.url)), `${upstream.match[1]}/one/mcp`],
+  /relay listening on (\S+)/,
+  'mcp bare relay',
+);
+const relayUrl = `${relay.match[1]}/mcp`;
 const gantry = await startGantry({ env: { GANTRY_ALLOW_PRIVATE_NETWORKS: 'true' } });
 const endpoint = `${gantry.url}/api/v1/mcp`;
 
@@ -97,9 +104,11 @@ async function spotCheck() {
     [upstreamUrl, {}],
     [endpoint, auth],
     [endpoint, smallAuth],
+    [relayUrl, {}],
   ] as const) {
     const echoed = await check(url, { headers: { ...call.headers, ...headers }, body: call.body });
     assert.deepEqual(JSON.parse(echoed.content![0].text), ECHO_ARGS);
+    if (url === relayUrl) continue;
     const page = await check(url, { headers: { ...list.headers, ...headers }, body: list.body });
     assert.equal(page.tools!.length, headers === smallAuth ? 1 : 100);
   }
@@ -118,6 +127,7 @@ const targets = [
   post('direct tools/call echo', upstreamUrl, upstream.proc.pid, call),
   post('gantry tools/call echo, 1,000-tool workspace', endpoint, gantry.proc.pid, call, auth),
   post('gantry tools/call echo, 1-tool workspace', endpoint, gantry.proc.pid, call, smallAuth),
+  post('bare SDK relay tools/call echo', relayUrl, relay.proc.pid, call),
   post('direct tools/list (100 of 1,000)', upstreamUrl, upstream.proc.pid, list),
   post('gantry tools/list (100 of 1,000)', endpoint, gantry.proc.pid, list, auth),
 ];
@@ -127,14 +137,18 @@ for (let round = 0; round < ROUNDS; round++)
 // The same answers after the load: nothing degraded into errors under it.
 await spotCheck();
 
-const [directCall, gantryCall, smallCall, directList, gantryList] = rounds.map(best);
+const [directCall, gantryCall, smallCall, relayCall, directList, gantryList] = rounds.map(best);
 const summary = (what: string, through: Figures, direct: Figures) =>
   `${what}: Gantry/direct ${Math.round((through.rps / direct.rps) * 100)}% (goal >= 50%), p99 added ${(through.p99 - direct.p99).toFixed(1)} ms (goal < 5 ms), p50 added ${(through.p50 - direct.p50).toFixed(1)} ms`;
-report(`MCP tools/call, best of ${ROUNDS} rounds`, [directCall, gantryCall, smallCall], directCall);
+report(`MCP tools/call, best of ${ROUNDS} rounds`, [directCall, gantryCall, smallCall, relayCall], directCall);
 report(`MCP tools/list, 1,000 tools synced, best of ${ROUNDS} rounds`, [directList, gantryList], directList);
 console.log(`\n${summary('tools/call, 1,000-tool workspace', gantryCall, directCall)}`);
 console.log(summary('tools/call, 1-tool workspace', smallCall, directCall));
 console.log(summary('tools/list', gantryList, directList));
+console.log(
+  `bare SDK relay: ${Math.round((relayCall.rps / directCall.rps) * 100)}% of direct; Gantry (1-tool workspace) ${Math.round((smallCall.rps / relayCall.rps) * 100)}% of the relay, ${Math.round((smallCall.cpuUsPerReq ?? 0) - (relayCall.cpuUsPerReq ?? 0))} µs CPU per call above it`,
+);
 await gantry.stop();
+await relay.stop();
 await upstream.stop();
 clearTimeout(deadline);
