@@ -68,3 +68,42 @@ export async function modernClient(endpoint: string, token: string) {
   await client.connect(transport);
   return client;
 }
+
+/**
+ * One bare 2026-07-28 request (no SDK client): the headers and `_meta` the revision puts on
+ * every request, plus any extra `_meta` (a log level); the raw injected response.
+ */
+export function statelessRpc(
+  t: TestApp,
+  token: string,
+  method: string,
+  params: Record<string, unknown>,
+  options: { name?: string; meta?: Record<string, unknown> } = {},
+) {
+  return t.inject({
+    method: 'POST',
+    url: '/api/v1/mcp',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(options.name ? { 'mcp-name': options.name } : {}),
+    },
+    payload: {
+      jsonrpc: '2.0',
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'stateless-test', version: '1.0.0' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+          ...options.meta,
+        },
+      },
+    },
+  });
+}

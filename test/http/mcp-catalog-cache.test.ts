@@ -6,19 +6,13 @@ import { createLogger } from '../../src/lib/logger.js';
 import { TOOLS_CHANGED_TOPIC } from '../../src/connectors/types.js';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';
 import { startLegacyMcpServer, type McpFake } from '../helpers/mcp-servers.js';
-import { addInstance, mcpUser, type McpUser } from '../helpers/mcp-gateway.js';
+import { addInstance, mcpUser, statelessRpc, type McpUser } from '../helpers/mcp-gateway.js';
 
 // The exposed catalog is kept per workspace (docs/mcp.md, Performance): every change that alters
 // what a workspace serves must show in the very next tools/list and tools/call, in this process
 // and from another one on the same database.
 const C = '/api/v1/connectors';
 const ENV = { GANTRY_ALLOW_PRIVATE_NETWORKS: 'true' };
-const VERSION = '2026-07-28';
-const META = {
-  'io.modelcontextprotocol/protocolVersion': VERSION,
-  'io.modelcontextprotocol/clientInfo': { name: 'cache-test', version: '1.0.0' },
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
 
 let t: TestApp;
 let upstream: McpFake;
@@ -43,19 +37,7 @@ after(async () => {
 
 /** One stateless (2026-07-28) request to the endpoint: its JSON-RPC result or error. */
 async function rpc(method: string, params: Record<string, unknown>, name?: string) {
-  const res = await t.inject({
-    method: 'POST',
-    url: '/api/v1/mcp',
-    headers: {
-      authorization: `Bearer ${user.token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': VERSION,
-      'mcp-method': method,
-      ...(name ? { 'mcp-name': name } : {}),
-    },
-    payload: { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } },
-  });
+  const res = await statelessRpc(t, user.token, method, params, { name });
   return JSON.parse(res.payload) as {
     result?: { tools?: Array<{ name: string }>; isError?: boolean; content?: Array<{ text: string }> };
     error?: { message: string };

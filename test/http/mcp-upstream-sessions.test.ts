@@ -2,18 +2,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { startLegacyMcpServer, startModernMcpServer, type McpFake } from '../helpers/mcp-servers.js';
-import { addInstance, endpointOf, legacyClient, mcpUser, type McpUser } from '../helpers/mcp-gateway.js';
+import { addInstance, endpointOf, legacyClient, mcpUser, statelessRpc, type McpUser } from '../helpers/mcp-gateway.js';
 
 // Upstream sessions of tool calls (docs/mcp.md, Performance): calls that lend nothing
 // session-wide share the instance's session, which is renewed when its target or the
 // workspace's tools change; the target's era is remembered, so calls do not probe it again.
 const C = '/api/v1/connectors';
-const VERSION = '2026-07-28';
-const META = {
-  'io.modelcontextprotocol/protocolVersion': VERSION,
-  'io.modelcontextprotocol/clientInfo': { name: 'sessions-test', version: '1.0.0' },
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
 
 let t: TestApp;
 let legacy: McpFake;
@@ -39,24 +33,7 @@ after(async () => {
 
 /** A stateless (2026-07-28) tools/call through the endpoint; extra _meta (a log level) optional. */
 async function call(name: string, meta: Record<string, unknown> = {}) {
-  const res = await t.inject({
-    method: 'POST',
-    url: '/api/v1/mcp',
-    headers: {
-      authorization: `Bearer ${user.token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': VERSION,
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-    },
-    payload: {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name, arguments: {}, _meta: { ...META, ...meta } },
-    },
-  });
+  const res = await statelessRpc(t, user.token, 'tools/call', { name, arguments: {} }, { name, meta });
   assert.equal(res.statusCode, 200, res.payload);
   // A log level asks for an event stream: the result is its last message.
   const body = res.payload.startsWith('{')
