@@ -5,6 +5,7 @@ import type {
   OAuthTokens,
 } from '@modelcontextprotocol/client';
 import { DomainError, conflict } from '../http/errors.js';
+import { apiUrl } from '../http/paths.js';
 import { guardedFetch } from '../lib/outbound.js';
 import type { ConnectorsContext } from './context.js';
 import { closeMcp, McpAuthRequired, openMcp } from './mcp.js';
@@ -58,6 +59,9 @@ export async function markNeedsAuth(ctx: ConnectorsContext, instance: InstanceRo
 export function createMcpAuth(ctx: ConnectorsContext) {
   const fetchFn = () => guardedFetch({ allowPrivate: ctx.kernel.config.allowPrivateNetworks });
   const sdk = () => import('@modelcontextprotocol/client');
+  const { publicUrl } = ctx.kernel.config;
+  const documentUrl = apiUrl(publicUrl, '/connectors/oauth/client-metadata.json');
+  const genericCallback = apiUrl(publicUrl, '/connectors/oauth/mcp-generic/callback');
 
   /** The server's 401 challenge, if it answers one to the instance's current target. */
   async function challengeOf(instance: InstanceRow): Promise<string | null> {
@@ -72,9 +76,25 @@ export function createMcpAuth(ctx: ConnectorsContext) {
 
   return {
     /**
+     * Gantry's Client ID Metadata Document: its URL is the client_id. A public client (PKCE,
+     * no secret) whose only redirect URI is the mcp-generic callback.
+     */
+    clientMetadata() {
+      return {
+        client_id: documentUrl,
+        client_name: 'Gantry',
+        client_uri: publicUrl,
+        redirect_uris: [genericCallback],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      };
+    },
+
+    /**
      * Discovery (protected resource metadata from the challenge, path-inserted then root; then
-     * the authorization server's, RFC 8414 then OpenID), registration (the given client, else
-     * dynamic registration) and the authorization URL (PKCE S256, `resource`).
+     * the authorization server's, RFC 8414 then OpenID), the client (the given one, else Gantry's
+     * metadata document, else dynamic registration) and the authorization URL (PKCE S256, `resource`).
      */
     async start(instance: InstanceRow, choice: McpClientChoice, redirectUri: string, state: string) {
       const { url: serverUrl } = JSON.parse(instance.config) as { url: string };
@@ -108,6 +128,13 @@ export function createMcpAuth(ctx: ConnectorsContext) {
           ...(choice.clientSecret ? { client_secret: choice.clientSecret } : {}),
           ...(choice.tokenEndpointAuthMethod ? { token_endpoint_auth_method: choice.tokenEndpointAuthMethod } : {}),
         };
+      } else if (
+        // A metadata document must be fetchable by the authorization server: only at an https URL.
+        metadata.client_id_metadata_document_supported === true &&
+        publicUrl.startsWith('https://') &&
+        redirectUri === genericCallback
+      ) {
+        client = { client_id: documentUrl, token_endpoint_auth_method: 'none' };
       } else if (metadata.registration_endpoint) {
         const supported = metadata.token_endpoint_auth_methods_supported ?? ['client_secret_basic'];
         const method = ['client_secret_basic', 'client_secret_post', 'none'].find((m) => supported.includes(m));

@@ -28,6 +28,8 @@ export function createOauthLinking(ctx: ConnectorsContext) {
   }
 
   return {
+    clientMetadata: () => mcpAuth.clientMetadata(),
+
     /** Drops linking states that expired more than a day ago (used ones are kept that long too, for replay answers). */
     async pruneStates(now: Date): Promise<number> {
       const cutoff = new Date(now.getTime() - 24 * 3_600_000).toISOString();

@@ -211,6 +211,17 @@ export function connectorRoutes(app: PluginDeps): ServerRoute[] {
         ),
     },
     {
+      // Gantry's Client ID Metadata Document (docs/connectors.md, Authorization of remote MCP servers).
+      method: 'GET',
+      path: `${C}/oauth/client-metadata.json`,
+      options: { id: 'connectors.oauth.client-metadata', auth: false },
+      handler: (_request, h) =>
+        h
+          .response(connectors.oauth.clientMetadata())
+          .type('application/json')
+          .header('Cache-Control', 'public, max-age=3600'),
+    },
+    {
       method: 'GET',
       path: `${C}/oauth/{connectorKey}/callback`,
       options: {

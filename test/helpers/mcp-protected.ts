@@ -27,6 +27,8 @@ export interface ProtectedMcp {
   expiresIn: number;
   /** Registered endpoint off: only pre-registered clients. */
   noRegistration: boolean;
+  /** Advertise client_id_metadata_document_supported (an https client_id is then a public client). */
+  cimd: boolean;
   close(): Promise<void>;
 }
 
@@ -44,6 +46,7 @@ export async function startProtectedMcp(tools: FakeTool[]): Promise<ProtectedMcp
     validRefresh: new Set<string>(),
     expiresIn: 3600,
     noRegistration: false,
+    cimd: false,
   };
   const issue = () => {
     const access = `mcp-at-${randomUUID()}`;
@@ -72,6 +75,7 @@ export async function startProtectedMcp(tools: FakeTool[]): Promise<ProtectedMcp
         code_challenge_methods_supported: ['S256'],
         token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
         authorization_response_iss_parameter_supported: true,
+        ...(state.cimd ? { client_id_metadata_document_supported: true } : {}),
       });
     if (url.pathname === '/register' && req.method === 'POST') {
       const meta = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
@@ -107,7 +111,7 @@ export async function startProtectedMcp(tools: FakeTool[]): Promise<ProtectedMcp
         clientId = decodeURIComponent(id);
         secret = decodeURIComponent(s);
       }
-      const client = state.clients.get(clientId);
+      const client = state.cimd && clientId?.startsWith('https://') ? { secret: null } : state.clients.get(clientId);
       if (!client || (client.secret !== null && client.secret !== secret))
         return json(401, { error: 'invalid_client' });
       if (form.resource !== `${base}/mcp`) return json(400, { error: 'invalid_target' });

@@ -206,6 +206,54 @@ describe('mcp-generic instances on OAuth-protected MCP servers (shared mode)', (
   });
 });
 
+describe('a Client ID Metadata Document when Gantry is public over https', () => {
+  it('publishes the document and uses its URL as client_id when the server supports it', async () => {
+    const server = await startProtectedMcp([{ name: 'echo', inputSchema: { type: 'object' } }]);
+    server.cimd = true;
+    const t = withJson(
+      await createTestApp({
+        env: { GANTRY_ALLOW_PRIVATE_NETWORKS: 'true', GANTRY_PUBLIC_URL: 'https://gantry.example.com' },
+      }),
+    );
+    try {
+      const documentUrl = 'https://gantry.example.com/api/v1/connectors/oauth/client-metadata.json';
+      const callbackUrl = 'https://gantry.example.com/api/v1/connectors/oauth/mcp-generic/callback';
+      const doc = await t.inject({ method: 'GET', url: `${C}/oauth/client-metadata.json` });
+      assert.equal(doc.statusCode, 200);
+      assert.equal(doc.json().client_id, documentUrl);
+      assert.deepEqual(doc.json().redirect_uris, [callbackUrl]);
+      assert.equal(doc.json().token_endpoint_auth_method, 'none');
+      const team = await makeTeam(t.app, []);
+      const h = team.owner.headers;
+      const inst = (
+        await t.inject({
+          method: 'POST',
+          url: `${C}/instances`,
+          headers: h,
+          payload: { connectorKey: 'mcp-generic', displayName: 'Remote', config: { url: server.url } },
+        })
+      ).json().data;
+      const started = await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/oauth/initiate`, headers: h });
+      assert.equal(started.statusCode, 200, started.body);
+      const url = new URL(started.json().data.redirectUrl);
+      assert.equal(url.searchParams.get('client_id'), documentUrl);
+      assert.equal(server.registrations.length, 0);
+      const answer = await fetch(url, { redirect: 'manual' });
+      const back = new URL(String(answer.headers.get('location')));
+      assert.equal(back.origin + back.pathname, callbackUrl);
+      const res = await t.inject({ method: 'GET', url: back.pathname + back.search });
+      assert.equal(new URL(String(res.headers.location)).searchParams.get('status'), 'success');
+      const exchange = server.tokenRequests.at(-1)!;
+      assert.equal(exchange.form.client_id, documentUrl);
+      assert.equal(exchange.form.client_secret, undefined);
+      assert.equal(exchange.authorization, null);
+    } finally {
+      await t.close();
+      await server.close();
+    }
+  });
+});
+
 describe('MCP authorization discovery goes through the SSRF guard', () => {
   it('refuses discovery at a loopback address when private networks are not allowed', async () => {
     const server = await startProtectedMcp([]);
