@@ -123,6 +123,9 @@ export function createOauthLinking(ctx: ConnectorsContext) {
         if (def.adapter === 'mcp') {
           const kept = JSON.parse(verifier ?? '{}') as { verifier: string; link: McpOauthLink };
           mcpLink = kept.link;
+          // A url moved to another origin since the initiate: these tokens are not for it.
+          if (originOf(kept.link.resource) !== originOf((JSON.parse(instance.config) as { url?: unknown }).url))
+            return fail('target_changed', instance.id);
           const answer = await mcpAuth.exchange(
             kept.link,
             query.code,

@@ -193,6 +193,39 @@ describe('mcp-generic instances on OAuth-protected MCP servers (shared mode)', (
     assert.equal(new URL(String(foreign.headers.location)).searchParams.get('reason'), 'invalid_state');
   });
 
+  it('refuses a callback whose iss is not the authorization server (RFC 9207) without redeeming the code', async () => {
+    const { h, inst } = await protectedInstance();
+    const { redirectUrl } = (await initiate(h, inst.id)).json().data;
+    const answer = await fetch(redirectUrl, { redirect: 'manual' });
+    const back = new URL(String(answer.headers.get('location')));
+    back.searchParams.set('iss', 'https://attacker.example');
+    const requests = server.tokenRequests.length;
+    const res = await t.inject({ method: 'GET', url: back.pathname + back.search });
+    const location = new URL(String(res.headers.location));
+    assert.equal(location.searchParams.get('status'), 'error');
+    assert.equal(location.searchParams.get('reason'), 'token_exchange_failed');
+    assert.equal(server.tokenRequests.length, requests);
+    assert.equal((await getInstance(h, inst.id)).status, 'pending_auth');
+  });
+
+  it('refuses a callback after the url moved to another origin, without redeeming the code', async () => {
+    const { h, inst } = await protectedInstance();
+    const { redirectUrl } = (await initiate(h, inst.id)).json().data;
+    const answer = await fetch(redirectUrl, { redirect: 'manual' });
+    const back = new URL(String(answer.headers.get('location')));
+    const moved = await t.inject({
+      method: 'PATCH',
+      url: `${C}/instances/${inst.id}`,
+      headers: h,
+      payload: { config: { url: 'http://localhost:9/mcp' } },
+    });
+    assert.equal(moved.statusCode, 200, moved.body);
+    const requests = server.tokenRequests.length;
+    const res = await t.inject({ method: 'GET', url: back.pathname + back.search });
+    assert.equal(new URL(String(res.headers.location)).searchParams.get('reason'), 'target_changed');
+    assert.equal(server.tokenRequests.length, requests);
+  });
+
   it('asks for a clientId when the authorization server allows no dynamic registration', async () => {
     server.noRegistration = true;
     try {
