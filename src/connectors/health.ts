@@ -3,7 +3,8 @@ import { DomainError } from '../http/errors.js';
 import { guardedFetch, readLimited } from '../lib/outbound.js';
 import type { ConnectorsContext } from './context.js';
 import { authHeaders } from './credentials.js';
-import { closeMcp, openMcp, pingMcp } from './mcp.js';
+import { closeMcp, McpAuthRequired, openMcp, pingMcp } from './mcp.js';
+import { NEEDS_AUTH_MESSAGE } from './mcp-auth.js';
 import { credentialStore, instanceStore } from './store/index.js';
 import type { Actor } from './types.js';
 
@@ -24,6 +25,7 @@ export function createHealthCheck(ctx: ConnectorsContext) {
       const started = performance.now();
       let healthy = false;
       let message: string | null = null;
+      let needsAuth = false;
       try {
         if (!def) throw new Error('connector definition no longer exists');
         if (def.adapter === 'mcp') {
@@ -54,14 +56,17 @@ export function createHealthCheck(ctx: ConnectorsContext) {
         } else message = 'nothing to check';
         healthy = true;
       } catch (err) {
-        message = err instanceof DomainError ? err.message : `unhealthy: ${(err as Error).message}`.slice(0, 500);
+        needsAuth = err instanceof McpAuthRequired;
+        if (needsAuth) message = NEEDS_AUTH_MESSAGE;
+        else message = err instanceof DomainError ? err.message : `unhealthy: ${(err as Error).message}`.slice(0, 500);
       }
       const latencyMs = Math.round((performance.now() - started) * 100) / 100;
       const now = clock.now().toISOString();
       await inTransaction(db, async (trx) => {
         const fresh = await instanceStore.findById(trx, id);
         if (!fresh) return;
-        const status = fresh.enabled ? (healthy ? 'active' : 'error') : 'inactive';
+        // A server asking for authorization waits for a link (pending_auth), not in error.
+        const status = fresh.enabled ? (healthy ? 'active' : needsAuth ? 'pending_auth' : 'error') : 'inactive';
         await instanceStore.update(trx, id, {
           status,
           last_health_check: now,

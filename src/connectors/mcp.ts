@@ -44,6 +44,13 @@ export const INTERACTIVE_CALL_MS = 5 * 60_000;
 const RESUME_MAX_ATTEMPTS = 3;
 const RESUME_MAX_DELAY_MS = 5_000;
 
+/** The server answered 401 (docs/connectors.md, Authorization of remote MCP servers): its challenge, if any. */
+export class McpAuthRequired extends Error {
+  constructor(readonly challenge: string | null) {
+    super('the MCP server requires authorization');
+  }
+}
+
 const interactive = (relay?: McpRelay) => Boolean(relay?.sampling || relay?.elicitation);
 
 /**
@@ -90,15 +97,20 @@ export async function openMcp(target: McpTarget, relay?: McpRelay, options: Open
     },
   );
   if (relay) relayTo(client, relay);
+  // The last 401's WWW-Authenticate: a connect that fails after one needs authorization.
+  let challenge: string | null | undefined;
+  const base = guardedFetch({
+    allowPrivate: target.allowPrivate,
+    ...(interactive(relay) ? { timeoutMs: INTERACTIVE_CALL_MS } : {}),
+  });
+  const watched: Fetch = async (input, init) => {
+    const res = await base(input, init);
+    if (res.status === 401) challenge = res.headers.get('www-authenticate');
+    return res;
+  };
   const transport = new StreamableHTTPClientTransport(new URL(target.url), {
     // The deadline covers a response's streamed body: a call that may wait on the caller needs longer.
-    fetch: withoutStream(
-      guardedFetch({
-        allowPrivate: target.allowPrivate,
-        ...(interactive(relay) ? { timeoutMs: INTERACTIVE_CALL_MS } : {}),
-      }),
-      options.shared === true,
-    ),
+    fetch: withoutStream(watched, options.shared === true),
     // The resumed GET (Last-Event-ID) goes through the same fetch and carries these headers too.
     requestInit: { headers: target.headers },
     // An upstream may close a call's SSE stream and answer once the client resumes it
@@ -115,7 +127,15 @@ export async function openMcp(target: McpTarget, relay?: McpRelay, options: Open
       return () => clearTimeout(timer);
     },
   });
-  await client.connect(transport, { timeout: OUTBOUND_TIMEOUT_MS, ...(options.prior ? { prior: options.prior } : {}) });
+  try {
+    await client.connect(transport, {
+      timeout: OUTBOUND_TIMEOUT_MS,
+      ...(options.prior ? { prior: options.prior } : {}),
+    });
+  } catch (err) {
+    if (challenge !== undefined) throw new McpAuthRequired(challenge);
+    throw err;
+  }
   const protocolVersion = client.getNegotiatedProtocolVersion() ?? 'unknown';
   const era = protocolVersion >= '2026-07-28' ? 'modern' : 'legacy';
   const discover = client.getDiscoverResult();

@@ -7,6 +7,8 @@ import { open, seal } from '../lib/sealed.js';
 import type { ConnectorsContext } from './context.js';
 import { replaceCredentials } from './instance-credentials.js';
 import { callbackUrl, createTokenClient, OauthFailure, ready, type TokenAnswer } from './oauth-client.js';
+import { originOf } from './credentials.js';
+import { createMcpAuth, type McpClientChoice, type McpOauthLink } from './mcp-auth.js';
 import { verifierContext } from './sealing.js';
 import { instanceStore, oauthStateStore } from './store/index.js';
 import type { Actor } from './types.js';
@@ -18,6 +20,7 @@ const OAUTH_STATE_TTL_MS = 10 * 60_000;
 export function createOauthLinking(ctx: ConnectorsContext) {
   const { db, clock, secrets, config } = ctx.kernel;
   const tokenClient = createTokenClient(ctx.kernel);
+  const mcpAuth = createMcpAuth(ctx);
 
   function settingsUrl(query: Record<string, string>): string {
     // Always our own configured web URL: the redirect target never comes from the request.
@@ -25,6 +28,8 @@ export function createOauthLinking(ctx: ConnectorsContext) {
   }
 
   return {
+    clientMetadata: () => mcpAuth.clientMetadata(),
+
     /** Drops linking states that expired more than a day ago (used ones are kept that long too, for replay answers). */
     async pruneStates(now: Date): Promise<number> {
       const cutoff = new Date(now.getTime() - 24 * 3_600_000).toISOString();
@@ -32,25 +37,35 @@ export function createOauthLinking(ctx: ConnectorsContext) {
     },
 
     /** Returns the provider's authorization URL and a state (single-use, 10 min, bound to user and instance). */
-    async initiate(actor: Actor, instanceId: string) {
+    async initiate(actor: Actor, instanceId: string, choice: McpClientChoice = {}) {
       ctx.assertWriter(actor.ws);
       const instance = await ctx.requireInstance(actor.ws, instanceId);
       const def = await ctx.definitions.require(instance.connector_key, actor.ws.workspaceId);
-      const o = ready(def);
       const state = randomToken(32);
       const stateHash = sha256Hex(state);
+      const saveState = async (sealedValue: string | null) => {
+        const now = clock.now();
+        await oauthStateStore.insert(db, {
+          state_hash: stateHash,
+          instance_id: instanceId,
+          user_id: actor.principal.userId,
+          connector_key: def.key,
+          verifier_sealed: sealedValue ? seal(secrets, sealedValue, verifierContext(stateHash)) : null,
+          expires_at: new Date(now.getTime() + OAUTH_STATE_TTL_MS).toISOString(),
+          used_at: null,
+          created_at: now.toISOString(),
+        });
+      };
+      if (def.adapter === 'mcp') {
+        // An MCP server's own authorization server (docs/connectors.md, Authorization of remote
+        // MCP servers): the verifier and the registration wait sealed in the state.
+        const started = await mcpAuth.start(instance, choice, callbackUrl(config.publicUrl, def.key), state);
+        await saveState(JSON.stringify({ verifier: started.verifier, link: started.link }));
+        return { redirectUrl: started.redirectUrl, state };
+      }
+      const o = ready(def);
       const verifier = o.pkce ? randomToken(48) : null;
-      const now = clock.now();
-      await oauthStateStore.insert(db, {
-        state_hash: stateHash,
-        instance_id: instanceId,
-        user_id: actor.principal.userId,
-        connector_key: def.key,
-        verifier_sealed: verifier ? seal(secrets, verifier, verifierContext(stateHash)) : null,
-        expires_at: new Date(now.getTime() + OAUTH_STATE_TTL_MS).toISOString(),
-        used_at: null,
-        created_at: now.toISOString(),
-      });
+      await saveState(verifier);
       const url = new URL(o.authorizeUrl);
       url.searchParams.set('response_type', 'code');
       url.searchParams.set('client_id', o.clientId);
@@ -70,7 +85,10 @@ export function createOauthLinking(ctx: ConnectorsContext) {
      * (no transaction open), stores the tokens sealed and moves pending_auth -> active.
      * Always answers with a redirect URL on our own web URL.
      */
-    async callback(connectorKey: string, query: { code?: string; state?: string; error?: string }): Promise<string> {
+    async callback(
+      connectorKey: string,
+      query: { code?: string; state?: string; error?: string; iss?: string },
+    ): Promise<string> {
       const fail = (reason: string, instanceId?: string) =>
         settingsUrl({ connector: connectorKey, ...(instanceId ? { instanceId } : {}), status: 'error', reason });
       if (!query.state) return fail('missing_state');
@@ -97,28 +115,51 @@ export function createOauthLinking(ctx: ConnectorsContext) {
       const def = await ctx.definitions.get(connectorKey, instance.workspace_id);
       if (!def) return fail('unknown_connector', instance.id);
       let tokens: TokenAnswer;
+      let mcpLink: McpOauthLink | null = null;
       try {
         const verifier = record.verifier_sealed
           ? open(secrets, record.verifier_sealed, verifierContext(stateHash))
           : null;
-        tokens = await tokenClient.request(def, {
-          grant_type: 'authorization_code',
-          code: query.code,
-          redirect_uri: callbackUrl(config.publicUrl, connectorKey),
-          ...(verifier ? { code_verifier: verifier } : {}),
-        });
+        if (def.adapter === 'mcp') {
+          const kept = JSON.parse(verifier ?? '{}') as { verifier: string; link: McpOauthLink };
+          mcpLink = kept.link;
+          // A url moved to another origin since the initiate: these tokens are not for it.
+          if (originOf(kept.link.resource) !== originOf((JSON.parse(instance.config) as { url?: unknown }).url))
+            return fail('target_changed', instance.id);
+          const answer = await mcpAuth.exchange(
+            kept.link,
+            query.code,
+            kept.verifier,
+            callbackUrl(config.publicUrl, connectorKey),
+            query.iss,
+          );
+          tokens = answer;
+        } else
+          tokens = await tokenClient.request(def, {
+            grant_type: 'authorization_code',
+            code: query.code,
+            redirect_uri: callbackUrl(config.publicUrl, connectorKey),
+            ...(verifier ? { code_verifier: verifier } : {}),
+          });
       } catch (err) {
+        ctx.kernel.logger.warn('connector oauth exchange failed', {
+          instanceId: instance.id,
+          error: (err as Error).name,
+        });
         return fail(err instanceof OauthFailure ? err.reason : 'token_exchange_failed', instance.id);
       }
       const stored = clock.now();
       const values: Record<string, string> = {
         access_token: tokens.access_token,
         ...(tokens.refresh_token ? { refresh_token: tokens.refresh_token } : {}),
+        // Where and as whom the refresh job refreshes them (sealed with them).
+        ...(mcpLink ? { mcp_oauth: JSON.stringify(mcpLink) } : {}),
       };
       const scopes = tokens.scope ? tokens.scope.split(' ').filter(Boolean) : (def.oauth?.scopes ?? []);
       await inTransaction(db, async (trx) => {
         // Linked tokens go only to the definition's token and check URLs, which the operator
         // sets and no member can change: no origin to bind (docs/connectors.md, Credentials).
+        // An MCP server's tokens are bound to its url's origin, as any of its credentials.
         const expiresAt = tokens.expires_in
           ? new Date(stored.getTime() + tokens.expires_in * 1000).toISOString()
           : null;
@@ -126,7 +167,7 @@ export function createOauthLinking(ctx: ConnectorsContext) {
           instanceId: instance.id,
           credType: 'oauth2',
           values,
-          origin: null,
+          origin: mcpLink ? originOf((JSON.parse(instance.config) as { url?: unknown }).url) : null,
           scopes,
           expiresAt,
           at: stored.toISOString(),

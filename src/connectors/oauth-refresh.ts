@@ -2,6 +2,7 @@ import { inTransaction } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import type { ConnectorsContext } from './context.js';
 import { openCredentials, sealCredentials } from './credentials.js';
+import { createMcpAuth, type McpOauthLink } from './mcp-auth.js';
 import { createTokenClient, OauthFailure } from './oauth-client.js';
 import { credentialStore, instanceStore } from './store/index.js';
 
@@ -14,6 +15,7 @@ const REFRESH_BATCH = 500;
 export function createTokenRefresh(ctx: ConnectorsContext) {
   const { db, clock, secrets, config } = ctx.kernel;
   const tokenClient = createTokenClient(ctx.kernel);
+  const mcpAuth = createMcpAuth(ctx);
 
   return {
     /**
@@ -52,14 +54,18 @@ export function createTokenRefresh(ctx: ConnectorsContext) {
               const values = openCredentials(secrets, row.instance_id, 'oauth2', row.sealed_value, row.origin);
               if (!values.refresh_token)
                 throw new OauthFailure('no_refresh_token', 'no refresh token is stored; link the connector again');
-              const tokens = await tokenClient.request(def, {
-                grant_type: 'refresh_token',
-                refresh_token: values.refresh_token,
-              });
+              // An MCP server's tokens refresh at its own authorization server, with `resource`.
+              const tokens = values.mcp_oauth
+                ? await mcpAuth.refresh(JSON.parse(values.mcp_oauth) as McpOauthLink, values.refresh_token)
+                : await tokenClient.request(def, {
+                    grant_type: 'refresh_token',
+                    refresh_token: values.refresh_token,
+                  });
               const after = clock.now();
               const fresh = {
                 access_token: tokens.access_token,
                 refresh_token: tokens.refresh_token ?? values.refresh_token,
+                ...(values.mcp_oauth ? { mcp_oauth: values.mcp_oauth } : {}),
               };
               // refresh_claimed_until stays: a token shorter-lived than the horizon is
               // not refreshed again within this run.

@@ -4,6 +4,7 @@ import { reply } from '../http/envelope.js';
 import { principalOf } from '../http/auth.js';
 import { tenancyHeaders } from '../accounts/access.js';
 import { schemas } from './schemas.js';
+import type { McpClientChoice } from './mcp-auth.js';
 import { settingsPage } from './page.js';
 import { htmlErrorFormat } from '../http/html.js';
 
@@ -194,9 +195,31 @@ export function connectorRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'POST',
       path: `${C}/instances/{id}/oauth/initiate`,
-      options: { id: 'connectors.oauth.initiate', validate: { params: schemas.instanceParams } },
+      options: {
+        id: 'connectors.oauth.initiate',
+        validate: { params: schemas.instanceParams, payload: schemas.oauthInitiate },
+      },
       handler: async (request, h) =>
-        reply(request, h, await connectors.oauth.initiate(await actor(request), params(request).id)),
+        reply(
+          request,
+          h,
+          await connectors.oauth.initiate(
+            await actor(request),
+            params(request).id,
+            (request.payload as McpClientChoice | null) ?? {},
+          ),
+        ),
+    },
+    {
+      // Gantry's Client ID Metadata Document (docs/connectors.md, Authorization of remote MCP servers).
+      method: 'GET',
+      path: `${C}/oauth/client-metadata.json`,
+      options: { id: 'connectors.oauth.client-metadata', auth: false },
+      handler: (_request, h) =>
+        h
+          .response(connectors.oauth.clientMetadata())
+          .type('application/json')
+          .header('Cache-Control', 'public, max-age=3600'),
     },
     {
       method: 'GET',
@@ -210,7 +233,7 @@ export function connectorRoutes(app: PluginDeps): ServerRoute[] {
       handler: async (request, h) => {
         const location = await connectors.oauth.callback(
           params(request).connectorKey,
-          request.query as { code?: string; state?: string; error?: string },
+          request.query as { code?: string; state?: string; error?: string; iss?: string },
         );
         return h.response().redirect(location).code(302).header('Cache-Control', 'no-store');
       },

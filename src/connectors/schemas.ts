@@ -24,6 +24,13 @@ export const schemas = {
   listQuery: Joi.object(offsetQuery({ max: 100 })),
   toolsQuery: Joi.object({ locale: Joi.string().pattern(/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/) }),
   approvalsQuery: Joi.object({ status: Joi.string().valid('pending', 'approved', 'rejected', 'failed') }),
+  /** A client registered with an MCP server's authorization server (docs/connectors.md); all optional. */
+  oauthInitiate: Joi.object({
+    clientId: Joi.string().min(1).max(512),
+    clientSecret: Joi.string().min(1).max(2048),
+    tokenEndpointAuthMethod: Joi.string().valid('client_secret_basic', 'client_secret_post', 'none'),
+    scopes: Joi.array().items(Joi.string().min(1).max(256)).max(50),
+  }).allow(null),
   callbackQuery: Joi.object({
     code: Joi.string().max(4096),
     state: Joi.string().max(512),

@@ -4,7 +4,8 @@ import { inTransaction, toBool } from '../db/tx.js';
 import { DomainError, conflict, notFound } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import type { ConnectorsContext } from './context.js';
-import { closeMcp, listAllTools, openMcp, type McpToolDefinition } from './mcp.js';
+import { closeMcp, listAllTools, McpAuthRequired, openMcp, type McpToolDefinition } from './mcp.js';
+import { markNeedsAuth, NEEDS_AUTH_MESSAGE } from './mcp-auth.js';
 import { presentTool } from './presenters.js';
 import { toolStore } from './store/index.js';
 import type { InstanceRow, ToolRow } from './tables.js';
@@ -84,6 +85,10 @@ export function createToolCatalog(ctx: ConnectorsContext) {
             await closeMcp(session);
           }
         } catch (err) {
+          if (err instanceof McpAuthRequired) {
+            await markNeedsAuth(ctx, instance);
+            throw conflict(NEEDS_AUTH_MESSAGE);
+          }
           if (err instanceof DomainError) throw err;
           throw upstream(`Tool sync failed: ${(err as Error).message}`.slice(0, 300));
         }
