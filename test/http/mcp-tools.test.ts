@@ -168,6 +168,18 @@ describe('tools/call', () => {
     assert.ok(!JSON.stringify(await auditRows()).includes('audited'), 'arguments are never stored');
   });
 
+  test('gantry_mcp_tool_calls_total counts every call by the outcome its audit row records', async () => {
+    const counts: Record<string, number> = {};
+    for (const row of await auditRows()) {
+      const outcome = row.metadata.outcome as string;
+      counts[outcome] = (counts[outcome] ?? 0) + 1;
+    }
+    const metric = await t.app.kernel.metrics.registry.getSingleMetric('gantry_mcp_tool_calls_total')?.get();
+    const counted = Object.fromEntries((metric?.values ?? []).map((v) => [v.labels.outcome, v.value]));
+    assert.ok((counts.completed ?? 0) > 0 && (counts.rate_limited ?? 0) > 0);
+    assert.deepEqual(counted, counts);
+  });
+
   test('an unknown tool is a JSON-RPC invalid params error', async () => {
     const client = await legacyClient(endpointOf(t), user.token);
     await assert.rejects(
