@@ -178,6 +178,13 @@ describe('tools/call', () => {
     const counted = Object.fromEntries((metric?.values ?? []).map((v) => [v.labels.outcome, v.value]));
     assert.ok((counts.completed ?? 0) > 0 && (counts.rate_limited ?? 0) > 0);
     assert.deepEqual(counted, counts);
+    // The same calls on the connectors' invoke path, which names a refusal by its error code.
+    const invoked = await t.app.kernel.metrics.registry
+      .getSingleMetric('gantry_connector_tool_invocations_total')
+      ?.get();
+    const byOutcome = Object.fromEntries((invoked?.values ?? []).map((v) => [v.labels.outcome, v.value]));
+    assert.equal(byOutcome.completed, counts.completed + (counts.tool_error ?? 0));
+    assert.equal(byOutcome.rate_limit_exceeded, counts.rate_limited);
   });
 
   test('an unknown tool is a JSON-RPC invalid params error', async () => {
