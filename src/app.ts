@@ -4,6 +4,7 @@ import { createKernel, type Kernel, type KernelOverrides } from './kernel.js';
 import { Scheduler, type JobSpec } from './jobs/scheduler.js';
 import { createServices, type Services } from './services.js';
 import { createServer } from './http/server.js';
+import { startMetricsListener, type MetricsListener } from './http/metrics.js';
 import { identityJobs } from './identity/jobs.js';
 import { accountsJobs } from './accounts/jobs.js';
 import { statusJobs } from './status/jobs.js';
@@ -43,6 +44,8 @@ export function collectJobs(app: AppContext): JobSpec[] {
 export interface RunningApp {
   app: AppContext;
   servers: Server[];
+  /** The Prometheus listener, when GANTRY_METRICS_PORT is set. */
+  metrics: MetricsListener | null;
   scheduler: Scheduler;
   stop(): Promise<void>;
 }
@@ -54,19 +57,22 @@ export async function startApp(app: AppContext): Promise<RunningApp> {
   if (config.statusPort !== null)
     servers.push(await createServer(app, { port: config.statusPort, host: config.host, statusOnly: true }));
   await app.kernel.changes.start();
-  const scheduler = new Scheduler(collectJobs(app), app.kernel.clock, app.kernel.logger);
+  const scheduler = new Scheduler(collectJobs(app), app.kernel.clock, app.kernel.logger, app.kernel.metrics);
   for (const server of servers) await server.start();
+  const metrics =
+    config.metrics && (await startMetricsListener(app.kernel.metrics, config.metrics.port, config.metrics.host));
   scheduler.start();
   let stopping: Promise<void> | null = null;
   return {
     app,
     servers,
+    metrics,
     scheduler,
     stop() {
       stopping ??= (async () => {
         app.draining = true;
         // Stop accepting; in-flight requests get up to 8 s to finish (systemd waits 10).
-        await Promise.all(servers.map((s) => s.stop({ timeout: 8000 })));
+        await Promise.all([...servers.map((s) => s.stop({ timeout: 8000 })), metrics?.stop()]);
         await scheduler.stop();
         await app.kernel.close();
       })();

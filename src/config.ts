@@ -14,6 +14,8 @@ export interface Config {
   readonly port: number;
   readonly publicUrl: string;
   readonly statusPort: number | null;
+  /** The Prometheus listener (GANTRY_METRICS_PORT, GANTRY_METRICS_HOST); null: none. */
+  readonly metrics: { port: number; host: string } | null;
   readonly webUrl: string;
   readonly smtpUrl: string | null;
   readonly logLevel: LogLevel;
@@ -168,6 +170,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
   const port = parsePort('GANTRY_PORT', pick(flags.port, env.GANTRY_PORT) ?? 8080);
   const statusRaw = pick(flags.statusPort, env.GANTRY_STATUS_PORT);
   const statusPort = statusRaw === undefined ? null : parsePort('GANTRY_STATUS_PORT', statusRaw);
+  const metricsRaw = env.GANTRY_METRICS_PORT || undefined;
   const publicRaw = pick(flags.publicUrl, env.GANTRY_PUBLIC_URL);
   const publicUrl =
     publicRaw === undefined
@@ -199,6 +202,13 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     port,
     publicUrl,
     statusPort,
+    metrics:
+      metricsRaw === undefined
+        ? null
+        : Object.freeze({
+            port: parsePort('GANTRY_METRICS_PORT', metricsRaw),
+            host: env.GANTRY_METRICS_HOST || '127.0.0.1',
+          }),
     webUrl,
     smtpUrl: smtpRaw === undefined ? null : String(smtpRaw),
     logLevel,

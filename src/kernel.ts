@@ -8,6 +8,7 @@ import { systemClock, type Clock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { JwtCodec } from './lib/jwt.js';
 import { Mailer } from './lib/mailer.js';
+import { Metrics } from './lib/metrics.js';
 import { loadSecrets, type Secrets } from './lib/secrets.js';
 import { CursorCodec } from './http/pagination.js';
 import { RateLimiter } from './http/rate-limit.js';
@@ -25,6 +26,8 @@ export interface Kernel {
   jwt: JwtCodec;
   cursors: CursorCodec;
   limiter: RateLimiter;
+  /** Prometheus registry of this process; domains add their own counters to it. */
+  metrics: Metrics;
   migration: MigrationResult;
   close(): Promise<void>;
 }
@@ -58,6 +61,7 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
       jwt: new JwtCodec(secrets.jwtSigningKey, config.publicUrl, clock),
       cursors: new CursorCodec(secrets.cursorSigningKey),
       limiter: new RateLimiter(config.rateLimitMultiplier, clock),
+      metrics: new Metrics(config.dbFile),
       migration,
       async close() {
         changes.stop();

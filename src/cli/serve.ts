@@ -43,7 +43,9 @@ export function makeServeCommand(program: Command, io: CliIo): void {
       const app = await createAppContext(config, { env: io.env });
       const running = await startApp(app);
       const [main, status] = running.servers;
-      io.out(`gantry listening on ${main.info.uri}${status ? ` (status on ${status.info.uri})` : ''}`);
+      const metrics =
+        running.metrics && ` (metrics on ${running.metrics.address.address}:${running.metrics.address.port})`;
+      io.out(`gantry listening on ${main.info.uri}${status ? ` (status on ${status.info.uri})` : ''}${metrics || ''}`);
       const signal = await io.stopSignal;
       app.kernel.logger.info('shutting down', { signal });
       await running.stop();

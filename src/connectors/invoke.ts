@@ -60,6 +60,11 @@ export function createInvoker(
   sessions: Pick<McpSessions, 'call'>,
 ) {
   const { db, clock, secrets, limiter } = ctx.kernel;
+  const invocations = ctx.kernel.metrics.counter(
+    'gantry_connector_tool_invocations_total',
+    'Connector tool invocations (REST and MCP), by outcome: completed, pending_approval, or the error code',
+    ['outcome'],
+  );
 
   /** The approvers (owner/admin) and the requester see the input they decide or asked for. */
   function approvalView(actor: Actor, row: ApprovalRow, inputSchema: string | null) {
@@ -94,7 +99,7 @@ export function createInvoker(
     }
   }
 
-  return {
+  const invoker = {
     approvalView,
     execute,
 
@@ -168,6 +173,21 @@ export function createInvoker(
       }
       const result = await execute(instance, tool, input, options.relay);
       return { status: 200, body: { status: 'completed', approval: null, result } };
+    },
+  };
+  const { invoke } = invoker;
+  return {
+    ...invoker,
+    async invoke(...args: Parameters<typeof invoke>) {
+      try {
+        const out = await invoke(...args);
+        invocations.inc({ outcome: out.body.status });
+        return out;
+      } catch (err) {
+        // Error codes are a closed list (docs/interface.md): a bounded label.
+        invocations.inc({ outcome: err instanceof DomainError ? err.code.toLowerCase() : 'failed' });
+        throw err;
+      }
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Request, Server } from '@hapi/hapi';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../lib/clock.js';
+import type { Metrics } from '../lib/metrics.js';
 import { DomainError } from './errors.js';
 import { routeConfig, routeName, type RateLimitRule } from './route-config.js';
 import type { Principal } from './auth.js';
@@ -102,13 +103,19 @@ export const rateLimitBucket = (routeId: string, request: Request): string => `$
  * Per endpoint, per authenticated user (per client IP when anonymous). Runs after
  * authentication so a signed-in caller is counted as themself wherever they connect from.
  */
-export function registerRateLimits(server: Server, limiter: RateLimiter, clock: Clock): void {
+export function registerRateLimits(server: Server, limiter: RateLimiter, clock: Clock, metrics: Metrics): void {
+  const rejections = metrics.counter('gantry_rate_limit_rejections_total', 'Requests refused with 429, by rule', [
+    'rule',
+  ]);
   server.ext('onPostAuth', (request, h) => {
     const rule = routeConfig(request).rateLimit;
     if (rule === false) return h.continue;
-    const decision = limiter.hit(rateLimitBucket(routeName(request), request), rule ?? DEFAULT_RATE_LIMIT);
+    const name = routeName(request);
+    const decision = limiter.hit(rateLimitBucket(name, request), rule ?? DEFAULT_RATE_LIMIT);
     (request.app as { rateLimit?: RateDecision }).rateLimit = decision;
     if (!decision.allowed) {
+      // The rule is the route's own row (its id), or the default one when it has none.
+      rejections.inc({ rule: rule ? name : 'default' });
       throw new DomainError(
         'RATE_LIMIT_EXCEEDED',
         'Too many requests; retry after the time in Retry-After',

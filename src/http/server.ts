@@ -3,6 +3,7 @@ import { registerBearerAuth } from './auth.js';
 import { registerClientAddress } from './client-address.js';
 import { registerHealth } from './health.js';
 import { registerRateLimits } from './rate-limit.js';
+import { registerRequestMetrics } from './metrics.js';
 import { registerPayloadDepth } from './payload-depth.js';
 import { registerResponses, validationFailAction } from './responses.js';
 import { API } from './paths.js';
@@ -60,7 +61,8 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     services.oauth.accessTokenVerifier,
     services.accounts.apiKeyVerifier,
   ]);
-  registerRateLimits(server, kernel.limiter, kernel.clock);
+  registerRequestMetrics(server, kernel.metrics);
+  registerRateLimits(server, kernel.limiter, kernel.clock, kernel.metrics);
   registerPayloadDepth(server);
   registerHealth(server, kernel.db, () => app.draining);
 

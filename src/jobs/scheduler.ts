@@ -1,6 +1,8 @@
 import { Cron } from 'croner';
+import type { Counter } from 'prom-client';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
+import type { Metrics } from '../lib/metrics.js';
 
 /** A periodic job. `run` takes `now` from the injected clock so tests call it directly. */
 export interface JobSpec {
@@ -19,7 +21,15 @@ export class Scheduler {
     private readonly jobs: readonly JobSpec[],
     private readonly clock: Clock,
     private readonly logger: Logger,
-  ) {}
+    metrics: Metrics,
+  ) {
+    this.runs = metrics.counter('gantry_job_runs_total', 'Periodic job runs, by job and outcome (ok, failed)', [
+      'job',
+      'outcome',
+    ]);
+  }
+
+  private readonly runs: Counter<'job' | 'outcome'>;
 
   start(): void {
     for (const job of this.jobs) {
@@ -30,8 +40,10 @@ export class Scheduler {
         this.running.add(run);
         try {
           await run;
+          this.runs.inc({ job: job.name, outcome: 'ok' });
           this.logger.debug('job finished', { job: job.name, durationMs: Date.now() - started });
         } catch (err) {
+          this.runs.inc({ job: job.name, outcome: 'failed' });
           this.logger.error('job failed', { job: job.name, err });
         } finally {
           this.running.delete(run);

@@ -87,10 +87,11 @@ function passThrough(answer: unknown): Ended {
  * row per call with a digest of the arguments, never the arguments.
  */
 export function createToolCalls(
-  kernel: Pick<Kernel, 'db'>,
+  kernel: Pick<Kernel, 'db' | 'metrics'>,
   deps: { connectors: ConnectorsService; audit: AuditService },
 ) {
   const { db } = kernel;
+  const counted = kernel.metrics.counter('gantry_mcp_tool_calls_total', 'MCP tools/call by outcome', ['outcome']);
   const { connectors, audit } = deps;
   const actorOf = (caller: McpCaller) => ({ principal: caller.principal, ws: caller.ws });
 
@@ -152,6 +153,7 @@ export function createToolCalls(
       if (!tool) return null;
       const started = performance.now();
       const ended = await (tool.requiresApproval ? gate : run)(caller, tool, args, relay).catch(refusal);
+      counted.inc({ outcome: ended.outcome });
       await inTransaction(db, (trx) =>
         audit.record(trx, caller.principal, {
           accountId: caller.ws.accountId,

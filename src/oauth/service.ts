@@ -104,6 +104,16 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     return parsed.kind;
   }
 
+  const granted = kernel.metrics.counter(
+    'gantry_oauth_token_grants_total',
+    'Tokens issued at /oauth/token, by grant type',
+    ['grant_type'],
+  );
+  const counted = (grantType: string) => (issued: TokenResponse) => {
+    granted.inc({ grant_type: grantType });
+    return issued;
+  };
+
   return {
     clients,
     registration,
@@ -125,9 +135,11 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
         const grantType = body.grant_type;
         if (!grantType) throw invalidRequest('grant_type is required');
         if (grantType === 'authorization_code')
-          return authorizationCodeGrant(kernel, tokens, client, body, target(body.resource), meter);
+          return authorizationCodeGrant(kernel, tokens, client, body, target(body.resource), meter).then(
+            counted(grantType),
+          );
         if (grantType === 'refresh_token')
-          return refreshTokenGrant(kernel, tokens, client, body, target(body.resource), meter);
+          return refreshTokenGrant(kernel, tokens, client, body, target(body.resource), meter).then(counted(grantType));
         throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token');
       });
     },

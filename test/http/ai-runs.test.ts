@@ -393,7 +393,7 @@ describe('chat runs', () => {
       },
       t.app.services.identity.sessionVerifier,
     ]);
-    registerRateLimits(server, t.app.kernel.limiter, clock);
+    registerRateLimits(server, t.app.kernel.limiter, clock, t.app.kernel.metrics);
     await server.register({ plugin: aiPlugin, options: t.app }, { routes: { prefix: API } });
     await server.initialize();
     const run = (token: string) =>

@@ -168,6 +168,25 @@ describe('tools/call', () => {
     assert.ok(!JSON.stringify(await auditRows()).includes('audited'), 'arguments are never stored');
   });
 
+  test('gantry_mcp_tool_calls_total counts every call by the outcome its audit row records', async () => {
+    const counts: Record<string, number> = {};
+    for (const row of await auditRows()) {
+      const outcome = row.metadata.outcome as string;
+      counts[outcome] = (counts[outcome] ?? 0) + 1;
+    }
+    const metric = await t.app.kernel.metrics.registry.getSingleMetric('gantry_mcp_tool_calls_total')?.get();
+    const counted = Object.fromEntries((metric?.values ?? []).map((v) => [v.labels.outcome, v.value]));
+    assert.ok((counts.completed ?? 0) > 0 && (counts.rate_limited ?? 0) > 0);
+    assert.deepEqual(counted, counts);
+    // The same calls on the connectors' invoke path, which names a refusal by its error code.
+    const invoked = await t.app.kernel.metrics.registry
+      .getSingleMetric('gantry_connector_tool_invocations_total')
+      ?.get();
+    const byOutcome = Object.fromEntries((invoked?.values ?? []).map((v) => [v.labels.outcome, v.value]));
+    assert.equal(byOutcome.completed, counts.completed + (counts.tool_error ?? 0));
+    assert.equal(byOutcome.rate_limit_exceeded, counts.rate_limited);
+  });
+
   test('an unknown tool is a JSON-RPC invalid params error', async () => {
     const client = await legacyClient(endpointOf(t), user.token);
     await assert.rejects(

@@ -33,6 +33,22 @@ describe('notifications live stream (SSE over a listening server)', () => {
   const count = (c: SseClient, n: number) =>
     c.next((e) => e.event === 'unread-count' && JSON.parse(e.data).count === n);
 
+  it('gantry_sse_streams_open counts the open notification streams', async () => {
+    const gauge = async () => {
+      const metric = await t.app.kernel.metrics.registry.getSingleMetric('gantry_sse_streams_open')?.get();
+      return metric?.values.find((v) => v.labels.stream === 'notifications')?.value ?? 0;
+    };
+    const before = await gauge();
+    const u = await signedInUser(t.app);
+    const client = await openSse(`${base}/api/v1/notifications/stream`, u.headers);
+    await count(client, 0);
+    assert.equal(await gauge(), before + 1);
+    client.close();
+    const deadline = Date.now() + 3000;
+    while ((await gauge()) !== before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await gauge(), before);
+  });
+
   it('opens with the unread count, then pushes new notifications and count changes', async () => {
     const u = await signedInUser(t.app);
     const other = await signedInUser(t.app);

@@ -397,6 +397,15 @@ describe('refresh_token grant', () => {
   });
 
   test('reuse of a consumed refresh token revokes the whole family, access tokens at once', async () => {
+    const samples = async () => {
+      const read = async (name: string) =>
+        (await t.app.kernel.metrics.registry.getSingleMetric(name)?.get())?.values ?? [];
+      const grants = await read('gantry_oauth_token_grants_total');
+      const grant = (type: string) => grants.find((v) => v.labels.grant_type === type)?.value ?? 0;
+      const reuse = (await read('gantry_oauth_refresh_reuse_total'))[0]?.value ?? 0;
+      return { code: grant('authorization_code'), refresh: grant('refresh_token'), reuse };
+    };
+    const before = await samples();
     const { client, body } = await confidentialTokens();
     const auth = basic(client.clientId, client.clientSecret!);
     const second = (await token({ grant_type: 'refresh_token', refresh_token: body.refresh_token }, auth)).json();
@@ -411,6 +420,12 @@ describe('refresh_token grant', () => {
     }
     assert.ok(t.logs.some((l) => l.includes('reuse detected')));
     assert.ok(!t.logs.some((l) => l.includes(body.refresh_token)), 'refresh tokens are never logged');
+    // One code exchange, one good refresh; the reuse and the refused one after it issue nothing.
+    const now = await samples();
+    assert.deepEqual(
+      { code: now.code - before.code, refresh: now.refresh - before.refresh, reuse: now.reuse - before.reuse },
+      { code: 1, refresh: 1, reuse: 1 },
+    );
   });
 
   test("client A's refresh token used by client B -> invalid_grant, family untouched", async () => {

@@ -111,6 +111,9 @@ export async function refreshTokenGrant(
   if ('reuse' in outcome) {
     const row = outcome.reuse;
     await inTransaction(db, (trx) => tokens.revokeGrant(trx, row.grant_id, 'refresh_token_reuse'));
+    kernel.metrics
+      .counter('gantry_oauth_refresh_reuse_total', 'Refresh tokens used twice (each revokes its authorization)')
+      .inc();
     logger.warn('oauth refresh token reuse detected; family revoked', {
       clientId: client.id,
       grantId: row.grant_id,

@@ -1,0 +1,56 @@
+import { statSync } from 'node:fs';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * The process's Prometheus registry (docs/operations.md, Metrics). One per kernel, never
+ * prom-client's global one, so several apps in one test process do not collide. Domains make
+ * their own counters on it through the kernel; the kernel knows none of their names.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  constructor(dbFile: string) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'gantry_' });
+    const size = (file: string) => {
+      try {
+        return statSync(file).size;
+      } catch {
+        return 0;
+      }
+    };
+    // Read at scrape time: a stat per scrape is cheaper than tracking every write.
+    this.gauge('gantry_db_file_bytes', 'Size of the SQLite database file', [], function () {
+      this.set(size(dbFile));
+    });
+    this.gauge('gantry_db_wal_bytes', 'Size of the SQLite write-ahead log', [], function () {
+      this.set(size(`${dbFile}-wal`));
+    });
+  }
+
+  /** The same name twice (a second listener over the same kernel) gives the same metric. */
+  private existing<M>(name: string): M | undefined {
+    return this.registry.getSingleMetric(name) as M | undefined;
+  }
+
+  counter<L extends string>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return this.existing(name) ?? new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  gauge<L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[] = [],
+    collect?: (this: Gauge<L>) => void,
+  ): Gauge<L> {
+    return this.existing(name) ?? new Gauge({ name, help, labelNames, registers: [this.registry], collect });
+  }
+
+  histogram<L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]): Histogram<L> {
+    return this.existing(name) ?? new Histogram({ name, help, labelNames, buckets, registers: [this.registry] });
+  }
+
+  /** The exposition text and its content type, for `GET /metrics`. */
+  async scrape(): Promise<{ body: string; contentType: string }> {
+    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+}
