@@ -61,7 +61,7 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
       jwt: new JwtCodec(secrets.jwtSigningKey, config.publicUrl, clock),
       cursors: new CursorCodec(secrets.cursorSigningKey),
       limiter: new RateLimiter(config.rateLimitMultiplier, clock),
-      metrics: new Metrics(config.dbFile),
+      metrics: new Metrics(config.dbFile, { processMetrics: config.metrics !== null }),
       migration,
       async close() {
         changes.stop();

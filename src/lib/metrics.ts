@@ -9,8 +9,13 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 export class Metrics {
   readonly registry = new Registry();
 
-  constructor(dbFile: string) {
-    collectDefaultMetrics({ register: this.registry, prefix: 'gantry_' });
+  /**
+   * `processMetrics` only when something scrapes (GANTRY_METRICS_PORT): prom-client's process
+   * collectors keep an event-loop delay monitor and a GC observer running, work nobody reads
+   * otherwise (docs/operations.md, Metrics).
+   */
+  constructor(dbFile: string, options: { processMetrics: boolean }) {
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'gantry_' });
     const size = (file: string) => {
       try {
         return statSync(file).size;

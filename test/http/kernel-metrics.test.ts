@@ -34,7 +34,8 @@ async function scrape(t: TestApp): Promise<Map<string, number>> {
 
 describe('metrics (docs/operations.md, Metrics)', () => {
   let t: TestApp;
-  before(async () => (t = await createTestApp()));
+  // The port makes the app collect process metrics; createTestApp starts no listener for it.
+  before(async () => (t = await createTestApp({ env: { GANTRY_METRICS_PORT: '0' } })));
   after(() => t.close());
 
   it('counts requests by route, method and status, and rate-limit refusals by rule', async () => {

@@ -7,7 +7,7 @@ import { Metrics } from '../../src/lib/metrics.js';
 
 describe('gantry_job_runs_total', () => {
   it('counts each run by job and outcome', async () => {
-    const metrics = new Metrics('/nonexistent/gantry.db');
+    const metrics = new Metrics('/nonexistent/gantry.db', { processMetrics: false });
     const scheduler = new Scheduler(
       [
         { name: 'test.ok', pattern: '* * * * * *', run: async () => undefined },
@@ -39,11 +39,18 @@ describe('gantry_job_runs_total', () => {
   });
 
   it('a registry per kernel: two of them do not collide', () => {
-    const a = new Metrics('/nonexistent/a.db');
-    const b = new Metrics('/nonexistent/b.db');
+    const a = new Metrics('/nonexistent/a.db', { processMetrics: false });
+    const b = new Metrics('/nonexistent/b.db', { processMetrics: false });
     a.counter('gantry_example_total', 'example').inc();
     assert.notEqual(a.registry, b.registry);
     assert.equal(b.registry.getSingleMetric('gantry_example_total'), undefined);
     assert.equal(a.counter('gantry_example_total', 'example'), a.registry.getSingleMetric('gantry_example_total'));
+  });
+
+  it('process metrics only where something scrapes (GANTRY_METRICS_PORT set)', async () => {
+    const quiet = await new Metrics('/nonexistent/q.db', { processMetrics: false }).scrape();
+    const served = await new Metrics('/nonexistent/s.db', { processMetrics: true }).scrape();
+    assert.doesNotMatch(quiet.body, /^gantry_process_resident_memory_bytes /m);
+    assert.match(served.body, /^gantry_process_resident_memory_bytes \d+/m);
   });
 });
