@@ -128,6 +128,14 @@ export function createStripeProvider(
             : 'The webhook body is not a Stripe event',
         );
       }
+      // Signed, yet not shaped like an event: refused like a bad body, never a 500.
+      if (
+        typeof event?.id !== 'string' ||
+        typeof event.type !== 'string' ||
+        !event.data?.object ||
+        typeof event.data.object !== 'object'
+      )
+        throw new InvalidWebhookError('The webhook body is not a Stripe event');
       return toBillingEvent(event);
     },
   };

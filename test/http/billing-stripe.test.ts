@@ -196,6 +196,8 @@ describe('billing on Stripe: wallet top-ups, webhook, seat releases', () => {
       ['wrong secret', body, stripe.sign(body, { secret: 'whsec_someoneelse' })],
       ['expired (older than 300 s)', body, stripe.sign(body, { timestamp: now - 301 })],
       ['timestamp changed', body, stripe.sign(body, { timestamp: now }).replace(/t=\d+/, `t=${now - 1}`)],
+      ['signed, but not JSON', 'not json', stripe.sign('not json')],
+      ['signed, but not an event', '{"hello":1}', stripe.sign('{"hello":1}')],
     ];
     for (const [label, payload, signature] of cases) {
       const res = await deliver(payload, signature);
