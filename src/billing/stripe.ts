@@ -53,6 +53,39 @@ export function createStripeProvider(
     telemetry: false,
   });
 
+  // Stripe sets a quantity, it cannot subtract one: two releases on one item at once would both
+  // read N and both write N-1. Releases of one item run one after another on this node.
+  const seatItemQueues = new Map<string, Promise<unknown>>();
+  function oneAtATime<T>(seatItemId: string, work: () => Promise<T>): Promise<T> {
+    const previous = seatItemQueues.get(seatItemId) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    const tail = next.catch(() => undefined);
+    seatItemQueues.set(seatItemId, tail);
+    void tail.then(() => {
+      if (seatItemQueues.get(seatItemId) === tail) seatItemQueues.delete(seatItemId);
+    });
+    return next;
+  }
+
+  async function lowerSeatQuantityNow(seatItemId: string, releaseId: string): Promise<SeatChangeAnswer> {
+    try {
+      const item = await client.subscriptionItems.retrieve(seatItemId);
+      // Already lowered by this release (an earlier attempt whose answer was lost).
+      if (item.metadata?.[SEAT_RELEASE_KEY] === releaseId) return { accepted: true };
+      if ((item.quantity ?? 0) < 1) return { accepted: false, reason: 'seat_minimum_reached' };
+      await client.subscriptionItems.update(
+        seatItemId,
+        { quantity: (item.quantity ?? 0) - 1, metadata: { [SEAT_RELEASE_KEY]: releaseId } },
+        { idempotencyKey: `gantry-seat-release-${releaseId}` },
+      );
+      return { accepted: true };
+    } catch (err) {
+      const failure = failureOf(err);
+      logger.warn('stripe seat release failed', { releaseId, seatItemId, ...failure.log });
+      return { accepted: false, reason: failure.reason };
+    }
+  }
+
   return {
     name: 'stripe',
     receivesWebhooks: stripeConfig.webhookSecret !== null,
@@ -89,23 +122,8 @@ export function createStripeProvider(
       }
     },
 
-    async lowerSeatQuantity({ seatItemId, releaseId }): Promise<SeatChangeAnswer> {
-      try {
-        const item = await client.subscriptionItems.retrieve(seatItemId);
-        // Already lowered by this release (an earlier attempt whose answer was lost).
-        if (item.metadata?.[SEAT_RELEASE_KEY] === releaseId) return { accepted: true };
-        if ((item.quantity ?? 0) < 1) return { accepted: false, reason: 'seat_minimum_reached' };
-        await client.subscriptionItems.update(
-          seatItemId,
-          { quantity: (item.quantity ?? 0) - 1, metadata: { [SEAT_RELEASE_KEY]: releaseId } },
-          { idempotencyKey: `gantry-seat-release-${releaseId}` },
-        );
-        return { accepted: true };
-      } catch (err) {
-        const failure = failureOf(err);
-        logger.warn('stripe seat release failed', { releaseId, seatItemId, ...failure.log });
-        return { accepted: false, reason: failure.reason };
-      }
+    lowerSeatQuantity({ seatItemId, releaseId }): Promise<SeatChangeAnswer> {
+      return oneAtATime(seatItemId, () => lowerSeatQuantityNow(seatItemId, releaseId));
     },
 
     verifyWebhook(rawBody: Buffer, signature: string | undefined, now: Date): BillingEvent {

@@ -300,6 +300,24 @@ describe('billing on Stripe: wallet top-ups, webhook, seat releases', () => {
       assert.equal(updates[0].idempotencyKey, updates[1].idempotencyKey);
     });
 
+    it('two removals at once on one account release two seats (Stripe sets quantities, it cannot subtract)', async () => {
+      const team = await makeTeam(t.app, ['member', 'admin']);
+      const item = stripe.addSeatItem(6);
+      await t.app.services.billing.linkAccount(team.account.id, { customerId: 'cus_Seats2', seatItemId: item.id });
+      const answers = await Promise.all(
+        [team.members.member, team.members.admin].map((m) =>
+          call(t, 'DELETE', `accounts/${team.account.id}/members/${m.user.id}?releaseSeat=true`, team.owner.headers),
+        ),
+      );
+      for (const res of answers)
+        assert.deepEqual(res.body.data.seatRelease, { status: 'requested' }, JSON.stringify(res.body));
+      assert.equal(item.quantity, 4);
+      const quantities = stripe.requests
+        .filter((r) => r.method === 'POST' && r.path === `/v1/subscription_items/${item.id}`)
+        .map((r) => r.params.quantity);
+      assert.deepEqual(quantities, ['5', '4']);
+    });
+
     it('a failed Stripe call leaves the member removed and reports the reason', async () => {
       const refused = await linkedTeam(2);
       stripe.failNext('GET', `/v1/subscription_items/${refused.item.id}`, {
