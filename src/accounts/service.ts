@@ -12,7 +12,7 @@ import { createWorkspaces } from './workspaces.js';
 import { createOwnership } from './ownership.js';
 import { createApiKeys } from './api-keys.js';
 import { createDeletion } from './deletion.js';
-import { createSeatWebhook } from './seat-webhook.js';
+import { createSeatReleases } from './seat-releases.js';
 import type { BillingAdapter } from './billing.js';
 import { createEntitlements } from './entitlements.js';
 import { createAccountBody, updateAccountBody, validate } from './schemas.js';
@@ -89,7 +89,7 @@ export function createAccountsService(kernel: Kernel, services: Omit<AccountsDep
     apiKeys,
     apiKeyVerifier: apiKeys.verifier,
     deletion: createDeletion(deps),
-    billingWebhook: createSeatWebhook(deps),
+    seatReleases: createSeatReleases(deps),
 
     /** The billing provider seat releases go to; none by default (status billing_not_configured). */
     useBillingAdapter(adapter: BillingAdapter | null) {

@@ -10,6 +10,7 @@ import { API } from './paths.js';
 import type { DomainPlugin, PluginDeps } from './plugin.js';
 import { identityPagesPlugin, identityPlugin } from '../identity/plugin.js';
 import { walletPlugin } from '../wallet/plugin.js';
+import { billingPlugin } from '../billing/plugin.js';
 import { accountsPagesPlugin, accountsPlugin } from '../accounts/plugin.js';
 import { statusPagesPlugin, statusPlugin } from '../status/plugin.js';
 import { notificationsPlugin } from '../notifications/plugin.js';
@@ -72,6 +73,7 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
         [
           identityPlugin,
           walletPlugin,
+          billingPlugin,
           accountsPlugin,
           statusPlugin,
           notificationsPlugin,
