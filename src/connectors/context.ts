@@ -12,7 +12,8 @@ import { conflict, notFound } from '../http/errors.js';
 import { authHeaders, openCredentials, originOf } from './credentials.js';
 import type { Definitions } from './definitions.js';
 import type { McpTarget } from './mcp.js';
-import { credentialStore, instanceStore } from './store/index.js';
+import { credentialStore, instanceStore, userCredentialStore } from './store/index.js';
+import { isPerUser, LinkRequired, linkUrlOf, openUserCredentials } from './user-links.js';
 import type { InstanceRow } from './tables.js';
 import { TOOLS_CHANGED_TOPIC, type Actor, type Definition } from './types.js';
 
@@ -51,8 +52,14 @@ export interface ConnectorsContext {
     row: NonNullable<Awaited<ReturnType<typeof credentialStore.find>>>;
     values: Record<string, string>;
   } | null>;
-  mcpTarget(instance: { id: string; config: string }): Promise<McpTarget>;
+  /**
+   * Where an MCP instance connects, as `userId`: a per_user instance sends that member's own
+   * credential (LinkRequired without a usable one); `bare` leaves every credential out.
+   */
+  mcpTarget(instance: TargetInstance, userId: string | null, options?: { bare?: boolean }): Promise<McpTarget>;
 }
+
+type TargetInstance = Pick<InstanceRow, 'id' | 'config' | 'connector_key' | 'credential_mode'>;
 
 /**
  * The origin an instance's credentials are bound to: the MCP url's, since a member can
@@ -116,9 +123,19 @@ export function createConnectorsContext(
      * credential goes only to the origin it was stored for: an update that moves the url
      * drops it, and this check refuses the call should a bound credential and the url disagree.
      */
-    async mcpTarget(instance) {
+    async mcpTarget(instance, userId, options = {}) {
       const cfg = JSON.parse(instance.config) as { url: string; headers?: Record<string, string> };
-      const cred = await credentialValues(instance.id);
+      let cred: { row: { cred_type: string; origin: string | null }; values: Record<string, string> } | null = null;
+      if (options.bare) cred = null;
+      else if (isPerUser(instance)) {
+        const row = userId ? await userCredentialStore.find(db, instance.id, userId) : undefined;
+        if (!row || row.relink_reason !== null)
+          throw new LinkRequired(instance.id, linkUrlOf(config.webUrl, instance), row?.relink_reason ?? null);
+        const key = JSON.stringify([instance.id, row.user_id, row.cred_type, row.origin, row.sealed_value]);
+        let values = opened.get(key);
+        if (!values) opened.set(key, (values = openUserCredentials(secrets, row)));
+        cred = { row, values };
+      } else cred = await credentialValues(instance.id);
       if (cred && cred.row.origin !== null && cred.row.origin !== originOf(cfg.url)) {
         throw conflict(
           `The stored credentials are bound to ${cred.row.origin}, not to ${originOf(cfg.url) ?? 'this url'}: store them again for this url`,
