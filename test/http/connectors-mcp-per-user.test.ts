@@ -2,6 +2,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { withJson } from '../helpers/json-inject.js';
 import { bearer, makeUser } from '../helpers/factories.js';
@@ -413,6 +417,67 @@ describe('per_user credential mode on an OAuth-protected MCP server', () => {
       .execute();
     assert.equal(audit.filter((a) => String(a.metadata).includes('"reason":"mode_changed"')).length, 2);
     assert.ok(audit.some((a) => String(a.metadata).includes('"toCredentialMode":"per_user"')));
+  });
+
+  it('URL elicitation of the link page for clients that declared it (2025-11-25 and 2026-07-28)', async () => {
+    const { owner, members, mcpToken } = await team(['member']);
+    const [bob] = members;
+    const inst = await perUserInstance(owner.headers);
+    await link(owner.headers, inst.id);
+    const synced = await t.inject({
+      method: 'POST',
+      url: `${C}/instances/${inst.id}/sync-tools`,
+      headers: owner.headers,
+    });
+    assert.equal(synced.statusCode, 200, synced.body);
+    const linkUrl = `http://127.0.0.1:8080/settings/connectors?connector=mcp-generic&instanceId=${inst.id}&action=link`;
+    const token = await mcpToken(bob);
+    const calls = server.toolCalls.length;
+
+    const legacy = new LegacyClient(
+      { name: 'legacy-url', version: '1.0.0' },
+      { capabilities: { elicitation: { url: {} } } },
+    );
+    await legacy.connect(
+      new LegacyTransport(new URL(endpointOf(raw)), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+    );
+    try {
+      const err = await legacy.callTool({ name: 'whoami', arguments: {} }).then(
+        () => assert.fail('expected URLElicitationRequired'),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof UrlElicitationRequiredError, String(err));
+      assert.equal(err.code, ErrorCode.UrlElicitationRequired);
+      assert.equal(err.elicitations[0].mode, 'url');
+      assert.equal(err.elicitations[0].url, linkUrl);
+      assert.match(err.message, /link your account/);
+    } finally {
+      await legacy.close();
+    }
+
+    const seen: Array<Record<string, unknown>> = [];
+    const modern = new ModernClient(
+      { name: 'modern-url', version: '2.0.0' },
+      { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    modern.setRequestHandler('elicitation/create', async (request) => {
+      seen.push(request.params as Record<string, unknown>);
+      return { action: 'accept' };
+    });
+    await modern.connect(
+      new ModernTransport(new URL(endpointOf(raw)), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+    );
+    try {
+      // The driver shows the page and retries with the answer: still not linked, so the isError result.
+      const result = (await modern.callTool({ name: 'whoami', arguments: {} })) as { isError?: boolean };
+      assert.equal(seen.length, 1);
+      assert.equal(seen[0].mode, 'url');
+      assert.equal(seen[0].url, linkUrl);
+      assert.equal(result.isError, true);
+    } finally {
+      await modern.close();
+    }
+    assert.equal(server.toolCalls.length, calls, 'nothing reached the server');
   });
 
   it('per_user needs an MCP connector', async () => {
