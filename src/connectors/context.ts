@@ -57,6 +57,8 @@ export interface ConnectorsContext {
    * credential (LinkRequired without a usable one); `bare` leaves every credential out.
    */
   mcpTarget(instance: TargetInstance, userId: string | null, options?: { bare?: boolean }): Promise<McpTarget>;
+  /** A per_user instance's caller must have a usable link of their own (LinkRequired); others pass. */
+  assertLinked(instance: TargetInstance, userId: string): Promise<void>;
 }
 
 type TargetInstance = Pick<InstanceRow, 'id' | 'config' | 'connector_key' | 'credential_mode'>;
@@ -92,6 +94,13 @@ export function createConnectorsContext(
     return { row, values };
   }
 
+  async function usableLink(instance: TargetInstance, userId: string | null) {
+    const row = userId ? await userCredentialStore.find(db, instance.id, userId) : undefined;
+    if (!row || row.relink_reason !== null)
+      throw new LinkRequired(instance.id, linkUrlOf(config.webUrl, instance), row?.relink_reason ?? null);
+    return row;
+  }
+
   return {
     kernel,
     definitions,
@@ -123,14 +132,16 @@ export function createConnectorsContext(
      * credential goes only to the origin it was stored for: an update that moves the url
      * drops it, and this check refuses the call should a bound credential and the url disagree.
      */
+    async assertLinked(instance, userId) {
+      if (isPerUser(instance)) await usableLink(instance, userId);
+    },
+
     async mcpTarget(instance, userId, options = {}) {
       const cfg = JSON.parse(instance.config) as { url: string; headers?: Record<string, string> };
       let cred: { row: { cred_type: string; origin: string | null }; values: Record<string, string> } | null = null;
       if (options.bare) cred = null;
       else if (isPerUser(instance)) {
-        const row = userId ? await userCredentialStore.find(db, instance.id, userId) : undefined;
-        if (!row || row.relink_reason !== null)
-          throw new LinkRequired(instance.id, linkUrlOf(config.webUrl, instance), row?.relink_reason ?? null);
+        const row = await usableLink(instance, userId);
         const key = JSON.stringify([instance.id, row.user_id, row.cred_type, row.origin, row.sealed_value]);
         let values = opened.get(key);
         if (!values) opened.set(key, (values = openUserCredentials(secrets, row)));

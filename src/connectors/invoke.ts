@@ -151,6 +151,8 @@ export function createInvoker(
         if (!(await options.approved.consume()))
           throw conflict('An identical call used this approval first; call again to ask for a new approval');
       } else if (toBool(tool.requires_approval)) {
+        // A parked call runs as its requester: a per_user instance needs their own link first.
+        await ctx.assertLinked(instance, actor.principal.userId);
         const id = newId();
         const def = await ctx.definitions.get(instance.connector_key, instance.workspace_id);
         const targetOrigin =

@@ -480,6 +480,77 @@ describe('per_user credential mode on an OAuth-protected MCP server', () => {
     assert.equal(server.toolCalls.length, calls, 'nothing reached the server');
   });
 
+  it('an approval-gated tool asks no approval for a member who could not make the call; approved, it runs as its requester', async () => {
+    const { owner, members, mcpToken } = await team(['member', 'member']);
+    const [bob, alice] = members;
+    const inst = await perUserInstance(owner.headers);
+    await link(owner.headers, inst.id);
+    await link(alice.headers, inst.id);
+    const synced = await t.inject({
+      method: 'POST',
+      url: `${C}/instances/${inst.id}/sync-tools`,
+      headers: owner.headers,
+    });
+    const toolId = synced.json().data[0].id;
+    const gated = await t.inject({
+      method: 'PATCH',
+      url: `${C}/instances/${inst.id}/tools/${toolId}`,
+      headers: owner.headers,
+      payload: { requiresApproval: true },
+    });
+    assert.equal(gated.statusCode, 200, gated.body);
+    const approvals = () =>
+      raw.app.kernel.db
+        .selectFrom('connector_tool_approvals')
+        .select('id')
+        .where('instance_id', '=', inst.id)
+        .execute();
+    const calls = server.toolCalls.length;
+    const refused = await invoke(bob.headers, inst.id, toolId, {});
+    assert.equal(refused.statusCode, 409, refused.body);
+    assert.match(refused.json().error.message, /you have not linked yours/);
+    const client = await legacyClient(endpointOf(raw), await mcpToken(bob));
+    try {
+      const result = (await client.callTool({ name: 'whoami', arguments: {} })) as {
+        isError?: boolean;
+        _meta?: Record<string, unknown>;
+      };
+      assert.equal(result.isError, true);
+      assert.ok(result._meta?.['io.gantry/link']);
+      assert.equal(result._meta?.['io.gantry/approval'], undefined);
+    } finally {
+      await client.close();
+    }
+    assert.equal((await approvals()).length, 0);
+    assert.equal(server.toolCalls.length, calls, 'nothing reached the server');
+    // Alice, linked, is parked as usual; the owner approves, and the call carries Alice's token.
+    const parked = await invoke(alice.headers, inst.id, toolId, { who: 'alice-parked' });
+    assert.equal(parked.statusCode, 202, parked.body);
+    assert.equal(parked.json().data.status, 'pending_approval');
+    const approvalId = parked.json().data.approval.id;
+    const approved = await t.inject({
+      method: 'POST',
+      url: `${C}/approvals/${approvalId}/approve`,
+      headers: owner.headers,
+    });
+    assert.equal(approved.statusCode, 200, approved.body);
+    assert.equal(approved.json().data.status, 'approved', approved.body);
+    const tokenOf = async (userId: string) =>
+      openUserCredentials(
+        raw.app.kernel.secrets,
+        await raw.app.kernel.db
+          .selectFrom('connector_user_credentials')
+          .selectAll()
+          .where('instance_id', '=', inst.id)
+          .where('user_id', '=', userId)
+          .executeTakeFirstOrThrow(),
+      ).access_token;
+    const ran = server.toolCalls.find((c) => (c.args as { who?: string })?.who === 'alice-parked');
+    assert.ok(ran, 'the approved call reached the server');
+    assert.equal(ran.token, await tokenOf(alice.userId));
+    assert.notEqual(ran.token, await tokenOf(owner.userId));
+  });
+
   it('per_user needs an MCP connector', async () => {
     const { owner } = await team([]);
     const res = await t.inject({
