@@ -551,6 +551,69 @@ describe('per_user credential mode on an OAuth-protected MCP server', () => {
     assert.notEqual(ran.token, await tokenOf(owner.userId));
   });
 
+  it('shared is the default: one link for the instance, every member calls with it', async () => {
+    const { owner, members } = await team(['member']);
+    const [alice] = members;
+    const created = await t.inject({
+      method: 'POST',
+      url: `${C}/instances`,
+      headers: owner.headers,
+      payload: { connectorKey: 'mcp-generic', displayName: 'Shared', config: { url: server.url }, toolPrefix: '' },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const inst = created.json().data as { id: string; credentialMode: string };
+    assert.equal(inst.credentialMode, 'shared');
+    const listed = (await t.inject({ method: 'GET', url: `${C}/instances`, headers: alice.headers })).json().data;
+    assert.equal(listed.find((i: { id: string }) => i.id === inst.id).credentialMode, 'shared');
+    await link(owner.headers, inst.id);
+    assert.equal((await linksOf(inst.id)).length, 0, 'no member link in shared mode');
+    const aliceStatus = await status(alice.headers, inst.id);
+    assert.equal(aliceStatus.configured, true);
+    assert.equal(aliceStatus.credType, 'oauth2');
+    assert.equal(aliceStatus.credentialMode, undefined);
+    const synced = await t.inject({
+      method: 'POST',
+      url: `${C}/instances/${inst.id}/sync-tools`,
+      headers: alice.headers,
+    });
+    assert.equal(synced.statusCode, 200, synced.body);
+    const toolId = synced.json().data[0].id;
+    for (const [who, h] of [
+      ['owner-shared', owner.headers],
+      ['alice-shared', alice.headers],
+    ] as const) {
+      const res = await invoke(h, inst.id, toolId, { who });
+      assert.equal(res.statusCode, 200, res.body);
+    }
+    const tokens = ['owner-shared', 'alice-shared'].map(
+      (who) => server.toolCalls.find((c) => (c.args as { who?: string })?.who === who)?.token,
+    );
+    assert.ok(tokens[0]);
+    assert.equal(tokens[0], tokens[1]);
+  });
+
+  it("test connect answers for the caller: an unlinked member is told to link, the instance's status stays", async () => {
+    const { owner, members } = await team(['member']);
+    const [bob] = members;
+    const inst = await perUserInstance(owner.headers);
+    await link(owner.headers, inst.id);
+    const mine = await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/test`, headers: owner.headers });
+    assert.equal(mine.statusCode, 200, mine.body);
+    assert.equal(mine.json().data.healthy, true, mine.body);
+    const before = (await t.inject({ method: 'GET', url: `${C}/instances/${inst.id}`, headers: owner.headers })).json()
+      .data;
+    assert.equal(before.status, 'active');
+    const bobs = await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/test`, headers: bob.headers });
+    assert.equal(bobs.statusCode, 200, bobs.body);
+    assert.equal(bobs.json().data.healthy, false);
+    assert.match(bobs.json().data.message, /you have not linked yours/);
+    const after = (await t.inject({ method: 'GET', url: `${C}/instances/${inst.id}`, headers: owner.headers })).json()
+      .data;
+    assert.equal(after.status, 'active');
+    assert.equal(after.healthMessage, before.healthMessage);
+    assert.equal(after.lastHealthCheck, before.lastHealthCheck);
+  });
+
   it('per_user needs an MCP connector', async () => {
     const { owner } = await team([]);
     const res = await t.inject({
