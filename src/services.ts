@@ -27,6 +27,8 @@ export function createServices(kernel: Kernel) {
   // user's third-party grants (docs/oauth.md, Revocation).
   identity.onSignInReset((trx, userId, reason, options) => oauth.revokeAllGrantsOfUser(trx, userId, reason, options));
   const connectors = createConnectorsService(kernel, { access: accounts.access, notifications, audit });
+  // A removed member's own connector links go with their membership (docs/connectors.md, Credential modes).
+  accounts.onMembershipEnded((trx, ended) => connectors.forgetMemberLinks(trx, ended));
   const ai = createAiService(kernel, { accounts, identity, wallet });
   const mcp = createMcpService(kernel, { oauth, accounts, connectors, audit });
   return { identity, audit, accounts, wallet, billing, notifications, status, oauth, connectors, ai, mcp };

@@ -5,7 +5,7 @@ import type { Kernel } from '../kernel.js';
 import type { Principal } from '../http/auth.js';
 import { createAccountAccess, type Caller } from './access.js';
 import { presentAccount, presentAccountSummary } from './presenters.js';
-import { liveAccount, type AccountsDeps } from './context.js';
+import { liveAccount, type AccountsDeps, type MembershipEndedHook } from './context.js';
 import { createMembers, type BillingHolder } from './members.js';
 import { createInvitations } from './invitations.js';
 import { createWorkspaces } from './workspaces.js';
@@ -65,10 +65,13 @@ const FIELDS: Array<
 ];
 
 /** Accounts: the tenancy boundary. Owns accounts, members, workspaces, entitlements, audit. */
-export function createAccountsService(kernel: Kernel, services: Omit<AccountsDeps, 'kernel' | 'access'>) {
+export function createAccountsService(
+  kernel: Kernel,
+  services: Omit<AccountsDeps, 'kernel' | 'access' | 'membershipEnded'>,
+) {
   const { db, clock } = kernel;
   const access = createAccountAccess(db);
-  const deps: AccountsDeps = { kernel, ...services, access };
+  const deps: AccountsDeps = { kernel, ...services, access, membershipEnded: [] };
   const audit = deps.audit.record;
   const billing: BillingHolder = { adapter: null };
 
@@ -90,6 +93,11 @@ export function createAccountsService(kernel: Kernel, services: Omit<AccountsDep
     apiKeyVerifier: apiKeys.verifier,
     deletion: createDeletion(deps),
     seatReleases: createSeatReleases(deps),
+
+    /** Registers what else ends when a member's reach into workspaces ends (see MembershipEndedHook). */
+    onMembershipEnded(hook: MembershipEndedHook): void {
+      deps.membershipEnded.push(hook);
+    },
 
     /** The billing provider seat releases go to; none by default (status billing_not_configured). */
     useBillingAdapter(adapter: BillingAdapter | null) {

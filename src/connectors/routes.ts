@@ -183,7 +183,7 @@ export function connectorRoutes(app: PluginDeps): ServerRoute[] {
       path: `${C}/instances/{id}/credentials/status`,
       options: { id: 'connectors.credentials.status', validate: { params: schemas.instanceParams } },
       handler: async (request, h) =>
-        reply(request, h, await connectors.credentialStatus(await ws(request), params(request).id)),
+        reply(request, h, await connectors.credentialStatus(await actor(request), params(request).id)),
     },
     {
       method: 'DELETE',

@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { offsetQuery } from '../http/pagination.js';
 import { CRED_TYPES } from './types.js';
+import { CREDENTIAL_MODES } from './user-links.js';
 
 const id = Joi.string().guid().required();
 const key = Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{1,62}$/);
@@ -10,6 +11,8 @@ const toolPrefix = Joi.string()
   .pattern(/^[A-Za-z0-9_.-]{0,24}$/)
   .allow('', null);
 /** Calls per minute per tool; null = no limit. */
+/** docs/connectors.md, Credential modes. */
+const credentialMode = Joi.string().valid(...CREDENTIAL_MODES);
 const rateLimitRpm = Joi.number().integer().min(1).max(100_000).allow(null);
 const translations = Joi.object().pattern(
   Joi.string().max(35),
@@ -51,12 +54,14 @@ export const schemas = {
     displayName: Joi.string().trim().min(1).max(255).required(),
     config: jsonObject,
     toolPrefix,
+    credentialMode,
   }),
   updateInstance: Joi.object({
     displayName: Joi.string().trim().min(1).max(255),
     config: jsonObject,
     enabled: Joi.boolean(),
     toolPrefix,
+    credentialMode,
   }),
   storeCredentials: Joi.object({
     credType: Joi.string()
