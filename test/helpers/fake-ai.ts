@@ -9,9 +9,11 @@ type FakeMode = 'ok' | '429' | '500' | 'hang' | 'malformed' | 'no-usage' | 'bad-
  * How a streamed answer goes: ok (every delta, usage, the end mark); fail-mid (two deltas,
  * then the provider's own failure: openai drops the connection, anthropic sends an `error`
  * event, google an error chunk); hold (two deltas, then nothing until the client leaves);
- * no-end (every delta, then the connection ends without usage or end mark).
+ * no-end (every delta, then the connection ends without usage or end mark); error-chunk (openai
+ * only: two deltas, then the in-band error chunk `streamError`, then the end, as OpenAI, Ollama
+ * and vLLM report a failure once the 200 is sent).
  */
-type StreamMode = 'ok' | 'fail-mid' | 'hold' | 'no-end';
+type StreamMode = 'ok' | 'fail-mid' | 'hold' | 'no-end' | 'error-chunk';
 
 interface RecordedRequest {
   method: string;
@@ -29,6 +31,8 @@ export interface FakeProvider {
   usage: { input: number; output: number };
   requests: RecordedRequest[];
   streamMode: StreamMode;
+  /** The data of the error chunk an openai fake sends in error-chunk mode. */
+  streamError: Record<string, unknown>;
   /** Streamed answers whose client closed the connection before the answer ended. */
   streamsClosedByClient: number;
   /** Chat calls only (model-list probes excluded). */
@@ -117,7 +121,11 @@ function streamAnswer(fake: FakeProvider, res: ServerResponse, body: Record<stri
   }
   if (mode === 'hold') return;
   if (mode === 'no-end') return res.end();
-  if (mode === 'fail-mid') {
+  if (mode === 'error-chunk' && kind === 'openai') {
+    data(fake.streamError);
+    return res.end();
+  }
+  if (mode === 'fail-mid' || mode === 'error-chunk') {
     // The connection drops once the deltas are on the wire (destroy() would discard them).
     if (kind === 'openai') return res.write('\n', () => res.destroy());
     if (kind === 'anthropic') {
@@ -172,6 +180,14 @@ export async function startFakeProvider(
     usage: { input: 12, output: 7 },
     requests: [],
     streamMode: 'ok',
+    streamError: {
+      error: {
+        message: 'The server had an error while processing your request. Sorry about that!',
+        type: 'server_error',
+        param: null,
+        code: null,
+      },
+    },
     streamsClosedByClient: 0,
     chats: () => fake.requests.filter((r) => r.method === 'POST'),
     close: async () => {

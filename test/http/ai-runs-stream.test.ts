@@ -224,6 +224,73 @@ describe('streamed chat runs (SSE over a listening server, streaming fake provid
     });
   }
 
+  it('openai: an error chunk after the first text ends the stream; its type or code says whether the circuit counts it', async () => {
+    const m = await aiMember(t.app);
+    const breaker = () => t.app.services.ai.router.breaker('openai').snapshot().consecutiveFailures;
+    const outcome = (kind: string) =>
+      metric('gantry_ai_provider_calls_total', { provider: 'openai', call: 'stream', outcome: kind });
+    const [servers, refusals] = [await outcome('server'), await outcome('refused')];
+    const others = ['anthropic', 'google'].map((k) => fakes[k as FakeKind].chats().length);
+    const failures = breaker();
+    const openaiError = fakes.openai.streamError;
+    fakes.openai.streamMode = 'error-chunk';
+    const runOnce = async () => {
+      const s = await stream(m.headers, { ...userSays('hello'), model: 'openai-test-model' });
+      await s.end();
+      assert.equal(s.status, 200);
+      assert.deepEqual(
+        s.events.map((e) => e.event),
+        ['start', 'delta', 'delta', 'error'],
+      );
+      return data(s, 'error')[0];
+    };
+    try {
+      // OpenAI's (and Ollama's) form: {error: {message, type: "server_error", code: null}}.
+      const error = await runOnce();
+      assert.equal(error.code, 'UPSTREAM_FAILED');
+      assert.equal(
+        error.message,
+        'The provider openai failed during its answer (stream error: The server had an error while processing your request. Sorry about that!)',
+      );
+      assert.deepEqual(
+        error.details.attempts.map((a: { outcome: string; httpStatus: number | null }) => [a.outcome, a.httpStatus]),
+        [['server', null]],
+      );
+      assert.equal(error.details.run.errorCode, 'PROVIDER_STREAM_FAILED');
+      assert.deepEqual(error.details.run.message, { role: 'assistant', content: 'hello from ' });
+      const row = await runRow(error.details.runId);
+      assert.equal(row.status, 'failed');
+      assert.equal(row.reserved_micros, 0);
+      assert.ok(row.charged_micros > 0 && row.charged_micros === row.cost_micros);
+      assert.deepEqual(await ledger(m.user.id), [{ amount_micros: -row.charged_micros, reference: row.id }]);
+      assert.equal(breaker(), failures + 1);
+      assert.equal(await outcome('server'), servers + 1);
+
+      // vLLM's form carries the HTTP status in code: a 400 is the request's fault, not the provider's.
+      fakes.openai.streamError = {
+        error: { object: 'error', message: 'max_tokens is too large', type: 'BadRequestError', param: null, code: 400 },
+      };
+      const refused = await runOnce();
+      assert.deepEqual(
+        refused.details.attempts.map((a: { outcome: string }) => a.outcome),
+        ['refused'],
+      );
+      assert.match(refused.message, /stream error: max_tokens is too large/);
+      assert.equal(breaker(), 0, 'a refusal closes the count like a success');
+      assert.equal(await outcome('refused'), refusals + 1);
+      assert.equal((await ledger(m.user.id)).length, 2, 'the refused run is charged for its text too');
+      // No failover once text was sent.
+      assert.deepEqual(
+        ['anthropic', 'google'].map((k) => fakes[k as FakeKind].chats().length),
+        others,
+      );
+    } finally {
+      fakes.openai.streamMode = 'ok';
+      fakes.openai.streamError = openaiError;
+      t.app.services.ai.router.reset('openai');
+    }
+  });
+
   it('a stream that ends without usage or end mark is a failure, charged by estimate and never above the hold', async () => {
     const m = await aiMember(t.app);
     fakes.openai.streamMode = 'no-end';

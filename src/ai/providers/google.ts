@@ -1,4 +1,4 @@
-import { callJson, endpoint, isCount, isObject } from './http.js';
+import { callJson, endpoint, isCount, isObject, streamErrorKind } from './http.js';
 import { ProviderError, type ChatMessage, type ProviderAdapter, type SseEvent, type StreamPiece } from './types.js';
 
 /** Gemini roles are user and model; system messages become systemInstruction. */
@@ -22,12 +22,15 @@ function piece(event: SseEvent): StreamPiece {
     throw new ProviderError('google', 'malformed', 'a stream chunk is not JSON');
   }
   if (!isObject(chunk)) throw new ProviderError('google', 'malformed', 'a stream chunk is not an object');
-  if (isObject(chunk.error))
+  // A failure after the 200: {error: {code (the HTTP status), message, status (its name)}}.
+  if (isObject(chunk.error)) {
+    const { code, message, status } = chunk.error;
     throw new ProviderError(
       'google',
-      'server',
-      `stream error: ${String(chunk.error.message ?? 'unknown').slice(0, 200)}`,
+      streamErrorKind(code, String(status ?? '')),
+      `stream error: ${String(message ?? status ?? 'unknown').slice(0, 200)}`,
     );
+  }
   const candidate = Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined;
   if (!isObject(candidate) && isObject(chunk.promptFeedback) && typeof chunk.promptFeedback.blockReason === 'string')
     throw new ProviderError('google', 'refused', `the prompt was blocked (${chunk.promptFeedback.blockReason})`, 200);

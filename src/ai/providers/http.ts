@@ -1,5 +1,5 @@
 import { BlockedAddressError, guardedFetch, readLimited } from '../../lib/outbound.js';
-import { ProviderError, type OutboundOptions, type ProviderName } from './types.js';
+import { ProviderError, type FailureKind, type OutboundOptions, type ProviderName } from './types.js';
 
 /** Largest provider response body read; a bigger one is a malformed answer. */
 const MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
@@ -14,6 +14,23 @@ export function classifyStatus(provider: ProviderName, status: number, body: str
   if (status >= 300 && status < 400)
     return new ProviderError(provider, 'malformed', `HTTP ${status}: redirects are not followed`, status);
   return new ProviderError(provider, 'refused', message, status);
+}
+
+/**
+ * The failure kind of an error a provider reports inside a stream whose HTTP status was 200
+ * (docs/ai.md, Streamed runs): by the HTTP status the error carries, else by its type or code
+ * name, else a fault of the provider, as a 5xx would be.
+ */
+export function streamErrorKind(status: unknown, name: string): FailureKind {
+  if (typeof status === 'number' && status >= 400 && status < 600) {
+    if (status === 429) return 'rate_limited';
+    if (status >= 500) return 'server';
+    return status === 401 || status === 403 ? 'auth' : 'refused';
+  }
+  if (/rate_limit|quota|resource_exhausted/i.test(name)) return 'rate_limited';
+  if (/authentication|permission|api_key|unauthenticated/i.test(name)) return 'auth';
+  if (/invalid_request|invalid_argument|badrequest/i.test(name)) return 'refused';
+  return 'server';
 }
 
 /** What a throw of the guarded fetch (or of reading its body) says about the provider. */

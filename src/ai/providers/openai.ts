@@ -1,4 +1,4 @@
-import { callJson, endpoint, isCount, isObject } from './http.js';
+import { callJson, endpoint, isCount, isObject, streamErrorKind } from './http.js';
 import { ProviderError, type ProviderAdapter, type SseEvent, type StreamPiece } from './types.js';
 
 /** A chat completion chunk (`stream: true`): choices[].delta.content, then a usage chunk, then [DONE]. */
@@ -11,12 +11,13 @@ function piece(event: SseEvent): StreamPiece {
     throw new ProviderError('openai', 'malformed', 'a stream chunk is not JSON');
   }
   if (!isObject(chunk)) throw new ProviderError('openai', 'malformed', 'a stream chunk is not an object');
-  if (isObject(chunk.error))
-    throw new ProviderError(
-      'openai',
-      'server',
-      `stream error: ${String(chunk.error.message ?? 'unknown').slice(0, 200)}`,
-    );
+  // A failure after the 200: OpenAI and Ollama send {error: {message, type, code}}; vLLM puts
+  // the HTTP status in code, and older versions send the error object itself (object: "error").
+  const error = isObject(chunk.error) ? chunk.error : chunk.object === 'error' ? chunk : null;
+  if (error) {
+    const kind = streamErrorKind(error.code, `${String(error.type ?? '')} ${String(error.code ?? '')}`);
+    throw new ProviderError('openai', kind, `stream error: ${String(error.message ?? error.type).slice(0, 200)}`);
+  }
   const out: StreamPiece = typeof chunk.model === 'string' ? { model: chunk.model } : {};
   const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
   if (isObject(choice) && isObject(choice.delta) && typeof choice.delta.content === 'string')
