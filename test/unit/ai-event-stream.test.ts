@@ -12,7 +12,7 @@ const outbound = { allowPrivateNetworks: true, timeoutMs: 2000 };
 describe('provider event streams (the SSE reader under the streamed runs)', () => {
   let server: Server;
   let url: URL;
-  let next: { status: number; type: string; chunks: string[] };
+  let next: { status: number; type: string; chunks: string[]; hold?: boolean };
   before(async () => {
     server = createServer((req, res) => {
       req.resume();
@@ -23,13 +23,16 @@ describe('provider event streams (the SSE reader under the streamed runs)', () =
           // Each chunk on its own read: an event may be cut anywhere, a CRLF between two reads.
           await new Promise((r) => setImmediate(r));
         }
-        res.end();
+        if (!next.hold) res.end();
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/messages`);
   });
-  after(() => new Promise<void>((r) => server.close(() => r())));
+  after(() => {
+    server.closeAllConnections();
+    return new Promise<void>((r) => server.close(() => r()));
+  });
 
   const read = async (chunks: string[], type = 'text/event-stream') => {
     next = { status: 200, type, chunks };
@@ -156,5 +159,22 @@ describe('provider event streams (the SSE reader under the streamed runs)', () =
       ],
       ['server', 'rate_limited', 'refused', 'auth'],
     );
+  });
+
+  it('the deadline covers the whole answer: a stream that stops mid-way fails as a timeout; the caller aborting is not one', async () => {
+    next = { status: 200, type: 'text/event-stream', chunks: ['data: one\n\n'], hold: true };
+    const open = (signal: AbortSignal) =>
+      callStream('openai', url, { headers: {}, body: {} }, { ...outbound, timeoutMs: 300 }, signal);
+    const timed = await open(new AbortController().signal);
+    assert.deepEqual((await timed.next()).value, { event: 'message', data: 'one' });
+    const started = Date.now();
+    await assert.rejects(timed.next(), (e: ProviderError) => e.kind === 'timeout' && /300 ms/.test(e.message));
+    assert.ok(Date.now() - started < 2000);
+
+    const caller = new AbortController();
+    const aborted = await open(caller.signal);
+    await aborted.next();
+    setTimeout(() => caller.abort(), 20);
+    await assert.rejects(aborted.next(), (e: ProviderError) => e.kind === 'timeout' && /cancelled/.test(e.message));
   });
 });
