@@ -33,8 +33,8 @@ export interface FakeProvider {
   streamMode: StreamMode;
   /** The data of the error chunk an openai fake sends in error-chunk mode. */
   streamError: Record<string, unknown>;
-  /** Streamed answers whose client closed the connection before the answer ended. */
-  streamsClosedByClient: number;
+  /** Answers (streamed, or never given in hang mode) whose client closed the connection first. */
+  closedByClient: number;
   /** Chat calls only (model-list probes excluded). */
   chats(): RecordedRequest[];
   close(): Promise<void>;
@@ -61,9 +61,6 @@ function streamAnswer(fake: FakeProvider, res: ServerResponse, body: Record<stri
   if (kind === 'openai' && (body?.stream_options as { include_usage?: boolean })?.include_usage !== true)
     return send(res, 400, { error: { message: 'the fake expects stream_options.include_usage' } });
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  res.on('close', () => {
-    if (!res.writableEnded) fake.streamsClosedByClient++;
-  });
   const mode = fake.streamMode;
   const words = pieces(fake.reply);
   const shown = mode === 'ok' || mode === 'no-end' ? words : words.slice(0, 2);
@@ -188,7 +185,7 @@ export async function startFakeProvider(
         code: null,
       },
     },
-    streamsClosedByClient: 0,
+    closedByClient: 0,
     chats: () => fake.requests.filter((r) => r.method === 'POST'),
     close: async () => {
       server.closeAllConnections();
@@ -196,6 +193,9 @@ export async function startFakeProvider(
     },
   };
   const server = createServer(async (req, res) => {
+    res.on('close', () => {
+      if (!res.writableEnded) fake.closedByClient++;
+    });
     const raw = await readBody(req);
     const path = req.url ?? '/';
     let body: Record<string, unknown> | null = null;

@@ -1,4 +1,5 @@
 import { after, before, describe, it } from 'node:test';
+import http from 'node:http';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { AI_ENV, aiMember, configure, startFakes, userSays } from '../helpers/ai.js';
@@ -130,7 +131,7 @@ describe('streamed chat runs (SSE over a listening server, streaming fake provid
   for (const kind of KINDS) {
     it(`${kind}: a client that leaves closes the provider's connection; the run settles cancelled for the usage so far`, async () => {
       const m = await aiMember(t.app);
-      const closed = fakes[kind].streamsClosedByClient;
+      const closed = fakes[kind].closedByClient;
       const chatStreams = await metric('gantry_sse_streams_open', { stream: 'chat' });
       fakes[kind].streamMode = 'hold';
       try {
@@ -141,7 +142,7 @@ describe('streamed chat runs (SSE over a listening server, streaming fake provid
         assert.equal(await metric('gantry_sse_streams_open', { stream: 'chat' }), chatStreams + 1);
         s.close();
         await until(
-          async () => (fakes[kind].streamsClosedByClient > closed ? true : undefined),
+          async () => (fakes[kind].closedByClient > closed ? true : undefined),
           'the provider to see its connection closed',
         );
         const row = await until(async () => {
@@ -288,6 +289,63 @@ describe('streamed chat runs (SSE over a listening server, streaming fake provid
       fakes.openai.streamMode = 'ok';
       fakes.openai.streamError = openaiError;
       t.app.services.ai.router.reset('openai');
+    }
+  });
+
+  it('a client that leaves before the first text closes the provider call; the run is cancelled and costs nothing', async () => {
+    const m = await aiMember(t.app);
+    const closed = fakes.openai.closedByClient;
+    const calls = fakes.openai.chats().length;
+    const others = ['anthropic', 'google'].map((k) => fakes[k as FakeKind].chats().length);
+    const cancelled = await metric('gantry_ai_provider_calls_total', {
+      provider: 'openai',
+      call: 'stream',
+      outcome: 'cancelled',
+    });
+    fakes.openai.mode = 'hang';
+    try {
+      // Nothing is answered before the first text, so the client is a bare request.
+      const req = http.request(`${base}${RUNS}`, {
+        method: 'POST',
+        headers: { ...m.headers, 'content-type': 'application/json', accept: 'text/event-stream' },
+      });
+      req.on('error', () => undefined);
+      req.end(JSON.stringify({ ...userSays('hello'), stream: true }));
+      await until(async () => (fakes.openai.chats().length > calls ? true : undefined), 'the provider call');
+      req.destroy();
+      await until(
+        async () => (fakes.openai.closedByClient > closed ? true : undefined),
+        'the provider to see its connection closed',
+      );
+      const row = await until(async () => {
+        const r = await t.app.kernel.db
+          .selectFrom('ai_runs')
+          .selectAll()
+          .where('user_id', '=', m.user.id)
+          .executeTakeFirst();
+        return r && r.status !== 'running' ? r : undefined;
+      }, 'the run to settle');
+      assert.deepEqual(
+        [row.status, row.error_code, row.reply, row.provider, row.charged_micros, row.reserved_micros],
+        ['cancelled', 'CLIENT_CLOSED', null, null, 0, 0],
+      );
+      assert.deepEqual(
+        (JSON.parse(row.attempts) as Array<{ provider: string; outcome: string }>).map((a) => [a.provider, a.outcome]),
+        [['openai', 'cancelled']],
+      );
+      assert.deepEqual(await ledger(m.user.id), []);
+      // No failover for a client that left, and nothing said about the provider.
+      assert.deepEqual(
+        ['anthropic', 'google'].map((k) => fakes[k as FakeKind].chats().length),
+        others,
+      );
+      assert.equal(t.app.services.ai.router.breaker('openai').snapshot().consecutiveFailures, 0);
+      assert.equal(
+        await metric('gantry_ai_provider_calls_total', { provider: 'openai', call: 'stream', outcome: 'cancelled' }),
+        cancelled + 1,
+      );
+    } finally {
+      fakes.openai.mode = 'ok';
     }
   });
 
