@@ -18,10 +18,8 @@ export const runPayload = Joi.object({
     .required(),
   sessionId: Joi.string().pattern(SESSION_ID),
   model: Joi.string().pattern(/^[A-Za-z0-9._:/@-]{1,200}$/),
-  // Streaming (SSE) is not offered; the field is accepted only when false (docs/ai.md).
-  stream: Joi.boolean()
-    .valid(false)
-    .messages({ 'any.only': 'streaming is not supported; omit stream or set it to false' }),
+  // true: answer as Server-Sent Events (docs/ai.md, Streamed runs).
+  stream: Joi.boolean(),
 });
 
 export const runParams = Joi.object({
