@@ -14,7 +14,7 @@ await build({
   // a smaller one is a smaller idle footprint; identifiers keep their names for stack traces.
   minifyWhitespace: true,
   minifySyntax: true,
-  external: ['better-sqlite3'],
+  external: ['better-sqlite3', 'pg-native'],
   // import.meta.url is not defined in CJS output; libraries that read it get the bundle's own URL.
   define: { 'import.meta.url': 'importMetaUrl' },
   banner: { js: "const importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },

@@ -10,6 +10,11 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 export interface Config {
   readonly dataDir: string;
   readonly dbFile: string;
+  /**
+   * PostgreSQL instead of the SQLite file (docs/postgres.md): a postgres:// URL from
+   * GANTRY_DATABASE_URL or --database-url; null keeps SQLite in the data directory.
+   */
+  readonly databaseUrl: string | null;
   readonly host: string;
   readonly port: number;
   readonly publicUrl: string;
@@ -110,6 +115,7 @@ function connectorProviders(env: NodeJS.ProcessEnv): Record<string, ConnectorPro
 /** Flags as commander hands them over (camelCase names of the flags listed in README.md). */
 export interface ConfigFlags {
   dataDir?: string;
+  databaseUrl?: string;
   host?: string;
   port?: string | number;
   publicUrl?: string;
@@ -211,6 +217,20 @@ function billingConfig(env: NodeJS.ProcessEnv): BillingConfig {
   });
 }
 
+/** Only PostgreSQL URLs: anything else is a mistake better refused at start than at the first query. */
+function parseDatabaseUrl(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('GANTRY_DATABASE_URL must be a postgres:// URL');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+    throw new ConfigError(`GANTRY_DATABASE_URL must be a postgres:// URL (got a ${url.protocol} URL)`);
+  return raw;
+}
+
 function pick<T>(flag: T | undefined, env: string | undefined): T | string | undefined {
   return flag !== undefined ? flag : env !== undefined && env !== '' ? env : undefined;
 }
@@ -250,6 +270,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
   return Object.freeze({
     dataDir,
     dbFile: path.join(dataDir, 'gantry.db'),
+    databaseUrl: parseDatabaseUrl(pick(flags.databaseUrl, env.GANTRY_DATABASE_URL)),
     host,
     port,
     publicUrl,

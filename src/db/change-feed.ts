@@ -28,7 +28,8 @@ export class ChangeFeed {
 
   constructor(
     private readonly db: Database,
-    private readonly sqlite: SqliteDatabase.Database,
+    /** Null on PostgreSQL: there every poll reads the table (docs/postgres.md, What is left). */
+    private readonly sqlite: SqliteDatabase.Database | null,
     private readonly clock: Clock,
     private readonly logger: Logger,
   ) {
@@ -79,6 +80,8 @@ export class ChangeFeed {
   private dataVersionStatement: SqliteDatabase.Statement | null = null;
 
   private dataVersion(): number {
+    // PostgreSQL has no such counter: a version that always moves makes every poll read the table.
+    if (!this.sqlite) return this.lastDataVersion + 1;
     // Prepared once: catchUp reads it before every cached read.
     this.dataVersionStatement ??= this.sqlite.prepare('PRAGMA data_version').pluck();
     return this.dataVersionStatement.get() as number;

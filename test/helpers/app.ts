@@ -1,3 +1,4 @@
+import type SqliteDatabase from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -61,4 +62,13 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The raw SQLite connection, for the checks that read SQLite itself (query plans, the file's
+ * bytes); a clear failure when the suite runs on PostgreSQL (docs/postgres.md, Tests).
+ */
+export function rawSqlite(kernel: { sqlite: SqliteDatabase.Database | null }): SqliteDatabase.Database {
+  if (!kernel.sqlite) throw new Error('this check reads the SQLite database; it has no PostgreSQL counterpart yet');
+  return kernel.sqlite;
 }
