@@ -8,6 +8,7 @@ import { createAppContext, type AppContext } from '../../src/app.js';
 import { createServer } from '../../src/http/server.js';
 import { ManualClock, systemClock, type Clock } from '../../src/lib/clock.js';
 import { createLogger, type Logger } from '../../src/lib/logger.js';
+import { createTestDatabase, TEST_ENGINE } from './postgres.js';
 
 /** Environment every test app gets: cheap scrypt, no log noise. */
 export const TEST_ENV: NodeJS.ProcessEnv = {
@@ -38,10 +39,13 @@ export interface TestAppOptions {
 /**
  * A real app over a real temporary SQLite file (migrated), its hapi server initialized but
  * not listening: tests use server.inject(). One per test file; close() removes the files.
+ * With GANTRY_TEST_ENGINE=postgres the app gets a fresh PostgreSQL database instead, one per
+ * data directory, dropped by close() with the files (docs/postgres.md, Tests).
  */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gantry-test-'));
-  const env = { ...TEST_ENV, ...options.env };
+  const database = TEST_ENGINE === 'postgres' ? await createTestDatabase(options.dataDir) : null;
+  const env = { ...TEST_ENV, ...(database && { GANTRY_DATABASE_URL: database.url }), ...options.env };
   const config = resolveConfig({ dataDir, ...options.flags }, env);
   const logs: string[] = [];
   const logger: Logger = createLogger('debug', (line) => logs.push(line));
@@ -59,7 +63,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     async close() {
       await server.stop();
       await app.kernel.close();
-      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) {
+        rmSync(dataDir, { recursive: true, force: true });
+        await database?.drop();
+      }
     },
   };
 }
