@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Server, ServerInjectOptions } from '@hapi/hapi';
+import { sql } from 'kysely';
 import { resolveConfig, type ConfigFlags } from '../../src/config.js';
 import { createAppContext, type AppContext } from '../../src/app.js';
 import { createServer } from '../../src/http/server.js';
@@ -44,7 +45,7 @@ export interface TestAppOptions {
  */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gantry-test-'));
-  const database = TEST_ENGINE === 'postgres' ? await createTestDatabase(options.dataDir) : null;
+  const database = TEST_ENGINE === 'postgres' ? await createTestDatabase(dataDir) : null;
   const env = { ...TEST_ENV, ...(database && { GANTRY_DATABASE_URL: database.url }), ...options.env };
   const config = resolveConfig({ dataDir, ...options.flags }, env);
   const logs: string[] = [];
@@ -79,3 +80,10 @@ export function rawSqlite(kernel: { sqlite: SqliteDatabase.Database | null }): S
   if (!kernel.sqlite) throw new Error('this check reads the SQLite database; it has no PostgreSQL counterpart yet');
   return kernel.sqlite;
 }
+
+/**
+ * A table's insertion order, for tests whose manual clock gives many rows one created_at:
+ * SQLite's rowid; on PostgreSQL the row's place in the heap, which follows insertion order in
+ * a fresh test database whose rows are not updated (docs/postgres.md, Tests).
+ */
+export const insertionOrder = () => (TEST_ENGINE === 'postgres' ? sql`ctid` : sql`rowid`);

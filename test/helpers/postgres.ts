@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { openConfiguredDatabase } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrator.js';
@@ -63,13 +63,12 @@ async function ensureTemplate(admin: pg.Client): Promise<void> {
 }
 
 /**
- * A database of its own for one test app, copied from the migrated template. The same name
- * gives the same database (an app restarted over the same data directory), created once.
+ * A database of its own for one data directory, copied from the migrated template. The same
+ * directory gives the same database (an app restarted over it, a CLI command run on it),
+ * created once.
  */
-export async function createTestDatabase(name?: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const database = name
-    ? `gantry_t_${createHash('sha256').update(name).digest('hex').slice(0, 16)}`
-    : `gantry_t_${randomBytes(8).toString('hex')}`;
+export async function createTestDatabase(dataDir: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const database = `gantry_t_${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}`;
   await withAdmin(async (admin) => {
     await admin.query('select pg_advisory_lock($1)', [TEMPLATE_LOCK]);
     try {
@@ -85,4 +84,17 @@ export async function createTestDatabase(name?: string): Promise<{ url: string; 
     drop: () =>
       withAdmin(async (admin) => void (await admin.query(`drop database if exists ${database} with (force)`))),
   };
+}
+
+/** The environment that points a CLI command at its data directory's test database. */
+export async function testDatabaseEnv(dataDir: string): Promise<NodeJS.ProcessEnv> {
+  return TEST_ENGINE === 'postgres' ? { GANTRY_DATABASE_URL: (await createTestDatabase(dataDir)).url } : {};
+}
+
+/**
+ * TEST_ENV plus the database of a data directory, for tests that open a second app (another
+ * process) over a test app's data directory themselves.
+ */
+export async function testEnvFor(dataDir: string, env: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
+  return { ...env, ...(await testDatabaseEnv(dataDir)) };
 }
