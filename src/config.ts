@@ -40,6 +40,8 @@ export interface Config {
   readonly connectorRefreshCron: string;
   /** scrypt cost parameter N; tests lower it, production keeps the default. */
   readonly scryptCost: number;
+  /** The operator's name and logo on every page (docs/operations.md, Branding). */
+  readonly brand: Brand;
   /**
    * Endpoints and client of the built-in OAuth connectors (github, google, slack), from
    * GANTRY_CONNECTOR_<KEY>_{CLIENT_ID,CLIENT_SECRET,AUTHORIZE_URL,TOKEN_URL,CHECK_URL}.
@@ -53,6 +55,12 @@ export interface Config {
     breakerCooldownMs: number;
     healthCron: string;
   };
+}
+
+export interface Brand {
+  readonly name: string;
+  /** An https URL, or a path on this server (starting with one slash); null: the name alone. */
+  readonly logoUrl: string | null;
 }
 
 /** One GANTRY_TRUSTED_PROXIES entry: an address, or a CIDR network (the prefix is 32/128 for one address). */
@@ -159,6 +167,29 @@ function parseTrustedProxies(name: string, raw: string): TrustedProxy[] {
   return out;
 }
 
+/**
+ * GANTRY_BRAND_NAME and GANTRY_BRAND_LOGO_URL. The logo is fetched by every visitor's browser
+ * and named in the pages' CSP img-src, so only https (or a path on Gantry's own origin) is
+ * accepted: plain http would be mixed content and lets anyone on the path swap the picture.
+ */
+function parseBrand(env: NodeJS.ProcessEnv, publicUrl: string): Brand {
+  const name = (env.GANTRY_BRAND_NAME ?? '').trim() || 'Gantry';
+  if (name.length > 60 || /[\u0000-\u001f]/.test(name))
+    throw new ConfigError(`GANTRY_BRAND_NAME must be one line of at most 60 characters (got "${name}")`);
+  const raw = (env.GANTRY_BRAND_LOGO_URL ?? '').trim();
+  if (!raw) return Object.freeze({ name, logoUrl: null });
+  const bad = () =>
+    new ConfigError(`GANTRY_BRAND_LOGO_URL must be an https URL or a path starting with / (got "${raw}")`);
+  if (raw.startsWith('/') && !raw.startsWith('//')) {
+    if (/[\s"'<>\\]/.test(raw)) throw bad();
+    return Object.freeze({ name, logoUrl: raw });
+  }
+  const url = URL.canParse(raw) ? new URL(raw) : null;
+  const sameOrigin = url?.origin === new URL(publicUrl).origin;
+  if (!url || (url.protocol !== 'https:' && !sameOrigin) || url.username || url.password) throw bad();
+  return Object.freeze({ name, logoUrl: url.href });
+}
+
 function pick<T>(flag: T | undefined, env: string | undefined): T | string | undefined {
   return flag !== undefined ? flag : env !== undefined && env !== '' ? env : undefined;
 }
@@ -231,6 +262,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     ),
     connectorRefreshCron: env.GANTRY_CONNECTOR_REFRESH_CRON || '*/5 * * * *',
     scryptCost: parsePositive('GANTRY_SCRYPT_COST', env.GANTRY_SCRYPT_COST || 16384),
+    brand: parseBrand(env, publicUrl),
     connectorProviders: Object.freeze(connectorProviders(env)),
     ai: Object.freeze({
       timeoutMs: parsePositive('GANTRY_AI_TIMEOUT_MS', env.GANTRY_AI_TIMEOUT_MS || 60_000),
