@@ -6,7 +6,7 @@ import { tenancyHeaders } from '../accounts/access.js';
 import { schemas } from './schemas.js';
 import type { McpClientChoice } from './mcp-auth.js';
 import { settingsPage } from './page.js';
-import { htmlErrorFormat } from '../http/html.js';
+import { htmlErrorFormat } from '../http/pages.js';
 
 /** Connector instances, tools, credentials, OAuth linking and tool approvals (docs/connectors.md). */
 export function connectorRoutes(app: PluginDeps): ServerRoute[] {
@@ -248,12 +248,7 @@ export function connectorPageRoutes(): ServerRoute[] {
       method: 'GET',
       path: '/settings/connectors',
       options: { id: 'connectors.settings.page', auth: false, plugins: { gantry: { errorFormat: htmlErrorFormat } } },
-      handler: (request, h) =>
-        h
-          .response(settingsPage(request.query as Record<string, string>))
-          .type('text/html; charset=utf-8')
-          .header('Cache-Control', 'no-store')
-          .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
+      handler: (request, h) => h.page(settingsPage(request.query as Record<string, string>)),
     },
   ];
 }

@@ -1,4 +1,5 @@
 import type { Request } from '@hapi/hapi';
+import type { PageKit } from './pages.js';
 
 export interface RateLimitRule {
   limit: number;
@@ -34,7 +35,10 @@ interface RouteError {
 }
 
 /** A route's own error wire format: the body, its content type, extra headers. */
-export type RouteErrorFormat = (error: RouteError) => {
+export type RouteErrorFormat = (
+  error: RouteError,
+  pages: PageKit,
+) => {
   body: string | object;
   type?: string;
   headers?: Readonly<Record<string, string>>;

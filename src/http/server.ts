@@ -5,6 +5,7 @@ import { registerHealth } from './health.js';
 import { registerRateLimits } from './rate-limit.js';
 import { registerRequestMetrics } from './metrics.js';
 import { registerPayloadDepth } from './payload-depth.js';
+import { registerPages } from './pages.js';
 import { registerResponses, validationFailAction } from './responses.js';
 import { API } from './paths.js';
 import type { DomainPlugin, PluginDeps } from './plugin.js';
@@ -56,7 +57,8 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     debug: false,
   });
   registerClientAddress(server, kernel.config.trustedProxies);
-  registerResponses(server, kernel.logger, kernel.clock);
+  registerResponses(server, kernel.logger, kernel.clock, kernel.pages);
+  registerPages(server, kernel.pages);
   registerBearerAuth(server, [
     services.identity.sessionVerifier,
     services.oauth.accessTokenVerifier,

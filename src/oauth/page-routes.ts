@@ -1,6 +1,6 @@
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
-import { htmlErrorFormat } from '../http/html.js';
+import { htmlErrorFormat } from '../http/pages.js';
 import { BROWSER_SESSION_COOKIE } from './browser-sessions.js';
 import { createConsent } from './pages/consent.js';
 import { magicLinkRoutes } from './pages/magic-link.js';
@@ -70,6 +70,7 @@ export function oauthPageRoutes(app: PluginDeps): ServerRoute[] {
             400,
           );
         }
+        if (formField(body, 'action') === 'signout') return consent.signOut(request, h, req, body);
         const decision = formField(body, 'decision');
         if (decision !== undefined) return consent.decide(request, h, req, client.name, decision, body);
         return signIn.submit(request, h, req, client.name, body);
