@@ -106,9 +106,6 @@ export interface Gantry {
   stop(): Promise<void>;
 }
 
-/** The Node flags the shipped launch commands use for `serve` (systemd unit, npm start). */
-const SERVE_NODE_FLAGS = ['--max-semi-space-size=4'];
-
 /** Starts the built binary on CPU 1 with a fresh data dir (or the one given). */
 export async function startGantry(options: { env?: NodeJS.ProcessEnv; dataDir?: string } = {}): Promise<Gantry> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gantry-bench-'));
@@ -123,8 +120,10 @@ export async function startGantry(options: { env?: NodeJS.ProcessEnv; dataDir?: 
     GANTRY_RATE_LIMIT_MULTIPLIER: '100000',
     ...options.env,
   };
-  // Launched as systemd/gantry.service and `npm start` launch it.
-  const { cmd, args } = onServerCore([...SERVE_NODE_FLAGS, BIN, 'serve']);
+  // Launched plainly, as systemd/gantry.service and `npm start` do: the launcher adds its own flags.
+  const { cmd, args } = HAS_TASKSET
+    ? { cmd: 'taskset', args: ['-c', '1', BIN, 'serve'] }
+    : { cmd: BIN, args: ['serve'] };
   const started = performance.now();
   const proc = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(proc);
