@@ -5,7 +5,8 @@ import { registerHealth } from './health.js';
 import { rateLimitCheck } from './rate-limit.js';
 import { registerRequestMetrics } from './metrics.js';
 import { checkPayloadDepth } from './payload-depth.js';
-import { registerResponses, validationFailAction } from './responses.js';
+import { preparedAnswerRecorder, registerResponses, validationFailAction } from './responses.js';
+import { installPreparedAnswers } from './prepared.js';
 import { API } from './paths.js';
 import type { DomainPlugin, PluginDeps } from './plugin.js';
 import { identityPagesPlugin, identityPlugin } from '../identity/plugin.js';
@@ -61,7 +62,7 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     services.oauth.accessTokenVerifier,
     services.accounts.apiKeyVerifier,
   ]);
-  registerRequestMetrics(server, kernel.metrics);
+  const countRequest = registerRequestMetrics(server, kernel.metrics);
   // The rate limit, then the body's depth, in one lifecycle step: hapi awaits every step of
   // every request, so two steps cost measurably more than one doing both (docs/kernel.md).
   const rateLimit = rateLimitCheck(kernel.limiter, kernel.clock, kernel.metrics);
@@ -94,5 +95,6 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     { routes: { prefix: API } },
   );
   await server.register(pagePlugins.map((plugin) => ({ plugin, options: deps })));
+  installPreparedAnswers(server, preparedAnswerRecorder(kernel.logger, countRequest, kernel.config.trustedProxies));
   return server;
 }
