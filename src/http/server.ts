@@ -2,11 +2,12 @@ import Hapi, { type Server } from '@hapi/hapi';
 import { registerBearerAuth } from './auth.js';
 import { registerClientAddress } from './client-address.js';
 import { registerHealth } from './health.js';
-import { registerRateLimits } from './rate-limit.js';
+import { rateLimitCheck } from './rate-limit.js';
 import { registerRequestMetrics } from './metrics.js';
-import { registerPayloadDepth } from './payload-depth.js';
+import { checkPayloadDepth } from './payload-depth.js';
 import { registerPages } from './pages.js';
-import { registerResponses, validationFailAction } from './responses.js';
+import { preparedAnswerRecorder, registerResponses, validationFailAction } from './responses.js';
+import { installPreparedAnswers } from './prepared.js';
 import { API } from './paths.js';
 import type { DomainPlugin, PluginDeps } from './plugin.js';
 import { identityPagesPlugin, identityPlugin } from '../identity/plugin.js';
@@ -64,9 +65,15 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     services.oauth.accessTokenVerifier,
     services.accounts.apiKeyVerifier,
   ]);
-  registerRequestMetrics(server, kernel.metrics);
-  registerRateLimits(server, kernel.limiter, kernel.clock, kernel.metrics);
-  registerPayloadDepth(server);
+  const countRequest = registerRequestMetrics(server, kernel.metrics);
+  // The rate limit, then the body's depth, in one lifecycle step: hapi awaits every step of
+  // every request, so two steps cost measurably more than one doing both (docs/kernel.md).
+  const rateLimit = rateLimitCheck(kernel.limiter, kernel.clock, kernel.metrics);
+  server.ext('onPostAuth', (request, h) => {
+    rateLimit(request);
+    checkPayloadDepth(request);
+    return h.continue;
+  });
   registerHealth(server, kernel.db, () => app.draining);
 
   const [apiPlugins, pagePlugins]: DomainPlugin[][] = options.statusOnly
@@ -92,5 +99,6 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     { routes: { prefix: API } },
   );
   await server.register(pagePlugins.map((plugin) => ({ plugin, options: deps })));
+  installPreparedAnswers(server, preparedAnswerRecorder(kernel.logger, countRequest, kernel.config.trustedProxies));
   return server;
 }

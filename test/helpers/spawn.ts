@@ -48,7 +48,13 @@ export function runBin(
  * for its "gantry listening on" line.
  */
 export async function spawnGantry(
-  options: { env?: NodeJS.ProcessEnv; args?: string[]; dataDir?: string } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    args?: string[];
+    dataDir?: string;
+    /** Run bin/gantry itself, as systemd and a terminal do, instead of `node bin/gantry`. */
+    asExecutable?: boolean;
+  } = {},
 ): Promise<RunningGantry> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gantry-e2e-'));
   const env: NodeJS.ProcessEnv = {
@@ -60,7 +66,8 @@ export async function spawnGantry(
     GANTRY_PORT: '0',
     ...options.env,
   };
-  const proc = spawn(process.execPath, [BIN, 'serve', ...(options.args ?? [])], {
+  const args = ['serve', ...(options.args ?? [])];
+  const proc = spawn(options.asExecutable ? BIN : process.execPath, options.asExecutable ? args : [BIN, ...args], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
