@@ -77,11 +77,12 @@ export async function spawnGantry(
   const url = await new Promise<string>((resolve, reject) => {
     // A server that never said it listens is killed: left running, its pipes would keep the
     // test file's process alive after the failure, and the whole run would hang.
+    // 30 s: a start takes about 1 s alone, and up to 15 s on a machine loaded with other test files.
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
-      reject(new Error(`gantry did not start within 15 s: ${stderr}`));
-    }, 15_000);
+      reject(new Error(`gantry did not start within 30 s: ${stderr}`));
+    }, 30_000);
     let buffer = '';
     proc.stdout!.on('data', (chunk) => {
       buffer += chunk;
