@@ -9,7 +9,8 @@ import { approvalInputView } from './approval-input.js';
 import type { ConnectorsContext } from './context.js';
 import { originOf } from './credentials.js';
 import type { ExposedTools } from './exposed-tools.js';
-import type { McpRelay } from './mcp.js';
+import { authRefusal, type McpRelay } from './mcp.js';
+import { createMcpReauth } from './mcp-reauth.js';
 import { McpUnreachable, type McpSessions } from './mcp-sessions.js';
 import { presentApproval } from './presenters.js';
 import { approvalInputContext } from './sealing.js';
@@ -60,6 +61,7 @@ export function createInvoker(
   sessions: Pick<McpSessions, 'call'>,
 ) {
   const { db, clock, secrets, limiter } = ctx.kernel;
+  const reauth = createMcpReauth(ctx);
   const invocations = ctx.kernel.metrics.counter(
     'gantry_connector_tool_invocations_total',
     'Connector tool invocations (REST and MCP), by outcome: completed, pending_approval, or the error code',
@@ -85,18 +87,26 @@ export function createInvoker(
       if (err instanceof DomainError) return err;
       return upstream(`The MCP server could not be reached: ${(err as Error).message}`.slice(0, 300));
     };
-    let target;
-    try {
-      target = await ctx.mcpTarget(instance);
-    } catch (err) {
-      throw unreachable(err);
-    }
-    try {
-      return await sessions.call(instance, target, tool.tool_key, input, relay);
-    } catch (err) {
-      if (err instanceof McpUnreachable) throw unreachable(err.reason);
-      throw upstream(`The MCP server failed the call: ${(err as Error).message}`.slice(0, 300));
-    }
+    const attempt = async (retry: boolean): Promise<unknown> => {
+      let target;
+      try {
+        target = await ctx.mcpTarget(instance);
+      } catch (err) {
+        throw unreachable(err);
+      }
+      try {
+        return await sessions.call(instance, target, tool.tool_key, input, relay);
+      } catch (err) {
+        // A refusal means the call did not run: after a refresh it may go once more.
+        const refusal = authRefusal(err instanceof McpUnreachable ? err.reason : err);
+        if (refusal?.kind === 'token' && (await reauth.tokenRefused(instance, target.headers.authorization, retry)))
+          return attempt(false);
+        if (refusal?.kind === 'scope') return reauth.scopeRefused(instance, refusal.scopes);
+        if (err instanceof McpUnreachable) throw unreachable(err.reason);
+        throw upstream(`The MCP server failed the call: ${(err as Error).message}`.slice(0, 300));
+      }
+    };
+    return attempt(true);
   }
 
   const invoker = {

@@ -29,6 +29,10 @@ export interface McpOauthLink {
   metadata: AuthorizationServerMetadata;
   client: OAuthClientInformationMixed;
   resource: string;
+  /** The scope asked for: what was granted when the token answer names none (RFC 6749 §5.1). */
+  scope?: string;
+  /** The step-up re-authorizations this link is the result of (mcp-reauth.ts). */
+  stepUpRound?: number;
 }
 
 export const NEEDS_AUTH_MESSAGE =
@@ -72,6 +76,12 @@ export function createMcpAuth(ctx: ConnectorsContext) {
       if (err instanceof McpAuthRequired) return err.challenge;
       throw failed('The MCP server could not be reached', err);
     }
+  }
+
+  /** The scopes a refused call asked for, left by mcp-reauth.ts for this initiate. */
+  async function pendingStepUp(instance: InstanceRow): Promise<{ scopes: string[]; round: number } | null> {
+    const kept = (await ctx.credentialValues(instance.id))?.values.mcp_step_up;
+    return kept ? (JSON.parse(kept) as { scopes: string[]; round: number }) : null;
   }
 
   return {
@@ -118,9 +128,15 @@ export function createMcpAuth(ctx: ConnectorsContext) {
       }
       const metadata = info.authorizationServerMetadata;
       if (!metadata) throw new DomainError('UPSTREAM_FAILED', 'The MCP server names no usable authorization server');
-      // Scopes: the member's, else the challenge's, else what the resource supports, else none.
+      // Scopes: the member's, else a step-up's union (mcp-reauth.ts), else the challenge's, else
+      // what the resource supports, else none.
+      const stepUp = await pendingStepUp(instance);
       const scope =
-        choice.scopes?.join(' ') || params.scope || info.resourceMetadata?.scopes_supported?.join(' ') || undefined;
+        choice.scopes?.join(' ') ||
+        stepUp?.scopes.join(' ') ||
+        params.scope ||
+        info.resourceMetadata?.scopes_supported?.join(' ') ||
+        undefined;
       let client: OAuthClientInformationMixed;
       if (choice.clientId) {
         client = {
@@ -164,7 +180,14 @@ export function createMcpAuth(ctx: ConnectorsContext) {
         resource,
         ...(scope ? { scope } : {}),
       });
-      const link: McpOauthLink = { asUrl: info.authorizationServerUrl, metadata, client, resource: resource.href };
+      const link: McpOauthLink = {
+        asUrl: info.authorizationServerUrl,
+        metadata,
+        client,
+        resource: resource.href,
+        ...(scope ? { scope } : {}),
+        ...(stepUp && !choice.scopes?.length ? { stepUpRound: stepUp.round + 1 } : {}),
+      };
       return { redirectUrl: authorizationUrl.href, verifier: codeVerifier, link };
     },
 

@@ -155,7 +155,9 @@ export function createOauthLinking(ctx: ConnectorsContext) {
         // Where and as whom the refresh job refreshes them (sealed with them).
         ...(mcpLink ? { mcp_oauth: JSON.stringify(mcpLink) } : {}),
       };
-      const scopes = tokens.scope ? tokens.scope.split(' ').filter(Boolean) : (def.oauth?.scopes ?? []);
+      // No scope in the answer: the one asked for was granted (RFC 6749 §5.1).
+      const asked = mcpLink ? (mcpLink.scope?.split(' ').filter(Boolean) ?? []) : (def.oauth?.scopes ?? []);
+      const scopes = tokens.scope ? tokens.scope.split(' ').filter(Boolean) : asked;
       await inTransaction(db, async (trx) => {
         // Linked tokens go only to the definition's token and check URLs, which the operator
         // sets and no member can change: no origin to bind (docs/connectors.md, Credentials).
