@@ -9,6 +9,7 @@ import { apiUrl } from '../http/paths.js';
 import { guardedFetch } from '../lib/outbound.js';
 import type { ConnectorsContext } from './context.js';
 import { closeMcp, McpAuthRequired, openMcp } from './mcp.js';
+import { discoverAuthorization } from './mcp-discovery.js';
 import { instanceStore } from './store/index.js';
 import type { InstanceRow } from './tables.js';
 
@@ -113,10 +114,10 @@ export function createMcpAuth(ctx: ConnectorsContext) {
       const params = challenge
         ? s.extractWWWAuthenticateParams(new Response(null, { headers: { 'www-authenticate': challenge } }))
         : {};
-      let info: Awaited<ReturnType<typeof s.discoverOAuthServerInfo>>;
+      let info: Awaited<ReturnType<typeof discoverAuthorization>>;
       let resource: URL;
       try {
-        info = await s.discoverOAuthServerInfo(serverUrl, {
+        info = await discoverAuthorization(s, serverUrl, {
           ...(params.resourceMetadataUrl ? { resourceMetadataUrl: params.resourceMetadataUrl } : {}),
           fetchFn: fetchFn(),
         });
@@ -126,7 +127,7 @@ export function createMcpAuth(ctx: ConnectorsContext) {
       } catch (err) {
         throw failed('Authorization discovery failed', err);
       }
-      const metadata = info.authorizationServerMetadata;
+      const { metadata } = info;
       if (!metadata) throw new DomainError('UPSTREAM_FAILED', 'The MCP server names no usable authorization server');
       // Scopes: the member's, else a step-up's union (mcp-reauth.ts), else the challenge's, else
       // what the resource supports, else none.
