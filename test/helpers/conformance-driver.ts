@@ -1,12 +1,13 @@
 // The "client under test" of the MCP conformance suite's client mode (docs/mcp-conformance.md,
-// Client mode): the suite runs this with a scenario server's URL as the last argument, and this
-// drives a running Gantry through its REST API as a member would: an mcp-generic instance on that
-// URL, a sync, the OAuth link when the server asks for one (the authorization URL followed as a
-// browser would, to Gantry's callback), then every tool called. A refused call that leaves the
+// Client mode): the suite runs this (bundled once by the test) with a scenario server's URL as
+// the last argument, and this drives a running Gantry through its REST API as a member would: an
+// mcp-generic instance on that URL, a sync, the OAuth link when the server asks for one (the
+// authorization URL followed as a browser would, to Gantry's callback), then every tool called. A refused call that leaves the
 // instance waiting for a link (pending_auth: a step-up) is linked again and retried, a few times.
 //
 // Environment: GANTRY_DRIVER_URL (Gantry's base URL), GANTRY_DRIVER_AUTH (the Authorization
-// header of a member), GANTRY_DRIVER_WORKSPACE (the workspace id), and the suite's own
+// header of a member), GANTRY_DRIVER_WORKSPACE (the workspace id), GANTRY_DRIVER_MCP_TOKEN (an
+// MCP access token of that member for that workspace), and the suite's own
 // MCP_CONFORMANCE_SCENARIO and MCP_CONFORMANCE_CONTEXT (pre-registered client credentials).
 // Exits 0 when every tool was called, 1 (with the reason on stderr) otherwise.
 
@@ -41,7 +42,12 @@ async function main(serverUrl: string): Promise<void> {
       },
       body: body ? JSON.stringify(body) : undefined,
     });
-    return { status: res.status, ...((await res.json()) as Envelope) };
+    const text = await res.text();
+    try {
+      return { status: res.status, ...(JSON.parse(text) as Envelope) };
+    } catch {
+      throw new Error(`${method} ${route}: ${res.status} answered no JSON: ${text.slice(0, 200)}`);
+    }
   };
   const must = async (method: string, route: string, body?: object) => {
     const res = await api(method, route, body);
@@ -91,11 +97,55 @@ async function main(serverUrl: string): Promise<void> {
   const tools = await withLinks<Array<{ id: string; toolKey: string; inputSchema: Schema }>>('sync', () =>
     api('POST', `${at}/sync-tools`),
   );
+  // Over MCP, Gantry serves only the tools of active instances; an instance that needed no link
+  // is made active by a test, as a member does (docs/connectors.md, Status moves).
+  if (scenario.startsWith('elicitation') && (await status()).status !== 'active') await must('POST', `${at}/test`);
   for (const tool of tools) {
+    if (scenario.startsWith('elicitation')) {
+      await callOverMcp(base, tool.toolKey, sample(tool.inputSchema));
+      continue;
+    }
     const result = await withLinks<{ status: string }>(`call ${tool.toolKey}`, () =>
       api('POST', `${at}/tools/${tool.id}/invoke`, { input: sample(tool.inputSchema) }),
     );
     if (result.status !== 'completed') throw new Error(`call ${tool.toolKey}: ${result.status}`);
+  }
+}
+
+/**
+ * A tool that asks its caller a question (elicitation) needs a caller who can answer: REST has
+ * none, so it is called over Gantry's MCP endpoint (GANTRY_DRIVER_MCP_TOKEN), Gantry relays the
+ * question unchanged (docs/connectors.md, MCP pass-through), and this client accepts the form
+ * as a user would who changes nothing: every field at its schema default.
+ */
+async function callOverMcp(base: string, toolKey: string, args: Record<string, unknown>) {
+  const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+  const client = new Client(
+    { name: 'gantry-conformance-driver', version: '1.0.0' },
+    { capabilities: { elicitation: {} } },
+  );
+  client.setRequestHandler('elicitation/create', async (request) => {
+    const schema = (request.params as { requestedSchema?: { properties?: Record<string, { default?: unknown }> } })
+      .requestedSchema;
+    const content = Object.fromEntries(
+      Object.entries(schema?.properties ?? {})
+        .filter(([, field]) => field.default !== undefined)
+        .map(([name, field]) => [name, field.default]),
+    );
+    return { action: 'accept', content } as never;
+  });
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${env('GANTRY_DRIVER_MCP_TOKEN')}` } },
+  });
+  await client.connect(transport);
+  try {
+    const { tools } = await client.listTools();
+    const tool = tools.find((t) => t.name === toolKey || t.name.endsWith(`_${toolKey}`));
+    if (!tool) throw new Error(`${toolKey} is not served over MCP: ${tools.map((t) => t.name).join(', ')}`);
+    const result = (await client.callTool({ name: tool.name, arguments: args })) as { isError?: boolean };
+    if (result.isError) throw new Error(`call ${toolKey} over MCP: ${JSON.stringify(result)}`);
+  } finally {
+    await client.close();
   }
 }
 
