@@ -21,7 +21,8 @@ export interface RateLimitRule {
  * - responses: what the route answers on success, by status (src/http/openapi/declare.ts builds
  *   them); the OpenAPI document and the tests' response checks read it (docs/openapi.md);
  * - errors: the codes the route's service can throw, beyond the ones the kernel derives from
- *   the route itself (auth, validation, body, rate limit, internal);
+ *   the route itself (auth, validation, body, rate limit, internal); a code thrown with its
+ *   second status (errors.ts, StatusExceptions) is given as [code, status];
  * - errorSchema: the body of the route's errors when errorFormat writes JSON of its own;
  * - requestBody: a body the route reads itself instead of through validate.payload (a form).
  */
@@ -32,7 +33,7 @@ export interface GantryRouteConfig {
   errorFormat?: RouteErrorFormat;
   invalidParamsStatus?: 400 | 404 | 422;
   responses?: Readonly<Record<number, RouteResponse>>;
-  errors?: readonly ErrorCode[];
+  errors?: readonly (ErrorCode | readonly [ErrorCode, number])[];
   errorSchema?: Schema;
   requestBody?: { type: string; schema?: Schema };
 }
@@ -44,7 +45,7 @@ export interface GantryRouteConfig {
  */
 export type RouteResponse =
   | { kind: 'envelope'; data: Schema; meta?: Schema; description?: string }
-  | { kind: 'json'; body: Schema; type?: string; description: string }
+  | { kind: 'json'; body: Schema; type?: string; description: string; otherTypes?: readonly string[] }
   | { kind: 'content'; type: string; description: string }
   | { kind: 'redirect'; description: string }
   | { kind: 'empty'; description: string };

@@ -1,3 +1,4 @@
+import { htmlPage, PAGE_ERRORS } from '../http/openapi/declare.js';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
 import { DomainError } from '../http/errors.js';
@@ -49,7 +50,14 @@ export function identityPages(app: PluginDeps): ServerRoute[] {
   const { flows } = app.services.identity;
   const pageConfig = (rateLimit: { limit: number; windowSec: number } | false) => ({
     auth: false as const,
-    plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit } },
+    plugins: {
+      gantry: {
+        errorFormat: htmlErrorFormat,
+        rateLimit,
+        responses: htmlPage('A sign-in flow page'),
+        errors: PAGE_ERRORS,
+      },
+    },
   });
 
   const confirmForm = (token: string) =>

@@ -1,3 +1,4 @@
+import { responses as R } from '../schemas.js';
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../../http/plugin.js';
 import { reply } from '../../http/envelope.js';
@@ -12,6 +13,13 @@ export function billingRoutes(app: PluginDeps): ServerRoute[] {
       path: '/billing/webhook',
       options: {
         id: 'billing.webhook',
+        plugins: {
+          gantry: {
+            responses: R.billingWebhook,
+            errors: ['UNAUTHORIZED', 'NOT_FOUND', 'NOT_CONFIGURED'],
+            requestBody: { type: 'application/json' },
+          },
+        },
         auth: false,
         payload: { parse: false, output: 'data', maxBytes: 64 * 1024 },
       },

@@ -25,30 +25,22 @@ export const created = (data: Schema) => ({ 201: envelope(data) });
 export const accepted = (data: Schema) => ({ 202: envelope(data) });
 
 /** docs/interface.md, Pagination: an offset page's meta. */
-export const offsetMeta = Joi.object({
+const offsetMeta = Joi.object({
   total: Joi.number().integer().min(0).required(),
   limit: Joi.number().integer().min(1).required(),
   offset: Joi.number().integer().min(0).required(),
   hasNextPage: Joi.boolean().required(),
 });
 
-/** docs/interface.md, Pagination: a cursor page's meta. */
-export const cursorMeta = Joi.object({
-  limit: Joi.number().integer().min(1).required(),
-  hasNextPage: Joi.boolean().required(),
-  nextCursor: Joi.string().allow(null).required(),
-});
-
 /** 200 with an array of `item` and the offset pagination fields in meta. */
 export const offsetList = (item: Schema) => ({ 200: envelope(Joi.array().items(item), offsetMeta) });
 
 /** A JSON body in a protocol's own form (an RFC's), not the envelope. */
-export const jsonBody = (body: Schema, description: string, type?: string): RouteResponse => ({
-  kind: 'json',
-  body,
-  description,
-  type,
-});
+export const jsonBody = (
+  body: Schema,
+  description: string,
+  options: { type?: string; otherTypes?: readonly string[] } = {},
+): RouteResponse => ({ kind: 'json', body, description, ...options });
 
 /** A body in another content type (a page, an event stream, a feed). */
 export const content = (type: string, description: string): RouteResponse => ({ kind: 'content', type, description });
@@ -60,6 +52,24 @@ export const redirect = (description: string): RouteResponse => ({ kind: 'redire
 
 export const empty = (description: string): RouteResponse => ({ kind: 'empty', description });
 
-/** Field helpers for response schemas: an ISO 8601 timestamp, an id, and their `| null` forms. */
+/** An ISO 8601 timestamp in a response schema. */
 export const timestamp = () => Joi.string().isoDate();
-export const nullable = (schema: Schema) => schema.allow(null).required();
+
+/** An object whose every field is always present (`T | null` included) unless marked optional(). */
+export const shape = (keys: Record<string, Schema>) => Joi.object(keys).prefs({ presence: 'required' });
+
+/**
+ * A server-rendered page (docs/openapi.md): HTML, or a redirect to the next step (302) or
+ * after a form post (303). Its errors are pages too, at the status of the error.
+ */
+export const htmlPage = (description: string) => ({
+  200: page(description),
+  302: redirect('To the next step of the flow'),
+  303: redirect('After a form post: see the next page'),
+});
+
+/**
+ * What a page can say went wrong about the link or form it was given (its own statuses, as
+ * pages): incomplete or malformed (400), signed out, refused, unknown, already used, expired.
+ */
+export const PAGE_ERRORS = ['VALIDATION_FAILED', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'CONFLICT', 'GONE'] as const;

@@ -52,7 +52,10 @@ function successResponse(answer: RouteResponse, ctx: OperationContext): Json {
     case 'json':
       return {
         description: answer.description,
-        content: { [answer.type ?? JSON_TYPE]: { schema: toJsonSchema(answer.body, ctx.shared) } },
+        content: {
+          [answer.type ?? JSON_TYPE]: { schema: toJsonSchema(answer.body, ctx.shared) },
+          ...Object.fromEntries((answer.otherTypes ?? []).map((type) => [type, { schema: { type: 'string' } }])),
+        },
       };
     case 'content':
       return { description: answer.description, content: { [answer.type]: { schema: { type: 'string' } } } };
@@ -89,7 +92,10 @@ function errorCodes(route: RequestRoute, auth: RouteAuth, config: GantryRouteCon
     add('UNSUPPORTED_MEDIA_TYPE');
   }
   if (config.rateLimit !== false) add('RATE_LIMIT_EXCEEDED');
-  for (const code of config.errors ?? []) add(code);
+  for (const entry of config.errors ?? []) {
+    if (typeof entry === 'string') add(entry);
+    else add(entry[0], entry[1]);
+  }
   add('INTERNAL');
   return byStatus;
 }
@@ -134,11 +140,14 @@ export function operationOf(route: RequestRoute, auth: RouteAuth, ctx: Operation
     ...parameters('header', validate.headers, ctx),
   ];
   if (params.length > 0) operation.parameters = params;
-  if (Joi.isSchema(validate.payload))
-    operation.requestBody = {
-      required: true,
-      content: { [JSON_TYPE]: { schema: toJsonSchema(validate.payload as Schema, ctx.shared) } },
-    };
+  // The body's media types: the route's payload.allow (a form post), else JSON.
+  const allow = (settings.payload as { allow?: string | string[] } | undefined)?.allow;
+  const bodyTypes = allow ? [allow].flat() : [JSON_TYPE];
+  if (Joi.isSchema(validate.payload)) {
+    const schema = toJsonSchema(validate.payload as Schema, ctx.shared);
+    operation.requestBody = { required: true, content: Object.fromEntries(bodyTypes.map((t) => [t, { schema }])) };
+  } else if (allow && !config.requestBody)
+    operation.requestBody = { content: Object.fromEntries(bodyTypes.map((t) => [t, { schema: { type: 'object' } }])) };
   else if (config.requestBody)
     operation.requestBody = {
       required: true,
@@ -152,7 +161,8 @@ export function operationOf(route: RequestRoute, auth: RouteAuth, ctx: Operation
   for (const [status, answer] of Object.entries(config.responses ?? {}))
     responses[status] = successResponse(answer, ctx);
   if (!config.responses) responses.default = { description: 'Not declared by the route (docs/openapi.md)' };
-  Object.assign(responses, errorResponses(route, auth, config, ctx));
+  // A status the route declares itself (an RFC's error body) is not overwritten by the derived one.
+  for (const [status, answer] of Object.entries(errorResponses(route, auth, config, ctx))) responses[status] ??= answer;
   operation.responses = responses;
   const rule = config.rateLimit === false ? false : (config.rateLimit ?? ctx.defaultRateLimit);
   operation['x-rateLimit'] = rule
