@@ -121,6 +121,9 @@ const instant = {
   defaultModel: 'bench-model',
   chat: async () => ({ content: 'ok', model: 'bench-model', inputTokens: 20, outputTokens: 2 }),
   ping: async () => undefined,
+  stream: () => {
+    throw new Error('not benchmarked');
+  },
 };
 const memRouter = new Router(
   { threshold: 3, cooldownMs: 30_000 },

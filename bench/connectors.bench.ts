@@ -106,6 +106,7 @@ await kernel.db.transaction().execute(async (trx) => {
         workspace_id: ws.workspaceId,
         connector_key: github,
         display_name: `gh ${i}`,
+        credential_mode: 'shared',
         status: 'active',
         enabled: 1,
         config: '{}',

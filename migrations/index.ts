@@ -16,6 +16,8 @@ import { migration as m0014 } from './0014_connector_tool_settings.js';
 import { migration as m0015 } from './0015_oauth_client_registration.js';
 import { migration as m0016 } from './0016_oauth_resource_workspace.js';
 import { migration as m0017 } from './0017_connector_mcp_approvals.js';
+import { migration as m0018 } from './0018_billing_stripe.js';
+import { migration as m0019 } from './0019_connector_credential_mode.js';
 
 /** Every migration, in order. Static imports: the bundle cannot scan a folder. */
 export const migrations: readonly Migration[] = [
@@ -36,4 +38,6 @@ export const migrations: readonly Migration[] = [
   m0015,
   m0016,
   m0017,
+  m0018,
+  m0019,
 ];

@@ -30,8 +30,8 @@ export interface Config {
   readonly trustedProxies: readonly TrustedProxy[];
   /** Days a soft-deleted account can be restored before the purge job removes it. */
   readonly accountRetentionDays: number;
-  /** Shared secret of the billing provider's webhook (HMAC-SHA256); null: the webhook answers 503. */
-  readonly billingWebhookSecret: string | null;
+  /** Wallet top-ups and seat releases (docs/billing.md). */
+  readonly billing: BillingConfig;
   /** Days archived or expired notifications are kept before the purge job removes them. */
   readonly notificationRetentionDays: number;
   /** Milliseconds between heartbeat comments on notification streams (and credential checks). */
@@ -53,6 +53,22 @@ export interface Config {
     breakerCooldownMs: number;
     healthCron: string;
   };
+}
+
+export interface BillingConfig {
+  /** The Stripe provider; null when GANTRY_STRIPE_SECRET_KEY is unset (billing answers 503). */
+  readonly stripe: {
+    readonly secretKey: string;
+    /** Signing secret of the webhook endpoint (whsec_...); null: the webhook answers 503. */
+    readonly webhookSecret: string | null;
+    /** Where the API is: Stripe's own, or a stand-in (tests). */
+    readonly apiUrl: string;
+  } | null;
+  /** Top-up bounds, in minor units (cents) of the wallet currency. */
+  readonly topUpMinAmount: number;
+  readonly topUpMaxAmount: number;
+  /** Seconds a signed webhook stays acceptable (Stripe's default tolerance is 300). */
+  readonly webhookToleranceSec: number;
 }
 
 /** One GANTRY_TRUSTED_PROXIES entry: an address, or a CIDR network (the prefix is 32/128 for one address). */
@@ -159,6 +175,42 @@ function parseTrustedProxies(name: string, raw: string): TrustedProxy[] {
   return out;
 }
 
+function parseMinorUnits(name: string, raw: string | number): number {
+  const text = String(raw).trim();
+  if (!/^\d{1,12}$/.test(text) || Number(text) < 1)
+    throw new ConfigError(`${name} must be a positive whole number of minor units, e.g. 500 for 5.00 (got "${text}")`);
+  return Number(text);
+}
+
+/** GANTRY_STRIPE_*; the key itself never appears in an error message. */
+function billingConfig(env: NodeJS.ProcessEnv): BillingConfig {
+  const secretKey = env.GANTRY_STRIPE_SECRET_KEY || null;
+  if (secretKey !== null && !/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/.test(secretKey))
+    throw new ConfigError(
+      'GANTRY_STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_test_..., sk_live_...)',
+    );
+  const min = parseMinorUnits('GANTRY_BILLING_TOPUP_MIN_AMOUNT', env.GANTRY_BILLING_TOPUP_MIN_AMOUNT || 500);
+  const max = parseMinorUnits('GANTRY_BILLING_TOPUP_MAX_AMOUNT', env.GANTRY_BILLING_TOPUP_MAX_AMOUNT || 100_000);
+  if (min > max)
+    throw new ConfigError('GANTRY_BILLING_TOPUP_MIN_AMOUNT must not be above GANTRY_BILLING_TOPUP_MAX_AMOUNT');
+  return Object.freeze({
+    stripe:
+      secretKey === null
+        ? null
+        : Object.freeze({
+            secretKey,
+            webhookSecret: env.GANTRY_STRIPE_WEBHOOK_SECRET || null,
+            apiUrl: parseUrl('GANTRY_STRIPE_API_URL', env.GANTRY_STRIPE_API_URL || 'https://api.stripe.com'),
+          }),
+    topUpMinAmount: min,
+    topUpMaxAmount: max,
+    webhookToleranceSec: parsePositive(
+      'GANTRY_STRIPE_WEBHOOK_TOLERANCE_SEC',
+      env.GANTRY_STRIPE_WEBHOOK_TOLERANCE_SEC || 300,
+    ),
+  });
+}
+
 function pick<T>(flag: T | undefined, env: string | undefined): T | string | undefined {
   return flag !== undefined ? flag : env !== undefined && env !== '' ? env : undefined;
 }
@@ -220,7 +272,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     ),
     trustedProxies: Object.freeze(trustedProxies),
     accountRetentionDays: parsePositive('GANTRY_ACCOUNT_RETENTION_DAYS', env.GANTRY_ACCOUNT_RETENTION_DAYS || 30),
-    billingWebhookSecret: env.GANTRY_BILLING_WEBHOOK_SECRET || null,
+    billing: billingConfig(env),
     notificationRetentionDays: parsePositive(
       'GANTRY_NOTIFICATION_RETENTION_DAYS',
       env.GANTRY_NOTIFICATION_RETENTION_DAYS || 90,

@@ -9,6 +9,7 @@ import { createOAuthService } from './oauth/service.js';
 import { createConnectorsService } from './connectors/service.js';
 import { createAiService } from './ai/service.js';
 import { createMcpService } from './mcp/service.js';
+import { createBillingService } from './billing/service.js';
 
 /** Every domain service, built over the kernel. Domains reach each other only through these. */
 export function createServices(kernel: Kernel) {
@@ -17,15 +18,20 @@ export function createServices(kernel: Kernel) {
   const notifications = createNotificationsService(kernel, { identity });
   const accounts = createAccountsService(kernel, { identity, notifications, audit });
   const wallet = createWalletService(kernel, { identity });
+  const billing = createBillingService(kernel, { accounts, wallet, audit, identity });
+  // Member removal with releaseSeat=true asks the provider for one seat fewer (docs/billing.md).
+  if (billing.seatAdapter) accounts.useBillingAdapter(billing.seatAdapter);
   const status = createStatusService(kernel);
   const oauth = createOAuthService(kernel, { identity, accounts });
   // A password reset or change, or a mailbox proven on an unconfirmed account, also ends the
   // user's third-party grants (docs/oauth.md, Revocation).
   identity.onSignInReset((trx, userId, reason, options) => oauth.revokeAllGrantsOfUser(trx, userId, reason, options));
   const connectors = createConnectorsService(kernel, { access: accounts.access, notifications, audit });
+  // A removed member's own connector links go with their membership (docs/connectors.md, Credential modes).
+  accounts.onMembershipEnded((trx, ended) => connectors.forgetMemberLinks(trx, ended));
   const ai = createAiService(kernel, { accounts, identity, wallet });
   const mcp = createMcpService(kernel, { oauth, accounts, connectors, audit });
-  return { identity, audit, accounts, wallet, notifications, status, oauth, connectors, ai, mcp };
+  return { identity, audit, accounts, wallet, billing, notifications, status, oauth, connectors, ai, mcp };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -1,6 +1,3 @@
-import { badRequest } from '../http/errors.js';
-import { hmacSha256, safeEqual } from '../lib/crypto.js';
-
 /** What a member removal asks the billing provider: one seat fewer on the account's plan. */
 interface SeatReleaseRequest {
   /** Our id for the release; the provider's confirming webhook refers to it. */
@@ -28,37 +25,3 @@ export const SEAT_RELEASE = {
   notConfigured: 'billing_not_configured',
   providerError: 'billing_provider_error',
 } as const;
-
-/** Header carrying `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`. */
-export const SIGNATURE_HEADER = 'x-billing-signature';
-/** A signed request older (or newer) than this is a replay: refused. */
-const REPLAY_WINDOW_SEC = 300;
-
-function signBillingPayload(secret: string, timestamp: number, body: string | Buffer): string {
-  return hmacSha256(
-    secret,
-    Buffer.concat([Buffer.from(`${timestamp}.`), Buffer.isBuffer(body) ? body : Buffer.from(body)]),
-  ).toString('hex');
-}
-
-export function billingSignatureHeader(secret: string, timestamp: number, body: string | Buffer): string {
-  return `t=${timestamp},v1=${signBillingPayload(secret, timestamp, body)}`;
-}
-
-/** Checks the signature and the replay window; throws 400 on any failure (nothing is changed). */
-export function verifyBillingSignature(secret: string, header: string | undefined, body: Buffer, now: Date): void {
-  if (!header) throw badRequest('Missing billing signature header');
-  const parts = new Map<string, string>();
-  for (const piece of header.split(',')) {
-    const at = piece.indexOf('=');
-    if (at > 0) parts.set(piece.slice(0, at).trim(), piece.slice(at + 1).trim());
-  }
-  const t = parts.get('t');
-  const v1 = parts.get('v1');
-  if (!t || !/^\d{1,12}$/.test(t) || !v1 || !/^[0-9a-f]{64}$/.test(v1))
-    throw badRequest('Malformed billing signature header');
-  const timestamp = Number(t);
-  if (Math.abs(now.getTime() / 1000 - timestamp) > REPLAY_WINDOW_SEC)
-    throw badRequest('The billing signature timestamp is outside the replay window');
-  if (!safeEqual(v1, signBillingPayload(secret, timestamp, body))) throw badRequest('Invalid billing signature');
-}

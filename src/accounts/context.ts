@@ -7,6 +7,16 @@ import type { AccountAccess } from './access.js';
 import { notFound } from '../http/errors.js';
 import * as store from './store/index.js';
 
+/**
+ * What else ends when a user stops reaching workspaces as a member (removed from the account,
+ * or from one workspace): other domains register these (docs/accounts.md, Member removal) and
+ * they run inside the removal's transaction.
+ */
+export type MembershipEndedHook = (
+  trx: Executor,
+  ended: { accountId: string; userId: string; workspaceIds: string[]; by: Actor },
+) => Promise<void>;
+
 export interface AccountsDeps {
   kernel: Kernel;
   identity: IdentityService;
@@ -14,9 +24,11 @@ export interface AccountsDeps {
   audit: AuditService;
   /** Who may act where; every use case calls `access.authorize` first. */
   access: AccountAccess;
+  membershipEnded: MembershipEndedHook[];
 }
 
-export { type Actor } from '../audit/actions.js';
+import type { Actor } from '../audit/actions.js';
+export type { Actor };
 
 /** Accounts that still exist for their members and for management. */
 export const LIVE = ['active', 'suspended'];

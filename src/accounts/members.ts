@@ -146,6 +146,9 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
             'member_removed',
           );
         }
+        // Owners and admins reach every workspace without a membership row: all of them end.
+        const workspaceIds = await store.listWorkspaceIds(trx, accountId);
+        for (const hook of deps.membershipEnded) await hook(trx, { accountId, userId, workspaceIds, by: actor });
         const removedWorkspaceMemberships = await store.removeWorkspaceMemberships(trx, accountId, userId);
         await store.deleteMember(trx, accountId, userId);
         await store.revokePendingInvitationsTo(trx, accountId, member.email, now);

@@ -6,7 +6,6 @@ import { invitationRoutes } from './routes/invitations.js';
 import { workspaceRoutes } from './routes/workspaces.js';
 import { ownershipRoutes } from './routes/ownership.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
-import { billingRoutes } from './routes/billing.js';
 
 /**
  * Every route of the accounts domain, one file per concept under routes/. Each passes the
@@ -21,6 +20,5 @@ export function accountsRoutes(app: PluginDeps): ServerRoute[] {
     ...workspaceRoutes(app),
     ...ownershipRoutes(app),
     ...apiKeyRoutes(app),
-    ...billingRoutes(app),
   ];
 }

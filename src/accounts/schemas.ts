@@ -221,12 +221,4 @@ export const responses = {
   apiKey: ok(apiKey),
   transfer: ok(transfer.allow(null)),
   transferCreated: created(transfer),
-  billingWebhook: ok(
-    shape({
-      received: Joi.valid(true),
-      duplicate: Joi.boolean(),
-      applied: Joi.boolean(),
-      status: Joi.string().optional(),
-    }),
-  ),
 };

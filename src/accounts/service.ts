@@ -5,14 +5,14 @@ import type { Kernel } from '../kernel.js';
 import type { Principal } from '../http/auth.js';
 import { createAccountAccess, type Caller } from './access.js';
 import { presentAccount, presentAccountSummary } from './presenters.js';
-import { liveAccount, type AccountsDeps } from './context.js';
+import { liveAccount, type AccountsDeps, type MembershipEndedHook } from './context.js';
 import { createMembers, type BillingHolder } from './members.js';
 import { createInvitations } from './invitations.js';
 import { createWorkspaces } from './workspaces.js';
 import { createOwnership } from './ownership.js';
 import { createApiKeys } from './api-keys.js';
 import { createDeletion } from './deletion.js';
-import { createSeatWebhook } from './seat-webhook.js';
+import { createSeatReleases } from './seat-releases.js';
 import type { BillingAdapter } from './billing.js';
 import { createEntitlements } from './entitlements.js';
 import { createAccountBody, updateAccountBody, validate } from './schemas.js';
@@ -65,10 +65,13 @@ const FIELDS: Array<
 ];
 
 /** Accounts: the tenancy boundary. Owns accounts, members, workspaces, entitlements, audit. */
-export function createAccountsService(kernel: Kernel, services: Omit<AccountsDeps, 'kernel' | 'access'>) {
+export function createAccountsService(
+  kernel: Kernel,
+  services: Omit<AccountsDeps, 'kernel' | 'access' | 'membershipEnded'>,
+) {
   const { db, clock } = kernel;
   const access = createAccountAccess(db);
-  const deps: AccountsDeps = { kernel, ...services, access };
+  const deps: AccountsDeps = { kernel, ...services, access, membershipEnded: [] };
   const audit = deps.audit.record;
   const billing: BillingHolder = { adapter: null };
 
@@ -89,7 +92,12 @@ export function createAccountsService(kernel: Kernel, services: Omit<AccountsDep
     apiKeys,
     apiKeyVerifier: apiKeys.verifier,
     deletion: createDeletion(deps),
-    billingWebhook: createSeatWebhook(deps),
+    seatReleases: createSeatReleases(deps),
+
+    /** Registers what else ends when a member's reach into workspaces ends (see MembershipEndedHook). */
+    onMembershipEnded(hook: MembershipEndedHook): void {
+      deps.membershipEnded.push(hook);
+    },
 
     /** The billing provider seat releases go to; none by default (status billing_not_configured). */
     useBillingAdapter(adapter: BillingAdapter | null) {

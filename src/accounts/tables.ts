@@ -106,18 +106,11 @@ export interface AccountSeatReleasesTable {
   confirmed_at: string | null;
 }
 
-interface BillingWebhookEventsTable {
-  id: string;
-  type: string;
-  received_at: string;
-}
-
 export interface AccountsTables {
   account_invitations: AccountInvitationsTable;
   account_ownership_transfers: AccountOwnershipTransfersTable;
   account_api_keys: AccountApiKeysTable;
   account_seat_releases: AccountSeatReleasesTable;
-  billing_webhook_events: BillingWebhookEventsTable;
   accounts: AccountsTable;
   account_members: AccountMembersTable;
   workspaces: WorkspacesTable;

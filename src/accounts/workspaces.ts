@@ -5,7 +5,7 @@ import type { Principal } from '../http/auth.js';
 import { LIVE_STATUSES, restrictedTo, type Caller } from './access.js';
 import { liveAccount, type AccountsDeps } from './context.js';
 import { presentMember, presentWorkspace } from './presenters.js';
-import { ANY_MEMBER, OWNER_OR_ADMIN } from './roles.js';
+import { ANY_MEMBER, OWNER_OR_ADMIN, type Role } from './roles.js';
 import * as store from './store/index.js';
 
 export const WORKSPACE_ROLES = ['admin', 'member', 'viewer'] as const;
@@ -182,6 +182,11 @@ export function createWorkspaces(deps: AccountsDeps) {
         await liveAccount(trx, accountId);
         const ws = await find(trx, accountId, workspaceId);
         if ((await store.deleteWorkspaceMember(trx, ws.id, userId)) === 0) throw notFound('Workspace member');
+        // An account owner or admin still reaches the workspace without the membership.
+        const member = await store.findMember(trx, accountId, userId);
+        if (!member || !OWNER_OR_ADMIN.includes(member.role as Role))
+          for (const hook of deps.membershipEnded)
+            await hook(trx, { accountId, userId, workspaceIds: [ws.id], by: actor });
         await audit(trx, actor, {
           accountId,
           action: 'workspace.member_removed',

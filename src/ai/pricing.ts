@@ -20,3 +20,9 @@ export function inputTokenBound(contents: readonly string[]): number {
 /** USD per 1M tokens (as typed on the CLI) to micro-dollars per 1M tokens. */
 export const usdPerMtokToMicros = (usd: number): number => Math.round(usd * 1_000_000);
 export const microsToUsd = (micros: number): number => micros / 1_000_000;
+
+/**
+ * Tokens in a text when the provider never said (docs/ai.md, Streamed runs): one per four
+ * UTF-8 bytes, the usual average of these tokenizers on English text, rounded up.
+ */
+export const estimateTokens = (text: string): number => Math.ceil(Buffer.byteLength(text, 'utf8') / 4);

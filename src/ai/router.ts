@@ -1,5 +1,6 @@
 import type { Clock } from '../lib/clock.js';
-import { CircuitBreaker, type BreakerSettings } from './breaker.js';
+import { CircuitBreaker, type BreakerSettings, type CircuitState } from './breaker.js';
+import { callStream, ProviderStream } from './providers/event-stream.js';
 import { ADAPTERS } from './providers/index.js';
 import {
   ProviderError,
@@ -21,15 +22,38 @@ export interface Candidate {
 export interface Attempt {
   provider: ProviderName;
   model: string;
-  /** succeeded, skipped (circuit open or probe in flight), or the failure kind. */
-  outcome: 'succeeded' | 'skipped' | FailureKind;
+  /** succeeded, skipped (circuit open or probe in flight), cancelled (the client left), or the failure kind. */
+  outcome: 'succeeded' | 'skipped' | 'cancelled' | FailureKind;
   httpStatus: number | null;
   latencyMs: number | null;
 }
 
+type Failed = { ok: false; attempts: Attempt[]; refusal: ProviderError | null; retryAt: Date | null };
+
 export type RouteOutcome =
   | { ok: true; provider: ProviderName; result: ChatResult; attempts: Attempt[]; latencyMs: number }
-  | { ok: false; attempts: Attempt[]; refusal: ProviderError | null; retryAt: Date | null };
+  | Failed;
+
+/** A provider's stream that has produced its first text (or finished without any). */
+export interface OpenedStream {
+  ok: true;
+  provider: ProviderName;
+  stream: ProviderStream;
+  /** The first piece of text; null when the answer finished empty. */
+  first: string | null;
+  attempts: Attempt[];
+  /** Reports how the stream ended, to the provider's circuit, its attempt and the call counter. */
+  end(how: 'succeeded' | 'cancelled' | ProviderError): void;
+}
+
+export type StreamOutcome = OpenedStream | (Failed & { cancelled: boolean });
+
+/** Which call a provider call was, for the call counter (docs/operations.md, Metrics). */
+type CallKind = 'chat' | 'stream' | 'probe';
+export type CallObserver = (provider: ProviderName, call: CallKind, outcome: Attempt['outcome']) => void;
+
+export const asProviderError = (provider: ProviderName, err: unknown) =>
+  err instanceof ProviderError ? err : new ProviderError(provider, 'malformed', (err as Error).message);
 
 /**
  * Sends a chat to the first candidate whose circuit lets it through, failing over down the
@@ -44,7 +68,13 @@ export class Router {
     private readonly clock: Clock,
     private readonly outbound: OutboundOptions,
     private readonly adapters: Readonly<Record<ProviderName, ProviderAdapter>> = ADAPTERS,
+    private readonly observe: CallObserver = () => undefined,
   ) {}
+
+  /** Every circuit this router holds and its state now (the breaker gauge). */
+  circuits(): Array<[ProviderName, CircuitState]> {
+    return [...this.breakers].map(([name, breaker]) => [name, breaker.state()]);
+  }
 
   breaker(name: ProviderName): CircuitBreaker {
     let breaker = this.breakers.get(name);
@@ -86,21 +116,114 @@ export class Router {
         );
         const latencyMs = Math.round(performance.now() - started);
         breaker.success();
+        this.observe(config.name, 'chat', 'succeeded');
         attempts.push({ provider: config.name, model, outcome: 'succeeded', httpStatus: 200, latencyMs });
         return { ok: true, provider: config.name, result, attempts, latencyMs };
       } catch (err) {
+        const failure = asProviderError(config.name, err);
         const latencyMs = Math.round(performance.now() - started);
-        const failure =
-          err instanceof ProviderError ? err : new ProviderError(config.name, 'malformed', (err as Error).message);
-        attempts.push({ provider: config.name, model, outcome: failure.kind, httpStatus: failure.status, latencyMs });
-        if (!failure.countsAsFailure) {
-          breaker.success();
+        if (this.failed(breaker, 'chat', failure, attempts, model, latencyMs))
           return { ok: false, attempts, refusal: failure, retryAt: null };
-        }
-        breaker.failure();
       }
     }
     return { ok: false, attempts, refusal: null, retryAt };
+  }
+
+  /**
+   * The streamed route (docs/ai.md, Streamed runs): the same walk, where a provider has answered
+   * once its first text arrives. Until then a failure fails over like a chat call; after it,
+   * nothing can be taken back from the client, so the caller ends the stream and reports it.
+   */
+  async openStream(
+    candidates: readonly Candidate[],
+    messages: ChatMessage[],
+    maxOutputTokens: number,
+    signal: AbortSignal,
+  ): Promise<StreamOutcome> {
+    const attempts: Attempt[] = [];
+    let retryAt: Date | null = null;
+    for (const { config, model } of candidates) {
+      const breaker = this.breaker(config.name);
+      if (!breaker.tryAcquire()) {
+        attempts.push({ provider: config.name, model, outcome: 'skipped', httpStatus: null, latencyMs: null });
+        const at = breaker.snapshot().retryAt;
+        if (at && (!retryAt || at < retryAt)) retryAt = at;
+        continue;
+      }
+      const started = performance.now();
+      let stream: ProviderStream | null = null;
+      try {
+        const call = this.adapters[config.name].stream(config, { model, messages, maxOutputTokens });
+        const events = await callStream(config.name, call.url, call, this.outbound, signal);
+        stream = new ProviderStream(config.name, model, events, call.piece);
+        const first = await stream.next();
+        const attempt: Attempt = {
+          provider: config.name,
+          model,
+          outcome: 'succeeded',
+          httpStatus: 200,
+          latencyMs: null,
+        };
+        attempts.push(attempt);
+        return {
+          ok: true,
+          provider: config.name,
+          stream,
+          first,
+          attempts,
+          end: (how) => {
+            attempt.latencyMs = Math.round(performance.now() - started);
+            if (how === 'cancelled') {
+              breaker.release();
+              attempt.outcome = 'cancelled';
+              this.observe(config.name, 'stream', 'cancelled');
+            } else if (how === 'succeeded') {
+              breaker.success();
+              this.observe(config.name, 'stream', 'succeeded');
+            } else {
+              attempt.outcome = how.kind;
+              attempt.httpStatus = how.status;
+              if (how.countsAsFailure) breaker.failure();
+              else breaker.success();
+              this.observe(config.name, 'stream', how.kind);
+            }
+          },
+        };
+      } catch (err) {
+        await stream?.close();
+        const latencyMs = Math.round(performance.now() - started);
+        if (signal.aborted) {
+          // The client left: nothing is known about the provider.
+          breaker.release();
+          this.observe(config.name, 'stream', 'cancelled');
+          attempts.push({ provider: config.name, model, outcome: 'cancelled', httpStatus: null, latencyMs });
+          return { ok: false, attempts, refusal: null, retryAt: null, cancelled: true };
+        }
+        const failure = asProviderError(config.name, err);
+        if (this.failed(breaker, 'stream', failure, attempts, model, latencyMs))
+          return { ok: false, attempts, refusal: failure, retryAt: null, cancelled: false };
+      }
+    }
+    return { ok: false, attempts, refusal: null, retryAt, cancelled: false };
+  }
+
+  /** Records a failed call; true when it was a refusal, which stops the walk. */
+  private failed(
+    breaker: CircuitBreaker,
+    call: CallKind,
+    failure: ProviderError,
+    attempts: Attempt[],
+    model: string,
+    latencyMs: number,
+  ): boolean {
+    attempts.push({ provider: failure.provider, model, outcome: failure.kind, httpStatus: failure.status, latencyMs });
+    this.observe(failure.provider, call, failure.kind);
+    if (!failure.countsAsFailure) {
+      breaker.success();
+      return true;
+    }
+    breaker.failure();
+    return false;
   }
 
   /**
@@ -113,8 +236,11 @@ export class Router {
     try {
       await this.adapters[config.name].ping(config, this.outbound, new AbortController().signal);
       breaker.success();
+      this.observe(config.name, 'probe', 'succeeded');
     } catch (err) {
-      if (err instanceof ProviderError && !err.countsAsFailure) breaker.success();
+      const failure = asProviderError(config.name, err);
+      this.observe(config.name, 'probe', failure.kind);
+      if (!failure.countsAsFailure) breaker.success();
       else breaker.failure();
     }
     return true;

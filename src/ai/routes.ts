@@ -1,6 +1,7 @@
-import type { Request, ServerRoute } from '@hapi/hapi';
+import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
-import { reply } from '../http/envelope.js';
+import { reply, requestIdOf } from '../http/envelope.js';
+import { countOpenStream, SSE_HEADERS, SseStream, sseFrame } from '../http/sse.js';
 import { principalOf } from '../http/auth.js';
 import { tenancyHeaders } from '../accounts/access.js';
 import type { GantryRouteConfig } from '../http/route-config.js';
@@ -52,6 +53,32 @@ export function aiRoutes(app: PluginDeps): ServerRoute[] {
     },
     handler: async (request, h) => reply(request, h, await answer(request)),
   });
+  /**
+   * A streamed run (docs/ai.md, Streamed runs): errors before the first text answer in the
+   * envelope like any run; after it, Server-Sent Events. The client leaving aborts the provider
+   * call; a response written to its end has nothing left to abort.
+   */
+  async function streamRun(request: Request, h: ResponseToolkit, input: RunInput) {
+    const abort = new AbortController();
+    const { res } = request.raw;
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const relay = await ai.startStream(principalOf(request), accountHeader(request), input, abort.signal);
+    const stream = new SseStream();
+    relay((e) => stream.send(sseFrame(e.event, e.data))).then(
+      () => stream.end(),
+      (err: unknown) => {
+        app.kernel.logger.error('streamed run failed to settle', { err, requestId: requestIdOf(request) });
+        stream.end();
+      },
+    );
+    countOpenStream(app.kernel.metrics, 'chat', res);
+    const response = h.response(stream).type('text/event-stream; charset=utf-8');
+    for (const [name, value] of Object.entries(SSE_HEADERS)) response.header(name, value);
+    return response;
+  }
+
   return [
     {
       method: 'POST',
@@ -63,7 +90,9 @@ export function aiRoutes(app: PluginDeps): ServerRoute[] {
         validate: { payload: runPayload },
       },
       handler: async (request, h) => {
-        const run = await ai.startRun(principalOf(request), accountHeader(request), request.payload as RunInput);
+        const input = request.payload as RunInput;
+        if (input.stream) return streamRun(request, h, input);
+        const run = await ai.startRun(principalOf(request), accountHeader(request), input);
         return reply(request, h, run, { status: 201 });
       },
     },

@@ -2,9 +2,25 @@ import { DomainError } from '../http/errors.js';
 import { inTransaction } from '../db/tx.js';
 import { toMicros } from '../wallet/service.js';
 import { costMicros } from './pricing.js';
-import type { RouteOutcome } from './router.js';
+import type { Attempt, RouteOutcome } from './router.js';
+import type { ProviderName } from './providers/types.js';
 import { type RunRow, finishRun, touchSession } from './store.js';
 import type { Admitted, Held, RunDeps } from './runs.js';
+
+/** How a streamed run ended short of its answer, with the usage counted for it. */
+export interface PartialEnd {
+  status: 'cancelled' | 'failed';
+  errorCode: string;
+  provider: ProviderName | null;
+  model: string | null;
+  text: string;
+  inputTokens: number;
+  outputTokens: number;
+  attempts: Attempt[];
+  completedAt: string;
+  durationMs: number;
+  latencyMs: number | null;
+}
 
 /**
  * The last step of a run (docs/ai.md): charge the actual cost and finish the run, or record
@@ -118,5 +134,40 @@ export function createSettlement(deps: RunDeps) {
     return row;
   }
 
-  return { settle, settleFailure };
+  /**
+   * Finishes a streamed run that did not complete (the client left, or the provider failed
+   * after its first text): charged for the usage so far, never more than its hold nor the
+   * balance (docs/ai.md, Streamed runs).
+   */
+  async function settlePartial(run: Admitted, held: Held, ended: PartialEnd): Promise<RunRow> {
+    const { row } = held;
+    const price = ended.provider && ended.model ? held.priceTable.get(`${ended.provider}|${ended.model}`) : undefined;
+    const cost = price ? costMicros(price, ended.inputTokens, ended.outputTokens) : ended.provider ? null : 0;
+    await inTransaction(db, async (trx) => {
+      const balance = toMicros((await deps.wallet.get(run.principal.userId, trx)).balance);
+      const charged = Math.max(0, Math.min(cost ?? 0, row.reserved_micros, balance));
+      if (charged > 0) await deps.wallet.debit(trx, run.principal.userId, charged, 'ai_run', row.id);
+      Object.assign(row, {
+        status: ended.status,
+        error_code: ended.errorCode,
+        provider: ended.provider,
+        model: ended.model,
+        reply: ended.text === '' ? null : ended.text,
+        input_tokens: ended.inputTokens,
+        output_tokens: ended.outputTokens,
+        cost_micros: cost,
+        reserved_micros: 0,
+        charged_micros: charged,
+        attempts: JSON.stringify(ended.attempts),
+        completed_at: ended.completedAt,
+        duration_ms: ended.durationMs,
+        provider_latency_ms: ended.latencyMs,
+      } satisfies Partial<RunRow>);
+      await finishRun(trx, row.id, row);
+      await touchSession(trx, run.ctx.accountId, run.sessionId, run.principal.userId, ended.completedAt);
+    });
+    return row;
+  }
+
+  return { settle, settleFailure, settlePartial };
 }

@@ -14,6 +14,7 @@ import { presentRun } from './presenters.js';
 import type { ChatMessage, ProviderConfig } from './providers/types.js';
 import type { Candidate, Router } from './router.js';
 import { createSettlement } from './run-settlement.js';
+import { createStreamRuns } from './stream-runs.js';
 import { type RunRow, finishRun, getSession, insertRun, reservedMicros, touchSession } from './store.js';
 
 /** The account's AI rate limit: chat runs per account per minute (times GANTRY_RATE_LIMIT_MULTIPLIER). */
@@ -27,6 +28,8 @@ export interface RunInput {
   messages: ChatMessage[];
   sessionId?: string;
   model?: string;
+  /** Answer as Server-Sent Events (stream-runs.ts); the route picks the entry point by it. */
+  stream?: boolean;
 }
 
 /** What the AI service lends the run: its router, prompt context and cached configuration. */
@@ -204,5 +207,6 @@ export function createRuns(deps: RunDeps) {
       if (!outcome.ok) return settleFailure(run, held.row.id, outcome, durationMs, completedAt);
       return presentRun(await settle(run, held, outcome, durationMs, completedAt));
     },
+    startStream: createStreamRuns(deps, { admit, hold }),
   };
 }

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { created, ok, shape, timestamp } from '../http/openapi/declare.js';
+import { content, created, ok, shape, timestamp } from '../http/openapi/declare.js';
 import { PROVIDER_NAMES } from './providers/types.js';
 
 /** Per-message cap; the service also caps the total (MAX_TOTAL_CHARS). */
@@ -20,10 +20,8 @@ export const runPayload = Joi.object({
     .required(),
   sessionId: Joi.string().pattern(SESSION_ID),
   model: Joi.string().pattern(/^[A-Za-z0-9._:/@-]{1,200}$/),
-  // Streaming (SSE) is not offered; the field is accepted only when false (docs/ai.md).
-  stream: Joi.boolean()
-    .valid(false)
-    .messages({ 'any.only': 'streaming is not supported; omit stream or set it to false' }),
+  // true: answer as Server-Sent Events (docs/ai.md, Streamed runs).
+  stream: Joi.boolean(),
 });
 
 export const runParams = Joi.object({
@@ -64,7 +62,13 @@ const run = shape({
 
 /** docs/ai.md: what each AI route answers. */
 export const responses = {
-  runCreated: created(run),
+  runCreated: {
+    ...created(run),
+    200: content(
+      'text/event-stream',
+      'stream: true: the text as it comes, then the run record (docs/ai.md, Streamed runs)',
+    ),
+  },
   run: ok(run),
   rateLimit: ok(
     shape({ limit: Joi.number(), remaining: Joi.number(), resetsAt: timestamp(), scope: Joi.valid('account') }),

@@ -8,7 +8,8 @@ import { ENTITLEMENT_TOPIC } from '../accounts/service.js';
 import type { AccountContext } from '../accounts/access.js';
 import type { WalletService } from '../wallet/service.js';
 import type { IdentityService } from '../identity/service.js';
-import { STATUS_OF } from './breaker.js';
+import { STATUS_OF, type CircuitState } from './breaker.js';
+import { ADAPTERS } from './providers/index.js';
 import { PromptContext } from './context.js';
 import { AI_PROVIDERS_TOPIC, createProviderAdmin, isProviderName } from './admin.js';
 import type { ModelPrice } from './pricing.js';
@@ -20,6 +21,9 @@ import { abandonStaleRuns, getRun, getSession, listPrices, sessionUsage } from '
 
 export { type RunInput } from './runs.js';
 
+/** gantry_ai_breaker_state values (docs/operations.md, Metrics). */
+const CIRCUIT_GAUGE: Readonly<Record<CircuitState, number>> = { closed: 0, 'half-open': 1, open: 2 };
+
 /** AI runs and AI operations: routing, circuits, prompt context, prices and the wallet. */
 export function createAiService(
   kernel: Kernel,
@@ -28,10 +32,28 @@ export function createAiService(
   const { db, clock, config, limiter, changes } = kernel;
   const { access } = deps.accounts;
   const admin = createProviderAdmin(kernel);
-  const router = new Router({ threshold: config.ai.breakerThreshold, cooldownMs: config.ai.breakerCooldownMs }, clock, {
-    allowPrivateNetworks: config.allowPrivateNetworks,
-    timeoutMs: config.ai.timeoutMs,
-  });
+  const calls = kernel.metrics.counter(
+    'gantry_ai_provider_calls_total',
+    'AI provider calls, by provider, call (chat, stream, probe) and outcome',
+    ['provider', 'call', 'outcome'],
+  );
+  const router = new Router(
+    { threshold: config.ai.breakerThreshold, cooldownMs: config.ai.breakerCooldownMs },
+    clock,
+    { allowPrivateNetworks: config.allowPrivateNetworks, timeoutMs: config.ai.timeoutMs },
+    ADAPTERS,
+    (provider, call, outcome) => calls.inc({ provider, call, outcome }),
+  );
+  // Read at scrape time; the lazy open -> half-open step happens on that read too.
+  kernel.metrics.gauge(
+    'gantry_ai_breaker_state',
+    'AI provider circuit state: 0 closed, 1 half-open, 2 open',
+    ['provider'],
+    function () {
+      this.reset();
+      for (const [provider, state] of router.circuits()) this.set({ provider }, CIRCUIT_GAUGE[state]);
+    },
+  );
   const context = new PromptContext(db, {
     account: (accountId) => deps.accounts.profile(accountId),
     user: (userId) => deps.identity.profile(userId),
@@ -113,6 +135,7 @@ export function createAiService(
     entitled,
 
     startRun: runs.startRun,
+    startStream: runs.startStream,
 
     /** The caller's own run; anyone else's is unknown. */
     async getRun(userId: string, runId: string) {

@@ -31,6 +31,33 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
     });
   });
 
+  withCommon(
+    account
+      .command('billing')
+      .argument('<accountId>')
+      .description("show or set the account's billing customer and seat subscription item (docs/billing.md)")
+      .option('--customer <id>', 'Stripe customer id (cus_...); "none" clears it')
+      .option('--seat-item <id>', 'Stripe subscription item id of the seats (si_...); "none" clears it'),
+  ).action(async (accountId: string, options: CommonOptions & { customer?: string; seatItem?: string }) => {
+    const value = (raw: string | undefined) => (raw === undefined ? undefined : raw === 'none' ? null : raw);
+    await withApp(io, options, async (app) => {
+      const { billing } = app.services;
+      const link =
+        options.customer === undefined && options.seatItem === undefined
+          ? await billing.accountLink(accountId)
+          : await billing.linkAccount(accountId, {
+              customerId: value(options.customer),
+              seatItemId: value(options.seatItem),
+            });
+      emit(
+        io,
+        options,
+        link,
+        () => `${accountId}: customer ${link.customerId ?? '-'}, seat item ${link.seatItemId ?? '-'}`,
+      );
+    });
+  });
+
   withCommon(account.command('show').argument('<accountId>').description('show an account with its counts')).action(
     async (accountId: string, options: CommonOptions) => {
       await withApp(io, options, async (app) => {

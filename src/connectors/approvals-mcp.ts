@@ -105,6 +105,8 @@ export function createMcpApprovals(ctx: ConnectorsContext) {
       const argsDigest = argumentsDigest(args);
       if (!toBool(tool.requires_approval))
         return { proceed: true, approvalId: null, argsDigest, consume: async () => true };
+      // Nor about a call its member could not make: a per_user instance needs their own link.
+      await ctx.assertLinked(instance, userId);
       const binding = {
         workspace_id: ws.workspaceId,
         requested_by: userId,

@@ -109,6 +109,8 @@ export function createApprovals(ctx: ConnectorsContext, invoker: Invoker) {
               string,
               unknown
             >,
+            // The call is the requester's: a per_user instance runs it with their own link.
+            approval.requested_by,
           );
         } catch (err) {
           status = 'failed';

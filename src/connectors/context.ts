@@ -12,7 +12,8 @@ import { conflict, notFound } from '../http/errors.js';
 import { authHeaders, openCredentials, originOf } from './credentials.js';
 import type { Definitions } from './definitions.js';
 import type { McpTarget } from './mcp.js';
-import { credentialStore, instanceStore } from './store/index.js';
+import { credentialStore, instanceStore, userCredentialStore } from './store/index.js';
+import { isPerUser, LinkRequired, linkUrlOf, openUserCredentials } from './user-links.js';
 import type { InstanceRow } from './tables.js';
 import { TOOLS_CHANGED_TOPIC, type Actor, type Definition } from './types.js';
 
@@ -51,8 +52,16 @@ export interface ConnectorsContext {
     row: NonNullable<Awaited<ReturnType<typeof credentialStore.find>>>;
     values: Record<string, string>;
   } | null>;
-  mcpTarget(instance: { id: string; config: string }): Promise<McpTarget>;
+  /**
+   * Where an MCP instance connects, as `userId`: a per_user instance sends that member's own
+   * credential (LinkRequired without a usable one); `bare` leaves every credential out.
+   */
+  mcpTarget(instance: TargetInstance, userId: string | null, options?: { bare?: boolean }): Promise<McpTarget>;
+  /** A per_user instance's caller must have a usable link of their own (LinkRequired); others pass. */
+  assertLinked(instance: TargetInstance, userId: string): Promise<void>;
 }
+
+type TargetInstance = Pick<InstanceRow, 'id' | 'config' | 'connector_key' | 'credential_mode'>;
 
 /**
  * The origin an instance's credentials are bound to: the MCP url's, since a member can
@@ -83,6 +92,13 @@ export function createConnectorsContext(
       opened.set(key, values);
     }
     return { row, values };
+  }
+
+  async function usableLink(instance: TargetInstance, userId: string | null) {
+    const row = userId ? await userCredentialStore.find(db, instance.id, userId) : undefined;
+    if (!row || row.relink_reason !== null)
+      throw new LinkRequired(instance.id, linkUrlOf(config.webUrl, instance), row?.relink_reason ?? null);
+    return row;
   }
 
   return {
@@ -116,9 +132,21 @@ export function createConnectorsContext(
      * credential goes only to the origin it was stored for: an update that moves the url
      * drops it, and this check refuses the call should a bound credential and the url disagree.
      */
-    async mcpTarget(instance) {
+    async assertLinked(instance, userId) {
+      if (isPerUser(instance)) await usableLink(instance, userId);
+    },
+
+    async mcpTarget(instance, userId, options = {}) {
       const cfg = JSON.parse(instance.config) as { url: string; headers?: Record<string, string> };
-      const cred = await credentialValues(instance.id);
+      let cred: { row: { cred_type: string; origin: string | null }; values: Record<string, string> } | null = null;
+      if (options.bare) cred = null;
+      else if (isPerUser(instance)) {
+        const row = await usableLink(instance, userId);
+        const key = JSON.stringify([instance.id, row.user_id, row.cred_type, row.origin, row.sealed_value]);
+        let values = opened.get(key);
+        if (!values) opened.set(key, (values = openUserCredentials(secrets, row)));
+        cred = { row, values };
+      } else cred = await credentialValues(instance.id);
       if (cred && cred.row.origin !== null && cred.row.origin !== originOf(cfg.url)) {
         throw conflict(
           `The stored credentials are bound to ${cred.row.origin}, not to ${originOf(cfg.url) ?? 'this url'}: store them again for this url`,

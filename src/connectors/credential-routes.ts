@@ -10,7 +10,7 @@ import { CONNECTOR_ERRORS, connectorRequests, UPSTREAM_ERRORS } from './route-he
 export function connectorCredentialRoutes(app: PluginDeps): ServerRoute[] {
   const { connectors } = app.services;
   const C = '/connectors';
-  const { ws, actor, params, body } = connectorRequests(app);
+  const { actor, params, body } = connectorRequests(app);
   return [
     {
       method: 'POST',
@@ -32,7 +32,7 @@ export function connectorCredentialRoutes(app: PluginDeps): ServerRoute[] {
         validate: { params: schemas.instanceParams },
       },
       handler: async (request, h) =>
-        reply(request, h, await connectors.credentialStatus(await ws(request), params(request).id)),
+        reply(request, h, await connectors.credentialStatus(await actor(request), params(request).id)),
     },
     {
       method: 'DELETE',

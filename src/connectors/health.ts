@@ -7,6 +7,7 @@ import { closeMcp, McpAuthRequired, openMcp, pingMcp } from './mcp.js';
 import { NEEDS_AUTH_MESSAGE } from './mcp-auth.js';
 import { credentialStore, instanceStore } from './store/index.js';
 import type { Actor } from './types.js';
+import { isPerUser, LinkRequired, REFUSED_401, relinkNeeded } from './user-links.js';
 
 /** The health test of an instance (POST .../test). */
 export function createHealthCheck(ctx: ConnectorsContext) {
@@ -26,10 +27,12 @@ export function createHealthCheck(ctx: ConnectorsContext) {
       let healthy = false;
       let message: string | null = null;
       let needsAuth = false;
+      // per_user: a missing or refused link is the caller's own state, not the instance's.
+      let callersOnly = false;
       try {
         if (!def) throw new Error('connector definition no longer exists');
         if (def.adapter === 'mcp') {
-          const session = await openMcp(await ctx.mcpTarget(instance));
+          const session = await openMcp(await ctx.mcpTarget(instance, actor.principal.userId));
           try {
             await pingMcp(session);
             message = `MCP server reachable (protocol ${session.protocolVersion})`;
@@ -57,11 +60,19 @@ export function createHealthCheck(ctx: ConnectorsContext) {
         healthy = true;
       } catch (err) {
         needsAuth = err instanceof McpAuthRequired;
-        if (needsAuth) message = NEEDS_AUTH_MESSAGE;
+        callersOnly = isPerUser(instance) && (needsAuth || err instanceof LinkRequired);
+        if (callersOnly)
+          message = (
+            needsAuth
+              ? await relinkNeeded(db, config.webUrl, instance, actor.principal.userId, REFUSED_401)
+              : (err as LinkRequired)
+          ).message;
+        else if (needsAuth) message = NEEDS_AUTH_MESSAGE;
         else message = err instanceof DomainError ? err.message : `unhealthy: ${(err as Error).message}`.slice(0, 500);
       }
       const latencyMs = Math.round((performance.now() - started) * 100) / 100;
       const now = clock.now().toISOString();
+      if (callersOnly) return { healthy, message, latencyMs };
       await inTransaction(db, async (trx) => {
         const fresh = await instanceStore.findById(trx, id);
         if (!fresh) return;

@@ -1,12 +1,13 @@
-import type { WorkspaceContext } from '../accounts/access.js';
 import { inTransaction, type Executor } from '../db/tx.js';
+import type { AuditService } from '../audit/service.js';
 import { notFound } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import type { Secrets } from '../lib/secrets.js';
 import { credentialOrigin, type ConnectorsContext } from './context.js';
 import { assertCredentialKeys, sealCredentials } from './credentials.js';
-import { presentCredentialRecord, presentCredentialStatus } from './presenters.js';
-import { credentialStore, instanceStore } from './store/index.js';
+import { presentCredentialRecord, presentCredentialStatus, presentUserCredentialStatus } from './presenters.js';
+import { credentialStore, instanceStore, userCredentialStore } from './store/index.js';
+import { isPerUser, replaceUserCredentials } from './user-links.js';
 import type { Actor, CredType } from './types.js';
 
 export interface CredentialReplacement {
@@ -48,10 +49,40 @@ export function replaceCredentials(
 }
 
 /** Credentials of an instance through the API: store (replace), status, delete. */
-export function createInstanceCredentials(ctx: ConnectorsContext) {
+export function createInstanceCredentials(ctx: ConnectorsContext, audit: AuditService) {
   const { db, clock, secrets } = ctx.kernel;
 
   return {
+    /**
+     * A member's reach into workspaces ended (removed from the account or a workspace): their
+     * own links there are deleted in the same transaction, one audit row per instance
+     * (docs/connectors.md, Credential modes). Registered with the accounts service.
+     */
+    async forgetMemberLinks(
+      trx: Executor,
+      ended: { accountId: string; userId: string; workspaceIds: string[]; by: { userId: string } | null },
+    ) {
+      if (ended.workspaceIds.length === 0) return;
+      const links = await userCredentialStore.listOfUserIn(trx, ended.userId, ended.workspaceIds);
+      if (links.length === 0) return;
+      await userCredentialStore.deleteByIds(
+        trx,
+        links.map((l) => l.id),
+      );
+      for (const link of links)
+        await audit.record(trx, ended.by, {
+          accountId: ended.accountId,
+          action: 'connector.credentials_deleted',
+          targetId: link.instance_id,
+          metadata: {
+            credType: link.cred_type,
+            credentialMode: 'per_user',
+            userId: ended.userId,
+            reason: 'member_removed',
+          },
+        });
+    },
+
     async storeCredentials(
       actor: Actor,
       id: string,
@@ -72,30 +103,56 @@ export function createInstanceCredentials(ctx: ConnectorsContext) {
         : values.expires_at && !Number.isNaN(Date.parse(values.expires_at))
           ? new Date(values.expires_at).toISOString()
           : null;
+      const replacement = {
+        instanceId: id,
+        credType: input.credType,
+        values,
+        origin,
+        scopes: input.scopes ?? null,
+        expiresAt: input.credType === 'oauth2' ? expiresAt : null,
+        at: now,
+      };
+      // per_user: the caller's own credential (docs/connectors.md, Credential modes).
+      const own = isPerUser(instance);
       return inTransaction(db, async (trx) => {
-        const { id: credId, replaced } = await replaceCredentials(trx, secrets, {
-          instanceId: id,
+        const { id: credId, replaced } = own
+          ? await replaceUserCredentials(trx, secrets, actor.principal.userId, replacement)
+          : await replaceCredentials(trx, secrets, replacement);
+        await ctx.audit(trx, actor, 'connector.credentials_stored', id, {
           credType: input.credType,
-          values,
+          replaced,
           origin,
-          scopes: input.scopes ?? null,
-          expiresAt: input.credType === 'oauth2' ? expiresAt : null,
-          at: now,
+          ...(own ? { credentialMode: 'per_user' } : {}),
         });
-        await ctx.audit(trx, actor, 'connector.credentials_stored', id, { credType: input.credType, replaced, origin });
         return presentCredentialRecord({ id: credId, instance_id: id, cred_type: input.credType, rotated_at: now });
       });
     },
 
-    async credentialStatus(ws: WorkspaceContext, id: string) {
-      await ctx.requireInstance(ws, id);
+    /** The instance's credential, or in per_user mode the caller's own link. */
+    async credentialStatus(actor: Actor, id: string) {
+      const instance = await ctx.requireInstance(actor.ws, id);
+      if (isPerUser(instance))
+        return presentUserCredentialStatus(await userCredentialStore.find(db, id, actor.principal.userId));
       return presentCredentialStatus(await credentialStore.find(db, id));
     },
 
     /** docs/interface.md, States: "any | DELETE credentials | credentials removed -> pending_auth". */
     async deleteCredentials(actor: Actor, id: string) {
       ctx.assertWriter(actor.ws);
-      await ctx.requireInstance(actor.ws, id);
+      const instance = await ctx.requireInstance(actor.ws, id);
+      // per_user: the caller unlinks their own account; the instance and the others' links stay.
+      if (isPerUser(instance))
+        return inTransaction(db, async (trx) => {
+          const existing = await userCredentialStore.find(trx, id, actor.principal.userId);
+          if (!existing) throw notFound('Credentials');
+          await userCredentialStore.delete(trx, id, actor.principal.userId);
+          await ctx.audit(trx, actor, 'connector.credentials_deleted', id, {
+            credType: existing.cred_type,
+            credentialMode: 'per_user',
+            reason: 'unlinked',
+          });
+          return presentCredentialRecord({ ...existing, rotated_at: clock.now().toISOString() });
+        });
       return inTransaction(db, async (trx) => {
         const existing = await credentialStore.find(trx, id);
         if (!existing) throw notFound('Credentials');

@@ -7,8 +7,19 @@ import { assertPublicUrl } from '../lib/outbound.js';
 import { credentialOrigin, type ConnectorsContext } from './context.js';
 import { credentialHeaderDetails } from './credentials.js';
 import { presentInstance } from './presenters.js';
-import { approvalStore, credentialStore, instanceStore, oauthStateStore, toolStore } from './store/index.js';
+import {
+  approvalStore,
+  credentialStore,
+  instanceStore,
+  oauthStateStore,
+  toolStore,
+  userCredentialStore,
+} from './store/index.js';
 import type { Actor, Definition } from './types.js';
+import { OWNER_OR_ADMIN } from '../accounts/roles.js';
+import type { Executor } from '../db/tx.js';
+import type { InstanceRow } from './tables.js';
+import type { CredentialMode } from './user-links.js';
 
 /**
  * Connector instances of a workspace: list, read, create, update, delete. Status moves are
@@ -24,6 +35,43 @@ export function createInstances(ctx: ConnectorsContext) {
     const refused = credentialHeaderDetails(value.headers);
     if (refused.length > 0) throw badRequest('config.headers may not carry credentials', refused);
     await assertPublicUrl(String(value.url), config.allowPrivateNetworks);
+  }
+
+  /** per_user runs only where Gantry makes the calls itself: an MCP adapter. */
+  function checkMode(def: Definition, mode: CredentialMode) {
+    if (mode === 'per_user' && def.adapter !== 'mcp')
+      throw badRequest('credentialMode per_user needs a connector that runs MCP tools', [
+        { field: 'credentialMode', message: 'per_user is only for MCP connectors', type: 'any.only' },
+      ]);
+  }
+
+  /**
+   * A switch deletes the credentials of the mode left (docs/connectors.md, Credential modes):
+   * the shared credential never becomes a member's own, nor a member's token everyone's. The
+   * instance waits for a link again (pending_auth), unless disabled.
+   */
+  async function switchMode(
+    trx: Executor,
+    actor: Actor,
+    before: InstanceRow,
+    mode: CredentialMode,
+    changes: Parameters<typeof instanceStore.update>[2],
+  ) {
+    changes.credential_mode = mode;
+    let dropped: Record<string, unknown> | null = null;
+    if (mode === 'per_user') {
+      const shared = await credentialStore.find(trx, before.id);
+      if (shared) {
+        await credentialStore.delete(trx, before.id);
+        dropped = { credType: shared.cred_type };
+      }
+    } else {
+      const links = await userCredentialStore.deleteByInstance(trx, before.id);
+      if (links > 0) dropped = { credentialMode: 'per_user', memberLinks: links };
+    }
+    if (dropped)
+      await ctx.audit(trx, actor, 'connector.credentials_deleted', before.id, { ...dropped, reason: 'mode_changed' });
+    if (changes.status === undefined && before.enabled) changes.status = 'pending_auth';
   }
 
   return {
@@ -43,6 +91,7 @@ export function createInstances(ctx: ConnectorsContext) {
         displayName: string;
         config?: Record<string, unknown>;
         toolPrefix?: string | null;
+        credentialMode?: CredentialMode;
       },
     ) {
       ctx.assertWriter(actor.ws);
@@ -51,6 +100,8 @@ export function createInstances(ctx: ConnectorsContext) {
         throw badRequest(`Unknown connectorKey ${input.connectorKey}`, [
           { field: 'connectorKey', message: 'no such connector definition', type: 'any.only' },
         ]);
+      const mode = input.credentialMode ?? 'shared';
+      checkMode(def, mode);
       const cfg = input.config ?? {};
       await checkConfig(def, cfg);
       const now = clock.now().toISOString();
@@ -63,6 +114,7 @@ export function createInstances(ctx: ConnectorsContext) {
         enabled: 1,
         config: JSON.stringify(cfg),
         tool_prefix: input.toolPrefix ?? null,
+        credential_mode: mode,
         last_health_check: null,
         health_message: null,
         created_by: actor.principal.userId,
@@ -74,6 +126,7 @@ export function createInstances(ctx: ConnectorsContext) {
         await ctx.audit(trx, actor, 'connector.created', row.id, {
           connectorKey: def.key,
           displayName: row.display_name,
+          credentialMode: mode,
         });
       });
       return presentInstance({ ...row, seq: 0 });
@@ -87,15 +140,28 @@ export function createInstances(ctx: ConnectorsContext) {
     async update(
       actor: Actor,
       id: string,
-      patch: { displayName?: string; config?: Record<string, unknown>; enabled?: boolean; toolPrefix?: string | null },
+      patch: {
+        displayName?: string;
+        config?: Record<string, unknown>;
+        enabled?: boolean;
+        toolPrefix?: string | null;
+        credentialMode?: CredentialMode;
+      },
     ) {
       ctx.assertWriter(actor.ws);
       const current = await ctx.requireInstance(actor.ws, id);
       let def: Definition | null = null;
-      if (patch.config !== undefined) {
+      if (patch.config !== undefined || patch.credentialMode !== undefined) {
         def = await ctx.definitions.get(current.connector_key, actor.ws.workspaceId);
         if (!def) throw notFound('Connector definition');
-        await checkConfig(def, patch.config);
+      }
+      if (def && patch.config !== undefined) await checkConfig(def, patch.config);
+      const switching = patch.credentialMode !== undefined && patch.credentialMode !== current.credential_mode;
+      if (def && switching) {
+        // A switch decides whose identity every call carries and deletes credentials others
+        // made (docs/connectors.md, Credential modes): an owner/admin decision.
+        ctx.access.requireRole(actor.ws, OWNER_OR_ADMIN);
+        checkMode(def, patch.credentialMode!);
       }
       const changes: Parameters<typeof instanceStore.update>[2] = { updated_at: clock.now().toISOString() };
       if (patch.displayName !== undefined) changes.display_name = patch.displayName;
@@ -125,6 +191,18 @@ export function createInstances(ctx: ConnectorsContext) {
             toOrigin: moved.to,
           });
         }
+        // Members' own links were entrusted to the old origin too.
+        const links = moved ? await userCredentialStore.deleteByInstance(trx, id) : 0;
+        if (links > 0)
+          await ctx.audit(trx, actor, 'connector.credentials_deleted', id, {
+            credentialMode: 'per_user',
+            memberLinks: links,
+            reason: 'origin_changed',
+            fromOrigin: moved!.from,
+            toOrigin: moved!.to,
+          });
+        if (switching && before.credential_mode !== patch.credentialMode)
+          await switchMode(trx, actor, before, patch.credentialMode!, changes);
         // A gate a person set was set for the tools of this config's server; another config
         // (even another path on the same origin, where the credentials stay) may serve other
         // tools under the same names, so its syncs may raise the gates again.
@@ -133,6 +211,7 @@ export function createInstances(ctx: ConnectorsContext) {
         await instanceStore.update(trx, id, changes);
         await ctx.audit(trx, actor, 'connector.updated', id, {
           fields: Object.keys(patch),
+          ...(switching ? { fromCredentialMode: current.credential_mode, toCredentialMode: patch.credentialMode } : {}),
           ...(moved ? { fromOrigin: moved.from, toOrigin: moved.to } : {}),
         });
         return presentInstance((await instanceStore.findById(trx, id))!);
@@ -148,6 +227,7 @@ export function createInstances(ctx: ConnectorsContext) {
         await oauthStateStore.deleteByInstance(trx, id);
         await toolStore.deleteByInstance(trx, id);
         await credentialStore.delete(trx, id);
+        await userCredentialStore.deleteByInstance(trx, id);
         await instanceStore.delete(trx, id);
         await ctx.audit(trx, actor, 'connector.deleted', id, { connectorKey: current.connector_key });
       });

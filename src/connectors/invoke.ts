@@ -16,6 +16,7 @@ import { approvalInputContext } from './sealing.js';
 import { approvalStore, toolStore } from './store/index.js';
 import type { ApprovalRow, InstanceRow, ToolRow } from './tables.js';
 import type { Actor, Definition } from './types.js';
+import { isPerUser } from './user-links.js';
 
 /** An approval the MCP gate found granted for this very call (approvals-mcp.ts); single use. */
 export interface GrantedApproval {
@@ -78,7 +79,14 @@ export function createInvoker(
     );
   }
 
-  async function execute(instance: InstanceRow, tool: ToolRow, input: Record<string, unknown>, relay?: McpRelay) {
+  /** Runs the call upstream as `userId` (whose own credential a per_user instance sends). */
+  async function execute(
+    instance: InstanceRow,
+    tool: ToolRow,
+    input: Record<string, unknown>,
+    userId: string,
+    relay?: McpRelay,
+  ) {
     const def = await ctx.definitions.get(instance.connector_key, instance.workspace_id);
     if (!canRunTools(def)) throw conflict('This connector has no adapter that can run tools');
     const unreachable = (err: unknown) => {
@@ -87,12 +95,14 @@ export function createInvoker(
     };
     let target;
     try {
-      target = await ctx.mcpTarget(instance);
+      target = await ctx.mcpTarget(instance, userId);
     } catch (err) {
       throw unreachable(err);
     }
     try {
-      return await sessions.call(instance, target, tool.tool_key, input, relay);
+      // A member's own session: never shared with another member's calls.
+      const slot = isPerUser(instance) ? `${instance.id}:${userId}` : instance.id;
+      return await sessions.call({ ...instance, slot }, target, tool.tool_key, input, relay);
     } catch (err) {
       if (err instanceof McpUnreachable) throw unreachable(err.reason);
       throw upstream(`The MCP server failed the call: ${(err as Error).message}`.slice(0, 300));
@@ -141,6 +151,8 @@ export function createInvoker(
         if (!(await options.approved.consume()))
           throw conflict('An identical call used this approval first; call again to ask for a new approval');
       } else if (toBool(tool.requires_approval)) {
+        // A parked call runs as its requester: a per_user instance needs their own link first.
+        await ctx.assertLinked(instance, actor.principal.userId);
         const id = newId();
         const def = await ctx.definitions.get(instance.connector_key, instance.workspace_id);
         const targetOrigin =
@@ -171,7 +183,7 @@ export function createInvoker(
           },
         };
       }
-      const result = await execute(instance, tool, input, options.relay);
+      const result = await execute(instance, tool, input, actor.principal.userId, options.relay);
       return { status: 200, body: { status: 'completed', approval: null, result } };
     },
   };

@@ -11,6 +11,7 @@ import type { ConnectorsContext } from './context.js';
 import { closeMcp, McpAuthRequired, openMcp } from './mcp.js';
 import { instanceStore } from './store/index.js';
 import type { InstanceRow } from './tables.js';
+import { isPerUser } from './user-links.js';
 
 /** What the initiating member may give: a client registered with the server's authorization server. */
 export interface McpClientChoice {
@@ -66,7 +67,8 @@ export function createMcpAuth(ctx: ConnectorsContext) {
   /** The server's 401 challenge, if it answers one to the instance's current target. */
   async function challengeOf(instance: InstanceRow): Promise<string | null> {
     try {
-      await closeMcp(await openMcp(await ctx.mcpTarget(instance)));
+      // A member's own link is not asked for here: the challenge is what an unlinked caller gets.
+      await closeMcp(await openMcp(await ctx.mcpTarget(instance, null, { bare: isPerUser(instance) })));
       return null;
     } catch (err) {
       if (err instanceof McpAuthRequired) return err.challenge;

@@ -36,6 +36,16 @@ interface Shared {
   retired: boolean;
 }
 
+/**
+ * Whose shared session a call uses: `slot` is the instance id, or the instance and user for a
+ * per_user instance, whose members never share a session (each sends their own credential).
+ */
+interface Caller {
+  id: string;
+  workspace_id: string;
+  slot: string;
+}
+
 /** A 2025-era server that no longer knows the session answers 404: the call did not run there. */
 const sessionGone = (err: unknown) => (err as { data?: { status?: unknown } })?.data?.status === 404;
 
@@ -91,15 +101,15 @@ export function createMcpSessions(clock: Clock) {
     }
   }
 
-  function sharedFor(instance: { id: string; workspace_id: string }, key: string, target: McpTarget): Shared {
-    const current = shared.get(instance.id);
+  function sharedFor(instance: Caller, key: string, target: McpTarget): Shared {
+    const current = shared.get(instance.slot);
     if (current && current.key === key) {
       // Most recently used last: the first one is the one to go when full.
-      shared.delete(instance.id);
-      shared.set(instance.id, current);
+      shared.delete(instance.slot);
+      shared.set(instance.slot, current);
       return current;
     }
-    if (current) retire(instance.id, current);
+    if (current) retire(instance.slot, current);
     for (const [id, entry] of shared) {
       if (shared.size < SHARED_MAX) break;
       retire(id, entry);
@@ -114,11 +124,11 @@ export function createMcpSessions(clock: Clock) {
     };
     entry.session.then(
       (session) => {
-        session.client.onclose = () => retire(instance.id, entry);
+        session.client.onclose = () => retire(instance.slot, entry);
       },
-      () => retire(instance.id, entry),
+      () => retire(instance.slot, entry),
     );
-    shared.set(instance.id, entry);
+    shared.set(instance.slot, entry);
     sweeper ??= setInterval(sweep, SWEEP_MS);
     sweeper.unref();
     return entry;
@@ -145,7 +155,7 @@ export function createMcpSessions(clock: Clock) {
 
   /** A call on the instance's shared session; once more on a new one if the server dropped it. */
   async function onShared(
-    instance: { id: string; workspace_id: string },
+    instance: Caller,
     key: string,
     target: McpTarget,
     call: { toolKey: string; input: Record<string, unknown>; relay?: McpRelay },
@@ -156,7 +166,7 @@ export function createMcpSessions(clock: Clock) {
     try {
       return await callMcpTool(await entry.session, call.toolKey, call.input, call.relay);
     } catch (err) {
-      retire(instance.id, entry);
+      retire(instance.slot, entry);
       // A restarted server does not know the session: the call did not run there.
       if (retry && !(err instanceof McpUnreachable) && sessionGone(err))
         return onShared(instance, key, target, call, false);
@@ -174,7 +184,7 @@ export function createMcpSessions(clock: Clock) {
      * session could be opened, or the call's own failure.
      */
     async call(
-      instance: { id: string; workspace_id: string },
+      instance: Caller,
       target: McpTarget,
       toolKey: string,
       input: Record<string, unknown>,

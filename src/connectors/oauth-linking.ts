@@ -12,6 +12,7 @@ import { createMcpAuth, type McpClientChoice, type McpOauthLink } from './mcp-au
 import { verifierContext } from './sealing.js';
 import { instanceStore, oauthStateStore } from './store/index.js';
 import type { Actor } from './types.js';
+import { isPerUser, replaceUserCredentials } from './user-links.js';
 
 /** docs/connectors.md: state is single-use with a short TTL; ours lives 10 minutes. */
 const OAUTH_STATE_TTL_MS = 10 * 60_000;
@@ -60,7 +61,10 @@ export function createOauthLinking(ctx: ConnectorsContext) {
         // An MCP server's own authorization server (docs/connectors.md, Authorization of remote
         // MCP servers): the verifier and the registration wait sealed in the state.
         const started = await mcpAuth.start(instance, choice, callbackUrl(config.publicUrl, def.key), state);
-        await saveState(JSON.stringify({ verifier: started.verifier, link: started.link }));
+        // The mode too: a link started for one mode is never stored for the other.
+        await saveState(
+          JSON.stringify({ verifier: started.verifier, link: started.link, mode: instance.credential_mode }),
+        );
         return { redirectUrl: started.redirectUrl, state };
       }
       const o = ready(def);
@@ -116,13 +120,16 @@ export function createOauthLinking(ctx: ConnectorsContext) {
       if (!def) return fail('unknown_connector', instance.id);
       let tokens: TokenAnswer;
       let mcpLink: McpOauthLink | null = null;
+      const own = isPerUser(instance);
       try {
         const verifier = record.verifier_sealed
           ? open(secrets, record.verifier_sealed, verifierContext(stateHash))
           : null;
         if (def.adapter === 'mcp') {
-          const kept = JSON.parse(verifier ?? '{}') as { verifier: string; link: McpOauthLink };
+          const kept = JSON.parse(verifier ?? '{}') as { verifier: string; link: McpOauthLink; mode?: string };
           mcpLink = kept.link;
+          // Switched since the initiate: a member's token must not become everyone's, nor the reverse.
+          if ((kept.mode ?? 'shared') !== instance.credential_mode) return fail('mode_changed', instance.id);
           // A url moved to another origin since the initiate: these tokens are not for it.
           if (originOf(kept.link.resource) !== originOf((JSON.parse(instance.config) as { url?: unknown }).url))
             return fail('target_changed', instance.id);
@@ -163,15 +170,18 @@ export function createOauthLinking(ctx: ConnectorsContext) {
         const expiresAt = tokens.expires_in
           ? new Date(stored.getTime() + tokens.expires_in * 1000).toISOString()
           : null;
-        await replaceCredentials(trx, secrets, {
+        const replacement = {
           instanceId: instance.id,
-          credType: 'oauth2',
+          credType: 'oauth2' as const,
           values,
           origin: mcpLink ? originOf((JSON.parse(instance.config) as { url?: unknown }).url) : null,
           scopes,
           expiresAt,
           at: stored.toISOString(),
-        });
+        };
+        // per_user: the tokens are the linking member's own (docs/connectors.md, Credential modes).
+        if (own) await replaceUserCredentials(trx, secrets, record.user_id, replacement);
+        else await replaceCredentials(trx, secrets, replacement);
         // docs/interface.md, States: pending_auth -> active on a successful callback, and re-initiating the flow is
         // how an instance in error recovers. An instance the team disabled stays inactive.
         await instanceStore.activateLinked(trx, instance.id, stored.toISOString());
@@ -183,7 +193,7 @@ export function createOauthLinking(ctx: ConnectorsContext) {
           },
           'connector.oauth_linked',
           instance.id,
-          { connectorKey, scopes },
+          { connectorKey, scopes, ...(own ? { credentialMode: 'per_user' } : {}) },
         );
       });
       return settingsUrl({ connector: connectorKey, instanceId: instance.id, status: 'success' });

@@ -6,6 +6,8 @@ const REASONS: Record<string, string> = {
   state_already_used: 'This link request was already used.',
   provider_denied: 'The provider did not grant access.',
   access_revoked: 'You no longer have access to this connector.',
+  mode_changed: 'The connector switched between shared and per-member accounts meanwhile. Start the connection again.',
+  target_changed: 'The connector now points at another server. Start the connection again.',
   token_exchange_failed: 'The provider refused to issue a token.',
   invalid_grant: 'The provider refused the authorization code.',
   provider_unreachable: 'The provider could not be reached.',
@@ -20,7 +22,10 @@ export function settingsPage(query: Record<string, string>): string {
     ? `${connector} is connected.`
     : query.status === 'error'
       ? `${connector} could not be connected. ${escape(REASONS[reason] ?? 'Something went wrong.')}`
-      : 'Connector settings';
+      : query.action === 'link'
+        ? `${connector} uses each member's own account: link yours to use its tools. Your client starts the link with ` +
+          `POST /api/v1/connectors/instances/${escape(String(query.instanceId ?? '{id}').slice(0, 64))}/oauth/initiate and opens the redirectUrl it answers.`
+        : 'Connector settings';
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Gantry connectors</title>
 <style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem}</style></head>
 <body><h1>Connectors</h1><p id="outcome" data-status="${ok ? 'success' : escape(String(query.status ?? ''))}">${text}</p>${reason && !ok ? `<p><small>Reason: <code>${escape(reason.slice(0, 64))}</code></small></p>` : ''}</body></html>`;

@@ -1,6 +1,12 @@
 import { toBool } from '../db/tx.js';
 import type { Definition } from './types.js';
-import type { ConnectorCredentialsTable, InstanceRow, ApprovalRow, ToolRow } from './tables.js';
+import type {
+  ConnectorCredentialsTable,
+  ConnectorUserCredentialsTable,
+  InstanceRow,
+  ApprovalRow,
+  ToolRow,
+} from './tables.js';
 
 export function presentInstance(row: InstanceRow) {
   return {
@@ -11,6 +17,7 @@ export function presentInstance(row: InstanceRow) {
     enabled: toBool(row.enabled),
     config: JSON.parse(row.config) as Record<string, unknown>,
     toolPrefix: row.tool_prefix,
+    credentialMode: row.credential_mode,
     lastHealthCheck: row.last_health_check,
     healthMessage: row.health_message,
     createdAt: row.created_at,
@@ -80,6 +87,19 @@ export function presentCredentialStatus(row: ConnectorCredentialsTable | undefin
     credType: row.cred_type,
     expiresAt: row.expires_at,
     scopes: row.cred_type === 'oauth2' && row.scopes ? (JSON.parse(row.scopes) as string[]) : null,
+  };
+}
+
+/**
+ * A per_user instance's credential status is the caller's own link: the status fields, plus
+ * the mode and whether the link must be made again (docs/connectors.md, Credential modes).
+ */
+export function presentUserCredentialStatus(row: ConnectorUserCredentialsTable | undefined) {
+  return {
+    ...presentCredentialStatus(row),
+    credentialMode: 'per_user',
+    relinkRequired: row ? row.relink_reason !== null : false,
+    relinkReason: row?.relink_reason ?? null,
   };
 }
 

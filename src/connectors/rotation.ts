@@ -1,6 +1,12 @@
 import type { Kernel } from '../kernel.js';
 import { reloadCredentialKeys, type SealedColumn } from '../lib/sealed-rotation.js';
-import { approvalInputContext, clientSecretContext, credentialContext, verifierContext } from './sealing.js';
+import {
+  approvalInputContext,
+  clientSecretContext,
+  credentialContext,
+  userCredentialContext,
+  verifierContext,
+} from './sealing.js';
 
 export { KEYRING_TOPIC } from '../lib/sealed-rotation.js';
 
@@ -13,6 +19,19 @@ export const CONNECTOR_SEALED_COLUMNS: readonly SealedColumn[] = [
     contextColumns: ['instance_id', 'cred_type', 'origin'],
     context: (r) =>
       credentialContext(String(r.instance_id), String(r.cred_type), r.origin == null ? null : String(r.origin)),
+  },
+  {
+    table: 'connector_user_credentials',
+    keyColumn: 'id',
+    column: 'sealed_value',
+    contextColumns: ['instance_id', 'user_id', 'cred_type', 'origin'],
+    context: (r) =>
+      userCredentialContext(
+        String(r.instance_id),
+        String(r.user_id),
+        String(r.cred_type),
+        r.origin == null ? null : String(r.origin),
+      ),
   },
   {
     table: 'connector_definitions',

@@ -12,6 +12,7 @@ import {
 } from '../http/openapi/declare.js';
 import { offsetQuery } from '../http/pagination.js';
 import { CRED_TYPES } from './types.js';
+import { CREDENTIAL_MODES } from './user-links.js';
 
 const id = Joi.string().guid().required();
 const key = Joi.string().pattern(/^[a-z0-9][a-z0-9_-]{1,62}$/);
@@ -21,6 +22,8 @@ const toolPrefix = Joi.string()
   .pattern(/^[A-Za-z0-9_.-]{0,24}$/)
   .allow('', null);
 /** Calls per minute per tool; null = no limit. */
+/** docs/connectors.md, Credential modes. */
+const credentialMode = Joi.string().valid(...CREDENTIAL_MODES);
 const rateLimitRpm = Joi.number().integer().min(1).max(100_000).allow(null);
 const translations = Joi.object().pattern(
   Joi.string().max(35),
@@ -62,12 +65,14 @@ export const schemas = {
     displayName: Joi.string().trim().min(1).max(255).required(),
     config: jsonObject,
     toolPrefix,
+    credentialMode,
   }),
   updateInstance: Joi.object({
     displayName: Joi.string().trim().min(1).max(255),
     config: jsonObject,
     enabled: Joi.boolean(),
     toolPrefix,
+    credentialMode,
   }),
   storeCredentials: Joi.object({
     credType: Joi.string()
@@ -104,6 +109,7 @@ const instance = shape({
   enabled: Joi.boolean(),
   config: jsonObject,
   toolPrefix: Joi.string().allow(null, ''),
+  credentialMode: Joi.string().valid(...CREDENTIAL_MODES),
   lastHealthCheck: timestamp().allow(null),
   healthMessage: Joi.string().allow(null, ''),
   createdAt: timestamp(),
@@ -203,6 +209,10 @@ export const responses = {
       credType: Joi.string().allow(null),
       expiresAt: timestamp().allow(null),
       scopes: Joi.array().items(Joi.string()).allow(null),
+      // A per_user instance answers the caller's own link (docs/connectors.md, Credential modes).
+      credentialMode: Joi.valid('per_user').optional(),
+      relinkRequired: Joi.boolean().optional(),
+      relinkReason: Joi.string().allow(null).optional(),
     }),
   ),
   oauthInitiated: ok(shape({ redirectUrl: Joi.string(), state: Joi.string() })),

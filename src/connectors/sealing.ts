@@ -13,6 +13,10 @@ export const credentialContext = (instanceId: string, credType: string, origin: 
     ? `connector_credentials:${instanceId}:${credType}`
     : `connector_credentials:${instanceId}:${credType}:${origin}`;
 
+/** A member's own credential (per_user instances): bound to the instance and the user as well. */
+export const userCredentialContext = (instanceId: string, userId: string, credType: string, origin: string | null) =>
+  `connector_user_credentials:${instanceId}:${userId}:${credType}:${origin ?? ''}`;
+
 /** A system definition's OAuth client secret, bound to its key. */
 export const clientSecretContext = (definitionKey: string) => `connector_definitions:${definitionKey}:client_secret`;
 

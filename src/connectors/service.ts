@@ -23,6 +23,7 @@ import { TOOLS_CHANGED_TOPIC, type Actor, type CustomDefinitionInput, type Syste
 
 export { type ConnectorsDeps } from './context.js';
 export type { Actor } from './types.js';
+export { LinkRequired } from './user-links.js';
 
 /**
  * Connector instances of a workspace, their credentials, tools and OAuth linking. Status
@@ -56,7 +57,7 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
     approvals: { ...createMcpApprovals(ctx), page: createApprovalReview(ctx, invoker, approvals) },
     oauth: { ...createOauthLinking(ctx), ...createTokenRefresh(ctx) },
     ...createInstances(ctx),
-    ...createInstanceCredentials(ctx),
+    ...createInstanceCredentials(ctx, deps.audit),
     ...createHealthCheck(ctx),
 
     /** Closes the upstream MCP sessions tool calls share (the server is stopping). */

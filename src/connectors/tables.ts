@@ -35,6 +35,8 @@ export interface ConnectorInstancesTable {
   health_message: string | null;
   /** Prefix of the tools' MCP names: null derived from display_name, '' none (tool-names.ts). */
   tool_prefix: string | null;
+  /** shared: one credential for everyone; per_user: each member's own (docs/connectors.md, Credential modes). */
+  credential_mode: string;
   created_by: string;
   created_at: string;
   updated_at: string;
@@ -51,6 +53,24 @@ export interface ConnectorCredentialsTable {
   expires_at: string | null;
   refresh_claim: string | null;
   refresh_claimed_until: string | null;
+  created_at: string;
+  rotated_at: string;
+}
+
+/** A member's own credential for a per_user instance (one per instance and user). */
+export interface ConnectorUserCredentialsTable {
+  id: string;
+  instance_id: string;
+  user_id: string;
+  cred_type: string;
+  sealed_value: string;
+  origin: string | null;
+  scopes: string | null; // JSON array
+  expires_at: string | null;
+  refresh_claim: string | null;
+  refresh_claimed_until: string | null;
+  /** Why the member must link again (refresh refused, 401); null while usable. */
+  relink_reason: string | null;
   created_at: string;
   rotated_at: string;
 }
@@ -115,6 +135,7 @@ export interface ConnectorsTables {
   connector_definitions: ConnectorDefinitionsTable;
   connector_instances: ConnectorInstancesTable;
   connector_credentials: ConnectorCredentialsTable;
+  connector_user_credentials: ConnectorUserCredentialsTable;
   connector_tools: ConnectorToolsTable;
   connector_oauth_states: ConnectorOauthStatesTable;
   connector_tool_approvals: ConnectorToolApprovalsTable;

@@ -11,6 +11,7 @@ import { toolStore } from './store/index.js';
 import type { InstanceRow, ToolRow } from './tables.js';
 import type { Actor } from './types.js';
 import { upstream } from './invoke.js';
+import { isPerUser, REFUSED_401, relinkNeeded } from './user-links.js';
 
 export interface ManualToolInput {
   toolKey: string;
@@ -78,13 +79,16 @@ export function createToolCatalog(ctx: ConnectorsContext) {
       if (def.adapter === 'mcp') {
         let discovered: McpToolDefinition[];
         try {
-          const session = await openMcp(await ctx.mcpTarget(instance));
+          // A per_user instance syncs with the caller's own link (docs/connectors.md, Credential modes).
+          const session = await openMcp(await ctx.mcpTarget(instance, actor.principal.userId));
           try {
             discovered = (await listAllTools(session)).tools;
           } finally {
             await closeMcp(session);
           }
         } catch (err) {
+          if (err instanceof McpAuthRequired && isPerUser(instance))
+            throw await relinkNeeded(db, ctx.kernel.config.webUrl, instance, actor.principal.userId, REFUSED_401);
           if (err instanceof McpAuthRequired) {
             await markNeedsAuth(ctx, instance);
             throw conflict(NEEDS_AUTH_MESSAGE);

@@ -3,6 +3,7 @@ import type { IdentityTables } from '../identity/tables.js';
 import type { AccountsTables } from '../accounts/tables.js';
 import type { AuditTables } from '../audit/tables.js';
 import type { WalletTables } from '../wallet/tables.js';
+import type { BillingTables } from '../billing/tables.js';
 import type { NotificationsTables } from '../notifications/tables.js';
 import type { StatusTables } from '../status/tables.js';
 import type { OAuthTables } from '../oauth/tables.js';
@@ -16,6 +17,7 @@ export interface DB
     AccountsTables,
     AuditTables,
     WalletTables,
+    BillingTables,
     NotificationsTables,
     StatusTables,
     OAuthTables,

@@ -11,6 +11,7 @@ import { API, apiUrl } from './paths.js';
 import type { DomainPlugin, PluginDeps } from './plugin.js';
 import { identityPagesPlugin, identityPlugin } from '../identity/plugin.js';
 import { walletPlugin } from '../wallet/plugin.js';
+import { billingPlugin } from '../billing/plugin.js';
 import { accountsPagesPlugin, accountsPlugin } from '../accounts/plugin.js';
 import { statusPagesPlugin, statusPlugin } from '../status/plugin.js';
 import { notificationsPlugin } from '../notifications/plugin.js';
@@ -74,6 +75,7 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
         [
           identityPlugin,
           walletPlugin,
+          billingPlugin,
           accountsPlugin,
           statusPlugin,
           notificationsPlugin,

@@ -243,7 +243,14 @@ export function guardedFetch(options: GuardedFetchOptions) {
           const stream = noBody ? null : limitedBody(res, options.maxBytes ?? OUTBOUND_MAX_BYTES);
           if (noBody) res.resume();
           // The deadline covers the body too: the timer stops once the response is fully read.
-          res.once('close', () => clearTimeout(timer));
+          // Passing the deadline (or the caller's abort) mid-body ends the body with that reason,
+          // not the bare "aborted" of a connection lost.
+          const endBody = () => res.destroy(signal.reason as Error);
+          signal.addEventListener('abort', endBody, { once: true });
+          res.once('close', () => {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', endBody);
+          });
           resolve(new Response(stream, { status, statusText: res.statusMessage, headers: responseHeaders }));
         },
       );

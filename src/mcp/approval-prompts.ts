@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
 import type { McpApprovalInfo } from '../connectors/approvals-mcp.js';
 import type { Clock } from '../lib/clock.js';
@@ -8,8 +9,14 @@ type Server = InstanceType<ServerSdk['Server']>;
 
 /** The key of the approval page's URL elicitation in a 2026-07-28 input_required result. */
 const INPUT_KEY = 'approval';
+/** The key of the link page's URL elicitation (per_user instances). */
+const LINK_KEY = 'link';
 /** 2025-era elicitations waiting for a decision, at most (the oldest is forgotten first). */
 const MAX_WAITING = 2_000;
+
+const linkMessageOf = (tool: string) =>
+  `${tool} runs with your own account at its server, and you have not linked it. Open the page to link your ` +
+  'account, then call the tool again.';
 
 const messageOf = (tool: string) =>
   `Calling ${tool} needs the approval of a workspace owner or admin. Open the approval page (or pass the link to ` +
@@ -63,6 +70,33 @@ export function createApprovalPrompts(sdk: ServerSdk, clock: Clock) {
         return null;
       return sdk.inputRequired({
         inputRequests: { [INPUT_KEY]: sdk.inputRequired.elicitUrl({ url: approval.url, message }) },
+      });
+    },
+
+    /**
+     * A per_user instance the caller has not linked (docs/mcp.md, Calls): the link page by URL
+     * elicitation where the client declared it, as for an approval page, or null to keep the
+     * isError result. Nothing is remembered: no completion is sent for a link.
+     */
+    link(
+      server: Server,
+      ctx: ServerContext,
+      era: 'legacy' | 'modern',
+      tool: string,
+      link: { url: string },
+    ): InputRequiredResult | null {
+      const message = linkMessageOf(tool);
+      if (era === 'legacy') {
+        if (!server.getClientCapabilities()?.elicitation?.url) return null;
+        throw new sdk.UrlElicitationRequiredError(
+          [{ mode: 'url', elicitationId: randomUUID(), url: link.url, message }],
+          `${message} Link page: ${link.url}`,
+        );
+      }
+      if (!envelopeCapabilities(sdk, ctx)?.elicitation?.url || ctx.mcpReq.inputResponses?.[LINK_KEY] !== undefined)
+        return null;
+      return sdk.inputRequired({
+        inputRequests: { [LINK_KEY]: sdk.inputRequired.elicitUrl({ url: link.url, message }) },
       });
     },
 

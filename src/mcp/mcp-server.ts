@@ -99,8 +99,11 @@ export function createServerFactory(
       if ('input' in served) return served.input as never;
       const answer = served.answer;
       if (!answer) throw invalidParams(`Unknown tool: ${name}`);
-      // A pending approval's page, by URL elicitation where the client declared it (approval-prompts.ts).
-      const prompted = answer.pending && deps.prompts.prompt(server, ctx, era, name, answer.pending);
+      // A pending approval's page, or the page to link one's own account, by URL elicitation
+      // where the client declared it (approval-prompts.ts).
+      const prompted = answer.pending
+        ? deps.prompts.prompt(server, ctx, era, name, answer.pending)
+        : answer.link && deps.prompts.link(server, ctx, era, name, answer.link);
       return (prompted || answer.result) as never;
     });
     return server;

@@ -5,6 +5,8 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { Request as HapiRequest, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import { DomainError, forbidden } from '../http/errors.js';
 import { apiUrl } from '../http/paths.js';
+import { countOpenStream } from '../http/sse.js';
+import type { Metrics } from '../lib/metrics.js';
 import type { PluginDeps } from '../http/plugin.js';
 import type { McpCaller } from './caller.js';
 import { mcpErrorFormat, rpcErrorBody } from './wire.js';
@@ -35,7 +37,7 @@ function forwardedHeaders(request: HapiRequest): Headers {
 }
 
 /** The SDK's web Response as a hapi response: status, headers, and the body streamed, not buffered. */
-function toHapi(request: HapiRequest, h: ResponseToolkit, response: Response) {
+function toHapi(request: HapiRequest, h: ResponseToolkit, response: Response, metrics: Metrics) {
   const body = response.body ? Readable.fromWeb(response.body as unknown as NodeReadableStream) : undefined;
   const res = h.response(body).code(response.status);
   response.headers.forEach((value, name) => {
@@ -46,6 +48,8 @@ function toHapi(request: HapiRequest, h: ResponseToolkit, response: Response) {
     // here, no buffering in a proxy in front.
     (request.info as { acceptEncoding: string | null }).acceptEncoding = 'identity';
     res.header('X-Accel-Buffering', 'no');
+    // GET: a 2025-11-25 session's standalone stream; POST: a request answered as a stream.
+    countOpenStream(metrics, request.method === 'get' ? 'mcp-get' : 'mcp-post', request.raw.res);
   }
   return res;
 }
@@ -121,7 +125,7 @@ export function mcpRoutes(app: PluginDeps): ServerRoute[] {
           body: payload === undefined ? undefined : JSON.stringify(payload),
           signal: abort.signal,
         });
-        return toHapi(request, h, await mcp.handle(web, payload, caller));
+        return toHapi(request, h, await mcp.handle(web, payload, caller), app.kernel.metrics);
       },
     },
   ];

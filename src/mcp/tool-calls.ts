@@ -1,7 +1,7 @@
 import type { AuditService } from '../audit/service.js';
 import type { McpRelay } from '../connectors/mcp.js';
 import type { McpApprovalInfo } from '../connectors/approvals-mcp.js';
-import type { ConnectorsService } from '../connectors/service.js';
+import { LinkRequired, type ConnectorsService } from '../connectors/service.js';
 import { inTransaction } from '../db/tx.js';
 import { DomainError } from '../http/errors.js';
 import type { Kernel } from '../kernel.js';
@@ -21,6 +21,7 @@ type Outcome =
   | 'invalid_arguments'
   | 'rate_limited'
   | 'refused'
+  | 'link_required'
   | 'upstream_failed';
 
 interface Ended {
@@ -29,12 +30,21 @@ interface Ended {
   approvalId?: string;
   /** The approval the call waits for, when it is pending (the endpoint may show its page instead). */
   pending?: McpApprovalInfo;
+  /** Where the caller links their own account, when the call needs it (per_user instances). */
+  link?: LinkInfo;
+}
+
+/** A per_user instance the caller has no usable link for: where to link it. */
+interface LinkInfo {
+  instanceId: string;
+  url: string;
 }
 
 /** A call's answer: the result, and the pending approval when it waits for one. */
 export interface CallAnswer {
   result: ToolCallResult;
   pending: McpApprovalInfo | null;
+  link: LinkInfo | null;
 }
 
 /** A result the model reads: one text block, flagged as an error. */
@@ -49,6 +59,19 @@ const toolError = (text: string, meta?: Record<string, unknown>): ToolCallResult
  * arguments or wait), not protocol errors (docs/mcp.md, Calls). Anything else is rethrown.
  */
 function refusal(err: unknown): Ended {
+  if (err instanceof LinkRequired) {
+    // docs/mcp.md, Calls: the caller's own account is missing (per_user); the model tells the human.
+    const link = { instanceId: err.instanceId, url: err.linkUrl };
+    return {
+      outcome: 'link_required',
+      link,
+      result: toolError(
+        `This tool runs with your own account at its server, and it is not linked: it was not run. ${err.message} ` +
+          'Once linked, call it again.',
+        { 'io.gantry/link': link },
+      ),
+    };
+  }
   if (!(err instanceof DomainError)) throw err;
   switch (err.code) {
     case 'VALIDATION_FAILED':
@@ -171,7 +194,7 @@ export function createToolCalls(
           },
         }),
       );
-      return { result: ended.result, pending: ended.pending ?? null };
+      return { result: ended.result, pending: ended.pending ?? null, link: ended.link ?? null };
     },
   };
 }

@@ -1,4 +1,4 @@
-import { PassThrough } from 'node:stream';
+import { SseStream, sseFrame as frame } from '../http/sse.js';
 import type { ChangeFeed } from '../db/change-feed.js';
 import type { CursorCodec } from '../http/pagination.js';
 import type { Logger } from '../lib/logger.js';
@@ -8,24 +8,6 @@ import { NOTIFICATIONS_TOPIC, type NotificationsService } from './service.js';
 export const MAX_STREAMS_PER_USER = 5;
 /** Notifications replayed after Last-Event-ID, and pushed per pass; more waits for the next pass. */
 const BATCH = 100;
-
-/**
- * An SSE body. hapi hands a stream response its compressor (gzip when the client accepts it)
- * through setCompressor; each event is flushed through it so nothing sits in a buffer.
- */
-export class SseStream extends PassThrough {
-  private compressor: { flush(): void } | null = null;
-
-  setCompressor(compressor: { flush(): void }): void {
-    this.compressor = compressor;
-  }
-
-  send(text: string): void {
-    if (this.writableEnded || this.destroyed) return;
-    this.write(text);
-    this.compressor?.flush();
-  }
-}
 
 interface Connection {
   userId: string;
@@ -51,9 +33,6 @@ export interface OpenOptions {
   stillValid: () => Promise<boolean>;
 }
 
-const frame = (event: string, data: unknown, id?: string) =>
-  `${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-
 /**
  * Live delivery over Server-Sent Events. Streams do not poll the database: they wake on
  * NOTIFICATIONS_TOPIC (key = user id), which the change feed raises for writes of this process
@@ -74,13 +53,6 @@ export class NotificationStreams {
       heartbeatMs: number;
     },
   ) {}
-
-  /** Open streams (all users). */
-  get size(): number {
-    let n = 0;
-    for (const channel of this.channels.values()) n += channel.connections.length;
-    return n;
-  }
 
   private eventId(userId: string, seq: number): string {
     return this.deps.cursors.encode(`notifications-stream:${userId}`, { s: seq });

@@ -15,14 +15,6 @@ export const notificationsPlugin: DomainPlugin = {
     });
     // Streams never end by themselves: end them before hapi waits for in-flight responses.
     server.ext('onPreStop', () => streams.closeAll());
-    kernel.metrics.gauge(
-      'gantry_sse_streams_open',
-      'Open Server-Sent Events streams, by stream',
-      ['stream'],
-      function () {
-        this.set({ stream: 'notifications' }, streams.size);
-      },
-    );
     server.route(notificationsRoutes(deps, streams));
   },
 };

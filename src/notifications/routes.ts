@@ -3,6 +3,7 @@ import type { PluginDeps } from '../http/plugin.js';
 import type { GantryRouteConfig } from '../http/route-config.js';
 import { reply } from '../http/envelope.js';
 import { bearerToken, principalOf } from '../http/auth.js';
+import { countOpenStream, SSE_HEADERS } from '../http/sse.js';
 import type { ListQuery } from './service.js';
 import type { NotificationStreams } from './live.js';
 import { idParams, listQuery, responses } from './schemas.js';
@@ -96,11 +97,10 @@ export function notificationsRoutes(app: PluginDeps, streams: NotificationStream
         });
         opened = stream;
         if (gone) stream.destroy();
-        return h
-          .response(stream)
-          .type('text/event-stream; charset=utf-8')
-          .header('cache-control', 'no-cache, no-transform')
-          .header('x-accel-buffering', 'no');
+        countOpenStream(app.kernel.metrics, 'notifications', request.raw.res);
+        const response = h.response(stream).type('text/event-stream; charset=utf-8');
+        for (const [name, value] of Object.entries(SSE_HEADERS)) response.header(name, value);
+        return response;
       },
     },
   ];

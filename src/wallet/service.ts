@@ -5,11 +5,15 @@ import type { Kernel } from '../kernel.js';
 import type { IdentityService } from '../identity/service.js';
 import * as store from './store.js';
 
-const WALLET_CURRENCY = 'USD';
+/** Every wallet holds US dollars; its minor unit is the cent (two decimals). */
+export const WALLET_CURRENCY = 'USD';
 const MICROS = 1_000_000;
+const MICROS_PER_MINOR_UNIT = MICROS / 100;
 
 export const toMicros = (amount: number): number => Math.round(amount * MICROS);
 const fromMicros = (micros: number): number => micros / MICROS;
+/** Minor units (cents) of the wallet currency as micros: exact, both are integers. */
+export const minorUnitsToMicros = (amount: number): number => amount * MICROS_PER_MINOR_UNIT;
 
 /** Each user's prepaid balance, changed only through the ledger (credit, debit). */
 export function createWalletService(kernel: Kernel, deps: { identity: Pick<IdentityService, 'userExists'> }) {
@@ -26,6 +30,32 @@ export function createWalletService(kernel: Kernel, deps: { identity: Pick<Ident
       : { balance: 0, currency: WALLET_CURRENCY, updatedAt: null as string | null };
   }
 
+  /**
+   * Adds `micros` inside the caller's transaction, with its ledger row; `reference` names what
+   * paid for it (a checkout session), so the ledger shows where every credit came from.
+   */
+  async function creditWithin(
+    executor: Executor,
+    userId: string,
+    micros: number,
+    reason: string,
+    reference: string | null,
+  ): Promise<void> {
+    if (!Number.isSafeInteger(micros) || micros <= 0)
+      throw badRequest('a credit must be a positive whole number of micros');
+    await ensure(executor, userId);
+    const now = clock.now().toISOString();
+    await store.addToBalance(executor, userId, micros, now);
+    await store.insertLedgerEntry(executor, {
+      id: newId(),
+      user_id: userId,
+      amount_micros: micros,
+      reason,
+      reference,
+      created_at: now,
+    });
+  }
+
   return {
     get,
 
@@ -34,20 +64,28 @@ export function createWalletService(kernel: Kernel, deps: { identity: Pick<Ident
       if (!Number.isFinite(amount) || amount <= 0) throw badRequest('amount must be a positive number');
       return inTransaction(db, async (trx) => {
         if (!(await deps.identity.userExists(userId, trx))) throw new DomainError('NOT_FOUND', 'User not found');
-        await ensure(trx, userId);
-        const micros = toMicros(amount);
-        const now = clock.now().toISOString();
-        await store.addToBalance(trx, userId, micros, now);
-        await store.insertLedgerEntry(trx, {
-          id: newId(),
-          user_id: userId,
-          amount_micros: micros,
-          reason,
-          reference: null,
-          created_at: now,
-        });
+        await creditWithin(trx, userId, toMicros(amount), reason, null);
         return get(userId, trx);
       });
+    },
+
+    creditWithin,
+
+    /** The balance and the newest ledger rows (CLI `wallet show`). */
+    async show(userId: string, limit = 50) {
+      if (!(await deps.identity.userExists(userId, db))) throw new DomainError('NOT_FOUND', 'User not found');
+      const [wallet, rows] = await Promise.all([get(userId), store.listLedger(db, userId, limit)]);
+      return {
+        userId,
+        ...wallet,
+        ledger: rows.map((r) => ({
+          id: r.id,
+          amount: fromMicros(r.amount_micros),
+          reason: r.reason,
+          reference: r.reference,
+          createdAt: r.created_at,
+        })),
+      };
     },
 
     /**

@@ -36,3 +36,14 @@ export async function takeFromBalance(db: Executor, userId: string, micros: numb
 
 export const insertLedgerEntry = (db: Executor, row: Insertable<WalletLedgerTable>) =>
   db.insertInto('wallet_ledger').values(row).execute();
+
+/** A user's ledger, newest first. */
+export const listLedger = (db: Executor, userId: string, limit: number) =>
+  db
+    .selectFrom('wallet_ledger')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();

@@ -39,3 +39,39 @@ describe('gantry wallet credit', () => {
     assert.equal(unknown.stderr, 'gantry: User not found');
   });
 });
+
+describe('gantry wallet show', () => {
+  let t: TestApp;
+  before(async () => (t = await createTestApp()));
+  after(() => t.close());
+
+  it('prints the balance and the ledger, newest first; an unknown user is exit 2', async () => {
+    const user = await makeUser(t.app);
+    await t.app.services.wallet.credit(user.id, 2, 'operator_credit');
+    await t.app.services.wallet.credit(user.id, 0.5, 'operator_credit');
+    const res = await cli(['wallet', 'show', user.id, '--json'], { dataDir: t.dataDir });
+    assert.equal(res.code, 0, res.stderr);
+    const shown = res.json<{
+      userId: string;
+      balance: number;
+      currency: string;
+      ledger: Array<{ amount: number; reason: string; reference: string | null }>;
+    }>();
+    assert.equal(shown.userId, user.id);
+    assert.equal(shown.balance, 2.5);
+    assert.equal(shown.currency, 'USD');
+    assert.deepEqual(
+      shown.ledger.map((r) => [r.amount, r.reason, r.reference]),
+      [
+        [0.5, 'operator_credit', null],
+        [2, 'operator_credit', null],
+      ],
+    );
+    const human = await cli(['wallet', 'show', user.id], { dataDir: t.dataDir });
+    assert.match(human.stdout, new RegExp(`wallet of ${user.id}: 2.5 USD`));
+    assert.match(human.stdout, /operator_credit/);
+    const unknown = await cli(['wallet', 'show', 'no-such-user'], { dataDir: t.dataDir });
+    assert.equal(unknown.code, 2);
+    assert.equal(unknown.stderr, 'gantry: User not found');
+  });
+});

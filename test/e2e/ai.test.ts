@@ -86,6 +86,29 @@ describe('the built binary runs chats over a provider the CLI configures while i
       [body.data.provider, body.data.model, body.data.message.content, body.data.estimatedCostUsd],
       ['anthropic', 'claude-e2e', 'hello from anthropic', 0.000019],
     );
+
+    // The same run streamed through the bundle: deltas, then the run record.
+    const streamed = await fetch(`${g.url}/api/v1/features/chat/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], stream: true }),
+    });
+    assert.equal(streamed.status, 200);
+    assert.match(streamed.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const frames = (await streamed.text()).split('\n\n').filter(Boolean);
+    const events = frames.map((f) => ({
+      event: /^event: (.*)$/m.exec(f)?.[1],
+      data: JSON.parse(/^data: (.*)$/m.exec(f)?.[1] ?? 'null'),
+    }));
+    assert.deepEqual(
+      events.map((e) => e.event),
+      ['start', 'delta', 'delta', 'delta', 'run'],
+    );
+    const last = events.at(-1)!.data as { status: string; message: { content: string }; estimatedCostUsd: number };
+    assert.deepEqual(
+      [last.status, last.message.content, last.estimatedCostUsd],
+      ['succeeded', 'hello from anthropic', 0.000019],
+    );
     const list = await g.cli(['provider', 'list', '--json']);
     assert.ok(!list.stdout.includes(fake.apiKey));
   });

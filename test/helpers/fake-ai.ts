@@ -5,6 +5,16 @@ export type FakeKind = 'openai' | 'anthropic' | 'google';
 /** ok: a proper answer with usage; the others: the failure they name. */
 type FakeMode = 'ok' | '429' | '500' | 'hang' | 'malformed' | 'no-usage' | 'bad-request' | 'huge';
 
+/**
+ * How a streamed answer goes: ok (every delta, usage, the end mark); fail-mid (two deltas,
+ * then the provider's own failure: openai drops the connection, anthropic sends an `error`
+ * event, google an error chunk); hold (two deltas, then nothing until the client leaves);
+ * no-end (every delta, then the connection ends without usage or end mark); error-chunk (openai
+ * only: two deltas, then the in-band error chunk `streamError`, then the end, as OpenAI, Ollama
+ * and vLLM report a failure once the 200 is sent).
+ */
+type StreamMode = 'ok' | 'fail-mid' | 'hold' | 'no-end' | 'error-chunk';
+
 interface RecordedRequest {
   method: string;
   path: string;
@@ -20,6 +30,11 @@ export interface FakeProvider {
   reply: string;
   usage: { input: number; output: number };
   requests: RecordedRequest[];
+  streamMode: StreamMode;
+  /** The data of the error chunk an openai fake sends in error-chunk mode. */
+  streamError: Record<string, unknown>;
+  /** Answers (streamed, or never given in hang mode) whose client closed the connection first. */
+  closedByClient: number;
   /** Chat calls only (model-list probes excluded). */
   chats(): RecordedRequest[];
   close(): Promise<void>;
@@ -36,6 +51,112 @@ function readBody(req: IncomingMessage): Promise<string> {
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json' }).end(text);
+}
+
+const pieces = (text: string) => text.match(/\S+\s*/g) ?? [];
+
+/** A streamed answer in the provider's real event stream format (see StreamMode). */
+function streamAnswer(fake: FakeProvider, res: ServerResponse, body: Record<string, unknown> | null, model?: string) {
+  const { kind, usage } = fake;
+  if (kind === 'openai' && (body?.stream_options as { include_usage?: boolean })?.include_usage !== true)
+    return send(res, 400, { error: { message: 'the fake expects stream_options.include_usage' } });
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const mode = fake.streamMode;
+  const words = pieces(fake.reply);
+  const shown = mode === 'ok' || mode === 'no-end' ? words : words.slice(0, 2);
+  const data = (value: unknown) => res.write(`data: ${JSON.stringify(value)}\n\n`);
+  const event = (name: string, value: unknown) => res.write(`event: ${name}\ndata: ${JSON.stringify(value)}\n\n`);
+  const chunk = (delta: object, extra: object = {}) =>
+    data({
+      id: 'chatcmpl-1',
+      object: 'chat.completion.chunk',
+      model: body?.model,
+      choices: [{ index: 0, delta, finish_reason: null }],
+      ...extra,
+    });
+  const gemini = (text: string | null, final: boolean) =>
+    data({
+      candidates: [
+        {
+          content: { role: 'model', parts: text === null ? [] : [{ text }] },
+          ...(final ? { finishReason: 'STOP' } : {}),
+          index: 0,
+        },
+      ],
+      usageMetadata: {
+        promptTokenCount: usage.input,
+        ...(final ? { candidatesTokenCount: usage.output, totalTokenCount: usage.input + usage.output } : {}),
+      },
+      modelVersion: decodeURIComponent(model ?? ''),
+    });
+
+  if (kind === 'openai') chunk({ role: 'assistant', content: '' });
+  if (kind === 'anthropic') {
+    event('message_start', {
+      type: 'message_start',
+      message: {
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        model: body?.model,
+        content: [],
+        usage: { input_tokens: usage.input, output_tokens: 1 },
+      },
+    });
+    event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+    event('ping', { type: 'ping' });
+  }
+  for (const word of shown) {
+    if (kind === 'openai') chunk({ content: word });
+    else if (kind === 'anthropic')
+      event('content_block_delta', {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'text_delta', text: word },
+      });
+    else gemini(word, false);
+  }
+  if (mode === 'hold') return;
+  if (mode === 'no-end') return res.end();
+  if (mode === 'error-chunk' && kind === 'openai') {
+    data(fake.streamError);
+    return res.end();
+  }
+  if (mode === 'fail-mid' || mode === 'error-chunk') {
+    // The connection drops once the deltas are on the wire (destroy() would discard them).
+    if (kind === 'openai') return res.write('\n', () => res.destroy());
+    if (kind === 'anthropic') {
+      event('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+      return res.end();
+    }
+    data({ error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } });
+    return res.end();
+  }
+  if (kind === 'openai') {
+    data({
+      id: 'chatcmpl-1',
+      object: 'chat.completion.chunk',
+      model: body?.model,
+      choices: [{ index: 0, delta: {}, finish_reason: 'stop' }],
+    });
+    data({
+      id: 'chatcmpl-1',
+      object: 'chat.completion.chunk',
+      model: body?.model,
+      choices: [],
+      usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output },
+    });
+    res.write('data: [DONE]\n\n');
+  } else if (kind === 'anthropic') {
+    event('content_block_stop', { type: 'content_block_stop', index: 0 });
+    event('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { output_tokens: usage.output },
+    });
+    event('message_stop', { type: 'message_stop' });
+  } else gemini(null, true);
+  res.end();
 }
 
 /**
@@ -55,6 +176,16 @@ export async function startFakeProvider(
     reply: `hello from ${kind}`,
     usage: { input: 12, output: 7 },
     requests: [],
+    streamMode: 'ok',
+    streamError: {
+      error: {
+        message: 'The server had an error while processing your request. Sorry about that!',
+        type: 'server_error',
+        param: null,
+        code: null,
+      },
+    },
+    closedByClient: 0,
     chats: () => fake.requests.filter((r) => r.method === 'POST'),
     close: async () => {
       server.closeAllConnections();
@@ -62,6 +193,9 @@ export async function startFakeProvider(
     },
   };
   const server = createServer(async (req, res) => {
+    res.on('close', () => {
+      if (!res.writableEnded) fake.closedByClient++;
+    });
     const raw = await readBody(req);
     const path = req.url ?? '/';
     let body: Record<string, unknown> | null = null;
@@ -95,6 +229,9 @@ export async function startFakeProvider(
     if (fake.mode === 'bad-request') return send(res, 400, { error: { message: 'prompt is too long' } });
 
     const { input, output } = fake.usage;
+    const streamed = /^\/v1beta\/models\/([^/:]+):streamGenerateContent\?alt=sse$/.exec(path);
+    if (req.method === 'POST' && (body?.stream === true || streamed))
+      return streamAnswer(fake, res, body, streamed?.[1]);
     if (kind === 'openai' && req.method === 'POST' && path === '/v1/chat/completions') {
       const usage =
         fake.mode === 'no-usage'

@@ -22,6 +22,8 @@ export interface ProtectedMcp {
   tokenRequests: Array<{ form: Record<string, string>; authorization: string | null }>;
   /** Access tokens seen on /mcp. */
   mcpTokens: string[];
+  /** Every tools/call that reached /mcp with a valid token: which token it came with. */
+  toolCalls: Array<{ token: string; name: string; args: unknown }>;
   validAccess: Set<string>;
   validRefresh: Set<string>;
   expiresIn: number;
@@ -42,6 +44,7 @@ export async function startProtectedMcp(tools: FakeTool[]): Promise<ProtectedMcp
     authorizeRequests: [] as URLSearchParams[],
     tokenRequests: [] as ProtectedMcp['tokenRequests'],
     mcpTokens: [] as string[],
+    toolCalls: [] as ProtectedMcp['toolCalls'],
     validAccess: new Set<string>(),
     validRefresh: new Set<string>(),
     expiresIn: 3600,
@@ -145,6 +148,13 @@ export async function startProtectedMcp(tools: FakeTool[]): Promise<ProtectedMcp
           },
         );
       state.mcpTokens.push(token);
+      try {
+        const message = JSON.parse(body.toString('utf8')) as { method?: string; params?: Record<string, unknown> };
+        if (message.method === 'tools/call')
+          state.toolCalls.push({ token, name: String(message.params?.name), args: message.params?.arguments });
+      } catch {
+        // Not JSON (a GET stream, a DELETE): no call to record.
+      }
       const headers = new Headers();
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host') headers.set(k, v);
       const answer = await fetch(inner.url, {

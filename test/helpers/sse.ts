@@ -12,6 +12,8 @@ export interface SseClient {
   headers: http.IncomingHttpHeaders;
   events: SseEvent[];
   comments: string[];
+  /** Everything received, as text (an answer that is not a stream, say). */
+  raw: string;
   ended: boolean;
   /** Resolves with the first event (from the start) matching, waiting up to timeoutMs. */
   next(match: (e: SseEvent) => boolean, timeoutMs?: number): Promise<SseEvent>;
@@ -22,10 +24,15 @@ export interface SseClient {
   close(): void;
 }
 
-/** A minimal EventSource over node:http (EventSource cannot send Authorization). */
-export function openSse(url: string, headers: Record<string, string>): Promise<SseClient> {
+/**
+ * A minimal EventSource over node:http (EventSource cannot send Authorization); with a body,
+ * a POST answered as a stream.
+ */
+export function openSse(url: string, headers: Record<string, string>, body?: unknown): Promise<SseClient> {
   return new Promise((resolve, reject) => {
-    const req = http.get(url, { headers: { accept: 'text/event-stream', ...headers } }, (res) => {
+    const method = body === undefined ? 'GET' : 'POST';
+    const sent = body === undefined ? {} : { 'content-type': 'application/json' };
+    const req = http.request(url, { method, headers: { accept: 'text/event-stream', ...sent, ...headers } }, (res) => {
       const waiters = new Set<() => void>();
       const poke = () => waiters.forEach((w) => w());
       const client: SseClient = {
@@ -33,6 +40,7 @@ export function openSse(url: string, headers: Record<string, string>): Promise<S
         headers: res.headers,
         events: [],
         comments: [],
+        raw: '',
         ended: false,
         next(match, timeoutMs = 5000) {
           return wait(() => client.events.find(match), timeoutMs, 'event');
@@ -65,10 +73,11 @@ export function openSse(url: string, headers: Record<string, string>): Promise<S
           check();
         });
       }
-      const body = res.headers['content-encoding'] === 'gzip' ? res.pipe(createGunzip()) : res;
-      body.setEncoding('utf8');
+      const stream = res.headers['content-encoding'] === 'gzip' ? res.pipe(createGunzip()) : res;
+      stream.setEncoding('utf8');
       let buffer = '';
-      body.on('data', (chunk: string) => {
+      stream.on('data', (chunk: string) => {
+        client.raw += chunk;
         buffer += chunk;
         let cut: number;
         while ((cut = buffer.indexOf('\n\n')) >= 0) {
@@ -90,10 +99,11 @@ export function openSse(url: string, headers: Record<string, string>): Promise<S
         client.ended = true;
         poke();
       };
-      body.on('end', ended);
+      stream.on('end', ended);
       res.on('close', ended);
       resolve(client);
     });
     req.on('error', reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
   });
 }

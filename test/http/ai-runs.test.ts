@@ -74,7 +74,7 @@ describe('chat runs', () => {
       [{ messages: [{ role: 'user', content: 'x'.repeat(32_001) }] }, 'messages.0.content'],
       [{ messages: Array.from({ length: 101 }, () => ({ role: 'user', content: 'x' })) }, 'messages'],
       [{ messages: [{ role: 'system', content: 'only system' }] }, 'messages'],
-      [{ ...userSays('hi'), stream: true }, 'stream'],
+      [{ ...userSays('hi'), stream: 'yes' }, 'stream'],
       [{ ...userSays('hi'), sessionId: 'has spaces' }, 'sessionId'],
       [{ ...userSays('hi'), model: 'no-such-model' }, 'model'],
     ];

@@ -136,3 +136,53 @@ test('an event id the session never gave resumes nothing', async () => {
   assert.equal((await res.text()).includes('"result"'), false);
   await (await send(undefined, session, 'DELETE')).text();
 });
+
+test('gantry_sse_streams_open counts the GET stream of a session and a POST answered as a stream', async () => {
+  const gauge = async (stream: string) => {
+    const values = (await t.app.kernel.metrics.registry.getSingleMetric('gantry_sse_streams_open')?.get())?.values;
+    return values?.find((v) => v.labels.stream === stream)?.value ?? 0;
+  };
+  const settles = async (stream: string, value: number) => {
+    const deadline = Date.now() + 3000;
+    while ((await gauge(stream)) !== value && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await gauge(stream), value, stream);
+  };
+  const [getBefore, postBefore] = [await gauge('mcp-get'), await gauge('mcp-post')];
+  const init = await send(
+    {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    },
+    {},
+  );
+  const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
+  await init.text();
+  await (await send({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).text();
+
+  const listen = await send(undefined, session, 'GET');
+  assert.equal(listen.status, 200);
+  assert.match(listen.headers.get('content-type')!, /^text\/event-stream/);
+  await settles('mcp-get', getBefore + 1);
+
+  const call = await send(
+    {
+      jsonrpc: '2.0',
+      id: 8,
+      method: 'tools/call',
+      params: { name: 'test_tool_with_progress', arguments: {}, _meta: { progressToken: 'q' } },
+    },
+    session,
+  );
+  assert.match(call.headers.get('content-type')!, /^text\/event-stream/);
+  const stream = events(call);
+  await stream.next();
+  assert.equal(await gauge('mcp-post'), postBefore + 1);
+  for await (const event of stream) if (event.data && JSON.parse(event.data).id === 8) break;
+  await settles('mcp-post', postBefore);
+
+  await listen.body!.cancel();
+  await settles('mcp-get', getBefore);
+  await (await send(undefined, session, 'DELETE')).text();
+});

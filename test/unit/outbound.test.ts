@@ -95,10 +95,12 @@ describe('outbound safety', () => {
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
       await assert.rejects(guardedFetch({ allowPrivate: false })(`${base}/`), /loopback/);
-      const f = guardedFetch({ allowPrivate: true, timeoutMs: 200, maxBytes: 1024 });
+      // The size checks get a deadline a loaded machine cannot miss; the slow answer (2 s) one it must.
+      const f = guardedFetch({ allowPrivate: true, timeoutMs: 10_000, maxBytes: 1024 });
       await assert.rejects(async () => readLimited(await f(`${base}/big`), 1024), /larger than/);
       await assert.rejects(async () => (await f(`${base}/big`)).text(), /larger than/);
-      await assert.rejects(f(`${base}/slow`), /abort|timeout/i);
+      const hurried = guardedFetch({ allowPrivate: true, timeoutMs: 200, maxBytes: 1024 });
+      await assert.rejects(hurried(`${base}/slow`), /abort|timeout/i);
       assert.equal((await f(`${base}/redirect`)).status, 302);
       assert.equal(await readLimited(await f(`${base}/`)), 'ok');
     } finally {

@@ -2,7 +2,7 @@ import type { Insertable } from 'kysely';
 import type { Executor } from '../../db/tx.js';
 import type { AccountSeatReleasesTable } from '../tables.js';
 
-/** Every SQL statement over seat releases and the billing webhook's seen events. */
+/** Every SQL statement over seat releases. */
 
 export async function insertSeatRelease(db: Executor, row: Insertable<AccountSeatReleasesTable>): Promise<void> {
   await db.insertInto('account_seat_releases').values(row).execute();
@@ -22,17 +22,4 @@ export async function setSeatReleaseStatus(
     .set(confirmedAt === undefined ? { status } : { status, confirmed_at: confirmedAt })
     .where('id', '=', id)
     .execute();
-}
-
-/** Records a webhook event id; false when it was already seen (a replay). */
-export async function recordWebhookEvent(
-  db: Executor,
-  row: { id: string; type: string; received_at: string },
-): Promise<boolean> {
-  const seen = await db
-    .insertInto('billing_webhook_events')
-    .values(row)
-    .onConflict((oc) => oc.doNothing())
-    .executeTakeFirst();
-  return Number(seen.numInsertedOrUpdatedRows ?? 0) !== 0;
 }

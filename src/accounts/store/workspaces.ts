@@ -25,6 +25,9 @@ export const defaultWorkspaceId = (db: Executor, accountId: string) =>
 export const workspaceIdsOf = (db: Executor, accountId: string) =>
   db.selectFrom('workspaces').select('id').where('account_id', '=', accountId);
 
+export const listWorkspaceIds = async (db: Executor, accountId: string) =>
+  (await workspaceIdsOf(db, accountId).execute()).map((r) => r.id);
+
 export const findWorkspace = (db: Executor, accountId: string, workspaceId: string) =>
   db
     .selectFrom('workspaces')

@@ -1,5 +1,5 @@
-import { callJson, endpoint, isCount, isObject } from './http.js';
-import { ProviderError, type ChatMessage, type ProviderAdapter } from './types.js';
+import { callJson, endpoint, isCount, isObject, streamErrorKind } from './http.js';
+import { ProviderError, type ChatMessage, type ProviderAdapter, type SseEvent, type StreamPiece } from './types.js';
 
 /** Gemini roles are user and model; system messages become systemInstruction. */
 function toGemini(messages: readonly ChatMessage[]) {
@@ -8,6 +8,48 @@ function toGemini(messages: readonly ChatMessage[]) {
     .filter((m) => m.role !== 'system')
     .map((m) => ({ role: m.role === 'assistant' ? 'model' : 'user', parts: [{ text: m.content }] }));
   return { contents, ...(system.length > 0 ? { systemInstruction: { parts: system } } : {}) };
+}
+
+/**
+ * A streamGenerateContent chunk (`alt=sse`): a GenerateContentResponse holding the next
+ * candidates[0].content.parts[].text and the usageMetadata so far; the last has a finishReason.
+ */
+function piece(event: SseEvent): StreamPiece {
+  let chunk: unknown;
+  try {
+    chunk = JSON.parse(event.data);
+  } catch {
+    throw new ProviderError('google', 'malformed', 'a stream chunk is not JSON');
+  }
+  if (!isObject(chunk)) throw new ProviderError('google', 'malformed', 'a stream chunk is not an object');
+  // A failure after the 200: {error: {code (the HTTP status), message, status (its name)}}.
+  if (isObject(chunk.error)) {
+    const { code, message, status } = chunk.error;
+    throw new ProviderError(
+      'google',
+      streamErrorKind(code, String(status ?? '')),
+      `stream error: ${String(message ?? status ?? 'unknown').slice(0, 200)}`,
+    );
+  }
+  const candidate = Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined;
+  if (!isObject(candidate) && isObject(chunk.promptFeedback) && typeof chunk.promptFeedback.blockReason === 'string')
+    throw new ProviderError('google', 'refused', `the prompt was blocked (${chunk.promptFeedback.blockReason})`, 200);
+  const out: StreamPiece = typeof chunk.modelVersion === 'string' ? { model: chunk.modelVersion } : {};
+  if (isObject(candidate)) {
+    const parts = isObject(candidate.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : [];
+    const text = parts
+      .filter((p): p is { text: string } => isObject(p) && typeof p.text === 'string')
+      .map((p) => p.text)
+      .join('');
+    if (text) out.text = text;
+    if (typeof candidate.finishReason === 'string') out.finished = true;
+  }
+  if (isObject(chunk.usageMetadata)) {
+    const input = chunk.usageMetadata.promptTokenCount;
+    const output = chunk.usageMetadata.candidatesTokenCount ?? 0;
+    if (isCount(input) && isCount(output)) Object.assign(out, { inputTokens: input, outputTokens: output });
+  }
+  return out;
 }
 
 /**
@@ -58,6 +100,18 @@ export const googleAdapter: ProviderAdapter = {
       model: typeof body.modelVersion === 'string' ? body.modelVersion : request.model,
       inputTokens: input,
       outputTokens: output,
+    };
+  },
+
+  stream(config, request) {
+    const path = `/v1beta/models/${encodeURIComponent(request.model)}:streamGenerateContent`;
+    const url = endpoint(config.baseUrl, path, 'v1beta');
+    url.searchParams.set('alt', 'sse');
+    return {
+      url,
+      headers: { 'x-goog-api-key': config.apiKey },
+      body: { ...toGemini(request.messages), generationConfig: { maxOutputTokens: request.maxOutputTokens } },
+      piece,
     };
   },
 

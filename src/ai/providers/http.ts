@@ -1,10 +1,10 @@
 import { BlockedAddressError, guardedFetch, readLimited } from '../../lib/outbound.js';
-import { ProviderError, type OutboundOptions, type ProviderName } from './types.js';
+import { ProviderError, type FailureKind, type OutboundOptions, type ProviderName } from './types.js';
 
 /** Largest provider response body read; a bigger one is a malformed answer. */
 const MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
 
-function classifyStatus(provider: ProviderName, status: number, body: string): ProviderError {
+export function classifyStatus(provider: ProviderName, status: number, body: string): ProviderError {
   const detail = body.slice(0, 200).replace(/\s+/g, ' ');
   const message = `HTTP ${status}${detail ? `: ${detail}` : ''}`;
   if (status === 429) return new ProviderError(provider, 'rate_limited', message, status);
@@ -14,6 +14,48 @@ function classifyStatus(provider: ProviderName, status: number, body: string): P
   if (status >= 300 && status < 400)
     return new ProviderError(provider, 'malformed', `HTTP ${status}: redirects are not followed`, status);
   return new ProviderError(provider, 'refused', message, status);
+}
+
+/**
+ * The failure kind of an error a provider reports inside a stream whose HTTP status was 200
+ * (docs/ai.md, Streamed runs): by the HTTP status the error carries, else by its type or code
+ * name, else a fault of the provider, as a 5xx would be.
+ */
+export function streamErrorKind(status: unknown, name: string): FailureKind {
+  if (typeof status === 'number' && status >= 400 && status < 600) {
+    if (status === 429) return 'rate_limited';
+    if (status >= 500) return 'server';
+    return status === 401 || status === 403 ? 'auth' : 'refused';
+  }
+  if (/rate_limit|quota|resource_exhausted/i.test(name)) return 'rate_limited';
+  if (/authentication|permission|api_key|unauthenticated/i.test(name)) return 'auth';
+  if (/invalid_request|invalid_argument|badrequest/i.test(name)) return 'refused';
+  return 'server';
+}
+
+/** What a throw of the guarded fetch (or of reading its body) says about the provider. */
+export function thrownError(
+  provider: ProviderName,
+  url: URL,
+  err: unknown,
+  options: OutboundOptions,
+  signal: AbortSignal,
+): ProviderError {
+  if (err instanceof ProviderError) return err;
+  const code = (err as NodeJS.ErrnoException).code ?? ((err as Error).cause as NodeJS.ErrnoException | undefined)?.code;
+  if (err instanceof BlockedAddressError || code === 'EBLOCKED') {
+    return new ProviderError(
+      provider,
+      'blocked',
+      `${url.hostname} is a loopback or private address; set GANTRY_ALLOW_PRIVATE_NETWORKS=true to allow it`,
+    );
+  }
+  if (signal.aborted) return new ProviderError(provider, 'timeout', 'the call was cancelled');
+  if ((err as Error).name === 'AbortError' || (err as Error).name === 'TimeoutError')
+    return new ProviderError(provider, 'timeout', `no answer within ${options.timeoutMs} ms`);
+  if (/larger than/.test((err as Error).message ?? ''))
+    return new ProviderError(provider, 'malformed', (err as Error).message);
+  return new ProviderError(provider, 'network', `network error: ${(err as Error).message}`);
 }
 
 /**
@@ -53,20 +95,7 @@ export async function callJson(
         : err;
     });
   } catch (err) {
-    if (err instanceof ProviderError) throw err;
-    const code =
-      (err as NodeJS.ErrnoException).code ?? ((err as Error).cause as NodeJS.ErrnoException | undefined)?.code;
-    if (err instanceof BlockedAddressError || code === 'EBLOCKED') {
-      throw new ProviderError(
-        provider,
-        'blocked',
-        `${url.hostname} is a loopback or private address; set GANTRY_ALLOW_PRIVATE_NETWORKS=true to allow it`,
-      );
-    }
-    if (signal.aborted) throw new ProviderError(provider, 'timeout', 'the call was cancelled');
-    if ((err as Error).name === 'AbortError' || (err as Error).name === 'TimeoutError')
-      throw new ProviderError(provider, 'timeout', `no answer within ${options.timeoutMs} ms`);
-    throw new ProviderError(provider, 'network', `network error: ${(err as Error).message}`);
+    throw thrownError(provider, url, err, options, signal);
   }
   if (response.status < 200 || response.status >= 300) throw classifyStatus(provider, response.status, text);
   try {

@@ -1,5 +1,35 @@
-import { callJson, endpoint, isCount, isObject } from './http.js';
-import { ProviderError, type ProviderAdapter } from './types.js';
+import { callJson, endpoint, isCount, isObject, streamErrorKind } from './http.js';
+import { ProviderError, type ProviderAdapter, type SseEvent, type StreamPiece } from './types.js';
+
+/** A chat completion chunk (`stream: true`): choices[].delta.content, then a usage chunk, then [DONE]. */
+function piece(event: SseEvent): StreamPiece {
+  if (event.data === '[DONE]') return { finished: true };
+  let chunk: unknown;
+  try {
+    chunk = JSON.parse(event.data);
+  } catch {
+    throw new ProviderError('openai', 'malformed', 'a stream chunk is not JSON');
+  }
+  if (!isObject(chunk)) throw new ProviderError('openai', 'malformed', 'a stream chunk is not an object');
+  // A failure after the 200: OpenAI and Ollama send {error: {message, type, code}}; vLLM puts
+  // the HTTP status in code, and older versions send the error object itself (object: "error").
+  const error = isObject(chunk.error) ? chunk.error : chunk.object === 'error' ? chunk : null;
+  if (error) {
+    const kind = streamErrorKind(error.code, `${String(error.type ?? '')} ${String(error.code ?? '')}`);
+    throw new ProviderError('openai', kind, `stream error: ${String(error.message ?? error.type).slice(0, 200)}`);
+  }
+  const out: StreamPiece = typeof chunk.model === 'string' ? { model: chunk.model } : {};
+  const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+  if (isObject(choice) && isObject(choice.delta) && typeof choice.delta.content === 'string')
+    out.text = choice.delta.content;
+  if (isObject(chunk.usage)) {
+    const { prompt_tokens: input, completion_tokens: output } = chunk.usage;
+    if (!isCount(input) || !isCount(output))
+      throw new ProviderError('openai', 'malformed', 'usage.prompt_tokens/completion_tokens missing');
+    Object.assign(out, { inputTokens: input, outputTokens: output });
+  }
+  return out;
+}
 
 /**
  * OpenAI-compatible chat completions (OpenAI, and local Ollama or vLLM servers):
@@ -35,6 +65,22 @@ export const openaiAdapter: ProviderAdapter = {
       model: typeof body.model === 'string' ? body.model : request.model,
       inputTokens: input,
       outputTokens: output,
+    };
+  },
+
+  stream(config, request) {
+    return {
+      url: endpoint(config.baseUrl, '/v1/chat/completions', 'v1'),
+      headers: { authorization: `Bearer ${config.apiKey}` },
+      body: {
+        model: request.model,
+        messages: request.messages,
+        max_tokens: request.maxOutputTokens,
+        stream: true,
+        // Without it the stream carries no usage at all.
+        stream_options: { include_usage: true },
+      },
+      piece,
     };
   },
 

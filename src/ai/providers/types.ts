@@ -64,6 +64,30 @@ export class ProviderError extends Error {
   }
 }
 
+/** One Server-Sent Event as a provider sent it. */
+export interface SseEvent {
+  event: string;
+  data: string;
+}
+
+/** What one event of a provider's stream says; usage counts are the totals so far. */
+export interface StreamPiece {
+  text?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  model?: string;
+  /** The provider's end-of-answer mark ([DONE], message_stop, a finishReason). */
+  finished?: boolean;
+}
+
+/** A streamed call: where and what to send, and how to read each event (throws ProviderError). */
+interface StreamCall {
+  url: URL;
+  headers: Record<string, string>;
+  body: unknown;
+  piece(event: SseEvent): StreamPiece;
+}
+
 export interface OutboundOptions {
   allowPrivateNetworks: boolean;
   timeoutMs: number;
@@ -79,6 +103,8 @@ export interface ProviderAdapter {
     outbound: OutboundOptions,
     signal: AbortSignal,
   ): Promise<ChatResult>;
+  /** The streamed form of chat (docs/ai.md, Streamed runs). */
+  stream(config: ProviderConfig, request: ChatRequest): StreamCall;
   /** A free, cheap call proving the endpoint and the key work (the model list). */
   ping(config: ProviderConfig, outbound: OutboundOptions, signal: AbortSignal): Promise<void>;
 }

@@ -5,3 +5,4 @@ export { definitionStore } from './definitions.js';
 export { instanceStore } from './instances.js';
 export { oauthStateStore } from './oauth-states.js';
 export { toolStore } from './tools.js';
+export { userCredentialStore } from './user-credentials.js';
