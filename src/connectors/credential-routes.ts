@@ -1,7 +1,7 @@
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
 import { reply } from '../http/envelope.js';
-import { htmlErrorFormat } from '../http/html.js';
+import { htmlErrorFormat } from '../http/pages.js';
 import { responses as R, schemas } from './schemas.js';
 import type { McpClientChoice } from './mcp-auth.js';
 import { CONNECTOR_ERRORS, connectorRequests, UPSTREAM_ERRORS } from './route-helpers.js';

@@ -5,7 +5,7 @@ import { responses as R, schemas } from './schemas.js';
 import { connectorCredentialRoutes } from './credential-routes.js';
 import { CONNECTOR_ERRORS, connectorRequests, UPSTREAM_ERRORS } from './route-helpers.js';
 import { settingsPage } from './page.js';
-import { htmlErrorFormat } from '../http/html.js';
+import { htmlErrorFormat } from '../http/pages.js';
 
 /** Connector instances, tools, credentials, OAuth linking and tool approvals (docs/connectors.md). */
 export function connectorRoutes(app: PluginDeps): ServerRoute[] {
@@ -228,12 +228,7 @@ export function connectorPageRoutes(): ServerRoute[] {
         auth: false,
         plugins: { gantry: { responses: R.settingsPage, errorFormat: htmlErrorFormat } },
       },
-      handler: (request, h) =>
-        h
-          .response(settingsPage(request.query as Record<string, string>))
-          .type('text/html; charset=utf-8')
-          .header('Cache-Control', 'no-store')
-          .header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
+      handler: (request, h) => h.page(settingsPage(request.query as Record<string, string>)),
     },
   ];
 }

@@ -8,6 +8,7 @@ import { clientAddressOf } from './client-address.js';
 import { rateLimitHeaders, type RateDecision } from './rate-limit.js';
 import { routeConfig, routeName } from './route-config.js';
 import { joiDetails } from './validation.js';
+import type { PageKit } from './pages.js';
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: 'VALIDATION_FAILED',
@@ -60,7 +61,7 @@ function mapError(err: Boom | DomainError): MappedError {
  * envelope, rate-limit headers, and one JSON log line per request (path only: query strings
  * can carry secrets).
  */
-export function registerResponses(server: Server, logger: Logger, clock: Clock): void {
+export function registerResponses(server: Server, logger: Logger, clock: Clock, pages: PageKit): void {
   server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
     const response = request.response;
     const requestId = requestIdOf(request);
@@ -83,12 +84,15 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock):
       }
       // The envelope, unless the route writes its errors in another wire format.
       const format = routeConfig(request).errorFormat;
-      const formatted = format?.({
-        status: mapped.status,
-        code: mapped.code,
-        message: mapped.message,
-        details: mapped.details,
-      });
+      const formatted = format?.(
+        {
+          status: mapped.status,
+          code: mapped.code,
+          message: mapped.message,
+          details: mapped.details,
+        },
+        pages,
+      );
       const body = formatted?.body ?? {
         data: null,
         error: {

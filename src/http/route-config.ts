@@ -1,6 +1,7 @@
 import type { Request } from '@hapi/hapi';
 import type { Schema } from 'joi';
 import type { ErrorCode } from './errors.js';
+import type { PageKit } from './pages.js';
 
 export interface RateLimitRule {
   limit: number;
@@ -59,7 +60,10 @@ interface RouteError {
 }
 
 /** A route's own error wire format: the body, its content type, extra headers. */
-export type RouteErrorFormat = (error: RouteError) => {
+export type RouteErrorFormat = (
+  error: RouteError,
+  pages: PageKit,
+) => {
   body: string | object;
   type?: string;
   headers?: Readonly<Record<string, string>>;

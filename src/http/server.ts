@@ -6,6 +6,7 @@ import { DEFAULT_RATE_LIMIT, registerRateLimits } from './rate-limit.js';
 import { registerOpenApi } from './openapi/route.js';
 import { registerRequestMetrics } from './metrics.js';
 import { registerPayloadDepth } from './payload-depth.js';
+import { registerPages } from './pages.js';
 import { registerResponses, validationFailAction } from './responses.js';
 import { API, apiUrl } from './paths.js';
 import type { DomainPlugin, PluginDeps } from './plugin.js';
@@ -58,7 +59,8 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     debug: false,
   });
   registerClientAddress(server, kernel.config.trustedProxies);
-  registerResponses(server, kernel.logger, kernel.clock);
+  registerResponses(server, kernel.logger, kernel.clock, kernel.pages);
+  registerPages(server, kernel.pages);
   registerBearerAuth(server, [
     services.identity.sessionVerifier,
     services.oauth.accessTokenVerifier,
@@ -116,6 +118,7 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
       },
       effectiveLimit: (rule) => kernel.limiter.effectiveLimit(rule),
       defaultRateLimit: DEFAULT_RATE_LIMIT,
+      pages: kernel.pages,
     },
     !options.statusOnly,
   );

@@ -26,7 +26,7 @@ import {
   windowParams,
 } from './schemas.js';
 import type { GantryRouteConfig } from '../http/route-config.js';
-import { htmlErrorFormat } from '../http/html.js';
+import { htmlErrorFormat } from '../http/pages.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -214,20 +214,22 @@ export function statusPageRoutes(app: PluginDeps): ServerRoute[] {
   const { config } = app.kernel;
   const { serve, options } = serving(app);
   const pageUrl = `${config.publicUrl}/status`;
+  const page = serve(
+    () => 'page',
+    () => (model) => ({
+      body: renderStatusPage(model, app.kernel.pages, `${pageUrl}/feed.atom`, apiUrl(config.publicUrl, '/status')),
+      contentType: 'text/html; charset=utf-8',
+    }),
+    'Page',
+  );
 
   return [
     {
       method: 'GET',
       path: '/status',
       options: options('status.page', responses.page, { gantry: { errorFormat: htmlErrorFormat } }),
-      handler: serve(
-        () => 'page',
-        () => (model) => ({
-          body: renderStatusPage(model, `${pageUrl}/feed.atom`, apiUrl(config.publicUrl, '/status')),
-          contentType: 'text/html; charset=utf-8',
-        }),
-        'Page',
-      ),
+      // The pages' strict CSP (docs/kernel.md, Pages): the page loads its stylesheet and nothing else.
+      handler: async (request, h) => (await page(request, h)).header('Content-Security-Policy', app.kernel.pages.csp()),
     },
     {
       method: 'GET',

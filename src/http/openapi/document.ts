@@ -1,5 +1,6 @@
 import type { Server } from '@hapi/hapi';
 import type { GantryRouteConfig, RateLimitRule } from '../route-config.js';
+import type { PageKit } from '../pages.js';
 import { operationOf, type OperationContext, type RouteAuth } from './operation.js';
 import { ERROR_ENVELOPE } from './schemas.js';
 
@@ -16,6 +17,8 @@ export interface OpenApiOptions {
   strategies: Record<string, Json>;
   effectiveLimit(rule: RateLimitRule): number;
   defaultRateLimit: RateLimitRule;
+  /** What the pages' error format writes with (the document shows its content type). */
+  pages: PageKit;
 }
 
 // The methods a `*` route is documented under: those an API route answers with a body or a stream.
@@ -78,6 +81,7 @@ export function buildOpenApiDocument(server: Server, options: OpenApiOptions): J
     shared,
     effectiveLimit: options.effectiveLimit,
     defaultRateLimit: options.defaultRateLimit,
+    pages: options.pages,
     security: (strategy, config) =>
       strategy === 'bearer' ? bearerSecurity(config) : options.strategies[strategy] ? [{ [strategy]: [] }] : [],
   };

@@ -2,6 +2,7 @@ import type { RequestRoute } from '@hapi/hapi';
 import Joi, { type Schema } from 'joi';
 import { ErrorCodes, type ErrorCode } from '../errors.js';
 import type { GantryRouteConfig, RateLimitRule, RouteResponse } from '../route-config.js';
+import type { PageKit } from '../pages.js';
 import { errorEnvelopeWith, successEnvelope, toJsonSchema } from './schemas.js';
 
 type Json = Record<string, unknown>;
@@ -16,6 +17,7 @@ export interface OperationContext {
   /** The limit a rule enforces here (GANTRY_RATE_LIMIT_MULTIPLIER applied). */
   effectiveLimit(rule: RateLimitRule): number;
   defaultRateLimit: RateLimitRule;
+  pages: PageKit;
 }
 
 const JSON_TYPE = 'application/json';
@@ -103,7 +105,7 @@ function errorCodes(route: RequestRoute, auth: RouteAuth, config: GantryRouteCon
 function errorResponses(route: RequestRoute, auth: RouteAuth, config: GantryRouteConfig, ctx: OperationContext) {
   const responses: Record<string, Json> = {};
   // A route that writes its errors in its own format (a page, an RFC body) says which by example.
-  const sample = config.errorFormat?.({ status: 400, code: 'VALIDATION_FAILED', message: 'sample' });
+  const sample = config.errorFormat?.({ status: 400, code: 'VALIDATION_FAILED', message: 'sample' }, ctx.pages);
   for (const [status, codes] of [...errorCodes(route, auth, config)].sort(([a], [b]) => a - b)) {
     const list = [...codes].sort();
     let schemaContent: Json;

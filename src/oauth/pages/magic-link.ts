@@ -1,7 +1,7 @@
 import { htmlPage, PAGE_ERRORS } from '../../http/openapi/declare.js';
 import type { ServerRoute } from '@hapi/hapi';
 import { DomainError } from '../../http/errors.js';
-import { htmlErrorFormat } from '../../http/html.js';
+import { htmlErrorFormat } from '../../http/pages.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from '../browser-sessions.js';
 import { magicLinkPage, messagePage } from './views.js';
@@ -36,7 +36,7 @@ export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
         // The Continue button must come from this page in this browser (login CSRF): its value
         // is bound to the pre-session cookie, set here when the browser has none yet.
         const pre = pages.preSession(request);
-        const res = page(h, magicLinkPage(token, authorize.csrfFor(pre.value, 'magic')));
+        const res = page(h, magicLinkPage(token, authorize.csrfFor(pre.value, 'magic'), app.kernel.config.brand.name));
         if (pre.setCookie) res.header('Set-Cookie', pre.setCookie, { append: true });
         return res;
       },
