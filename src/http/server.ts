@@ -2,12 +2,13 @@ import Hapi, { type Server } from '@hapi/hapi';
 import { registerBearerAuth } from './auth.js';
 import { registerClientAddress } from './client-address.js';
 import { registerHealth } from './health.js';
-import { DEFAULT_RATE_LIMIT, registerRateLimits } from './rate-limit.js';
+import { DEFAULT_RATE_LIMIT, rateLimitCheck } from './rate-limit.js';
 import { registerOpenApi } from './openapi/route.js';
 import { registerRequestMetrics } from './metrics.js';
-import { registerPayloadDepth } from './payload-depth.js';
+import { checkPayloadDepth } from './payload-depth.js';
 import { registerPages } from './pages.js';
-import { registerResponses, validationFailAction } from './responses.js';
+import { preparedAnswerRecorder, registerResponses, validationFailAction } from './responses.js';
+import { installPreparedAnswers } from './prepared.js';
 import { API, apiUrl } from './paths.js';
 import type { DomainPlugin, PluginDeps } from './plugin.js';
 import { identityPagesPlugin, identityPlugin } from '../identity/plugin.js';
@@ -66,9 +67,15 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     services.oauth.accessTokenVerifier,
     services.accounts.apiKeyVerifier,
   ]);
-  registerRequestMetrics(server, kernel.metrics);
-  registerRateLimits(server, kernel.limiter, kernel.clock, kernel.metrics);
-  registerPayloadDepth(server);
+  const countRequest = registerRequestMetrics(server, kernel.metrics);
+  // The rate limit, then the body's depth, in one lifecycle step: hapi awaits every step of
+  // every request, so two steps cost measurably more than one doing both (docs/kernel.md).
+  const rateLimit = rateLimitCheck(kernel.limiter, kernel.clock, kernel.metrics);
+  server.ext('onPostAuth', (request, h) => {
+    rateLimit(request);
+    checkPayloadDepth(request);
+    return h.continue;
+  });
   registerHealth(server, kernel.db, () => app.draining);
 
   const [apiPlugins, pagePlugins]: DomainPlugin[][] = options.statusOnly
@@ -122,5 +129,6 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     },
     !options.statusOnly,
   );
+  installPreparedAnswers(server, preparedAnswerRecorder(kernel.logger, countRequest, kernel.config.trustedProxies));
   return server;
 }

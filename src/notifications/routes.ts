@@ -37,8 +37,13 @@ export function notificationsRoutes(app: PluginDeps, streams: NotificationStream
       method: 'GET',
       path: '/notifications/unread-count',
       options: { id: 'notifications.unread-count', plugins: { gantry: perMinute(60, responses.unreadCount) } },
-      handler: async (request, h) =>
-        reply(request, h, { count: await notifications.unreadCount(principalOf(request).userId) }),
+      // Polled by every open client: a cached count is answered without a promise.
+      handler: (request, h) => {
+        const { userId } = principalOf(request);
+        const cached = notifications.cachedUnreadCount(userId);
+        if (cached !== undefined) return reply(request, h, { count: cached });
+        return notifications.unreadCount(userId).then((count) => reply(request, h, { count }));
+      },
     },
     {
       method: 'PATCH',
