@@ -1,3 +1,4 @@
+import { htmlPage, PAGE_ERRORS } from '../http/openapi/declare.js';
 import Joi from 'joi';
 import type { ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
@@ -18,7 +19,14 @@ const page = (h: ResponseToolkit, title: string, body: string, status = 200) =>
  */
 export function invitationPageRoutes(app: PluginDeps): ServerRoute[] {
   const { identity, accounts } = app.services;
-  const pageConfig = { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 15, windowSec: 300 } } };
+  const pageConfig = {
+    gantry: {
+      errorFormat: htmlErrorFormat,
+      rateLimit: { limit: 15, windowSec: 300 },
+      responses: htmlPage('The invitation page: sign in if needed, then accept'),
+      errors: PAGE_ERRORS,
+    },
+  };
   return [
     {
       method: 'GET',

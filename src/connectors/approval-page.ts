@@ -1,3 +1,4 @@
+import { htmlPage, PAGE_ERRORS } from '../http/openapi/declare.js';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
 import { userPrincipal } from '../http/auth.js';
@@ -69,7 +70,12 @@ ${actions}`,
 export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
   const { connectors, identity, accounts, oauth } = app.services;
   const signIn = createApprovalSignIn(app);
-  const options = { auth: false as const, plugins: { gantry: { errorFormat: htmlErrorFormat } } };
+  const options = {
+    auth: false as const,
+    plugins: {
+      gantry: { errorFormat: htmlErrorFormat, responses: htmlPage('A tool call approval page'), errors: PAGE_ERRORS },
+    },
+  };
 
   /** A refusal of the use cases as a page; anything else is the server's. */
   function refusal(h: ResponseToolkit, err: unknown) {
@@ -131,7 +137,14 @@ export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
       options: {
         id: 'connectors.approvals.page-submit',
         ...options,
-        plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 20, windowSec: 60 } } },
+        plugins: {
+          gantry: {
+            responses: htmlPage('A tool call approval page'),
+            errors: PAGE_ERRORS,
+            errorFormat: htmlErrorFormat,
+            rateLimit: { limit: 20, windowSec: 60 },
+          },
+        },
         payload: { allow: ['application/x-www-form-urlencoded'], maxBytes: 16 * 1024 },
       },
       handler: async (request, h) => {

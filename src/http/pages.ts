@@ -3,6 +3,7 @@ import type { ResponseObject, Server } from '@hapi/hapi';
 import type { Brand } from '../config.js';
 import { escapeHtml } from './html.js';
 import { PAGE_CSS } from './page-style.js';
+import { content } from './openapi/declare.js';
 import type { RouteErrorFormat } from './route-config.js';
 
 /**
@@ -92,7 +93,11 @@ export function registerPages(server: Server, kit: PageKit): void {
   server.route({
     method: 'GET',
     path: kit.stylesheetPath,
-    options: { id: 'pages.stylesheet', auth: false, plugins: { gantry: { rateLimit: false } } },
+    options: {
+      id: 'pages.stylesheet',
+      auth: false,
+      plugins: { gantry: { rateLimit: false, responses: { 200: content('text/css', "The pages' stylesheet") } } },
+    },
     handler: (_request, h) =>
       h
         .response(kit.css)

@@ -2,13 +2,14 @@ import Hapi, { type Server } from '@hapi/hapi';
 import { registerBearerAuth } from './auth.js';
 import { registerClientAddress } from './client-address.js';
 import { registerHealth } from './health.js';
-import { rateLimitCheck } from './rate-limit.js';
+import { DEFAULT_RATE_LIMIT, rateLimitCheck } from './rate-limit.js';
+import { registerOpenApi } from './openapi/route.js';
 import { registerRequestMetrics } from './metrics.js';
 import { checkPayloadDepth } from './payload-depth.js';
 import { registerPages } from './pages.js';
 import { preparedAnswerRecorder, registerResponses, validationFailAction } from './responses.js';
 import { installPreparedAnswers } from './prepared.js';
-import { API } from './paths.js';
+import { API, apiUrl } from './paths.js';
 import type { DomainPlugin, PluginDeps } from './plugin.js';
 import { identityPagesPlugin, identityPlugin } from '../identity/plugin.js';
 import { walletPlugin } from '../wallet/plugin.js';
@@ -20,6 +21,7 @@ import { oauthPagesPlugin, oauthPlugin } from '../oauth/plugin.js';
 import { connectorsPagesPlugin, connectorsPlugin } from '../connectors/plugin.js';
 import { aiPlugin } from '../ai/plugin.js';
 import { mcpPlugin } from '../mcp/plugin.js';
+import { SCOPES } from '../oauth/scopes.js';
 
 /** What the server stands on: the domains' deps and whether the app is shutting down. */
 export interface ServerDeps extends PluginDeps {
@@ -99,6 +101,34 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     { routes: { prefix: API } },
   );
   await server.register(pagePlugins.map((plugin) => ({ plugin, options: deps })));
+  // Last: the document covers every route above (docs/openapi.md). The status-only listener
+  // serves nothing but the status service, so it keeps the document without serving it.
+  const { publicUrl } = kernel.config;
+  registerOpenApi(
+    server,
+    {
+      title: 'Gantry',
+      version: '0.1.0',
+      serverUrl: publicUrl,
+      oauth: {
+        authorizationUrl: apiUrl(publicUrl, '/oauth/authorize'),
+        tokenUrl: apiUrl(publicUrl, '/oauth/token'),
+        refreshUrl: apiUrl(publicUrl, '/oauth/token'),
+        scopes: SCOPES,
+      },
+      strategies: {
+        mcp: {
+          type: 'http',
+          scheme: 'bearer',
+          description: `An OAuth access token whose audience (RFC 8707) is ${apiUrl(publicUrl, '/mcp')}, with the tools:call scope.`,
+        },
+      },
+      effectiveLimit: (rule) => kernel.limiter.effectiveLimit(rule),
+      defaultRateLimit: DEFAULT_RATE_LIMIT,
+      pages: kernel.pages,
+    },
+    !options.statusOnly,
+  );
   installPreparedAnswers(server, preparedAnswerRecorder(kernel.logger, countRequest, kernel.config.trustedProxies));
   return server;
 }

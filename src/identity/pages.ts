@@ -1,3 +1,5 @@
+import { htmlPage, page as pageAnswer, PAGE_ERRORS } from '../http/openapi/declare.js';
+import type { GantryRouteConfig } from '../http/route-config.js';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
 import { DomainError } from '../http/errors.js';
@@ -42,9 +44,19 @@ async function outcome(h: ResponseToolkit, title: string, run: () => Promise<str
 
 export function identityPages(app: PluginDeps): ServerRoute[] {
   const { flows } = app.services.identity;
-  const pageConfig = (rateLimit: { limit: number; windowSec: number } | false) => ({
+  const pageConfig = (
+    rateLimit: { limit: number; windowSec: number } | false,
+    responses: GantryRouteConfig['responses'] = htmlPage('A sign-in flow page'),
+  ) => ({
     auth: false as const,
-    plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit } },
+    plugins: {
+      gantry: {
+        errorFormat: htmlErrorFormat,
+        rateLimit,
+        responses,
+        errors: PAGE_ERRORS,
+      },
+    },
   });
 
   const confirmForm = (token: string) =>
@@ -165,7 +177,16 @@ ${hiddenReturn(to)}<label for="email">Email</label><input id="email" name="email
     {
       method: 'POST',
       path: FORGOT_PASSWORD_PAGE,
-      options: { id: 'page.forgot-password.submit', ...pageConfig({ limit: 20, windowSec: 60 }) },
+      options: {
+        id: 'page.forgot-password.submit',
+        ...pageConfig(
+          { limit: 20, windowSec: 60 },
+          {
+            ...htmlPage('The form again, with what to correct'),
+            202: pageAnswer('Sent if the address is known: the form for the code from the mail'),
+          },
+        ),
+      },
       handler: async (request: Request, h: ResponseToolkit) => {
         const form = (request.payload as Record<string, unknown> | null) ?? {};
         const to = returnTo(form.return_to);

@@ -1,3 +1,4 @@
+import { htmlPage, PAGE_ERRORS } from '../http/openapi/declare.js';
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
 import { htmlErrorFormat } from '../http/pages.js';
@@ -43,7 +44,14 @@ export function oauthPageRoutes(app: PluginDeps): ServerRoute[] {
       options: {
         id: 'oauth.authorize-submit',
         ...pageConfig,
-        plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 20, windowSec: 60 } } },
+        plugins: {
+          gantry: {
+            responses: htmlPage('The sign-in or consent page, or the redirect back to the client'),
+            errors: PAGE_ERRORS,
+            errorFormat: htmlErrorFormat,
+            rateLimit: { limit: 20, windowSec: 60 },
+          },
+        },
         payload: { allow: ['application/x-www-form-urlencoded'], maxBytes: 16 * 1024 },
       },
       handler: async (request, h) => {

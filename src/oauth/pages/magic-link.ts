@@ -1,3 +1,4 @@
+import { htmlPage, PAGE_ERRORS } from '../../http/openapi/declare.js';
 import type { ServerRoute } from '@hapi/hapi';
 import { DomainError } from '../../http/errors.js';
 import { htmlErrorFormat } from '../../http/pages.js';
@@ -20,7 +21,14 @@ export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
       options: {
         id: 'oauth.magic-link-page',
         ...pageConfig,
-        plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 20, windowSec: 60 } } },
+        plugins: {
+          gantry: {
+            responses: htmlPage('The magic link page: a button that signs the browser in'),
+            errors: PAGE_ERRORS,
+            errorFormat: htmlErrorFormat,
+            rateLimit: { limit: 20, windowSec: 60 },
+          },
+        },
       },
       handler: (request, h) => {
         const token = typeof request.query.token === 'string' ? request.query.token : '';
@@ -39,7 +47,14 @@ export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
       options: {
         id: 'oauth.magic-link-submit',
         ...pageConfig,
-        plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 20, windowSec: 60 } } },
+        plugins: {
+          gantry: {
+            responses: htmlPage('Signed in: on to the pending authorize request, or a page'),
+            errors: PAGE_ERRORS,
+            errorFormat: htmlErrorFormat,
+            rateLimit: { limit: 20, windowSec: 60 },
+          },
+        },
         payload: { allow: ['application/x-www-form-urlencoded'], maxBytes: 4 * 1024 },
       },
       handler: async (request, h) => {

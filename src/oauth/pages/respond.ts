@@ -1,3 +1,4 @@
+import { htmlPage, PAGE_ERRORS } from '../../http/openapi/declare.js';
 import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import type { PluginDeps } from '../../http/plugin.js';
 import { htmlErrorFormat } from '../../http/pages.js';
@@ -10,7 +11,12 @@ export const AUTHORIZE_PATH = `${API}/oauth/authorize`;
 export const PRE_SESSION_TTL_SEC = 30 * 60;
 
 /** Route options every page shares: no API authentication, errors answered as HTML. */
-export const pageConfig = { auth: false as const, plugins: { gantry: { errorFormat: htmlErrorFormat } } };
+export const pageConfig = {
+  auth: false as const,
+  plugins: {
+    gantry: { errorFormat: htmlErrorFormat, responses: htmlPage('A sign-in or consent page'), errors: PAGE_ERRORS },
+  },
+};
 
 export function cookie(request: Request, name: string): string | null {
   const header = request.headers.cookie as string | undefined;
