@@ -12,7 +12,7 @@ import {
   pinLoadGenerator,
   report,
   requireBuilt,
-  rssMb,
+  rss,
   startBareHapi,
   startGantry,
   type Figures,
@@ -35,7 +35,7 @@ gantry.cli(['component', 'set-status', 'api-stream', 'degraded_performance']);
 
 // Idle: started plainly, seeded, then left alone for two seconds.
 await new Promise((resolve) => setTimeout(resolve, 2000));
-const idleRss = rssMb(gantry.proc.pid!);
+const idleRss = rss(gantry.proc.pid!);
 
 const login = await fetch(`${gantry.url}/api/v1/auth/login`, {
   method: 'POST',
@@ -84,6 +84,6 @@ report(
   refB,
 );
 console.log(
-  `\nidle RSS of a plain \`bin/gantry serve\`: ${idleRss ?? '?'} MB (goal < 100 MB)` +
+  `\nidle RSS of a plain \`bin/gantry serve\`: ${idleRss?.text ?? '?'} (goal < 100 MB)` +
     `\ngoals: unread-count >= 80% of ref A; status 200 >= 90% and 304 >= 100% of ref B`,
 );

@@ -73,11 +73,18 @@ function waitForLine(child: ChildProcess, pattern: RegExp, what: string, timeout
   });
 }
 
-/** Resident memory of a process, in MB (Linux /proc; null elsewhere). */
-export function rssMb(pid: number): number | null {
+/**
+ * Resident memory of a process (Linux /proc; null elsewhere), in both units: MiB (2^20 bytes,
+ * what top and ps count in) and MB (10^6 bytes, what the goals are written in).
+ */
+export function rss(pid: number): { mib: number; mb: number; text: string } | null {
   try {
     const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Math.round(Number(match[1]) / 102.4) / 10 : null;
+    if (!match) return null;
+    const bytes = Number(match[1]) * 1024;
+    const mib = Math.round(bytes / 104857.6) / 10;
+    const mb = Math.round(bytes / 100_000) / 10;
+    return { mib, mb, text: `${mib} MiB (${mb} MB)` };
   } catch {
     return null;
   }

@@ -4,7 +4,13 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { resolveConfig } from '../../src/config.js';
+import { createAppContext } from '../../src/app.js';
+import { createServer } from '../../src/http/server.js';
+import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';
 import { answerChecker, documentOf, listenerChecker } from '../helpers/openapi-check.js';
 import { bearer, signedInUser } from '../helpers/factories.js';
 
@@ -213,6 +219,33 @@ describe('OpenAPI document (docs/openapi.md)', () => {
       assert.equal(res.statusCode, 404);
     } finally {
       await status.close();
+    }
+  });
+
+  it('is built on its first request, from the routes registered at start, the same document every time', async () => {
+    // A server as `serve` makes it: nothing reads the document before the first request.
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'gantry-test-'));
+    const app = await createAppContext(resolveConfig({ dataDir }, TEST_ENV));
+    const server = await createServer(app);
+    try {
+      await server.initialize();
+      // A route added after the start is no route of the document (the table is taken at start).
+      server.route({ method: 'GET', path: '/api/v1/added-later', options: { auth: false }, handler: () => 'late' });
+      const first = await server.inject('/api/v1/openapi.json');
+      assert.equal(first.statusCode, 200);
+      const served = JSON.parse(first.payload) as Json;
+      assert.equal(served.paths['/api/v1/added-later'], undefined);
+      assert.ok(served.paths['/api/v1/openapi.json'].get);
+      // The same document as the eagerly read one of the test app (same routes, same options).
+      assert.deepEqual(served, JSON.parse(JSON.stringify(doc)));
+      assert.deepEqual(documentOf(server), served);
+      const again = await server.inject('/api/v1/openapi.json');
+      assert.equal(again.payload, first.payload);
+      assert.equal(again.headers.etag, first.headers.etag);
+    } finally {
+      await server.stop();
+      await app.kernel.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -1,4 +1,4 @@
-import type { Server } from '@hapi/hapi';
+import type { RequestRoute, Server } from '@hapi/hapi';
 import type { GantryRouteConfig, RateLimitRule } from '../route-config.js';
 import type { PageKit } from '../pages.js';
 import { operationOf, type OperationContext, type RouteAuth } from './operation.js';
@@ -70,12 +70,24 @@ function securitySchemes(options: OpenApiOptions): Json {
 /** hapi's path template as OpenAPI's: `{p*}` and `{p?}` become `{p}`. */
 const openApiPath = (path: string) => path.replace(/\{(\w+)[*?]\d*\}/g, '{$1}');
 
+/** What the document is built from: the route table and default auth once the plugins are registered. */
+export interface RouteTable {
+  routes: RequestRoute[];
+  defaultAuth: { strategies: string[]; mode: string } | null;
+}
+
+export function routeTableOf(server: Server): RouteTable {
+  return {
+    routes: [...server.table()],
+    defaultAuth: server.auth.settings.default as { strategies: string[]; mode: string } | null,
+  };
+}
+
 /**
- * The OpenAPI 3.1 document of every route in the server's table (docs/openapi.md), built from
- * the routes' own validation schemas and declarations so that it cannot drift from them.
- * Called once the plugins are registered.
+ * The OpenAPI 3.1 document of every route in the table (docs/openapi.md), built from the
+ * routes' own validation schemas and declarations so that it cannot drift from them.
  */
-export function buildOpenApiDocument(server: Server, options: OpenApiOptions): Json {
+export function buildOpenApiDocument({ routes: table, defaultAuth }: RouteTable, options: OpenApiOptions): Json {
   const shared: Record<string, Json> = {};
   const ctx: OperationContext = {
     shared,
@@ -85,9 +97,8 @@ export function buildOpenApiDocument(server: Server, options: OpenApiOptions): J
     security: (strategy, config) =>
       strategy === 'bearer' ? bearerSecurity(config) : options.strategies[strategy] ? [{ [strategy]: [] }] : [],
   };
-  const defaultAuth = server.auth.settings.default as { strategies: string[]; mode: string } | null;
   const paths: Record<string, Record<string, Json>> = {};
-  const routes = [...server.table()].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
+  const routes = [...table].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
   for (const route of routes) {
     const own = route.settings.auth as unknown as false | { strategies?: string[]; mode?: string } | undefined;
     const auth: RouteAuth =
