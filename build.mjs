@@ -1,5 +1,5 @@
 // Bundles the appliance into one CommonJS file. better-sqlite3 stays external: its native
-// addon is loaded from node_modules beside the bundle.
+// addon is loaded from node_modules beside the bundle (which ships with it, install.sh).
 import { build } from 'esbuild';
 
 await build({
@@ -14,7 +14,10 @@ await build({
   // a smaller one is a smaller idle footprint; identifiers keep their names for stack traces.
   minifyWhitespace: true,
   minifySyntax: true,
-  external: ['better-sqlite3', 'pg-native'],
+  // The MCP SDKs, Stripe's and nodemailer are imported only when first used (an MCP request, a
+  // payment, a mail to send): left out of the bundle, they are loaded from node_modules then,
+  // and an idle server does not keep their source in memory (docs/operations.md, Memory).
+  external: ['better-sqlite3', 'pg-native', '@modelcontextprotocol/*', 'stripe', 'nodemailer'],
   // import.meta.url is not defined in CJS output; libraries that read it get the bundle's own URL.
   define: { 'import.meta.url': 'importMetaUrl' },
   banner: { js: "const importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },

@@ -1,7 +1,7 @@
 // The kernel's figures (PERFORMANCE.md): POST /auth/login, an authenticated GET /auth/me and
 // a bare Hapi route in the same run, plus start-up to listening and idle RSS.
 //   node build.mjs && node --import tsx bench/kernel.bench.ts
-import { best, measure, pinLoadGenerator, report, requireBuilt, rssMb, startBareHapi, startGantry } from './lib.js';
+import { best, measure, pinLoadGenerator, report, requireBuilt, rss, startBareHapi, startGantry } from './lib.js';
 
 pinLoadGenerator(import.meta.url);
 requireBuilt();
@@ -15,7 +15,7 @@ const firstStartMs = fresh.startMs;
 await fresh.stop();
 const gantry = await startGantry({ dataDir: fresh.dataDir });
 await new Promise((resolve) => setTimeout(resolve, 1000));
-const idleRss = rssMb(gantry.proc.pid!);
+const idleRss = rss(gantry.proc.pid!);
 
 gantry.cli(['user', 'create', '--email', EMAIL, '--password', PASSWORD, '--name', 'Bench User', '--verified']);
 const loginBody = JSON.stringify({ email: EMAIL, password: PASSWORD });
@@ -53,14 +53,14 @@ const signIn = await measure({
   headers: { 'content-type': 'application/json' },
   body: loginBody,
 });
-const loadedRss = rssMb(gantry.proc.pid!);
+const loadedRss = rss(gantry.proc.pid!);
 await gantry.stop();
 
 report(`kernel (best of ${ROUNDS} interleaved rounds for the GETs)`, [reference, me, signIn], reference);
 console.log(
   `start-up to listening: first start ${Math.round(firstStartMs)} ms (migrations), restart ${Math.round(gantry.startMs)} ms (goal < 1000 ms, includes node start)`,
 );
-console.log(`RSS: idle ${idleRss ?? '?'} MB (goal < 100 MB), after load ${loadedRss ?? '?'} MB`);
+console.log(`RSS: idle ${idleRss?.text ?? '?'} (goal < 100 MB), after load ${loadedRss?.text ?? '?'}`);
 console.log(
   `authenticated GET vs bare route: ${Math.round((me.rps / reference.rps) * 100)}% by 2xx/s, ${me.cpuUsPerReq && reference.cpuUsPerReq ? Math.round((reference.cpuUsPerReq / me.cpuUsPerReq) * 100) : '?'}% by server CPU per request (goal >= 80%)`,
 );

@@ -73,11 +73,18 @@ function waitForLine(child: ChildProcess, pattern: RegExp, what: string, timeout
   });
 }
 
-/** Resident memory of a process, in MB (Linux /proc; null elsewhere). */
-export function rssMb(pid: number): number | null {
+/**
+ * Resident memory of a process (Linux /proc; null elsewhere), in both units: MiB (2^20 bytes,
+ * what top and ps count in) and MB (10^6 bytes, what the goals are written in).
+ */
+export function rss(pid: number): { mib: number; mb: number; text: string } | null {
   try {
     const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Math.round(Number(match[1]) / 102.4) / 10 : null;
+    if (!match) return null;
+    const bytes = Number(match[1]) * 1024;
+    const mib = Math.round(bytes / 104857.6) / 10;
+    const mb = Math.round(bytes / 100_000) / 10;
+    return { mib, mb, text: `${mib} MiB (${mb} MB)` };
   } catch {
     return null;
   }
@@ -106,9 +113,6 @@ export interface Gantry {
   stop(): Promise<void>;
 }
 
-/** The Node flags the shipped launch commands use for `serve` (systemd unit, npm start). */
-const SERVE_NODE_FLAGS = ['--max-semi-space-size=4'];
-
 /** Starts the built binary on CPU 1 with a fresh data dir (or the one given). */
 export async function startGantry(options: { env?: NodeJS.ProcessEnv; dataDir?: string } = {}): Promise<Gantry> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gantry-bench-'));
@@ -123,8 +127,10 @@ export async function startGantry(options: { env?: NodeJS.ProcessEnv; dataDir?: 
     GANTRY_RATE_LIMIT_MULTIPLIER: '100000',
     ...options.env,
   };
-  // Launched as systemd/gantry.service and `npm start` launch it.
-  const { cmd, args } = onServerCore([...SERVE_NODE_FLAGS, BIN, 'serve']);
+  // Launched plainly, as systemd/gantry.service and `npm start` do: the launcher adds its own flags.
+  const { cmd, args } = HAS_TASKSET
+    ? { cmd: 'taskset', args: ['-c', '1', BIN, 'serve'] }
+    : { cmd: BIN, args: ['serve'] };
   const started = performance.now();
   const proc = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(proc);
@@ -173,14 +179,23 @@ export async function startOnServerCore(
 
 /**
  * The framework ceiling: a bare Hapi 21 route on CPU 1 answering the same envelope shape
- * (data, meta with requestId and durationMs, error null) as an authenticated kernel GET.
+ * (data, meta with requestId and durationMs, error null) as an authenticated kernel GET at
+ * /bare, and, given a file, those bytes at /bytes (the reference of a prepared answer).
  */
-export async function startBareHapi(): Promise<{ url: string; proc: ChildProcess; stop(): Promise<void> }> {
+export async function startBareHapi(
+  options: { bytesFile?: string } = {},
+): Promise<{ url: string; proc: ChildProcess; stop(): Promise<void> }> {
   const script = `
     const Hapi = require(${JSON.stringify(path.join(ROOT, 'node_modules/@hapi/hapi'))});
     const { randomUUID } = require('node:crypto');
+    const bytesFile = ${JSON.stringify(options.bytesFile ?? null)};
     (async () => {
       const server = Hapi.server({ port: 0, host: '127.0.0.1' });
+      // The same prepared bytes a cached Gantry answer sends, as JSON.
+      if (bytesFile) {
+        const bytes = require('node:fs').readFileSync(bytesFile);
+        server.route({ method: 'GET', path: '/bytes', handler: (request, h) => h.response(bytes).type('application/json; charset=utf-8') });
+      }
       server.route({ method: 'GET', path: '/bare', handler: (request, h) => h.response({
         data: { id: '0b6f3a52-9a0e-4d3b-8d8f-2f0a4f1d9c11', email: 'bench@example.test', fullName: 'Bench User', username: null, avatarUrl: null, emailVerified: true, createdAt: '2026-01-01T00:00:00.000Z' },
         meta: { requestId: randomUUID(), durationMs: Math.round((Date.now() - request.info.received) * 100) / 100 },
@@ -199,10 +214,11 @@ export async function startBareHapi(): Promise<{ url: string; proc: ChildProcess
 
 export interface Figures {
   name: string;
-  /** Successful (2xx) responses per second: only these count as throughput. */
+  /** Successful (2xx, or 304 for a conditional target) responses per second: only these count as throughput. */
   rps: number;
   p50: number;
   p99: number;
+  /** Answers other than the expected ones (non-2xx, or non-304 for a conditional target). */
   non2xx: number;
   errors: number;
   /**
@@ -220,6 +236,8 @@ export interface Target {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
+  /** The answer that counts as success: 2xx (default), or 304 for a conditional GET. */
+  expect?: '2xx' | 304;
 }
 
 function run(target: Target, seconds: number): Promise<autocannon.Result> {
@@ -239,7 +257,8 @@ export async function measure(target: Target): Promise<Figures> {
   const cpuBefore = target.pid ? cpuMs(target.pid) : null;
   const result = await run(target, DURATION_S);
   const cpuAfter = target.pid ? cpuMs(target.pid) : null;
-  const ok = result['2xx'];
+  // autocannon counts by class: every 3xx of a conditional GET target is its 304.
+  const ok = target.expect === 304 ? result['3xx'] : result['2xx'];
   const cpuUsPerReq =
     cpuBefore !== null && cpuAfter !== null && ok > 0 ? Math.round(((cpuAfter - cpuBefore) * 1000) / ok) : null;
   return {
@@ -247,7 +266,7 @@ export async function measure(target: Target): Promise<Figures> {
     rps: Math.round(ok / DURATION_S),
     p50: result.latency.p50,
     p99: result.latency.p99,
-    non2xx: result.non2xx,
+    non2xx: result['1xx'] + result['2xx'] + result['3xx'] + result['4xx'] + result['5xx'] - ok,
     errors: result.errors,
     cpuUsPerReq,
   };

@@ -1,9 +1,18 @@
 import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
-import { isIP } from 'node:net';
 import path from 'node:path';
+import {
+  ConfigError,
+  parseBool,
+  parseDatabaseUrl,
+  parseMinorUnits,
+  parsePort,
+  parsePositive,
+  parseTrustedProxies,
+  parseUrl,
+  type TrustedProxy,
+} from './config-values.js';
 
-/** Raised for configuration a user must fix; the CLI prints its message as one line, exit 1. */
-export class ConfigError extends Error {}
+export { ConfigError, type TrustedProxy } from './config-values.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
@@ -45,6 +54,8 @@ export interface Config {
   readonly connectorRefreshCron: string;
   /** scrypt cost parameter N; tests lower it, production keeps the default. */
   readonly scryptCost: number;
+  /** The operator's name and logo on every page (docs/operations.md, Branding). */
+  readonly brand: Brand;
   /**
    * Endpoints and client of the built-in OAuth connectors (github, google, slack), from
    * GANTRY_CONNECTOR_<KEY>_{CLIENT_ID,CLIENT_SECRET,AUTHORIZE_URL,TOKEN_URL,CHECK_URL}.
@@ -76,11 +87,10 @@ export interface BillingConfig {
   readonly webhookToleranceSec: number;
 }
 
-/** One GANTRY_TRUSTED_PROXIES entry: an address, or a CIDR network (the prefix is 32/128 for one address). */
-export interface TrustedProxy {
-  readonly address: string;
-  readonly prefix: number;
-  readonly family: 'ipv4' | 'ipv6';
+export interface Brand {
+  readonly name: string;
+  /** An https URL, or a path on this server (starting with one slash); null: the name alone. */
+  readonly logoUrl: string | null;
 }
 
 interface ConnectorProviderConfig {
@@ -130,64 +140,6 @@ export interface ConfigFlags {
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
 
-function parsePort(name: string, raw: string | number): number {
-  const text = String(raw).trim();
-  const port = Number(text);
-  if (!/^\d+$/.test(text) || port > 65535) {
-    throw new ConfigError(`${name} must be a port number from 0 to 65535 (got "${text}")`);
-  }
-  return port;
-}
-
-function parsePositive(name: string, raw: string | number): number {
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number (got "${raw}")`);
-  return value;
-}
-
-function parseBool(name: string, raw: string | boolean): boolean {
-  if (typeof raw === 'boolean') return raw;
-  if (/^(1|true|yes|on)$/i.test(raw)) return true;
-  if (/^(0|false|no|off|)$/i.test(raw)) return false;
-  throw new ConfigError(`${name} must be true or false (got "${raw}")`);
-}
-
-function parseUrl(name: string, raw: string): string {
-  try {
-    const url = new URL(raw);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
-    return url.href.replace(/\/+$/, '');
-  } catch {
-    throw new ConfigError(`${name} must be an http(s) URL (got "${raw}")`);
-  }
-}
-
-/** Comma-separated IPv4/IPv6 addresses and CIDR networks (`10.0.0.0/8`, `::1`, `fd00::/8`). */
-function parseTrustedProxies(name: string, raw: string): TrustedProxy[] {
-  const out: TrustedProxy[] = [];
-  for (const entry of raw.split(',').map((e) => e.trim())) {
-    if (entry === '') continue;
-    const slash = entry.indexOf('/');
-    const address = slash < 0 ? entry : entry.slice(0, slash);
-    const version = isIP(address);
-    const max = version === 6 ? 128 : 32;
-    const prefixText = slash < 0 ? String(max) : entry.slice(slash + 1);
-    const prefix = Number(prefixText);
-    if (version === 0 || !/^\d{1,3}$/.test(prefixText) || prefix > max) {
-      throw new ConfigError(`${name} must list IP addresses or CIDR networks separated by commas (got "${entry}")`);
-    }
-    out.push(Object.freeze({ address, prefix, family: version === 6 ? 'ipv6' : 'ipv4' }));
-  }
-  return out;
-}
-
-function parseMinorUnits(name: string, raw: string | number): number {
-  const text = String(raw).trim();
-  if (!/^\d{1,12}$/.test(text) || Number(text) < 1)
-    throw new ConfigError(`${name} must be a positive whole number of minor units, e.g. 500 for 5.00 (got "${text}")`);
-  return Number(text);
-}
-
 /** GANTRY_STRIPE_*; the key itself never appears in an error message. */
 function billingConfig(env: NodeJS.ProcessEnv): BillingConfig {
   const secretKey = env.GANTRY_STRIPE_SECRET_KEY || null;
@@ -217,18 +169,27 @@ function billingConfig(env: NodeJS.ProcessEnv): BillingConfig {
   });
 }
 
-/** Only PostgreSQL URLs: anything else is a mistake better refused at start than at the first query. */
-function parseDatabaseUrl(raw: string | undefined): string | null {
-  if (raw === undefined) return null;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError('GANTRY_DATABASE_URL must be a postgres:// URL');
+/**
+ * GANTRY_BRAND_NAME and GANTRY_BRAND_LOGO_URL. The logo is fetched by every visitor's browser
+ * and named in the pages' CSP img-src, so only https (or a path on Gantry's own origin) is
+ * accepted: plain http would be mixed content and lets anyone on the path swap the picture.
+ */
+function parseBrand(env: NodeJS.ProcessEnv, publicUrl: string): Brand {
+  const name = (env.GANTRY_BRAND_NAME ?? '').trim() || 'Gantry';
+  if (name.length > 60 || /[\u0000-\u001f]/.test(name))
+    throw new ConfigError(`GANTRY_BRAND_NAME must be one line of at most 60 characters (got "${name}")`);
+  const raw = (env.GANTRY_BRAND_LOGO_URL ?? '').trim();
+  if (!raw) return Object.freeze({ name, logoUrl: null });
+  const bad = () =>
+    new ConfigError(`GANTRY_BRAND_LOGO_URL must be an https URL or a path starting with / (got "${raw}")`);
+  if (raw.startsWith('/') && !raw.startsWith('//')) {
+    if (/[\s"'<>\\]/.test(raw)) throw bad();
+    return Object.freeze({ name, logoUrl: raw });
   }
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
-    throw new ConfigError(`GANTRY_DATABASE_URL must be a postgres:// URL (got a ${url.protocol} URL)`);
-  return raw;
+  const url = URL.canParse(raw) ? new URL(raw) : null;
+  const sameOrigin = url?.origin === new URL(publicUrl).origin;
+  if (!url || (url.protocol !== 'https:' && !sameOrigin) || url.username || url.password) throw bad();
+  return Object.freeze({ name, logoUrl: url.href });
 }
 
 function pick<T>(flag: T | undefined, env: string | undefined): T | string | undefined {
@@ -304,6 +265,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     ),
     connectorRefreshCron: env.GANTRY_CONNECTOR_REFRESH_CRON || '*/5 * * * *',
     scryptCost: parsePositive('GANTRY_SCRYPT_COST', env.GANTRY_SCRYPT_COST || 16384),
+    brand: parseBrand(env, publicUrl),
     connectorProviders: Object.freeze(connectorProviders(env)),
     ai: Object.freeze({
       timeoutMs: parsePositive('GANTRY_AI_TIMEOUT_MS', env.GANTRY_AI_TIMEOUT_MS || 60_000),

@@ -13,6 +13,7 @@ import { Metrics } from './lib/metrics.js';
 import { loadSecrets, type Secrets } from './lib/secrets.js';
 import { CursorCodec } from './http/pagination.js';
 import { RateLimiter } from './http/rate-limit.js';
+import { createPageKit, type PageKit } from './http/pages.js';
 
 /** What every domain may use and none of them owns. Passed explicitly; no module state. */
 export interface Kernel {
@@ -32,6 +33,8 @@ export interface Kernel {
   limiter: RateLimiter;
   /** Prometheus registry of this process; domains add their own counters to it. */
   metrics: Metrics;
+  /** The pages' layout, stylesheet and brand (docs/kernel.md, Pages). */
+  pages: PageKit;
   migration: MigrationResult;
   close(): Promise<void>;
 }
@@ -67,6 +70,7 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
       cursors: new CursorCodec(secrets.cursorSigningKey),
       limiter: new RateLimiter(config.rateLimitMultiplier, clock),
       metrics: new Metrics(config.dbFile, { processMetrics: config.metrics !== null }),
+      pages: createPageKit(config.brand),
       migration,
       async close() {
         changes.stop();

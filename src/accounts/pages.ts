@@ -1,27 +1,16 @@
+import { htmlPage, PAGE_ERRORS } from '../http/openapi/declare.js';
 import Joi from 'joi';
 import type { ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
 import { DomainError } from '../http/errors.js';
-import { htmlErrorFormat } from '../http/html.js';
+import { htmlErrorFormat } from '../http/pages.js';
 import { escapeHtml as escape } from '../http/html.js';
 import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../http/rate-limit.js';
 import { SIGN_IN_LIMITS } from '../identity/limits.js';
 
-function page(h: ResponseToolkit, title: string, body: string, status = 200) {
-  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escape(title)} - Gantry</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}label{display:block;margin:.75rem 0 .25rem}input{width:100%;padding:.4rem;box-sizing:border-box}button{margin-top:1rem;padding:.5rem 1rem}</style>
-</head><body><h1>${escape(title)}</h1>${body}</body></html>`;
-  return h
-    .response(html)
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .header('Cache-Control', 'no-store')
-    .header('X-Frame-Options', 'DENY')
-    .header(
-      'Content-Security-Policy',
-      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-    );
-}
+/** The invitation pages post only to themselves: form-action 'self' on top of the kernel's page CSP. */
+const page = (h: ResponseToolkit, title: string, body: string, status = 200) =>
+  h.page({ title, body: `<h1>${escape(title)}</h1>\n${body}` }, { status, formActionSelf: true });
 
 /**
  * The page an invitation mail links to. It does not reveal the invitation (the link is a
@@ -30,7 +19,14 @@ function page(h: ResponseToolkit, title: string, body: string, status = 200) {
  */
 export function invitationPageRoutes(app: PluginDeps): ServerRoute[] {
   const { identity, accounts } = app.services;
-  const pageConfig = { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 15, windowSec: 300 } } };
+  const pageConfig = {
+    gantry: {
+      errorFormat: htmlErrorFormat,
+      rateLimit: { limit: 15, windowSec: 300 },
+      responses: htmlPage('The invitation page: sign in if needed, then accept'),
+      errors: PAGE_ERRORS,
+    },
+  };
   return [
     {
       method: 'GET',
@@ -60,7 +56,7 @@ export function invitationPageRoutes(app: PluginDeps): ServerRoute[] {
 <form method="post" action="/invitations/accept"><input type="hidden" name="token" value="${escape(token)}">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
-<button type="submit">Sign in and accept</button></form>
+<div class="actions"><button class="btn btn-primary" type="submit">Sign in and accept</button></div></form>
 <p>No password yet? Register with that email first, then open this link again.</p>`,
         );
       },

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { created, envelope, offsetList, ok, shape, timestamp } from '../http/openapi/declare.js';
 import { badRequest } from '../http/errors.js';
 import { joiDetails } from '../http/validation.js';
 import { SINGLE_LINE } from '../lib/text.js';
@@ -91,3 +92,133 @@ export function validate<T>(schema: Joi.ObjectSchema, value: unknown): T {
   }
   return result.value as T;
 }
+
+const nullableText = () => Joi.string().allow(null, '');
+const account = shape({
+  id: Joi.string(),
+  slug: Joi.string(),
+  legalName: Joi.string(),
+  displayName: nullableText(),
+  status: nullableText(),
+  website: nullableText(),
+  industry: nullableText(),
+  billingEmail: nullableText(),
+  defaultTimezone: nullableText(),
+  avatarUrl: nullableText(),
+  createdAt: timestamp().allow(null),
+  updatedAt: timestamp().allow(null),
+});
+const member = shape({
+  accountId: Joi.string(),
+  chainerId: Joi.string(),
+  role: Joi.string(),
+  status: Joi.string().valid('invited', 'active'),
+  email: nullableText(),
+  fullName: nullableText(),
+  username: nullableText(),
+  avatarUrl: nullableText(),
+  invitedBy: Joi.string().allow(null),
+  joinedAt: timestamp().allow(null),
+});
+const workspace = shape({
+  id: Joi.string(),
+  accountId: Joi.string(),
+  name: Joi.string(),
+  isDefault: Joi.boolean(),
+  createdAt: timestamp(),
+  updatedAt: timestamp(),
+});
+const invitation = shape({
+  id: Joi.string(),
+  accountId: Joi.string(),
+  email: Joi.string(),
+  role: Joi.string(),
+  status: Joi.string(),
+  invitedBy: Joi.string(),
+  sentCount: Joi.number().integer(),
+  createdAt: timestamp(),
+  expiresAt: timestamp(),
+  acceptedAt: timestamp().allow(null),
+  revokedAt: timestamp().allow(null),
+});
+const apiKey = shape({
+  id: Joi.string(),
+  accountId: Joi.string(),
+  ownerChainerId: Joi.string(),
+  name: Joi.string(),
+  keyPrefix: Joi.string(),
+  lastFour: Joi.string(),
+  createdAt: timestamp(),
+  lastUsedAt: timestamp().allow(null),
+  revokedAt: timestamp().allow(null),
+});
+const transfer = shape({
+  id: Joi.string(),
+  accountId: Joi.string(),
+  fromChainerId: Joi.string(),
+  toChainerId: Joi.string(),
+  status: Joi.string(),
+  createdAt: timestamp(),
+  decidedAt: timestamp().allow(null),
+});
+const auditEntry = shape({
+  id: Joi.string(),
+  action: Joi.string(),
+  actorId: Joi.string().allow(null),
+  actorUsername: Joi.string().allow(null),
+  targetId: Joi.string().allow(null),
+  metadata: Joi.object().unknown(),
+  createdAt: timestamp(),
+});
+
+/** docs/accounts.md: what each account route answers; `.unknown()` marks answers that add fields per case. */
+export const responses = {
+  account: ok(account),
+  accountCreated: created(
+    account.keys({ accountType: Joi.string(), defaultWorkspaceId: Joi.string(), ownerChainerId: Joi.string() }),
+  ),
+  summary: ok(
+    shape({
+      id: Joi.string(),
+      name: Joi.string(),
+      slug: Joi.string(),
+      role: Joi.string(),
+      createdAt: timestamp().allow(null),
+      updatedAt: timestamp().allow(null),
+    }),
+  ),
+  deleted: ok(shape({ id: Joi.string(), deletedAt: timestamp() })),
+  logs: {
+    200: envelope(
+      Joi.array().items(auditEntry),
+      shape({
+        total: Joi.number().integer().optional(),
+        limit: Joi.number().integer().optional(),
+        hasMore: Joi.boolean(),
+        cursor: Joi.string().allow(null),
+        hasNextPage: Joi.boolean().optional(),
+        nextCursor: Joi.string().allow(null).optional(),
+      }),
+    ),
+  },
+  members: offsetList(member),
+  member: ok(member),
+  memberAdded: created(member),
+  memberRemoved: ok(member.unknown(true)),
+  workspaces: ok(Joi.array().items(workspace)),
+  workspace: ok(workspace),
+  workspaceCreated: created(workspace),
+  workspaceRemoved: ok(Joi.object().unknown(true)),
+  workspaceMembers: ok(Joi.array().items(Joi.object().unknown(true))),
+  workspaceMemberAdded: created(Joi.object().unknown(true)),
+  workspaceMemberRemoved: ok(Joi.object().unknown(true)),
+  invitations: offsetList(invitation),
+  invitationCreated: created(invitation.unknown(true)),
+  invitation: ok(invitation.unknown(true)),
+  invitationAccepted: ok(Joi.object().unknown(true)),
+  apiKeys: ok(Joi.array().items(apiKey)),
+  apiKeyCreated: created(apiKey.unknown(true)),
+  apiKey: ok(apiKey),
+  transfer: ok(transfer.allow(null)),
+  transferCreated: created(transfer),
+};

@@ -101,9 +101,7 @@ export class Router {
     for (const { config, model } of candidates) {
       const breaker = this.breaker(config.name);
       if (!breaker.tryAcquire()) {
-        attempts.push({ provider: config.name, model, outcome: 'skipped', httpStatus: null, latencyMs: null });
-        const at = breaker.snapshot().retryAt;
-        if (at && (!retryAt || at < retryAt)) retryAt = at;
+        retryAt = skipped(config.name, model, breaker, attempts, retryAt);
         continue;
       }
       const started = performance.now();
@@ -145,9 +143,7 @@ export class Router {
     for (const { config, model } of candidates) {
       const breaker = this.breaker(config.name);
       if (!breaker.tryAcquire()) {
-        attempts.push({ provider: config.name, model, outcome: 'skipped', httpStatus: null, latencyMs: null });
-        const at = breaker.snapshot().retryAt;
-        if (at && (!retryAt || at < retryAt)) retryAt = at;
+        retryAt = skipped(config.name, model, breaker, attempts, retryAt);
         continue;
       }
       const started = performance.now();
@@ -245,4 +241,17 @@ export class Router {
     }
     return true;
   }
+}
+
+/** A provider whose breaker is open is passed over: recorded as skipped; the earliest retry time is kept. */
+function skipped(
+  provider: ProviderName,
+  model: string,
+  breaker: CircuitBreaker,
+  attempts: Attempt[],
+  retryAt: Date | null,
+): Date | null {
+  attempts.push({ provider, model, outcome: 'skipped', httpStatus: null, latencyMs: null });
+  const at = breaker.snapshot().retryAt;
+  return at && (!retryAt || at < retryAt) ? at : retryAt;
 }

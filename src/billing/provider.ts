@@ -19,7 +19,7 @@ export interface BillingProvider {
    * Verifies a webhook over its raw bytes before anything is parsed, then maps it to an event
    * the service knows. Throws InvalidWebhookError when the signature, its age or the body is bad.
    */
-  verifyWebhook(rawBody: Buffer, signature: string | undefined, now: Date): BillingEvent;
+  verifyWebhook(rawBody: Buffer, signature: string | undefined, now: Date): BillingEvent | Promise<BillingEvent>;
 }
 
 export interface TopUpCheckoutInput {

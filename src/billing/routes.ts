@@ -4,6 +4,7 @@ import type { PluginDeps } from '../http/plugin.js';
 import { reply } from '../http/envelope.js';
 import { principalOf } from '../http/auth.js';
 import { tenancyHeaders } from '../accounts/access.js';
+import { checkoutResponses, webhookResponses } from './schemas.js';
 
 /** Top-up body: amount in minor units (an integer, never a string or a fraction), optional currency. */
 const checkoutBody = Joi.object({
@@ -22,7 +23,14 @@ export function billingRoutes(app: PluginDeps): ServerRoute[] {
       options: {
         id: 'billing.checkout',
         validate: { payload: checkoutBody },
-        plugins: { gantry: { rateLimit: { limit: 5, windowSec: 60 } } },
+        plugins: {
+          gantry: {
+            rateLimit: { limit: 5, windowSec: 60 },
+            responses: checkoutResponses,
+            // No provider configured; the X-Account-Id account not the caller's; Stripe refused.
+            errors: ['NOT_CONFIGURED', 'FORBIDDEN', 'NOT_FOUND', 'UPSTREAM_FAILED'],
+          },
+        },
       },
       handler: async (request, h) => {
         const { accountId } = tenancyHeaders(request.headers as Record<string, string | undefined>);
@@ -41,7 +49,15 @@ export function billingRoutes(app: PluginDeps): ServerRoute[] {
         auth: false,
         payload: { parse: false, output: 'data', maxBytes: 512 * 1024 },
         // Stripe delivers from a few addresses, in bursts; verifying a signature is cheap.
-        plugins: { gantry: { rateLimit: { limit: 1200, windowSec: 60 } } },
+        plugins: {
+          gantry: {
+            rateLimit: { limit: 1200, windowSec: 60 },
+            responses: webhookResponses,
+            errors: ['NOT_CONFIGURED'],
+            // Read raw (the signature covers the bytes): a Stripe event in JSON.
+            requestBody: { type: 'application/json' },
+          },
+        },
       },
       handler: async (request, h) => {
         const raw = Buffer.isBuffer(request.payload) ? request.payload : Buffer.from(String(request.payload ?? ''));

@@ -9,7 +9,7 @@ import type { AuditService } from '../audit/service.js';
 import type { IdentityService } from '../identity/service.js';
 import { WALLET_CURRENCY, type WalletService } from '../wallet/service.js';
 import { ProviderCallError, type BillingProvider } from './provider.js';
-import { createStripeProvider } from './stripe.js';
+import { lazyStripeProvider } from './lazy-stripe.js';
 import { createBillingWebhook } from './webhook.js';
 import * as store from './store.js';
 
@@ -37,7 +37,7 @@ export function createBillingService(kernel: Kernel, deps: BillingDeps) {
   const { db, clock, config, logger } = kernel;
   const { stripe } = config.billing;
   const provider: BillingProvider | null = stripe
-    ? createStripeProvider(stripe, config.billing.webhookToleranceSec, logger)
+    ? lazyStripeProvider(stripe, config.billing.webhookToleranceSec, logger)
     : null;
 
   function requireProvider(): BillingProvider {

@@ -68,7 +68,7 @@ export function createBillingWebhook(kernel: Kernel, deps: BillingDeps, provider
         );
       let event: BillingEvent;
       try {
-        event = provider.verifyWebhook(rawBody, signature, clock.now());
+        event = await provider.verifyWebhook(rawBody, signature, clock.now());
       } catch (err) {
         if (err instanceof InvalidWebhookError) throw badRequest(err.message);
         throw err;

@@ -41,13 +41,16 @@ export function makeServeCommand(program: Command, io: CliIo): void {
       if (config.port === 0) config = resolveConfig({ ...flags, port: await freePort(config.host) }, io.env);
       if (config.statusPort === 0)
         config = resolveConfig({ ...flags, port: config.port, statusPort: await freePort(config.host) }, io.env);
+      // Listen for SIGTERM before saying we listen: a supervisor (or a test) may stop us the
+      // moment it reads that line, and without a handler Node would die without a clean stop.
+      const stopSignal = io.stopSignal;
       const app = await createAppContext(config, { env: io.env });
       const running = await startApp(app);
       const [main, status] = running.servers;
       const metrics =
         running.metrics && ` (metrics on ${running.metrics.address.address}:${running.metrics.address.port})`;
       io.out(`gantry listening on ${main.info.uri}${status ? ` (status on ${status.info.uri})` : ''}${metrics || ''}`);
-      const signal = await io.stopSignal;
+      const signal = await stopSignal;
       app.kernel.logger.info('shutting down', { signal });
       await running.stop();
     });

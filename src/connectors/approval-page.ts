@@ -1,10 +1,12 @@
+import { htmlPage, PAGE_ERRORS } from '../http/openapi/declare.js';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
 import { userPrincipal } from '../http/auth.js';
 import { DomainError } from '../http/errors.js';
-import { escapeHtml as escape, htmlErrorFormat } from '../http/html.js';
+import { escapeHtml as escape } from '../http/html.js';
+import { htmlErrorFormat } from '../http/pages.js';
 import { BROWSER_SESSION_COOKIE } from '../oauth/browser-sessions.js';
-import { layout } from '../oauth/pages/html.js';
+import type { PageView } from '../http/pages.js';
 import { cookie, formField, page, redirect } from '../oauth/pages/respond.js';
 import { messagePage } from '../oauth/pages/views.js';
 import { createApprovalSignIn } from './approval-sign-in.js';
@@ -27,7 +29,7 @@ interface ReviewView extends Review {
   csrf: string;
 }
 
-function reviewPage(v: ReviewView): string {
+function reviewPage(v: ReviewView): PageView {
   const a = v.approval;
   const row = (label: string, value: string) => `<dt>${escape(label)}</dt><dd>${value}</dd>`;
   const tool = `${escape(v.toolName ?? 'a deleted tool')}${v.toolKey ? ` (<code>${escape(v.toolKey)}</code>)` : ''}${v.instanceName ? ` of ${escape(v.instanceName)}` : ''}`;
@@ -43,30 +45,37 @@ function reviewPage(v: ReviewView): string {
   ].join('\n');
   const decided = STATUS_TEXT[a.status];
   const actions = decided
-    ? `<p class="notice" id="status" data-status="${escape(a.status)}">${escape(decided)}</p>`
+    ? `<p class="notice" id="status" role="status" data-status="${escape(a.status)}">${escape(decided)}</p>`
     : `<form method="post" action="${escape(approvalPagePath(a.id))}">
 <input type="hidden" name="csrf" value="${escape(v.csrf)}">
 <p id="status" data-status="pending">${a.mode === 'retry' ? 'Approving lets the same call, retried with the same arguments, run once.' : 'Approving runs the call now.'}</p>
-<button type="submit" name="decision" value="approve">Approve</button>
-<button type="submit" name="decision" value="reject">Reject</button>
+<div class="actions">
+<button class="btn btn-primary" type="submit" name="decision" value="approve">Approve</button>
+<button class="btn btn-secondary" type="submit" name="decision" value="reject">Reject</button>
+</div>
 </form>`;
-  return layout(
-    'Approve a tool call',
-    `<h1>Approve a tool call</h1>
-<dl>
+  return {
+    title: 'Approve a tool call',
+    body: `<h1>Approve a tool call</h1>
+<dl class="details">
 ${details}
 </dl>
 <p>Arguments${a.inputTruncated ? ' (truncated)' : ''}:</p>
-<pre style="white-space:pre-wrap;overflow-wrap:anywhere">${escape(args ?? 'null')}</pre>
+<pre class="arguments">${escape(args ?? 'null')}</pre>
 ${actions}`,
-  );
+  };
 }
 
 /** GET/POST /approvals/:id: an owner/admin approves or rejects a gated tool call in the browser. */
 export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
   const { connectors, identity, accounts, oauth } = app.services;
   const signIn = createApprovalSignIn(app);
-  const options = { auth: false as const, plugins: { gantry: { errorFormat: htmlErrorFormat } } };
+  const options = {
+    auth: false as const,
+    plugins: {
+      gantry: { errorFormat: htmlErrorFormat, responses: htmlPage('A tool call approval page'), errors: PAGE_ERRORS },
+    },
+  };
 
   /** A refusal of the use cases as a page; anything else is the server's. */
   function refusal(h: ResponseToolkit, err: unknown) {
@@ -128,7 +137,14 @@ export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
       options: {
         id: 'connectors.approvals.page-submit',
         ...options,
-        plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 20, windowSec: 60 } } },
+        plugins: {
+          gantry: {
+            responses: htmlPage('A tool call approval page'),
+            errors: PAGE_ERRORS,
+            errorFormat: htmlErrorFormat,
+            rateLimit: { limit: 20, windowSec: 60 },
+          },
+        },
         payload: { allow: ['application/x-www-form-urlencoded'], maxBytes: 16 * 1024 },
       },
       handler: async (request, h) => {

@@ -5,7 +5,7 @@ import { escapeHtml as escape } from '../http/html.js';
 import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../http/rate-limit.js';
 import { SIGN_IN_LIMITS } from '../identity/limits.js';
 import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from '../oauth/browser-sessions.js';
-import { layout } from '../oauth/pages/html.js';
+import { FORGOT_PASSWORD_PAGE } from '../identity/pages.js';
 import { cookie, formField, page, pagesContext, redirect } from '../oauth/pages/respond.js';
 import { messagePage } from '../oauth/pages/views.js';
 import { approvalPagePath } from './approvals-mcp.js';
@@ -24,18 +24,19 @@ export function createApprovalSignIn(app: PluginDeps) {
     const pre = pages.preSession(request);
     const res = page(
       h,
-      layout(
-        'Sign in',
-        `<h1>Sign in to decide this approval</h1>
-${extra.error ? `<p class="error">${escape(extra.error)}</p>` : ''}
+      {
+        title: 'Sign in',
+        body: `<h1>Sign in to decide this approval</h1>
+${extra.error ? `<p class="error" role="alert">${escape(extra.error)}</p>` : ''}
 <form method="post" action="${escape(approvalPagePath(id))}">
 <input type="hidden" name="action" value="signin">
 <input type="hidden" name="csrf" value="${escape(oauth.authorize.csrfFor(pre.value, 'approval-signin'))}">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" value="${escape(extra.email ?? '')}" required>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
-<p><button type="submit">Sign in</button></p>
+<p class="field-link"><a href="${FORGOT_PASSWORD_PAGE}">Forgot your password?</a></p>
+<div class="actions"><button class="btn btn-primary" type="submit">Sign in</button></div>
 </form>`,
-      ),
+      },
       extra.status ?? 401,
     );
     if (pre.setCookie) res.header('Set-Cookie', pre.setCookie, { append: true });

@@ -9,7 +9,8 @@ import { approvalInputView } from './approval-input.js';
 import type { ConnectorsContext } from './context.js';
 import { originOf } from './credentials.js';
 import type { ExposedTools } from './exposed-tools.js';
-import type { McpRelay } from './mcp.js';
+import { authRefusal, type McpRelay } from './mcp.js';
+import { createMcpReauth } from './mcp-reauth.js';
 import { McpUnreachable, type McpSessions } from './mcp-sessions.js';
 import { presentApproval } from './presenters.js';
 import { approvalInputContext } from './sealing.js';
@@ -61,6 +62,7 @@ export function createInvoker(
   sessions: Pick<McpSessions, 'call'>,
 ) {
   const { db, clock, secrets, limiter } = ctx.kernel;
+  const reauth = createMcpReauth(ctx);
   const invocations = ctx.kernel.metrics.counter(
     'gantry_connector_tool_invocations_total',
     'Connector tool invocations (REST and MCP), by outcome: completed, pending_approval, or the error code',
@@ -93,20 +95,32 @@ export function createInvoker(
       if (err instanceof DomainError) return err;
       return upstream(`The MCP server could not be reached: ${(err as Error).message}`.slice(0, 300));
     };
-    let target;
-    try {
-      target = await ctx.mcpTarget(instance, userId);
-    } catch (err) {
-      throw unreachable(err);
-    }
-    try {
-      // A member's own session: never shared with another member's calls.
-      const slot = isPerUser(instance) ? `${instance.id}:${userId}` : instance.id;
-      return await sessions.call({ ...instance, slot }, target, tool.tool_key, input, relay);
-    } catch (err) {
-      if (err instanceof McpUnreachable) throw unreachable(err.reason);
-      throw upstream(`The MCP server failed the call: ${(err as Error).message}`.slice(0, 300));
-    }
+    // A member's own session: never shared with another member's calls.
+    const caller = { ...instance, slot: isPerUser(instance) ? `${instance.id}:${userId}` : instance.id };
+    const attempt = async (retry: boolean): Promise<unknown> => {
+      let target;
+      try {
+        target = await ctx.mcpTarget(instance, userId);
+      } catch (err) {
+        throw unreachable(err);
+      }
+      try {
+        return await sessions.call(caller, target, tool.tool_key, input, relay);
+      } catch (err) {
+        // A refusal means the call did not run: after a refresh it may go once more. Whose
+        // link is refreshed or waits for a new one is mcp-reauth.ts's (the caller's on per_user).
+        const refusal = authRefusal(err instanceof McpUnreachable ? err.reason : err);
+        if (
+          refusal?.kind === 'token' &&
+          (await reauth.tokenRefused(instance, userId, target.headers.authorization, retry))
+        )
+          return attempt(false);
+        if (refusal?.kind === 'scope') return reauth.scopeRefused(instance, userId, refusal.scopes);
+        if (err instanceof McpUnreachable) throw unreachable(err.reason);
+        throw upstream(`The MCP server failed the call: ${(err as Error).message}`.slice(0, 300));
+      }
+    };
+    return attempt(true);
   }
 
   const invoker = {

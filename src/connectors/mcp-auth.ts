@@ -9,9 +9,10 @@ import { apiUrl } from '../http/paths.js';
 import { guardedFetch } from '../lib/outbound.js';
 import type { ConnectorsContext } from './context.js';
 import { closeMcp, McpAuthRequired, openMcp } from './mcp.js';
-import { instanceStore } from './store/index.js';
+import { discoverAuthorization } from './mcp-discovery.js';
+import { instanceStore, userCredentialStore } from './store/index.js';
 import type { InstanceRow } from './tables.js';
-import { isPerUser } from './user-links.js';
+import { isPerUser, openUserCredentials } from './user-links.js';
 
 /** What the initiating member may give: a client registered with the server's authorization server. */
 export interface McpClientChoice {
@@ -30,6 +31,10 @@ export interface McpOauthLink {
   metadata: AuthorizationServerMetadata;
   client: OAuthClientInformationMixed;
   resource: string;
+  /** The scope asked for: what was granted when the token answer names none (RFC 6749 §5.1). */
+  scope?: string;
+  /** The step-up re-authorizations this link is the result of (mcp-reauth.ts). */
+  stepUpRound?: number;
 }
 
 export const NEEDS_AUTH_MESSAGE =
@@ -76,6 +81,22 @@ export function createMcpAuth(ctx: ConnectorsContext) {
     }
   }
 
+  /**
+   * The scopes a refused call asked for, left by mcp-reauth.ts for this initiate: beside the
+   * shared tokens, or beside the initiating member's own link on a per_user instance.
+   */
+  async function pendingStepUp(
+    instance: InstanceRow,
+    userId: string,
+  ): Promise<{ scopes: string[]; round: number } | null> {
+    let kept: string | undefined;
+    if (isPerUser(instance)) {
+      const row = await userCredentialStore.find(ctx.kernel.db, instance.id, userId);
+      kept = row ? openUserCredentials(ctx.kernel.secrets, row).mcp_step_up : undefined;
+    } else kept = (await ctx.credentialValues(instance.id))?.values.mcp_step_up;
+    return kept ? (JSON.parse(kept) as { scopes: string[]; round: number }) : null;
+  }
+
   return {
     /**
      * Gantry's Client ID Metadata Document: its URL is the client_id. A public client (PKCE,
@@ -98,17 +119,17 @@ export function createMcpAuth(ctx: ConnectorsContext) {
      * the authorization server's, RFC 8414 then OpenID), the client (the given one, else Gantry's
      * metadata document, else dynamic registration) and the authorization URL (PKCE S256, `resource`).
      */
-    async start(instance: InstanceRow, choice: McpClientChoice, redirectUri: string, state: string) {
+    async start(instance: InstanceRow, userId: string, choice: McpClientChoice, redirectUri: string, state: string) {
       const { url: serverUrl } = JSON.parse(instance.config) as { url: string };
       const s = await sdk();
       const challenge = await challengeOf(instance);
       const params = challenge
         ? s.extractWWWAuthenticateParams(new Response(null, { headers: { 'www-authenticate': challenge } }))
         : {};
-      let info: Awaited<ReturnType<typeof s.discoverOAuthServerInfo>>;
+      let info: Awaited<ReturnType<typeof discoverAuthorization>>;
       let resource: URL;
       try {
-        info = await s.discoverOAuthServerInfo(serverUrl, {
+        info = await discoverAuthorization(s, serverUrl, {
           ...(params.resourceMetadataUrl ? { resourceMetadataUrl: params.resourceMetadataUrl } : {}),
           fetchFn: fetchFn(),
         });
@@ -118,11 +139,17 @@ export function createMcpAuth(ctx: ConnectorsContext) {
       } catch (err) {
         throw failed('Authorization discovery failed', err);
       }
-      const metadata = info.authorizationServerMetadata;
+      const { metadata } = info;
       if (!metadata) throw new DomainError('UPSTREAM_FAILED', 'The MCP server names no usable authorization server');
-      // Scopes: the member's, else the challenge's, else what the resource supports, else none.
+      // Scopes: the member's, else a step-up's union (mcp-reauth.ts), else the challenge's, else
+      // what the resource supports, else none.
+      const stepUp = await pendingStepUp(instance, userId);
       const scope =
-        choice.scopes?.join(' ') || params.scope || info.resourceMetadata?.scopes_supported?.join(' ') || undefined;
+        choice.scopes?.join(' ') ||
+        stepUp?.scopes.join(' ') ||
+        params.scope ||
+        info.resourceMetadata?.scopes_supported?.join(' ') ||
+        undefined;
       let client: OAuthClientInformationMixed;
       if (choice.clientId) {
         client = {
@@ -166,7 +193,14 @@ export function createMcpAuth(ctx: ConnectorsContext) {
         resource,
         ...(scope ? { scope } : {}),
       });
-      const link: McpOauthLink = { asUrl: info.authorizationServerUrl, metadata, client, resource: resource.href };
+      const link: McpOauthLink = {
+        asUrl: info.authorizationServerUrl,
+        metadata,
+        client,
+        resource: resource.href,
+        ...(scope ? { scope } : {}),
+        ...(stepUp && !choice.scopes?.length ? { stepUpRound: stepUp.round + 1 } : {}),
+      };
       return { redirectUrl: authorizationUrl.href, verifier: codeVerifier, link };
     },
 

@@ -51,6 +51,25 @@ export class McpAuthRequired extends Error {
   }
 }
 
+/**
+ * What an upstream's refusal asks for (docs/connectors.md, Re-authorization): `token` for a 401
+ * (at connect or on a later request), `scope` with the challenge's scopes for a 403
+ * `insufficient_scope` (the SDK raises InsufficientScopeError, having no auth provider here).
+ */
+export function authRefusal(err: unknown): { kind: 'token' } | { kind: 'scope'; scopes: string[] } | null {
+  if (err instanceof McpAuthRequired) return { kind: 'token' };
+  const e = err as { constructor?: { mcpBrand?: unknown }; requiredScope?: unknown; data?: { status?: unknown } };
+  if (e?.constructor?.mcpBrand === 'mcp.InsufficientScopeError')
+    return {
+      kind: 'scope',
+      scopes: String(e.requiredScope ?? '')
+        .split(' ')
+        .filter(Boolean),
+    };
+  if (e?.data?.status === 401) return { kind: 'token' };
+  return null;
+}
+
 const interactive = (relay?: McpRelay) => Boolean(relay?.sampling || relay?.elicitation);
 
 /**
@@ -113,6 +132,8 @@ export async function openMcp(target: McpTarget, relay?: McpRelay, options: Open
     fetch: withoutStream(watched, options.shared === true),
     // The resumed GET (Last-Event-ID) goes through the same fetch and carries these headers too.
     requestInit: { headers: target.headers },
+    // Gantry cannot open a browser mid-call: a step-up is the member's (authRefusal).
+    onInsufficientScope: 'throw',
     // An upstream may close a call's SSE stream and answer once the client resumes it
     // (docs/connectors.md, Stream resumption): a few attempts, at the delay the server asks for
     // (`retry:`), or backing off from 100 ms, never more than RESUME_MAX_DELAY_MS.

@@ -60,7 +60,13 @@ export function createOauthLinking(ctx: ConnectorsContext) {
       if (def.adapter === 'mcp') {
         // An MCP server's own authorization server (docs/connectors.md, Authorization of remote
         // MCP servers): the verifier and the registration wait sealed in the state.
-        const started = await mcpAuth.start(instance, choice, callbackUrl(config.publicUrl, def.key), state);
+        const started = await mcpAuth.start(
+          instance,
+          actor.principal.userId,
+          choice,
+          callbackUrl(config.publicUrl, def.key),
+          state,
+        );
         // The mode too: a link started for one mode is never stored for the other.
         await saveState(
           JSON.stringify({ verifier: started.verifier, link: started.link, mode: instance.credential_mode }),
@@ -162,7 +168,9 @@ export function createOauthLinking(ctx: ConnectorsContext) {
         // Where and as whom the refresh job refreshes them (sealed with them).
         ...(mcpLink ? { mcp_oauth: JSON.stringify(mcpLink) } : {}),
       };
-      const scopes = tokens.scope ? tokens.scope.split(' ').filter(Boolean) : (def.oauth?.scopes ?? []);
+      // No scope in the answer: the one asked for was granted (RFC 6749 §5.1).
+      const asked = mcpLink ? (mcpLink.scope?.split(' ').filter(Boolean) ?? []) : (def.oauth?.scopes ?? []);
+      const scopes = tokens.scope ? tokens.scope.split(' ').filter(Boolean) : asked;
       await inTransaction(db, async (trx) => {
         // Linked tokens go only to the definition's token and check URLs, which the operator
         // sets and no member can change: no origin to bind (docs/connectors.md, Credentials).

@@ -1,4 +1,5 @@
 import { escapeHtml as escape } from '../http/html.js';
+import type { PageView } from '../http/pages.js';
 
 const REASONS: Record<string, string> = {
   invalid_state: 'The link request was not recognised. Start the connection again.',
@@ -14,7 +15,7 @@ const REASONS: Record<string, string> = {
 };
 
 /** GET /settings/connectors: states the outcome of an OAuth link (the default GANTRY_WEB_URL target). */
-export function settingsPage(query: Record<string, string>): string {
+export function settingsPage(query: Record<string, string>): PageView {
   const ok = query.status === 'success';
   const connector = escape(String(query.connector ?? 'connector').slice(0, 64));
   const reason = String(query.reason ?? '');
@@ -26,7 +27,8 @@ export function settingsPage(query: Record<string, string>): string {
         ? `${connector} uses each member's own account: link yours to use its tools. Your client starts the link with ` +
           `POST /api/v1/connectors/instances/${escape(String(query.instanceId ?? '{id}').slice(0, 64))}/oauth/initiate and opens the redirectUrl it answers.`
         : 'Connector settings';
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Gantry connectors</title>
-<style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:4rem auto;padding:0 1rem}</style></head>
-<body><h1>Connectors</h1><p id="outcome" data-status="${ok ? 'success' : escape(String(query.status ?? ''))}">${text}</p>${reason && !ok ? `<p><small>Reason: <code>${escape(reason.slice(0, 64))}</code></small></p>` : ''}</body></html>`;
+  return {
+    title: 'Connectors',
+    body: `<h1>Connectors</h1>\n<p id="outcome" data-status="${ok ? 'success' : escape(String(query.status ?? ''))}">${text}</p>${reason && !ok ? `\n<p class="muted">Reason: <code>${escape(reason.slice(0, 64))}</code></p>` : ''}`,
+  };
 }

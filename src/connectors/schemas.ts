@@ -1,4 +1,15 @@
 import Joi from 'joi';
+import {
+  created,
+  envelope,
+  jsonBody,
+  offsetList,
+  ok,
+  page,
+  redirect,
+  shape,
+  timestamp,
+} from '../http/openapi/declare.js';
 import { offsetQuery } from '../http/pagination.js';
 import { CRED_TYPES } from './types.js';
 import { CREDENTIAL_MODES } from './user-links.js';
@@ -88,4 +99,139 @@ export const schemas = {
     'rateLimitRpm',
   ),
   invokeTool: Joi.object({ input: jsonObject.default({}) }),
+};
+
+const instance = shape({
+  id: Joi.string(),
+  connectorKey: Joi.string(),
+  displayName: Joi.string(),
+  status: Joi.string().valid('pending_auth', 'active', 'error', 'inactive'),
+  enabled: Joi.boolean(),
+  config: jsonObject,
+  toolPrefix: Joi.string().allow(null, ''),
+  credentialMode: Joi.string().valid(...CREDENTIAL_MODES),
+  lastHealthCheck: timestamp().allow(null),
+  healthMessage: Joi.string().allow(null, ''),
+  createdAt: timestamp(),
+  updatedAt: timestamp(),
+});
+const tool = shape({
+  id: Joi.string(),
+  connectorKey: Joi.string(),
+  toolKey: Joi.string(),
+  displayName: Joi.string(),
+  description: Joi.string().allow(null, ''),
+  inputSchema: jsonObject,
+  outputSchema: jsonObject,
+  requiresApproval: Joi.boolean(),
+  rateLimitRpm: Joi.number().allow(null),
+  isActive: Joi.boolean(),
+  source: Joi.string().valid('auto_discovered', 'manual'),
+});
+const approval = shape({
+  id: Joi.string(),
+  mode: Joi.string(),
+  instanceId: Joi.string(),
+  toolId: Joi.string(),
+  targetOrigin: Joi.string().allow(null),
+  input: Joi.any().allow(null),
+  inputTruncated: Joi.boolean(),
+  status: Joi.string(),
+  requestedBy: Joi.string().allow(null),
+  clientId: Joi.string().allow(null),
+  expiresAt: timestamp().allow(null),
+  consumedAt: timestamp().allow(null),
+  decidedBy: Joi.string().allow(null),
+  decidedAt: timestamp().allow(null),
+  result: Joi.any().allow(null),
+  createdAt: timestamp(),
+});
+const definition = shape({
+  key: Joi.string(),
+  name: Joi.string(),
+  description: Joi.string().allow(null, ''),
+  authKind: Joi.string(),
+  credType: Joi.string().allow(null),
+  adapter: Joi.string().allow(null),
+  oauth: shape({
+    authorizeUrl: Joi.string().allow(null, ''),
+    tokenUrl: Joi.string().allow(null, ''),
+    checkUrl: Joi.string().allow(null, ''),
+    scopes: Joi.array().items(Joi.string()),
+    pkce: Joi.boolean(),
+    configured: Joi.boolean(),
+  }).allow(null),
+  configSchema: jsonObject.allow(null),
+  isSystem: Joi.boolean(),
+  workspaceId: Joi.string().allow(null),
+});
+const credentialRecord = shape({
+  id: Joi.string(),
+  instanceId: Joi.string(),
+  credType: Joi.string(),
+  rotatedAt: timestamp(),
+});
+const invocation = (status: string) =>
+  shape({
+    status: Joi.valid(status),
+    approval: status === 'completed' ? Joi.valid(null) : approval,
+    result: Joi.any(),
+  });
+
+/** docs/connectors.md: what each connector route answers. */
+export const responses = {
+  definitions: ok(Joi.array().items(definition)),
+  definitionCreated: created(definition),
+  instances: offsetList(instance),
+  instanceCreated: created(instance),
+  instance: ok(instance),
+  tested: ok(shape({ healthy: Joi.boolean(), message: Joi.string().allow(null, ''), latencyMs: Joi.number() })),
+  tools: ok(Joi.array().items(tool)),
+  toolCreated: created(tool),
+  toolSettings: ok(
+    shape({
+      id: Joi.string(),
+      isActive: Joi.boolean(),
+      requiresApproval: Joi.boolean(),
+      rateLimitRpm: Joi.number().allow(null),
+    }),
+  ),
+  invoked: {
+    200: envelope(invocation('completed'), undefined, 'The tool ran: its result'),
+    202: envelope(invocation('pending_approval'), undefined, 'The call waits for an approval'),
+  },
+  approvals: ok(Joi.array().items(approval)),
+  approval: ok(approval),
+  credentialRecord: ok(credentialRecord),
+  credentialStatus: ok(
+    shape({
+      configured: Joi.boolean(),
+      credType: Joi.string().allow(null),
+      expiresAt: timestamp().allow(null),
+      scopes: Joi.array().items(Joi.string()).allow(null),
+      // A per_user instance answers the caller's own link (docs/connectors.md, Credential modes).
+      credentialMode: Joi.valid('per_user').optional(),
+      relinkRequired: Joi.boolean().optional(),
+      relinkReason: Joi.string().allow(null).optional(),
+    }),
+  ),
+  oauthInitiated: ok(shape({ redirectUrl: Joi.string(), state: Joi.string() })),
+  clientMetadata: {
+    200: jsonBody(
+      Joi.object({
+        client_id: Joi.string().required(),
+        client_name: Joi.string(),
+        client_uri: Joi.string(),
+        redirect_uris: Joi.array().items(Joi.string()).required(),
+        grant_types: Joi.array().items(Joi.string()),
+        response_types: Joi.array().items(Joi.string()),
+        token_endpoint_auth_method: Joi.string(),
+      }),
+      "Gantry's OAuth Client ID Metadata Document, for remote MCP servers' authorization servers",
+    ),
+  },
+  callback: {
+    302: redirect('To the connector settings page, with status=success or status=error&reason=CODE'),
+  },
+  settingsPage: { 200: page('States the outcome of a connector OAuth link') },
 };

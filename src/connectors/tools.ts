@@ -4,14 +4,13 @@ import { inTransaction, toBool } from '../db/tx.js';
 import { DomainError, conflict, notFound } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import type { ConnectorsContext } from './context.js';
-import { closeMcp, listAllTools, McpAuthRequired, openMcp, type McpToolDefinition } from './mcp.js';
-import { markNeedsAuth, NEEDS_AUTH_MESSAGE } from './mcp-auth.js';
+import { authRefusal, closeMcp, listAllTools, openMcp, type McpToolDefinition } from './mcp.js';
+import { createMcpReauth } from './mcp-reauth.js';
 import { presentTool } from './presenters.js';
 import { toolStore } from './store/index.js';
 import type { InstanceRow, ToolRow } from './tables.js';
 import type { Actor } from './types.js';
 import { upstream } from './invoke.js';
-import { isPerUser, REFUSED_401, relinkNeeded } from './user-links.js';
 
 export interface ManualToolInput {
   toolKey: string;
@@ -35,6 +34,7 @@ const TRANSLATIONS_META = 'gantry/translations';
 /** Tools of an instance: list, MCP sync, manual tools, enablement and approval gates. */
 export function createToolCatalog(ctx: ConnectorsContext) {
   const { db, clock } = ctx.kernel;
+  const reauth = createMcpReauth(ctx);
 
   function toRow(instance: InstanceRow, t: McpToolDefinition, now: string): Omit<ToolRow, 'seq'> {
     const meta = (t as { _meta?: Record<string, unknown> })._meta;
@@ -77,25 +77,32 @@ export function createToolCatalog(ctx: ConnectorsContext) {
       const instance = await ctx.requireInstance(actor.ws, instanceId);
       const def = await ctx.definitions.require(instance.connector_key, actor.ws.workspaceId);
       if (def.adapter === 'mcp') {
-        let discovered: McpToolDefinition[];
-        try {
+        const attempt = async (retry: boolean): Promise<McpToolDefinition[]> => {
           // A per_user instance syncs with the caller's own link (docs/connectors.md, Credential modes).
-          const session = await openMcp(await ctx.mcpTarget(instance, actor.principal.userId));
+          const target = await ctx.mcpTarget(instance, actor.principal.userId);
           try {
-            discovered = (await listAllTools(session)).tools;
-          } finally {
-            await closeMcp(session);
+            const session = await openMcp(target);
+            try {
+              return (await listAllTools(session)).tools;
+            } finally {
+              await closeMcp(session);
+            }
+          } catch (err) {
+            // docs/connectors.md, Re-authorization: a refused token is refreshed once (the
+            // caller's own on a per_user instance, whose refusals concern their link only).
+            const userId = actor.principal.userId;
+            const refusal = authRefusal(err);
+            if (
+              refusal?.kind === 'token' &&
+              (await reauth.tokenRefused(instance, userId, target.headers.authorization, retry))
+            )
+              return attempt(false);
+            if (refusal?.kind === 'scope') return reauth.scopeRefused(instance, userId, refusal.scopes);
+            if (err instanceof DomainError) throw err;
+            throw upstream(`Tool sync failed: ${(err as Error).message}`.slice(0, 300));
           }
-        } catch (err) {
-          if (err instanceof McpAuthRequired && isPerUser(instance))
-            throw await relinkNeeded(db, ctx.kernel.config.webUrl, instance, actor.principal.userId, REFUSED_401);
-          if (err instanceof McpAuthRequired) {
-            await markNeedsAuth(ctx, instance);
-            throw conflict(NEEDS_AUTH_MESSAGE);
-          }
-          if (err instanceof DomainError) throw err;
-          throw upstream(`Tool sync failed: ${(err as Error).message}`.slice(0, 300));
-        }
+        };
+        const discovered = await attempt(true);
         const now = clock.now().toISOString();
         const unique = new Map(
           discovered.filter((t) => typeof t?.name === 'string' && t.name.length > 0).map((t) => [t.name, t]),

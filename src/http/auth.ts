@@ -63,27 +63,52 @@ export function bearerToken(header: string | undefined): string | null {
  */
 export function registerBearerAuth(server: Server, verifiers: readonly BearerVerifier[]): void {
   server.auth.scheme('gantry-bearer', () => ({
-    async authenticate(request: Request, h: ResponseToolkit) {
+    authenticate(request: Request, h: ResponseToolkit) {
       const header = request.headers.authorization as string | undefined;
       if (!header) throw Object.assign(unauthorized('Missing bearer token'), { isMissing: true });
       const token = bearerToken(header);
       if (token === null) throw unauthorized('Malformed Authorization header; expected "Bearer <token>"');
-      for (const verifier of verifiers) {
-        const answer = verifier.verify(token);
-        const principal = answer instanceof Promise ? await answer : answer;
-        if (principal === undefined) continue;
-        if (principal === null) break;
-        checkRouteAccess(request, principal);
-        return h.authenticated({ credentials: principal as unknown as Record<string, unknown> });
-      }
-      throw new DomainError('UNAUTHORIZED', 'Invalid, expired or revoked token', undefined, {
-        'WWW-Authenticate': 'Bearer error="invalid_token"',
-      });
+      return verifyWith(verifiers, 0, token, request, h);
     },
   }));
   server.auth.strategy('bearer', 'gantry-bearer');
   server.auth.default('bearer');
 }
+
+/**
+ * Asks the verifiers from `from` on; synchronous while they answer synchronously (a cached
+ * token costs no promise), a promise from the first one that does not.
+ */
+function verifyWith(
+  verifiers: readonly BearerVerifier[],
+  from: number,
+  token: string,
+  request: Request,
+  h: ResponseToolkit,
+): ReturnType<ResponseToolkit['authenticated']> | Promise<ReturnType<ResponseToolkit['authenticated']>> {
+  for (let i = from; i < verifiers.length; i++) {
+    const answer = verifiers[i].verify(token);
+    if (answer instanceof Promise) {
+      return answer.then((principal) =>
+        principal === undefined ? verifyWith(verifiers, i + 1, token, request, h) : accept(principal, request, h),
+      );
+    }
+    if (answer !== undefined) return accept(answer, request, h);
+  }
+  throw invalidToken();
+}
+
+/** A verifier's answer: the principal, if it may call this route; null is an invalid token. */
+function accept(principal: Principal | null, request: Request, h: ResponseToolkit) {
+  if (principal === null) throw invalidToken();
+  checkRouteAccess(request, principal);
+  return h.authenticated({ credentials: principal as unknown as Record<string, unknown> });
+}
+
+const invalidToken = () =>
+  new DomainError('UNAUTHORIZED', 'Invalid, expired or revoked token', undefined, {
+    'WWW-Authenticate': 'Bearer error="invalid_token"',
+  });
 
 /**
  * The route's rules for the credential kind: third-party OAuth tokens need the route's scope,

@@ -22,11 +22,14 @@ const INBOUND_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
  */
 export function requestIdOf(request: Request): string {
   const app = request.app as { requestId?: string };
-  if (app.requestId === undefined) {
-    const inbound = request.headers['x-request-id'];
-    app.requestId = typeof inbound === 'string' && INBOUND_REQUEST_ID.test(inbound) ? inbound : crypto.randomUUID();
-  }
+  if (app.requestId === undefined)
+    app.requestId = inboundRequestId(request.headers['x-request-id'] as string | undefined);
   return app.requestId;
+}
+
+/** The inbound X-Request-Id when well-formed, else a new UUID. */
+export function inboundRequestId(inbound: string | string[] | undefined): string {
+  return typeof inbound === 'string' && INBOUND_REQUEST_ID.test(inbound) ? inbound : crypto.randomUUID();
 }
 
 export function durationOf(request: Request): number {

@@ -14,9 +14,12 @@ function statusOf(request: Request): number {
 
 /**
  * Counts every answered request by route (its id, else its path template: never the raw URL,
- * whose ids would make one series per resource), method and status, with its latency.
+ * whose ids would make one series per resource), method and status, with its latency. Only
+ * when something scrapes (docs/operations.md, Metrics): labelling and observing every request
+ * is a measurable share of a cached answer's cost, paid for nobody otherwise.
  */
-export function registerRequestMetrics(server: Server, metrics: Metrics): void {
+export function registerRequestMetrics(server: Server, metrics: Metrics): RequestCounter | null {
+  if (!metrics.served) return null;
   const labels = ['route', 'method', 'status'] as const;
   const requests = metrics.counter('gantry_http_requests_total', 'HTTP requests answered', labels);
   const duration = metrics.histogram(
@@ -25,17 +28,25 @@ export function registerRequestMetrics(server: Server, metrics: Metrics): void {
     labels,
     LATENCY_BUCKETS,
   );
-  server.events.on('response', (request) => {
-    const values = {
-      route: request.route.settings.id ?? request.route.path,
-      method: request.method.toUpperCase(),
-      status: String(statusOf(request)),
-    };
+  const count: RequestCounter = (route, method, status, seconds) => {
+    const values = { route, method, status: String(status) };
     requests.inc(values);
+    duration.observe(values, seconds);
+  };
+  server.events.on('response', (request) => {
     const end = request.info.completed || request.info.responded || Date.now();
-    duration.observe(values, Math.max(0, end - request.info.received) / 1000);
+    count(
+      request.route.settings.id ?? request.route.path,
+      request.method.toUpperCase(),
+      statusOf(request),
+      Math.max(0, end - request.info.received) / 1000,
+    );
   });
+  return count;
 }
+
+/** Counts one answered request (route id or template, method, status, seconds taken). */
+export type RequestCounter = (route: string, method: string, status: number, seconds: number) => void;
 
 export interface MetricsListener {
   /** Where it listens (the port is the real one when 0 was asked). */

@@ -1,4 +1,4 @@
-import type { Server } from '@hapi/hapi';
+import type { Request } from '@hapi/hapi';
 import { DomainError } from './errors.js';
 
 /**
@@ -27,15 +27,12 @@ function nestedDeeperThan(value: unknown, max: number): boolean {
  * VALIDATION_FAILED, in the route's own error format when it has one. Only parsed bodies (plain
  * objects and arrays) are walked; raw buffers and streams are the route's business.
  */
-export function registerPayloadDepth(server: Server): void {
-  server.ext('onPostAuth', (request, h) => {
-    const payload = request.payload as unknown;
-    if (typeof payload !== 'object' || payload === null || Buffer.isBuffer(payload)) return h.continue;
-    const proto = Object.getPrototypeOf(payload);
-    if (!Array.isArray(payload) && proto !== Object.prototype && proto !== null) return h.continue;
-    if (nestedDeeperThan(payload, MAX_PAYLOAD_DEPTH)) {
-      throw new DomainError('VALIDATION_FAILED', `The request body is nested deeper than ${MAX_PAYLOAD_DEPTH} levels`);
-    }
-    return h.continue;
-  });
+export function checkPayloadDepth(request: Request): void {
+  const payload = request.payload as unknown;
+  if (typeof payload !== 'object' || payload === null || Buffer.isBuffer(payload)) return;
+  const proto = Object.getPrototypeOf(payload);
+  if (!Array.isArray(payload) && proto !== Object.prototype && proto !== null) return;
+  if (nestedDeeperThan(payload, MAX_PAYLOAD_DEPTH)) {
+    throw new DomainError('VALIDATION_FAILED', `The request body is nested deeper than ${MAX_PAYLOAD_DEPTH} levels`);
+  }
 }

@@ -100,16 +100,17 @@ function rateLimitSubject(request: Request): string {
 export const rateLimitBucket = (routeId: string, request: Request): string => `${routeId}|${rateLimitSubject(request)}`;
 
 /**
- * Per endpoint, per authenticated user (per client IP when anonymous). Runs after
- * authentication so a signed-in caller is counted as themself wherever they connect from.
+ * Per endpoint, per authenticated user (per client IP when anonymous): counts the request and
+ * throws 429 past the limit. Runs after authentication so a signed-in caller is counted as
+ * themself wherever they connect from.
  */
-export function registerRateLimits(server: Server, limiter: RateLimiter, clock: Clock, metrics: Metrics): void {
+export function rateLimitCheck(limiter: RateLimiter, clock: Clock, metrics: Metrics): (request: Request) => void {
   const rejections = metrics.counter('gantry_rate_limit_rejections_total', 'Requests refused with 429, by rule', [
     'rule',
   ]);
-  server.ext('onPostAuth', (request, h) => {
+  return (request) => {
     const rule = routeConfig(request).rateLimit;
-    if (rule === false) return h.continue;
+    if (rule === false) return;
     const name = routeName(request);
     const decision = limiter.hit(rateLimitBucket(name, request), rule ?? DEFAULT_RATE_LIMIT);
     (request.app as { rateLimit?: RateDecision }).rateLimit = decision;
@@ -123,6 +124,14 @@ export function registerRateLimits(server: Server, limiter: RateLimiter, clock: 
         rateLimitHeaders(decision, clock.now().getTime()),
       );
     }
+  };
+}
+
+/** The rate limit as a lifecycle step of its own (a server built without the kernel's others). */
+export function registerRateLimits(server: Server, limiter: RateLimiter, clock: Clock, metrics: Metrics): void {
+  const check = rateLimitCheck(limiter, clock, metrics);
+  server.ext('onPostAuth', (request, h) => {
+    check(request);
     return h.continue;
   });
 }

@@ -4,11 +4,15 @@ import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { DomainError, type ErrorCode } from './errors.js';
 import { durationOf, requestIdOf } from './envelope.js';
-import { clientAddressOf } from './client-address.js';
+import { clientAddressFrom, clientAddressOf, trustedProxyTest } from './client-address.js';
+import type { TrustedProxy } from '../config.js';
+import type { AnsweredRequest } from './prepared.js';
+import type { RequestCounter } from './metrics.js';
 import { rateLimitHeaders, type RateDecision } from './rate-limit.js';
 import { routeConfig, routeName } from './route-config.js';
 import { joiDetails } from './validation.js';
 import { isUniqueViolation } from '../db/engine.js';
+import type { PageKit } from './pages.js';
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: 'VALIDATION_FAILED',
@@ -60,7 +64,7 @@ function mapError(err: Boom | DomainError): MappedError {
  * envelope, rate-limit headers, and one JSON log line per request (path only: query strings
  * can carry secrets).
  */
-export function registerResponses(server: Server, logger: Logger, clock: Clock): void {
+export function registerResponses(server: Server, logger: Logger, clock: Clock, pages: PageKit): void {
   server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
     const response = request.response;
     const requestId = requestIdOf(request);
@@ -83,12 +87,15 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock):
       }
       // The envelope, unless the route writes its errors in another wire format.
       const format = routeConfig(request).errorFormat;
-      const formatted = format?.({
-        status: mapped.status,
-        code: mapped.code,
-        message: mapped.message,
-        details: mapped.details,
-      });
+      const formatted = format?.(
+        {
+          status: mapped.status,
+          code: mapped.code,
+          message: mapped.message,
+          details: mapped.details,
+        },
+        pages,
+      );
       const body = formatted?.body ?? {
         data: null,
         error: {
@@ -155,4 +162,33 @@ export function validationFailAction(request: Request, _h: ResponseToolkit, err?
   const message =
     details.length > 0 ? `Invalid ${what}: ${details.map((d) => d.message).join('; ')}` : `Invalid ${what}`;
   throw DomainError.withStatus(status, 'VALIDATION_FAILED', message, details);
+}
+
+/**
+ * Records an answer sent without a hapi request (a prepared answer, src/http/prepared.ts) as
+ * the kernel records every other one: the request log line at info, the request metrics when
+ * scraped. null when there is nothing to record.
+ */
+export function preparedAnswerRecorder(
+  logger: Logger,
+  count: RequestCounter | null,
+  proxies: readonly TrustedProxy[],
+): ((answered: AnsweredRequest) => void) | null {
+  const log = logger.enabled?.('info') !== false;
+  if (!log && count === null) return null;
+  const trusted = proxies.length > 0 ? trustedProxyTest(proxies) : () => false;
+  return (a) => {
+    const elapsedMs = Date.now() - a.receivedMs;
+    count?.(a.routeId, a.method, a.status, elapsedMs / 1000);
+    if (!log) return;
+    logger.info('request', {
+      requestId: a.requestId,
+      method: a.method,
+      path: a.path,
+      route: a.routeId,
+      status: a.status,
+      durationMs: elapsedMs,
+      ip: clientAddressFrom(a.peer, a.forwardedFor, trusted),
+    });
+  };
 }

@@ -1,4 +1,7 @@
 import type { Request } from '@hapi/hapi';
+import type { Schema } from 'joi';
+import type { ErrorCode } from './errors.js';
+import type { PageKit } from './pages.js';
 
 export interface RateLimitRule {
   limit: number;
@@ -15,7 +18,14 @@ export interface RateLimitRule {
  *   token and revoke endpoints answer RFC 6749 bodies; HTML pages answer a page). Without it,
  *   every error is the envelope;
  * - invalidParamsStatus: the status of a path-parameter validation failure (default 422,
- *   the malformed-id answer of docs/interface.md, Errors; 400 where the path carries a value, not an id).
+ *   the malformed-id answer of docs/interface.md, Errors; 400 where the path carries a value, not an id);
+ * - responses: what the route answers on success, by status (src/http/openapi/declare.ts builds
+ *   them); the OpenAPI document and the tests' response checks read it (docs/openapi.md);
+ * - errors: the codes the route's service can throw, beyond the ones the kernel derives from
+ *   the route itself (auth, validation, body, rate limit, internal); a code thrown with its
+ *   second status (errors.ts, StatusExceptions) is given as [code, status];
+ * - errorSchema: the body of the route's errors when errorFormat writes JSON of its own;
+ * - requestBody: a body the route reads itself instead of through validate.payload (a form).
  */
 export interface GantryRouteConfig {
   scope?: string;
@@ -23,7 +33,23 @@ export interface GantryRouteConfig {
   rateLimit?: RateLimitRule | false;
   errorFormat?: RouteErrorFormat;
   invalidParamsStatus?: 400 | 404 | 422;
+  responses?: Readonly<Record<number, RouteResponse>>;
+  errors?: readonly (ErrorCode | readonly [ErrorCode, number])[];
+  errorSchema?: Schema;
+  requestBody?: { type: string; schema?: Schema };
 }
+
+/**
+ * One documented answer (docs/openapi.md): the envelope around `data` (meta adds to requestId
+ * and durationMs), a JSON body of another form (a protocol's own), another content type (a page,
+ * an event stream), a redirect, or no body.
+ */
+export type RouteResponse =
+  | { kind: 'envelope'; data: Schema; meta?: Schema; description?: string }
+  | { kind: 'json'; body: Schema; type?: string; description: string; otherTypes?: readonly string[] }
+  | { kind: 'content'; type: string; description: string }
+  | { kind: 'redirect'; description: string }
+  | { kind: 'empty'; description: string };
 
 /** An error as the kernel mapped it (status, code, safe message). */
 interface RouteError {
@@ -34,7 +60,10 @@ interface RouteError {
 }
 
 /** A route's own error wire format: the body, its content type, extra headers. */
-export type RouteErrorFormat = (error: RouteError) => {
+export type RouteErrorFormat = (
+  error: RouteError,
+  pages: PageKit,
+) => {
   body: string | object;
   type?: string;
   headers?: Readonly<Record<string, string>>;

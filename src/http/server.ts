@@ -2,11 +2,14 @@ import Hapi, { type Server } from '@hapi/hapi';
 import { registerBearerAuth } from './auth.js';
 import { registerClientAddress } from './client-address.js';
 import { registerHealth } from './health.js';
-import { registerRateLimits } from './rate-limit.js';
+import { DEFAULT_RATE_LIMIT, rateLimitCheck } from './rate-limit.js';
+import { registerOpenApi } from './openapi/route.js';
 import { registerRequestMetrics } from './metrics.js';
-import { registerPayloadDepth } from './payload-depth.js';
-import { registerResponses, validationFailAction } from './responses.js';
-import { API } from './paths.js';
+import { checkPayloadDepth } from './payload-depth.js';
+import { registerPages } from './pages.js';
+import { preparedAnswerRecorder, registerResponses, validationFailAction } from './responses.js';
+import { installPreparedAnswers } from './prepared.js';
+import { API, apiUrl } from './paths.js';
 import type { DomainPlugin, PluginDeps } from './plugin.js';
 import { identityPagesPlugin, identityPlugin } from '../identity/plugin.js';
 import { walletPlugin } from '../wallet/plugin.js';
@@ -18,6 +21,7 @@ import { oauthPagesPlugin, oauthPlugin } from '../oauth/plugin.js';
 import { connectorsPagesPlugin, connectorsPlugin } from '../connectors/plugin.js';
 import { aiPlugin } from '../ai/plugin.js';
 import { mcpPlugin } from '../mcp/plugin.js';
+import { SCOPES } from '../oauth/scopes.js';
 
 /** What the server stands on: the domains' deps and whether the app is shutting down. */
 export interface ServerDeps extends PluginDeps {
@@ -56,15 +60,22 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     debug: false,
   });
   registerClientAddress(server, kernel.config.trustedProxies);
-  registerResponses(server, kernel.logger, kernel.clock);
+  registerResponses(server, kernel.logger, kernel.clock, kernel.pages);
+  registerPages(server, kernel.pages);
   registerBearerAuth(server, [
     services.identity.sessionVerifier,
     services.oauth.accessTokenVerifier,
     services.accounts.apiKeyVerifier,
   ]);
-  registerRequestMetrics(server, kernel.metrics);
-  registerRateLimits(server, kernel.limiter, kernel.clock, kernel.metrics);
-  registerPayloadDepth(server);
+  const countRequest = registerRequestMetrics(server, kernel.metrics);
+  // The rate limit, then the body's depth, in one lifecycle step: hapi awaits every step of
+  // every request, so two steps cost measurably more than one doing both (docs/kernel.md).
+  const rateLimit = rateLimitCheck(kernel.limiter, kernel.clock, kernel.metrics);
+  server.ext('onPostAuth', (request, h) => {
+    rateLimit(request);
+    checkPayloadDepth(request);
+    return h.continue;
+  });
   registerHealth(server, kernel.db, () => app.draining);
 
   const [apiPlugins, pagePlugins]: DomainPlugin[][] = options.statusOnly
@@ -90,5 +101,34 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     { routes: { prefix: API } },
   );
   await server.register(pagePlugins.map((plugin) => ({ plugin, options: deps })));
+  // Last: the document covers every route above (docs/openapi.md). The status-only listener
+  // serves nothing but the status service, so it keeps the document without serving it.
+  const { publicUrl } = kernel.config;
+  registerOpenApi(
+    server,
+    {
+      title: 'Gantry',
+      version: '0.1.0',
+      serverUrl: publicUrl,
+      oauth: {
+        authorizationUrl: apiUrl(publicUrl, '/oauth/authorize'),
+        tokenUrl: apiUrl(publicUrl, '/oauth/token'),
+        refreshUrl: apiUrl(publicUrl, '/oauth/token'),
+        scopes: SCOPES,
+      },
+      strategies: {
+        mcp: {
+          type: 'http',
+          scheme: 'bearer',
+          description: `An OAuth access token whose audience (RFC 8707) is ${apiUrl(publicUrl, '/mcp')}, with the tools:call scope.`,
+        },
+      },
+      effectiveLimit: (rule) => kernel.limiter.effectiveLimit(rule),
+      defaultRateLimit: DEFAULT_RATE_LIMIT,
+      pages: kernel.pages,
+    },
+    !options.statusOnly,
+  );
+  installPreparedAnswers(server, preparedAnswerRecorder(kernel.logger, countRequest, kernel.config.trustedProxies));
   return server;
 }

@@ -1,11 +1,12 @@
 import type { DomainPlugin } from '../http/plugin.js';
 import { identityRoutes } from './routes.js';
+import { profileRoutes } from './profile-routes.js';
 import { identityPages } from './pages.js';
 
 /** The sign-in API (under the API prefix). */
 export const identityPlugin: DomainPlugin = {
   name: 'identity',
-  register: (server, deps) => server.route(identityRoutes(deps)),
+  register: (server, deps) => server.route([...identityRoutes(deps), ...profileRoutes(deps)]),
 };
 
 /** The email confirmation and password reset pages (at the root). */

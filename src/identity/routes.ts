@@ -4,10 +4,6 @@ import { reply } from '../http/envelope.js';
 import { principalOf } from '../http/auth.js';
 import { presentUser } from './presenters.js';
 import {
-  changeEmailBody,
-  changePasswordBody,
-  checkUsernameQuery,
-  claimUsernameBody,
   emailBody,
   exchangeRecoveryBody,
   loginBody,
@@ -15,11 +11,13 @@ import {
   refreshBody,
   registerBody,
   resetPasswordBody,
+  responses,
   tokenBody,
 } from './schemas.js';
 import { SIGN_IN_LIMITS } from './limits.js';
 
 const limits = SIGN_IN_LIMITS;
+const R = responses;
 
 /** Login and refresh answer the same body (docs/interface.md, Sign-in API). */
 function sessionBody(result: {
@@ -48,7 +46,9 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
       options: {
         id: 'auth.login',
         auth: false,
-        plugins: { gantry: { rateLimit: limits.login } },
+        plugins: {
+          gantry: { responses: R.session, errors: ['INVALID_CREDENTIALS', 'FORBIDDEN'], rateLimit: limits.login },
+        },
         validate: { payload: loginBody },
       },
       handler: async (request, h) => {
@@ -59,7 +59,12 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'POST',
       path: '/auth/refresh',
-      options: { id: 'auth.refresh', auth: false, validate: { payload: refreshBody } },
+      options: {
+        id: 'auth.refresh',
+        plugins: { gantry: { responses: R.session, errors: ['UNAUTHORIZED', 'FORBIDDEN'] } },
+        auth: false,
+        validate: { payload: refreshBody },
+      },
       handler: async (request, h) => {
         const { refreshToken } = request.payload as { refreshToken: string };
         return reply(request, h, sessionBody(await identity.refresh(refreshToken)));
@@ -68,7 +73,11 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'POST',
       path: '/auth/logout',
-      options: { id: 'auth.logout', validate: { payload: refreshBody } },
+      options: {
+        id: 'auth.logout',
+        plugins: { gantry: { responses: R.loggedOut } },
+        validate: { payload: refreshBody },
+      },
       handler: async (request, h) => {
         const { refreshToken } = request.payload as { refreshToken: string };
         await identity.logout(principalOf(request).userId, refreshToken);
@@ -81,7 +90,7 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
       options: {
         id: 'auth.magic-link',
         auth: false,
-        plugins: { gantry: { rateLimit: limits.magicLink } },
+        plugins: { gantry: { responses: R.sentIfKnown, rateLimit: limits.magicLink } },
         validate: { payload: magicLinkBody },
       },
       handler: async (request, h) => {
@@ -95,7 +104,13 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
       options: {
         id: 'auth.magic-link.verify',
         auth: false,
-        plugins: { gantry: { rateLimit: { limit: 15, windowSec: 300 } } },
+        plugins: {
+          gantry: {
+            responses: R.session,
+            errors: ['UNAUTHORIZED', 'GONE', 'FORBIDDEN'],
+            rateLimit: { limit: 15, windowSec: 300 },
+          },
+        },
         validate: { payload: tokenBody },
       },
       handler: async (request, h) =>
@@ -104,7 +119,7 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/auth/me',
-      options: { id: 'auth.me' },
+      options: { id: 'auth.me', plugins: { gantry: { responses: R.user, errors: ['NOT_FOUND'] } } },
       handler: async (request, h) =>
         reply(request, h, presentUser(await identity.getUserCached(principalOf(request).userId))),
     },
@@ -114,7 +129,7 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
       options: {
         id: 'auth.register',
         auth: false,
-        plugins: { gantry: { rateLimit: limits.register } },
+        plugins: { gantry: { responses: R.registered, errors: ['CONFLICT'], rateLimit: limits.register } },
         validate: { payload: registerBody },
       },
       handler: async (request, h) => {
@@ -133,7 +148,13 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
       options: {
         id: 'auth.confirm-email',
         auth: false,
-        plugins: { gantry: { rateLimit: limits.confirmEmail } },
+        plugins: {
+          gantry: {
+            responses: R.userInside,
+            errors: ['UNAUTHORIZED', 'GONE', 'CONFLICT'],
+            rateLimit: limits.confirmEmail,
+          },
+        },
         validate: { payload: tokenBody },
       },
       handler: async (request, h) =>
@@ -147,7 +168,7 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
       options: {
         id: 'auth.resend-confirmation',
         auth: false,
-        plugins: { gantry: { rateLimit: limits.resendConfirmation } },
+        plugins: { gantry: { responses: R.sentIfUnconfirmed, rateLimit: limits.resendConfirmation } },
         validate: { payload: emailBody },
       },
       handler: async (request, h) => {
@@ -161,7 +182,7 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
       options: {
         id: 'auth.forgot-password',
         auth: false,
-        plugins: { gantry: { rateLimit: limits.forgotPassword } },
+        plugins: { gantry: { responses: R.sentIfKnown, rateLimit: limits.forgotPassword } },
         validate: { payload: emailBody },
       },
       handler: async (request, h) => {
@@ -175,7 +196,9 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
       options: {
         id: 'auth.exchange-recovery-code',
         auth: false,
-        plugins: { gantry: { rateLimit: limits.exchangeRecoveryCode } },
+        plugins: {
+          gantry: { responses: R.resetToken, errors: ['UNAUTHORIZED', 'GONE'], rateLimit: limits.exchangeRecoveryCode },
+        },
         validate: { payload: exchangeRecoveryBody },
       },
       handler: async (request, h) => {
@@ -189,80 +212,15 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
       options: {
         id: 'auth.reset-password',
         auth: false,
-        plugins: { gantry: { rateLimit: limits.resetPassword } },
+        plugins: {
+          gantry: { responses: R.passwordReset, errors: ['UNAUTHORIZED', 'GONE'], rateLimit: limits.resetPassword },
+        },
         validate: { payload: resetPasswordBody },
       },
       handler: async (request, h) => {
         const { resetToken, password } = request.payload as { resetToken: string; password: string };
         await identity.flows.resetPassword(resetToken, password);
         return reply(request, h, { status: 'password_reset' });
-      },
-    },
-    {
-      method: 'GET',
-      path: '/auth/check-username',
-      options: {
-        id: 'auth.check-username',
-        auth: { mode: 'optional' },
-        plugins: { gantry: { rateLimit: limits.checkUsername } },
-        validate: { query: checkUsernameQuery },
-      },
-      handler: async (request, h) => {
-        const { username } = request.query as { username: string };
-        const caller = request.auth.credentials as { userId?: string } | null;
-        return reply(request, h, {
-          username,
-          available: await identity.flows.usernameAvailable(username, caller?.userId ?? null),
-        });
-      },
-    },
-    {
-      method: 'POST',
-      path: '/auth/claim-username',
-      options: {
-        id: 'auth.claim-username',
-        plugins: { gantry: { rateLimit: limits.claimUsername } },
-        validate: { payload: claimUsernameBody },
-      },
-      handler: async (request, h) => {
-        const { username } = request.payload as { username: string };
-        return reply(request, h, {
-          user: presentUser(await identity.flows.claimUsername(principalOf(request).userId, username)),
-        });
-      },
-    },
-    {
-      method: 'POST',
-      path: '/auth/change-email',
-      options: {
-        id: 'auth.change-email',
-        plugins: { gantry: { rateLimit: limits.changeEmail } },
-        validate: { payload: changeEmailBody },
-      },
-      handler: async (request, h) => {
-        const { newEmail, password } = request.payload as { newEmail: string; password: string };
-        await identity.flows.requestEmailChange(principalOf(request).userId, newEmail, password);
-        return reply(request, h, { status: 'confirmation_sent', newEmail }, { status: 202 });
-      },
-    },
-    {
-      method: 'POST',
-      path: '/auth/change-password',
-      options: {
-        id: 'auth.change-password',
-        plugins: { gantry: { rateLimit: limits.changePassword } },
-        validate: { payload: changePasswordBody },
-      },
-      handler: async (request, h) => {
-        const { currentPassword, newPassword } = request.payload as { currentPassword: string; newPassword: string };
-        const principal = principalOf(request);
-        const result = await identity.flows.changePassword(
-          principal.userId,
-          principal.sessionId,
-          currentPassword,
-          newPassword,
-        );
-        return reply(request, h, { status: 'password_changed', endedSessions: result.endedSessions });
       },
     },
   ];

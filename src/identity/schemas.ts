@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { accepted, created, ok, shape, timestamp } from '../http/openapi/declare.js';
 import { SINGLE_LINE } from '../lib/text.js';
 import { canonicalEmail } from './email.js';
 
@@ -87,3 +88,43 @@ export const changePasswordBody = Joi.object({
   currentPassword: Joi.string().max(128).required(),
   newPassword: password.required(),
 });
+
+/** The user of the sign-in API (presenters.ts): never a hash or an internal flag. */
+const user = shape({
+  id: Joi.string(),
+  email: Joi.string(),
+  fullName: Joi.string().allow(null),
+  username: Joi.string().allow(null),
+  avatarUrl: Joi.string().allow(null),
+  emailVerified: Joi.boolean(),
+  createdAt: timestamp(),
+});
+/** Login, refresh and magic-link verify (docs/interface.md, Sign-in API). */
+const session = shape({
+  accessToken: Joi.string(),
+  refreshToken: Joi.string(),
+  tokenType: Joi.valid('Bearer'),
+  expiresIn: Joi.number().integer(),
+  user: shape({
+    id: Joi.string(),
+    email: Joi.string(),
+    fullName: Joi.string().allow(null),
+    username: Joi.string().allow(null),
+  }),
+});
+const statusOnly = (...values: string[]) => shape({ status: Joi.string().valid(...values) });
+
+export const responses = {
+  session: ok(session),
+  user: ok(user),
+  userInside: ok(shape({ user })),
+  registered: created(shape({ user })),
+  loggedOut: ok(statusOnly('logged_out')),
+  sentIfKnown: accepted(statusOnly('sent_if_known')),
+  sentIfUnconfirmed: accepted(statusOnly('sent_if_unconfirmed')),
+  resetToken: ok(shape({ resetToken: Joi.string(), expiresIn: Joi.number().integer() })),
+  passwordReset: ok(statusOnly('password_reset')),
+  usernameAvailable: ok(shape({ username: Joi.string(), available: Joi.boolean() })),
+  emailChange: accepted(shape({ status: Joi.valid('confirmation_sent'), newEmail: Joi.string() })),
+  passwordChanged: ok(shape({ status: Joi.valid('password_changed'), endedSessions: Joi.number().integer() })),
+};

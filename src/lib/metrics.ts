@@ -8,6 +8,8 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
  */
 export class Metrics {
   readonly registry = new Registry();
+  /** Whether anything scrapes (GANTRY_METRICS_PORT): per-request series are only kept then. */
+  readonly served: boolean;
 
   /**
    * `processMetrics` only when something scrapes (GANTRY_METRICS_PORT): prom-client's process
@@ -15,6 +17,7 @@ export class Metrics {
    * otherwise (docs/operations.md, Metrics).
    */
   constructor(dbFile: string, options: { processMetrics: boolean }) {
+    this.served = options.processMetrics;
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'gantry_' });
     const size = (file: string) => {
       try {

@@ -1,3 +1,5 @@
+import Joi from 'joi';
+import { empty, jsonBody } from '../http/openapi/declare.js';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { Request as HapiRequest, ResponseToolkit, ServerRoute } from '@hapi/hapi';
@@ -70,7 +72,23 @@ export function mcpRoutes(app: PluginDeps): ServerRoute[] {
         id: 'mcp',
         auth: 'mcp',
         payload: { parse: true, allow: 'application/json' },
-        plugins: { gantry: { rateLimit: MCP_RATE_LIMIT, errorFormat: mcpErrorFormat } },
+        plugins: {
+          gantry: {
+            rateLimit: MCP_RATE_LIMIT,
+            errorFormat: mcpErrorFormat,
+            errorSchema: Joi.object().unknown(),
+            responses: {
+              200: jsonBody(Joi.object().unknown(), 'A JSON-RPC response, or its SSE stream', {
+                otherTypes: ['text/event-stream'],
+              }),
+              202: empty('A notification or response accepted'),
+              400: jsonBody(Joi.object().unknown(), 'A JSON-RPC error (a batch, a bad message)'),
+              404: jsonBody(Joi.object().unknown(), 'A JSON-RPC error: the session is unknown or ended'),
+              405: jsonBody(Joi.object().unknown(), 'Only POST, GET and DELETE'),
+            },
+            errors: ['FORBIDDEN', 'NOT_FOUND', 'CONFLICT', 'METHOD_NOT_ALLOWED'],
+          },
+        },
         ext: {
           onPreAuth: {
             // Browsers send Origin; a page of another origin must not reach the endpoint even

@@ -38,6 +38,12 @@ export class NotificationCounts {
     entry.values.clear();
   }
 
+  /** The cached count when there is a valid one: no promise on the hot path (a polled count). */
+  peek(userId: string, key: string): number | undefined {
+    const hit = this.users.get(userId)?.values.get(key);
+    return hit && hit.validUntilMs > this.clock.now().getTime() ? hit.count : undefined;
+  }
+
   async get(userId: string, key: string, compute: () => Promise<Counted>): Promise<number> {
     let entry = this.users.get(userId);
     if (!entry) {

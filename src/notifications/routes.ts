@@ -1,13 +1,19 @@
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
+import type { GantryRouteConfig } from '../http/route-config.js';
 import { reply } from '../http/envelope.js';
 import { bearerToken, principalOf } from '../http/auth.js';
 import { countOpenStream, SSE_HEADERS } from '../http/sse.js';
 import type { ListQuery } from './service.js';
 import type { NotificationStreams } from './live.js';
-import { idParams, listQuery } from './schemas.js';
+import { idParams, listQuery, responses } from './schemas.js';
 
-const perMinute = (limit: number) => ({ rateLimit: { limit, windowSec: 60 } });
+const perMinute = (limit: number, answers: GantryRouteConfig['responses']): GantryRouteConfig => ({
+  rateLimit: { limit, windowSec: 60 },
+  responses: answers,
+});
+// A notification of another user is a 403, an unknown one a 404 (docs/interface.md, Errors).
+const OWNED_ERRORS: GantryRouteConfig['errors'] = ['FORBIDDEN', 'NOT_FOUND'];
 
 /** docs/notifications.md: identity-scoped through the JWT only; no account or workspace. */
 export function notificationsRoutes(app: PluginDeps, streams: NotificationStreams): ServerRoute[] {
@@ -17,7 +23,11 @@ export function notificationsRoutes(app: PluginDeps, streams: NotificationStream
     {
       method: 'GET',
       path: '/notifications',
-      options: { id: 'notifications.list', plugins: { gantry: perMinute(60) }, validate: { query: listQuery } },
+      options: {
+        id: 'notifications.list',
+        plugins: { gantry: perMinute(60, responses.list) },
+        validate: { query: listQuery },
+      },
       handler: async (request, h) => {
         const page = await notifications.list(principalOf(request).userId, request.query as ListQuery);
         return reply(request, h, page.items, { meta: page.meta });
@@ -26,28 +36,41 @@ export function notificationsRoutes(app: PluginDeps, streams: NotificationStream
     {
       method: 'GET',
       path: '/notifications/unread-count',
-      options: { id: 'notifications.unread-count', plugins: { gantry: perMinute(60) } },
-      handler: async (request, h) =>
-        reply(request, h, { count: await notifications.unreadCount(principalOf(request).userId) }),
+      options: { id: 'notifications.unread-count', plugins: { gantry: perMinute(60, responses.unreadCount) } },
+      // Polled by every open client: a cached count is answered without a promise.
+      handler: (request, h) => {
+        const { userId } = principalOf(request);
+        const cached = notifications.cachedUnreadCount(userId);
+        if (cached !== undefined) return reply(request, h, { count: cached });
+        return notifications.unreadCount(userId).then((count) => reply(request, h, { count }));
+      },
     },
     {
       method: 'PATCH',
       path: '/notifications/{id}/read',
-      options: { id: 'notifications.read', plugins: { gantry: perMinute(30) }, validate: { params: idParams } },
+      options: {
+        id: 'notifications.read',
+        plugins: { gantry: { ...perMinute(30, responses.read), errors: OWNED_ERRORS } },
+        validate: { params: idParams },
+      },
       handler: async (request, h) =>
         reply(request, h, await notifications.markRead(principalOf(request).userId, String(request.params.id))),
     },
     {
       method: 'PATCH',
       path: '/notifications/{id}/archive',
-      options: { id: 'notifications.archive', plugins: { gantry: perMinute(30) }, validate: { params: idParams } },
+      options: {
+        id: 'notifications.archive',
+        plugins: { gantry: { ...perMinute(30, responses.archived), errors: OWNED_ERRORS } },
+        validate: { params: idParams },
+      },
       handler: async (request, h) =>
         reply(request, h, await notifications.archive(principalOf(request).userId, String(request.params.id))),
     },
     {
       method: 'POST',
       path: '/notifications/mark-all-read',
-      options: { id: 'notifications.mark-all-read', plugins: { gantry: perMinute(10) } },
+      options: { id: 'notifications.mark-all-read', plugins: { gantry: perMinute(10, responses.allRead) } },
       handler: async (request, h) => {
         const { status } = await notifications.markAllRead(principalOf(request).userId);
         return reply(request, h, { status });
@@ -57,7 +80,7 @@ export function notificationsRoutes(app: PluginDeps, streams: NotificationStream
       method: 'GET',
       path: '/notifications/stream',
       // Server-Sent Events, not the envelope; errors before the stream opens still are.
-      options: { id: 'notifications.stream' },
+      options: { id: 'notifications.stream', plugins: { gantry: { responses: responses.stream } } },
       handler: async (request, h) => {
         const { userId } = principalOf(request);
         // The kernel's bearer strategy has already read this header, so it holds a token.

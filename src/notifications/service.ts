@@ -194,7 +194,11 @@ export function createNotificationsService(kernel: Kernel, deps: { identity: Pic
       };
     },
 
-    unreadCount: (userId: string) => countOf({ userId, status: 'unread', now: nowIso() }),
+    unreadCount: (userId: string) =>
+      counts.get(userId, 'unread', () => store.countVisible(db, { userId, status: 'unread', now: nowIso() })),
+
+    /** The unread count when cached and valid (no change and no expiry since it was counted). */
+    cachedUnreadCount: (userId: string) => counts.peek(userId, 'unread'),
 
     /** unread -> read with readAt = now; a read one keeps its first readAt (docs/interface.md, States: no-op). */
     async markRead(userId: string, id: string): Promise<{ status: 'read' }> {

@@ -1,6 +1,7 @@
 import { randomToken, sha256Hex } from '../lib/crypto.js';
 import type { Kernel } from '../kernel.js';
 import type { IdentityService } from '../identity/service.js';
+import { inTransaction } from '../db/tx.js';
 import * as store from './store.js';
 
 export const BROWSER_SESSION_COOKIE = 'gantry_session';
@@ -29,6 +30,14 @@ export function createBrowserSessions(kernel: Kernel, identity: IdentityService)
         expires_at: new Date(now.getTime() + BROWSER_SESSION_TTL_SEC * 1000).toISOString(),
       });
       return id;
+    },
+
+    /** Signs the browser out: the row goes, and the identity session under it ends. */
+    async end(cookieValue: string): Promise<void> {
+      await inTransaction(db, async (trx) => {
+        const row = await store.deleteBrowserSession(trx, sha256Hex(cookieValue));
+        if (row) await identity.sessions.revoke(trx, row.session_id, 'logout');
+      });
     },
 
     /** The signed-in user of a cookie value, or null. */

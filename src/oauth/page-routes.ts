@@ -1,6 +1,7 @@
+import { htmlPage, PAGE_ERRORS } from '../http/openapi/declare.js';
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
-import { htmlErrorFormat } from '../http/html.js';
+import { htmlErrorFormat } from '../http/pages.js';
 import { BROWSER_SESSION_COOKIE } from './browser-sessions.js';
 import { createConsent } from './pages/consent.js';
 import { magicLinkRoutes } from './pages/magic-link.js';
@@ -43,7 +44,14 @@ export function oauthPageRoutes(app: PluginDeps): ServerRoute[] {
       options: {
         id: 'oauth.authorize-submit',
         ...pageConfig,
-        plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 20, windowSec: 60 } } },
+        plugins: {
+          gantry: {
+            responses: htmlPage('The sign-in or consent page, or the redirect back to the client'),
+            errors: PAGE_ERRORS,
+            errorFormat: htmlErrorFormat,
+            rateLimit: { limit: 20, windowSec: 60 },
+          },
+        },
         payload: { allow: ['application/x-www-form-urlencoded'], maxBytes: 16 * 1024 },
       },
       handler: async (request, h) => {
@@ -70,6 +78,7 @@ export function oauthPageRoutes(app: PluginDeps): ServerRoute[] {
             400,
           );
         }
+        if (formField(body, 'action') === 'signout') return consent.signOut(request, h, req, body);
         const decision = formField(body, 'decision');
         if (decision !== undefined) return consent.decide(request, h, req, client.name, decision, body);
         return signIn.submit(request, h, req, client.name, body);

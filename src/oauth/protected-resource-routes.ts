@@ -1,3 +1,5 @@
+import { oauthResponses } from './responses.js';
+import type { GantryRouteConfig } from '../http/route-config.js';
 import type { ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
 import { API } from '../http/paths.js';
@@ -9,7 +11,12 @@ import { MCP_PATH } from './resources.js';
  * Browser-based MCP clients fetch these with an `MCP-Protocol-Version` header, which makes the
  * browser ask first; the preflight allows it (docs/oauth.md, Discovery and MCP resource).
  */
-export function publicDocumentRoutes(path: string, id: string, document: object): ServerRoute[] {
+export function publicDocumentRoutes(
+  path: string,
+  id: string,
+  document: object,
+  answers: GantryRouteConfig['responses'],
+): ServerRoute[] {
   const cors = (h: ResponseToolkit, body: object | null, status: number) =>
     h
       .response(body ?? undefined)
@@ -19,13 +26,13 @@ export function publicDocumentRoutes(path: string, id: string, document: object)
     {
       method: 'GET',
       path,
-      options: { id, auth: false },
+      options: { id, auth: false, plugins: { gantry: { responses: answers } } },
       handler: (_request, h) => cors(h, document, 200).header('Cache-Control', 'public, max-age=3600'),
     },
     {
       method: 'OPTIONS',
       path,
-      options: { id: `${id}-preflight`, auth: false },
+      options: { id: `${id}-preflight`, auth: false, plugins: { gantry: { responses: oauthResponses.preflight } } },
       handler: (_request, h) =>
         cors(h, null, 204)
           .header('Access-Control-Allow-Methods', 'GET, OPTIONS')
@@ -42,7 +49,17 @@ export function publicDocumentRoutes(path: string, id: string, document: object)
 export function protectedResourceRoutes(app: PluginDeps): ServerRoute[] {
   const { metadata } = app.services.oauth.mcp;
   return [
-    ...publicDocumentRoutes(`${PROTECTED_RESOURCE_PATH}${API}${MCP_PATH}`, 'oauth.protected-resource', metadata),
-    ...publicDocumentRoutes(PROTECTED_RESOURCE_PATH, 'oauth.protected-resource-root', metadata),
+    ...publicDocumentRoutes(
+      `${PROTECTED_RESOURCE_PATH}${API}${MCP_PATH}`,
+      'oauth.protected-resource',
+      metadata,
+      oauthResponses.protectedResource,
+    ),
+    ...publicDocumentRoutes(
+      PROTECTED_RESOURCE_PATH,
+      'oauth.protected-resource-root',
+      metadata,
+      oauthResponses.protectedResource,
+    ),
   ];
 }

@@ -1,3 +1,4 @@
+import { oauthErrorBody, oauthResponses } from './responses.js';
 import type { ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
 import type { RateLimitRule, RouteErrorFormat } from '../http/route-config.js';
@@ -32,7 +33,14 @@ export function registrationRoutes(app: PluginDeps): ServerRoute[] {
         id: 'oauth.register',
         auth: false,
         payload: { allow: ['application/json'], maxBytes: 16 * 1024 },
-        plugins: { gantry: { errorFormat: registrationErrorFormat, rateLimit: REGISTRATION_LIMIT } },
+        plugins: {
+          gantry: {
+            errorFormat: registrationErrorFormat,
+            errorSchema: oauthErrorBody,
+            rateLimit: REGISTRATION_LIMIT,
+            responses: oauthResponses.register,
+          },
+        },
       },
       handler: async (request, h) => {
         if (!registration.enabled)

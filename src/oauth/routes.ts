@@ -1,3 +1,4 @@
+import { oauthErrorBody, oauthResponses as R } from './responses.js';
 import Joi from 'joi';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
@@ -56,20 +57,27 @@ export function oauthRootRoutes(app: PluginDeps): ServerRoute[] {
   const discovery = discoveryDocument(app.kernel.config);
   return [
     ...oauthPageRoutes(app),
-    ...publicDocumentRoutes('/.well-known/openid-configuration', 'oauth.discovery-openid', discovery),
-    ...publicDocumentRoutes('/.well-known/oauth-authorization-server', 'oauth.discovery', discovery),
+    ...publicDocumentRoutes('/.well-known/openid-configuration', 'oauth.discovery-openid', discovery, R.discovery),
+    ...publicDocumentRoutes('/.well-known/oauth-authorization-server', 'oauth.discovery', discovery, R.discovery),
     ...protectedResourceRoutes(app),
   ];
 }
 
+/** RFC 6749 2.3.1 and 4.1.3: the token and revoke requests are forms. */
+const FORM_BODY = { type: 'application/x-www-form-urlencoded' };
+
 /** The token, revoke, userinfo and grants endpoints (under the API prefix). */
+
 export function oauthRoutes(app: PluginDeps): ServerRoute[] {
   const { oauth } = app.services;
-  const protocol = { auth: false as const, plugins: { gantry: { errorFormat: oauthErrorFormat } } };
+  const protocol = {
+    auth: false as const,
+    plugins: { gantry: { errorFormat: oauthErrorFormat, errorSchema: oauthErrorBody } },
+  };
   // Not counted per address by the kernel: a partner backend refreshes for many users from one.
   const counting = {
     auth: false as const,
-    plugins: { gantry: { errorFormat: oauthErrorFormat, rateLimit: false as const } },
+    plugins: { gantry: { errorFormat: oauthErrorFormat, errorSchema: oauthErrorBody, rateLimit: false as const } },
   };
 
   return [
@@ -77,7 +85,12 @@ export function oauthRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'POST',
       path: '/oauth/token',
-      options: { id: 'oauth.token', ...counting, payload: { maxBytes: 16 * 1024 } },
+      options: {
+        id: 'oauth.token',
+        ...counting,
+        plugins: { gantry: { ...counting.plugins.gantry, responses: R.token, requestBody: FORM_BODY } },
+        payload: { maxBytes: 16 * 1024 },
+      },
       handler: async (request, h) => {
         try {
           return oauthJson(h, await counted(request, (caller) => oauth.token(credentials(request), caller)));
@@ -89,7 +102,12 @@ export function oauthRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'POST',
       path: '/oauth/revoke',
-      options: { id: 'oauth.revoke', ...counting, payload: { maxBytes: 16 * 1024 } },
+      options: {
+        id: 'oauth.revoke',
+        ...counting,
+        plugins: { gantry: { ...counting.plugins.gantry, responses: R.revoke, requestBody: FORM_BODY } },
+        payload: { maxBytes: 16 * 1024 },
+      },
       handler: async (request, h) => {
         try {
           await counted(request, (caller) => oauth.revoke(credentials(request), caller));
@@ -105,7 +123,11 @@ export function oauthRoutes(app: PluginDeps): ServerRoute[] {
       // Verified here rather than by the kernel: every OAuth access token may call it whatever
       // its scopes (the claims follow the scopes), and first-party session tokens may not
       // (they are not OAuth tokens; /auth/me serves the first-party app). RFC 6750 3 errors.
-      options: { id: 'oauth.userinfo', ...protocol },
+      options: {
+        id: 'oauth.userinfo',
+        ...protocol,
+        plugins: { gantry: { ...protocol.plugins.gantry, responses: R.userinfo } },
+      },
       handler: async (request, h) => {
         const token = bearerToken(request.headers.authorization as string | undefined);
         if (!token)
@@ -133,7 +155,7 @@ export function oauthRoutes(app: PluginDeps): ServerRoute[] {
       method: 'GET',
       path: '/oauth/grants',
       // No scope declared: only first-party session tokens reach it.
-      options: { id: 'oauth.grants' },
+      options: { id: 'oauth.grants', plugins: { gantry: { responses: R.grants } } },
       handler: async (request, h) => reply(request, h, await oauth.listGrants(principalOf(request).userId)),
     },
     {
@@ -141,6 +163,7 @@ export function oauthRoutes(app: PluginDeps): ServerRoute[] {
       path: '/oauth/grants/{clientId}',
       options: {
         id: 'oauth.grants-revoke',
+        plugins: { gantry: { responses: R.grantRevoked, errors: ['NOT_FOUND'] } },
         // A UUID, or a metadata document's URL (URL-encoded in the path).
         validate: {
           params: Joi.object({

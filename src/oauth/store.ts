@@ -250,5 +250,7 @@ export const insertBrowserSession = (
 ) => db.insertInto('oauth_browser_sessions').values(row).execute();
 export const findBrowserSession = (db: Executor, idHash: string) =>
   db.selectFrom('oauth_browser_sessions').selectAll().where('id_hash', '=', idHash).executeTakeFirst();
+export const deleteBrowserSession = (db: Executor, idHash: string) =>
+  db.deleteFrom('oauth_browser_sessions').where('id_hash', '=', idHash).returning('session_id').executeTakeFirst();
 export const deleteExpiredBrowserSessions = (db: Executor, before: string) =>
   db.deleteFrom('oauth_browser_sessions').where('expires_at', '<', before).executeTakeFirst();

@@ -1,4 +1,6 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
+import type { PreparedResponse } from '../http/prepared.js';
 import { httpDate, wholeSecond, type Representation } from './projection.js';
 
 /** docs/interface.md, Limits: the status response cache. */
@@ -54,7 +56,7 @@ export function noneMatchHits(header: string, etag: string): boolean {
  * changes may share one (RFC 9110 8.8.2.2): after a burst, a copy stamped with the second of the
  * current bytes may be an older copy of that second, so it gets a 200 (docs/status.md).
  */
-function isNotModified(headers: Request['headers'], rep: Representation, nowMs: number): boolean {
+function isNotModified(headers: IncomingHttpHeaders, rep: Representation, nowMs: number): boolean {
   const inm = headers['if-none-match'];
   if (typeof inm === 'string' && inm.trim() !== '') return noneMatchHits(inm, rep.etag);
   const ims = headers['if-modified-since'];
@@ -82,15 +84,32 @@ export function sendRepresentation(
   rep: Representation,
   nowMs: number,
 ): ResponseObject {
-  const notModified = isNotModified(request.headers, rep, nowMs);
+  const notModified = isNotModified(request.headers as IncomingHttpHeaders, rep, nowMs);
   if (request.headers['if-none-match'] !== undefined) delete request.headers['if-none-match'];
   if (request.headers['if-modified-since'] !== undefined) delete request.headers['if-modified-since'];
   (request.info as { acceptEncoding: string | null }).acceptEncoding = 'identity';
   const response = notModified ? h.response().code(304) : h.response(rep.bytes).type(rep.contentType);
-  const lastModified = rep.firstSeenMs <= nowMs ? rep.lastModified : httpDate(nowMs);
-  return response
-    .header('Date', httpDate(nowMs))
-    .header('Cache-Control', STATUS_CACHE_CONTROL)
-    .header('ETag', rep.etag)
-    .header('Last-Modified', lastModified);
+  for (const [name, value] of Object.entries(validators(rep, nowMs))) response.header(name, value);
+  return response;
+}
+
+/** Date, Cache-Control, ETag and Last-Modified of a representation sent at `nowMs`. */
+function validators(rep: Representation, nowMs: number): Record<string, string> {
+  const date = httpDate(nowMs);
+  return {
+    date,
+    'cache-control': STATUS_CACHE_CONTROL,
+    etag: rep.etag,
+    'last-modified': rep.firstSeenMs <= nowMs ? rep.lastModified : date,
+  };
+}
+
+/**
+ * The same answer as sendRepresentation, as a prepared answer the kernel writes without a hapi
+ * request (src/http/prepared.ts): 304 or the exact bytes, with the same validators.
+ */
+export function preparedResponse(headers: IncomingHttpHeaders, rep: Representation, nowMs: number): PreparedResponse {
+  const answer = validators(rep, nowMs);
+  if (isNotModified(headers, rep, nowMs)) return { statusCode: 304, headers: answer, body: null };
+  return { statusCode: 200, headers: { 'content-type': rep.contentType, ...answer }, body: rep.bytes };
 }

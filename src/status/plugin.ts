@@ -1,4 +1,6 @@
 import type { DomainPlugin } from '../http/plugin.js';
+import { servePrepared } from '../http/prepared.js';
+import { preparedResponse } from './http-cache.js';
 import { statusPageRoutes, statusRoutes } from './routes.js';
 
 /** The public status service (under the API prefix). */
@@ -8,6 +10,14 @@ export const statusPlugin: DomainPlugin = {
     // A server answers status requests: keep the projection built ahead of them from now on.
     deps.services.status.projection.activate();
     server.route(statusRoutes(deps));
+    // The summary, the most polled answer, is sent from memory once prepared (and while
+    // current); the route builds it and answers everything else (docs/status.md, Projections and caching).
+    const { projection } = deps.services.status;
+    const { clock } = deps.kernel;
+    servePrepared(server, '/status', 'status.summary', (headers) => {
+      const rep = projection.prepared('summary');
+      return rep ? preparedResponse(headers, rep, clock.now().getTime()) : undefined;
+    });
   },
 };
 

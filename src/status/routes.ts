@@ -16,8 +16,17 @@ import {
 } from './presenters.js';
 import { renderStatusPage } from './page.js';
 import { renderIncidentFeed } from './feed.js';
-import { componentsQuery, dateParams, idParams, incidentsQuery, slugParams, windowParams } from './schemas.js';
-import { htmlErrorFormat } from '../http/html.js';
+import {
+  componentsQuery,
+  dateParams,
+  idParams,
+  incidentsQuery,
+  responses,
+  slugParams,
+  windowParams,
+} from './schemas.js';
+import type { GantryRouteConfig } from '../http/route-config.js';
+import { htmlErrorFormat } from '../http/pages.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -43,11 +52,24 @@ function serving(app: PluginDeps) {
       if (!rep) throw notFound(what);
       return sendRepresentation(request, h, rep, clock.now().getTime());
     };
-  const options = (id: string, extra: Record<string, unknown> = {}) => ({
+  // Each answer names what it cannot find (a 404), so every route may answer one.
+  const options = (
+    id: string,
+    answers: GantryRouteConfig['responses'],
+    extra: { validate?: object; gantry?: GantryRouteConfig } = {},
+  ) => ({
     id,
     auth: false as const,
-    plugins: { gantry: { rateLimit: false as const, invalidParamsStatus: 400 as const } },
-    ...extra,
+    ...(extra.validate ? { validate: extra.validate } : {}),
+    plugins: {
+      gantry: {
+        rateLimit: false as const,
+        invalidParamsStatus: 400 as const,
+        responses: answers,
+        errors: ['NOT_FOUND'] as const,
+        ...extra.gantry,
+      },
+    },
   });
   return { serve, options };
 }
@@ -65,7 +87,7 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/status',
-      options: options('status.summary'),
+      options: options('status.summary', responses.summary),
       handler: serve(
         () => 'summary',
         () => (model) => envelopeBody(presentSummary(model)),
@@ -75,7 +97,7 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/status/services',
-      options: options('status.services'),
+      options: options('status.services', responses.services),
       handler: serve(
         () => 'services',
         () => (model) => envelopeBody(model.services.map(presentService)),
@@ -85,7 +107,7 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/status/services/{slug}',
-      options: options('status.service', { validate: { params: slugParams } }),
+      options: options('status.service', responses.service, { validate: { params: slugParams } }),
       handler: serve(
         (r) => `service:${r.params.slug}`,
         (r) => (model) => {
@@ -98,7 +120,7 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/status/components',
-      options: options('status.components', { validate: { query: componentsQuery } }),
+      options: options('status.components', responses.components, { validate: { query: componentsQuery } }),
       handler: serve(
         (r) => (r.query.serviceSlug ? `components:${r.query.serviceSlug}` : 'components'),
         (r) => (model) => {
@@ -114,7 +136,7 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/status/incidents',
-      options: options('status.incidents', { validate: { query: incidentsQuery } }),
+      options: options('status.incidents', responses.incidents, { validate: { query: incidentsQuery } }),
       handler: serve(
         (r) => `incidents:${r.query.page}:${r.query.limit}`,
         (r) => (model) => {
@@ -130,9 +152,9 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
       method: 'GET',
       path: '/status/incidents/{id}',
       // A malformed id is the interface's 422 (docs/interface.md, Errors); a malformed date or window is a 400.
-      options: options('status.incident', {
+      options: options('status.incident', responses.incident, {
         validate: { params: idParams },
-        plugins: { gantry: { rateLimit: false, invalidParamsStatus: 422 } },
+        gantry: { invalidParamsStatus: 422 },
       }),
       handler: serve(
         (r) => `incident:${String(r.params.id).toLowerCase()}`,
@@ -146,7 +168,7 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/status/maintenance',
-      options: options('status.maintenance'),
+      options: options('status.maintenance', responses.maintenance),
       handler: serve(
         () => 'maintenance',
         () => (model) => envelopeBody(model.maintenance.map(presentMaintenance)),
@@ -156,7 +178,7 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/status/snapshots/{date}',
-      options: options('status.snapshot', { validate: { params: dateParams } }),
+      options: options('status.snapshot', responses.snapshot, { validate: { params: dateParams } }),
       handler: serve(
         (r) => `snapshot:${r.params.date}`,
         (r) => async () => {
@@ -177,7 +199,7 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/status/uptime/{window}',
-      options: options('status.uptime', { validate: { params: windowParams } }),
+      options: options('status.uptime', responses.uptime, { validate: { params: windowParams } }),
       handler: serve(
         (r) => `uptime:${r.params.window}`,
         (r) => (model) => envelopeBody(presentUptime(model, r.params.window as UptimeWindow)),
@@ -192,25 +214,27 @@ export function statusPageRoutes(app: PluginDeps): ServerRoute[] {
   const { config } = app.kernel;
   const { serve, options } = serving(app);
   const pageUrl = `${config.publicUrl}/status`;
+  const page = serve(
+    () => 'page',
+    () => (model) => ({
+      body: renderStatusPage(model, app.kernel.pages, `${pageUrl}/feed.atom`, apiUrl(config.publicUrl, '/status')),
+      contentType: 'text/html; charset=utf-8',
+    }),
+    'Page',
+  );
 
   return [
     {
       method: 'GET',
       path: '/status',
-      options: options('status.page', { plugins: { gantry: { rateLimit: false, errorFormat: htmlErrorFormat } } }),
-      handler: serve(
-        () => 'page',
-        () => (model) => ({
-          body: renderStatusPage(model, `${pageUrl}/feed.atom`, apiUrl(config.publicUrl, '/status')),
-          contentType: 'text/html; charset=utf-8',
-        }),
-        'Page',
-      ),
+      options: options('status.page', responses.page, { gantry: { errorFormat: htmlErrorFormat } }),
+      // The pages' strict CSP (docs/kernel.md, Pages): the page loads its stylesheet and nothing else.
+      handler: async (request, h) => (await page(request, h)).header('Content-Security-Policy', app.kernel.pages.csp()),
     },
     {
       method: 'GET',
       path: '/status/feed.atom',
-      options: options('status.feed', { plugins: { gantry: { rateLimit: false } } }),
+      options: options('status.feed', responses.feed),
       handler: serve(
         () => 'feed',
         () => (model) => ({

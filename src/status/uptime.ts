@@ -61,4 +61,10 @@ export function worstFigure(figures: readonly UptimeFigure[]): UptimeFigure {
 
 /** Percent with four decimals (99.9977), the unit of every uptime number in the API. */
 export const toPercent = (ratio: number): number => Math.round(ratio * 1_000_000) / 10_000;
+/**
+ * Percent with two decimals for people (the status page), as Statuspage shows it. Cut, never
+ * rounded up: 99.999% reads 99.99%, so 100.00% only ever means no downtime at all. The small
+ * epsilon absorbs binary noise (0.9372 x 10000 is 9371.999...).
+ */
+export const pagePercent = (ratio: number): string => (Math.floor(ratio * 10_000 + 1e-6) / 100).toFixed(2);
 export const toMinutes = (ms: number): number => Math.round(ms / 600) / 100;

@@ -46,7 +46,7 @@ describe('the human status page in a browser', () => {
     const page = await browser.newPage({ viewport: { width: 1024, height: 900 } });
     const res = await page.goto(url);
     assert.equal(res?.status(), 200);
-    assert.equal(await page.title(), 'Status: Partial System Outage');
+    assert.equal(await page.title(), 'Status: Partial System Outage · Gantry');
     assert.equal((await page.locator('#headline').innerText()).trim(), 'Partial System Outage');
     const services = page.locator('section.service');
     assert.equal(await services.count(), 2);
@@ -65,7 +65,9 @@ describe('the human status page in a browser', () => {
     assert.match(await page.locator('article.maintenance').innerText(), /Database upgrade/);
     assert.match(await page.locator('article.maintenance').innerText(), /Dashboard:/);
     const banner = await page.locator('#headline').evaluate((el) => getComputedStyle(el).backgroundColor);
-    assert.equal(banner, 'rgb(232, 89, 12)');
+    assert.equal(banner, 'rgb(194, 65, 12)');
+    // Uptime with two decimals, cut: about 70% weighted today.
+    assert.match(await api.locator('.legend').innerText(), /\b\d{2}\.\d{2}% uptime\b/);
     assert.equal(await page.locator('link[rel="alternate"][type="application/atom+xml"]').count(), 1);
     await page.close();
   });

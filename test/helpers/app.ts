@@ -1,4 +1,5 @@
 import type SqliteDatabase from 'better-sqlite3';
+import { AssertionError } from 'node:assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { createServer } from '../../src/http/server.js';
 import { ManualClock, systemClock, type Clock } from '../../src/lib/clock.js';
 import { createLogger, type Logger } from '../../src/lib/logger.js';
 import { createTestDatabase, TEST_ENGINE } from './postgres.js';
+import { answerChecker, listenerChecker } from './openapi-check.js';
 
 /** Environment every test app gets: cheap scrypt, no log noise. */
 export const TEST_ENV: NodeJS.ProcessEnv = {
@@ -54,13 +56,21 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const app = await createAppContext(config, { clock, logger, env });
   const server = await createServer(app, { statusOnly: options.statusOnly });
   await server.initialize();
+  // Every answer of every test is checked against the OpenAPI document (docs/openapi.md):
+  // inject()'s at once, those of the real listener when the app closes.
+  const check = answerChecker(server);
+  const listened = listenerChecker(server);
   return {
     app,
     server,
     clock,
     dataDir,
     logs,
-    inject: (opts) => server.inject(opts),
+    async inject(opts) {
+      const res = await server.inject(opts);
+      check(res);
+      return res;
+    },
     async close() {
       await server.stop();
       await app.kernel.close();
@@ -68,6 +78,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
         rmSync(dataDir, { recursive: true, force: true });
         await database?.drop();
       }
+      const failures = listened.failures();
+      if (failures.length > 0)
+        throw new AssertionError({
+          message: `Answers over the listener that the OpenAPI document does not allow:\n${failures.join('\n')}`,
+        });
     },
   };
 }

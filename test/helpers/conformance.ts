@@ -96,21 +96,31 @@ function suiteCli(): string {
   }
 }
 
+/** The suite writes `<scenario>-<time>/checks.json` under the output dir (auth/... nests a level). */
 function readChecks(outDir: string): Check[] | undefined {
-  const dir = existsSync(outDir) ? readdirSync(outDir).find((d) => d.startsWith('server-')) : undefined;
-  const file = dir && path.join(outDir, dir, 'checks.json');
-  return file && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Check[]) : undefined;
+  const found = existsSync(outDir)
+    ? readdirSync(outDir, { recursive: true }).find((f) => path.basename(String(f)) === 'checks.json')
+    : undefined;
+  return found ? (JSON.parse(readFileSync(path.join(outDir, String(found)), 'utf8')) as Check[]) : undefined;
 }
 
-function runScenario(cli: string, node: string, url: string, scenario: string, timeoutMs: number) {
+/** One run of the suite's CLI: `mode` and its target (`--url URL` or `--command CMD`) for one scenario. */
+function runScenario(
+  cli: string,
+  node: string,
+  target: string[],
+  scenario: string,
+  timeoutMs: number,
+  env: NodeJS.ProcessEnv = {},
+) {
   const outDir = mkdtempSync(path.join(tmpdir(), 'gantry-conformance-'));
   const started = Date.now();
   return new Promise<ScenarioResult>((resolve) => {
     // The suite's output stays here: its summary lines ("N passed, N failed") would otherwise
     // read as the test run's own.
-    const child = spawn(node, [cli, 'server', '--url', url, '--scenario', scenario, '--output-dir', outDir], {
+    const child = spawn(node, [cli, ...target, '--scenario', scenario, '--output-dir', outDir], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1' },
+      env: { ...process.env, ...env, NO_COLOR: '1' },
     });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
@@ -187,7 +197,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Scena
   const queue = [...options.scenarios];
   const worker = async () => {
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-      results.push(await runScenario(cli, node, url, next, options.timeoutMs ?? 90_000));
+      results.push(await runScenario(cli, node, ['server', '--url', url], next, options.timeoutMs ?? 90_000));
     }
   };
   try {
@@ -195,5 +205,36 @@ export async function runConformance(options: ConformanceOptions): Promise<Scena
   } finally {
     await proxy?.close();
   }
+  return options.scenarios.map((s) => results.find((r) => r.scenario === s)!);
+}
+
+export interface ClientConformanceOptions {
+  /** The client under test: the suite appends the scenario server's URL and runs it in a shell. */
+  command: string;
+  scenarios: readonly string[];
+  /** Handed to the command (the suite passes its environment on). */
+  env: NodeJS.ProcessEnv;
+  /** The suite's own wait for the command, per scenario. */
+  clientTimeoutMs?: number;
+  concurrency?: number;
+}
+
+/**
+ * Client mode: the suite starts each scenario's server (and authorization server) and runs the
+ * command against it. Results in the order given.
+ */
+export async function runClientConformance(options: ClientConformanceOptions): Promise<ScenarioResult[]> {
+  const node = node22();
+  const cli = suiteCli();
+  const clientMs = options.clientTimeoutMs ?? 30_000;
+  const target = ['client', '--command', options.command, '--timeout', String(clientMs)];
+  const results: ScenarioResult[] = [];
+  const queue = [...options.scenarios];
+  const worker = async () => {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      results.push(await runScenario(cli, node, target, next, clientMs + 30_000, options.env));
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency ?? 4 }, worker));
   return options.scenarios.map((s) => results.find((r) => r.scenario === s)!);
 }

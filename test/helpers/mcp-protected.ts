@@ -31,12 +31,20 @@ export interface ProtectedMcp {
   noRegistration: boolean;
   /** Advertise client_id_metadata_document_supported (an https client_id is then a public client). */
   cimd: boolean;
+  /** Scopes granted to each access token (the authorize request's, kept across refreshes). */
+  scopesOf: Map<string, string[]>;
+  /**
+   * When set and it returns scopes (given the token's), a tools/call is answered 403
+   * insufficient_scope naming them (step-up, RFC 6750 §3.1); an empty list lets it through.
+   */
+  callScopes: ((granted: string[]) => string[]) | null;
   close(): Promise<void>;
 }
 
 export async function startProtectedMcp(tools: FakeTool[]): Promise<ProtectedMcp> {
   const inner = await startModernMcpServer({ tools });
-  const codes = new Map<string, { challenge: string; clientId: string; resource: string | null }>();
+  const codes = new Map<string, { challenge: string; clientId: string; resource: string | null; scope: string[] }>();
+  const refreshScopes = new Map<string, string[]>();
   let base = '';
   const state = {
     clients: new Map<string, { secret: string | null }>(),
@@ -50,13 +58,23 @@ export async function startProtectedMcp(tools: FakeTool[]): Promise<ProtectedMcp
     expiresIn: 3600,
     noRegistration: false,
     cimd: false,
+    scopesOf: new Map<string, string[]>(),
+    callScopes: null as ProtectedMcp['callScopes'],
   };
-  const issue = () => {
+  const issue = (scope: string[]) => {
     const access = `mcp-at-${randomUUID()}`;
     const refresh = `mcp-rt-${randomUUID()}`;
     state.validAccess.add(access);
     state.validRefresh.add(refresh);
-    return { access_token: access, refresh_token: refresh, token_type: 'Bearer', expires_in: state.expiresIn };
+    state.scopesOf.set(access, scope);
+    refreshScopes.set(refresh, scope);
+    return {
+      access_token: access,
+      refresh_token: refresh,
+      token_type: 'Bearer',
+      expires_in: state.expiresIn,
+      ...(scope.length ? { scope: scope.join(' ') } : {}),
+    };
   };
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -96,6 +114,7 @@ export async function startProtectedMcp(tools: FakeTool[]): Promise<ProtectedMcp
         challenge: p.get('code_challenge') ?? '',
         clientId: p.get('client_id') ?? '',
         resource: p.get('resource'),
+        scope: (p.get('scope') ?? '').split(' ').filter(Boolean),
       });
       const back = new URL(p.get('redirect_uri') ?? '');
       back.searchParams.set('code', code);
@@ -129,11 +148,11 @@ export async function startProtectedMcp(tools: FakeTool[]): Promise<ProtectedMcp
             .digest('base64url') !== code.challenge
         )
           return json(400, { error: 'invalid_grant' });
-        return json(200, issue());
+        return json(200, issue(code.scope));
       }
       if (form.grant_type === 'refresh_token') {
         if (!state.validRefresh.delete(form.refresh_token)) return json(400, { error: 'invalid_grant' });
-        return json(200, issue());
+        return json(200, issue(refreshScopes.get(form.refresh_token) ?? []));
       }
       return json(400, { error: 'unsupported_grant_type' });
     }
@@ -148,6 +167,16 @@ export async function startProtectedMcp(tools: FakeTool[]): Promise<ProtectedMcp
           },
         );
       state.mcpTokens.push(token);
+      const granted = state.scopesOf.get(token) ?? [];
+      const needed = state.callScopes && body.includes('"tools/call"') ? state.callScopes(granted) : [];
+      if (needed.length > 0)
+        return json(
+          403,
+          { error: 'insufficient_scope' },
+          {
+            'www-authenticate': `Bearer error="insufficient_scope", scope="${needed.join(' ')}", resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
+          },
+        );
       try {
         const message = JSON.parse(body.toString('utf8')) as { method?: string; params?: Record<string, unknown> };
         if (message.method === 'tools/call')

@@ -48,7 +48,13 @@ export function runBin(
  * for its "gantry listening on" line.
  */
 export async function spawnGantry(
-  options: { env?: NodeJS.ProcessEnv; args?: string[]; dataDir?: string } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    args?: string[];
+    dataDir?: string;
+    /** Run bin/gantry itself, as systemd and a terminal do, instead of `node bin/gantry`. */
+    asExecutable?: boolean;
+  } = {},
 ): Promise<RunningGantry> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gantry-e2e-'));
   const env: NodeJS.ProcessEnv = {
@@ -60,7 +66,8 @@ export async function spawnGantry(
     GANTRY_PORT: '0',
     ...options.env,
   };
-  const proc = spawn(process.execPath, [BIN, 'serve', ...(options.args ?? [])], {
+  const args = ['serve', ...(options.args ?? [])];
+  const proc = spawn(options.asExecutable ? BIN : process.execPath, options.asExecutable ? args : [BIN, ...args], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -70,11 +77,12 @@ export async function spawnGantry(
   const url = await new Promise<string>((resolve, reject) => {
     // A server that never said it listens is killed: left running, its pipes would keep the
     // test file's process alive after the failure, and the whole run would hang.
+    // 30 s: a start takes about 1 s alone, and up to 15 s on a machine loaded with other test files.
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
-      reject(new Error(`gantry did not start within 15 s: ${stderr}`));
-    }, 15_000);
+      reject(new Error(`gantry did not start within 30 s: ${stderr}`));
+    }, 30_000);
     let buffer = '';
     proc.stdout!.on('data', (chunk) => {
       buffer += chunk;

@@ -9,6 +9,7 @@ import { startFakeProvider, type FakeProvider } from '../helpers/fake-ai.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { registerBearerAuth, type Principal } from '../../src/http/auth.js';
 import { registerResponses } from '../../src/http/responses.js';
+import { createPageKit } from '../../src/http/pages.js';
 import { registerRateLimits } from '../../src/http/rate-limit.js';
 import { RUN_ROUTE_CONFIG } from '../../src/ai/routes.js';
 import { aiPlugin } from '../../src/ai/plugin.js';
@@ -383,7 +384,7 @@ describe('chat runs', () => {
       tokenId: 'jti-1',
     });
     const server = Hapi.server();
-    registerResponses(server, createLogger('silent'), clock);
+    registerResponses(server, createLogger('silent'), clock, createPageKit({ name: 'Gantry', logoUrl: null }));
     registerBearerAuth(server, [
       {
         name: 'oauth-stand-in',

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import Hapi, { type Server } from '@hapi/hapi';
 import { registerBearerAuth, principalOf, type BearerVerifier, type Principal } from '../../src/http/auth.js';
 import { registerResponses } from '../../src/http/responses.js';
+import { createPageKit } from '../../src/http/pages.js';
 import { reply } from '../../src/http/envelope.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { systemClock } from '../../src/lib/clock.js';
@@ -43,7 +44,7 @@ describe('bearer authentication: credential kinds and route rules', () => {
   let server: Server;
   before(async () => {
     server = Hapi.server();
-    registerResponses(server, createLogger('silent'), systemClock);
+    registerResponses(server, createLogger('silent'), systemClock, createPageKit({ name: 'Gantry', logoUrl: null }));
     registerBearerAuth(server, verifiers);
     const handler = (request: Parameters<Hapi.Lifecycle.Method>[0], h: Parameters<Hapi.Lifecycle.Method>[1]) =>
       reply(request, h, { userId: principalOf(request).userId, kind: principalOf(request).kind });

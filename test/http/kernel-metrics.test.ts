@@ -73,6 +73,22 @@ describe('metrics (docs/operations.md, Metrics)', () => {
   });
 });
 
+describe('metrics without a scraper', () => {
+  it('keeps no per-request series when GANTRY_METRICS_PORT is unset (nobody would read them)', async () => {
+    const quiet = await createTestApp();
+    try {
+      assert.equal((await quiet.inject('/healthz')).statusCode, 200);
+      assert.equal((await quiet.inject('/no/such/thing')).statusCode, 404);
+      const samples = await scrape(quiet);
+      assert.ok(![...samples.keys()].some((key) => key.startsWith('gantry_http_request')), [...samples.keys()].join());
+      // What is read at scrape time is still there.
+      assert.ok(samples.has('gantry_db_file_bytes'));
+    } finally {
+      await quiet.close();
+    }
+  });
+});
+
 describe('metrics listener (GANTRY_METRICS_PORT)', () => {
   let running: RunningApp;
   let dataDir: string;

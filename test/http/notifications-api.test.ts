@@ -336,6 +336,26 @@ describe('notifications API', () => {
     assert.equal(res.headers['x-ratelimit-limit'], '60');
     await t.inject({ method: 'PATCH', url: `/api/v1/notifications/${a}/read`, headers: u.headers });
     assert.deepEqual(body(await get('/api/v1/notifications/unread-count', u.headers)).data, { count: 2 });
+    // The count is now cached: a new notification is counted at once all the same.
+    assert.deepEqual(body(await get('/api/v1/notifications/unread-count', u.headers)).data, { count: 2 });
+    await seed(u.user.id, 1);
+    assert.deepEqual(body(await get('/api/v1/notifications/unread-count', u.headers)).data, { count: 3 });
+  });
+
+  it('checks the session on every count: a signed-out token is refused though its count is cached', async () => {
+    const u = await signedInUser(t.app);
+    await seed(u.user.id, 1);
+    assert.deepEqual(body(await get('/api/v1/notifications/unread-count', u.headers)).data, { count: 1 });
+    const logout = await t.inject({
+      method: 'POST',
+      url: '/api/v1/auth/logout',
+      headers: u.headers,
+      payload: { refreshToken: u.refreshToken },
+    });
+    assert.ok(logout.statusCode < 300, logout.payload);
+    const refused = await get('/api/v1/notifications/unread-count', u.headers);
+    assert.equal(refused.statusCode, 401);
+    assert.equal(body(refused).error?.code, 'UNAUTHORIZED');
   });
 
   it("answers 403 for another user's notification on every mutating endpoint, changing nothing", async () => {

@@ -1,3 +1,5 @@
+import { responses as R } from '../schemas.js';
+import { ACCOUNT_ERRORS } from './options.js';
 import Joi from 'joi';
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../../http/plugin.js';
@@ -15,7 +17,7 @@ export function accountRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/accounts/me',
-      options: { id: 'accounts.me', plugins: withKeys },
+      options: { id: 'accounts.me', plugins: withKeys({ responses: R.account, errors: ACCOUNT_ERRORS }) },
       handler: async (request, h) => {
         const { accountId } = tenancyHeaders(request.headers as Record<string, string | undefined>);
         return reply(request, h, await accounts.current(principalOf(request), accountId));
@@ -24,7 +26,11 @@ export function accountRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'POST',
       path: '/accounts',
-      options: { id: 'accounts.create', validate: { payload: createAccountBody } },
+      options: {
+        id: 'accounts.create',
+        plugins: { gantry: { responses: R.accountCreated, errors: ACCOUNT_ERRORS } },
+        validate: { payload: createAccountBody },
+      },
       handler: async (request, h) =>
         reply(request, h, await accounts.create(principalOf(request).userId, request.payload as never), {
           status: 201,
@@ -33,7 +39,11 @@ export function accountRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/accounts/{accountId}',
-      options: { id: 'accounts.get', plugins: withKeys, validate: { params: accountParams } },
+      options: {
+        id: 'accounts.get',
+        plugins: withKeys({ responses: R.summary, errors: ACCOUNT_ERRORS }),
+        validate: { params: accountParams },
+      },
       handler: async (request, h) =>
         reply(request, h, await accounts.summary(principalOf(request), p(request).accountId)),
     },
@@ -42,7 +52,7 @@ export function accountRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}',
       options: {
         id: 'accounts.update',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.account, errors: ACCOUNT_ERRORS }),
         validate: { params: accountParams, payload: updateAccountBody },
       },
       handler: async (request, h) =>
@@ -51,7 +61,11 @@ export function accountRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'DELETE',
       path: '/accounts/{accountId}',
-      options: { id: 'accounts.delete', plugins: withKeys, validate: { params: accountParams } },
+      options: {
+        id: 'accounts.delete',
+        plugins: withKeys({ responses: R.deleted, errors: ACCOUNT_ERRORS }),
+        validate: { params: accountParams },
+      },
       handler: async (request, h) => {
         const deleted = await accounts.deletion.softDelete(principalOf(request), p(request).accountId);
         return reply(request, h, { id: deleted.id, deletedAt: deleted.deletedAt });
@@ -69,7 +83,7 @@ export function auditLogRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}/logs',
       options: {
         id: 'accounts.logs',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.logs, errors: ACCOUNT_ERRORS }),
         validate: { params: accountParams, query: Joi.object(cursorQuery({ max: 100, defaultLimit: 20 })) },
       },
       handler: async (request, h) => {

@@ -1,3 +1,5 @@
+import { responses as R } from '../schemas.js';
+import { ACCOUNT_ERRORS } from './options.js';
 import Joi from 'joi';
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../../http/plugin.js';
@@ -13,7 +15,11 @@ export function apiKeyRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'POST',
       path: '/accounts/{accountId}/api-keys',
-      options: { id: 'accounts.api-keys.create', validate: { params: accountParams, payload: apiKeyBody } },
+      options: {
+        id: 'accounts.api-keys.create',
+        plugins: { gantry: { responses: R.apiKeyCreated, errors: ACCOUNT_ERRORS } },
+        validate: { params: accountParams, payload: apiKeyBody },
+      },
       handler: async (request, h) => {
         const { name } = request.payload as { name: string };
         return reply(request, h, await apiKeys.create(principalOf(request), p(request).accountId, name), {
@@ -24,7 +30,11 @@ export function apiKeyRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/accounts/{accountId}/api-keys',
-      options: { id: 'accounts.api-keys.list', plugins: withKeys, validate: { params: accountParams } },
+      options: {
+        id: 'accounts.api-keys.list',
+        plugins: withKeys({ responses: R.apiKeys, errors: ACCOUNT_ERRORS }),
+        validate: { params: accountParams },
+      },
       handler: async (request, h) => reply(request, h, await apiKeys.list(principalOf(request), p(request).accountId)),
     },
     {
@@ -32,7 +42,7 @@ export function apiKeyRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}/api-keys/{keyId}',
       options: {
         id: 'accounts.api-keys.revoke',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.apiKey, errors: ACCOUNT_ERRORS }),
         validate: { params: Joi.object({ accountId: id, keyId: id }) },
       },
       handler: async (request, h) => {

@@ -1,3 +1,5 @@
+import { responses as R } from '../schemas.js';
+import { ACCOUNT_ERRORS } from './options.js';
 import Joi from 'joi';
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../../http/plugin.js';
@@ -16,7 +18,7 @@ export function invitationRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}/invitations',
       options: {
         id: 'accounts.invitations.create',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.invitationCreated, errors: ACCOUNT_ERRORS }),
         validate: { params: accountParams, payload: inviteBody },
       },
       handler: async (request, h) =>
@@ -32,7 +34,7 @@ export function invitationRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}/invitations',
       options: {
         id: 'accounts.invitations.list',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.invitations, errors: ACCOUNT_ERRORS }),
         validate: { params: accountParams, query: Joi.object(offsetQuery()) },
       },
       handler: async (request, h) => {
@@ -46,7 +48,7 @@ export function invitationRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}/invitations/{invitationId}',
       options: {
         id: 'accounts.invitations.revoke',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.invitation, errors: ACCOUNT_ERRORS }),
         validate: { params: Joi.object({ accountId: id, invitationId: id }) },
       },
       handler: async (request, h) => {
@@ -59,7 +61,7 @@ export function invitationRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}/invitations/{invitationId}/resend',
       options: {
         id: 'accounts.invitations.resend',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.invitation, errors: ACCOUNT_ERRORS }),
         validate: { params: Joi.object({ accountId: id, invitationId: id }) },
       },
       handler: async (request, h) => {
@@ -70,7 +72,11 @@ export function invitationRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'POST',
       path: '/invitations/accept',
-      options: { id: 'invitations.accept', validate: { payload: tokenBody } },
+      options: {
+        id: 'invitations.accept',
+        plugins: { gantry: { responses: R.invitationAccepted, errors: [...ACCOUNT_ERRORS, 'GONE', 'UNAUTHORIZED'] } },
+        validate: { payload: tokenBody },
+      },
       handler: async (request, h) =>
         reply(
           request,

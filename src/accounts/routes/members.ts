@@ -1,3 +1,5 @@
+import { responses as R } from '../schemas.js';
+import { ACCOUNT_ERRORS } from './options.js';
 import Joi from 'joi';
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../../http/plugin.js';
@@ -16,7 +18,7 @@ export function memberRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}/members',
       options: {
         id: 'accounts.members.list',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.members, errors: ACCOUNT_ERRORS }),
         validate: { params: accountParams, query: Joi.object(offsetQuery({ max: 500 })) },
       },
       handler: async (request, h) => {
@@ -30,7 +32,7 @@ export function memberRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}/members',
       options: {
         id: 'accounts.members.add',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.memberAdded, errors: ACCOUNT_ERRORS }),
         validate: { params: accountParams, payload: addMemberBody },
       },
       handler: async (request, h) =>
@@ -43,7 +45,7 @@ export function memberRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}/members/{chainerId}',
       options: {
         id: 'accounts.members.update',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.member, errors: ACCOUNT_ERRORS }),
         validate: { params: Joi.object({ accountId: id, chainerId: id }), payload: changeRoleBody },
       },
       handler: async (request, h) => {
@@ -57,7 +59,7 @@ export function memberRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}/members/{chainerId}',
       options: {
         id: 'accounts.members.remove',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.memberRemoved, errors: ACCOUNT_ERRORS }),
         validate: { params: Joi.object({ accountId: id, chainerId: id }), query: removeMemberQuery },
       },
       handler: async (request, h) => {

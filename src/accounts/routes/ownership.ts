@@ -1,3 +1,5 @@
+import { responses as R } from '../schemas.js';
+import { ACCOUNT_ERRORS } from './options.js';
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../../http/plugin.js';
 import { reply } from '../../http/envelope.js';
@@ -12,14 +14,22 @@ export function ownershipRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/accounts/{accountId}/ownership-transfer',
-      options: { id: 'accounts.ownership.get', plugins: withKeys, validate: { params: accountParams } },
+      options: {
+        id: 'accounts.ownership.get',
+        plugins: withKeys({ responses: R.transfer, errors: ACCOUNT_ERRORS }),
+        validate: { params: accountParams },
+      },
       handler: async (request, h) =>
         reply(request, h, await ownership.current(principalOf(request), p(request).accountId)),
     },
     {
       method: 'POST',
       path: '/accounts/{accountId}/ownership-transfer',
-      options: { id: 'accounts.ownership.propose', validate: { params: accountParams, payload: transferBody } },
+      options: {
+        id: 'accounts.ownership.propose',
+        plugins: { gantry: { responses: R.transferCreated, errors: ACCOUNT_ERRORS } },
+        validate: { params: accountParams, payload: transferBody },
+      },
       handler: async (request, h) => {
         const { chainerId } = request.payload as { chainerId: string };
         return reply(request, h, await ownership.propose(principalOf(request), p(request).accountId, chainerId), {
@@ -30,14 +40,22 @@ export function ownershipRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'POST',
       path: '/accounts/{accountId}/ownership-transfer/accept',
-      options: { id: 'accounts.ownership.accept', validate: { params: accountParams } },
+      options: {
+        id: 'accounts.ownership.accept',
+        plugins: { gantry: { responses: R.transfer, errors: ACCOUNT_ERRORS } },
+        validate: { params: accountParams },
+      },
       handler: async (request, h) =>
         reply(request, h, await ownership.accept(principalOf(request), p(request).accountId)),
     },
     {
       method: 'DELETE',
       path: '/accounts/{accountId}/ownership-transfer',
-      options: { id: 'accounts.ownership.cancel', validate: { params: accountParams } },
+      options: {
+        id: 'accounts.ownership.cancel',
+        plugins: { gantry: { responses: R.transfer, errors: ACCOUNT_ERRORS } },
+        validate: { params: accountParams },
+      },
       handler: async (request, h) =>
         reply(request, h, await ownership.cancel(principalOf(request), p(request).accountId)),
     },

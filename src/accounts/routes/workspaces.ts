@@ -1,3 +1,5 @@
+import { responses as R } from '../schemas.js';
+import { ACCOUNT_ERRORS } from './options.js';
 import Joi from 'joi';
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../../http/plugin.js';
@@ -13,7 +15,11 @@ export function workspaceRoutes(app: PluginDeps): ServerRoute[] {
     {
       method: 'GET',
       path: '/accounts/{accountId}/workspaces',
-      options: { id: 'accounts.workspaces.list', plugins: withKeys, validate: { params: accountParams } },
+      options: {
+        id: 'accounts.workspaces.list',
+        plugins: withKeys({ responses: R.workspaces, errors: ACCOUNT_ERRORS }),
+        validate: { params: accountParams },
+      },
       handler: async (request, h) =>
         reply(request, h, await workspaces.list(principalOf(request), p(request).accountId)),
     },
@@ -22,7 +28,7 @@ export function workspaceRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}/workspaces',
       options: {
         id: 'accounts.workspaces.create',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.workspaceCreated, errors: ACCOUNT_ERRORS }),
         validate: { params: accountParams, payload: workspaceBody },
       },
       handler: async (request, h) => {
@@ -37,7 +43,7 @@ export function workspaceRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}/workspaces/{workspaceId}',
       options: {
         id: 'accounts.workspaces.rename',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.workspace, errors: ACCOUNT_ERRORS }),
         validate: { params: Joi.object({ accountId: id, workspaceId: id }), payload: workspaceBody },
       },
       handler: async (request, h) => {
@@ -51,7 +57,7 @@ export function workspaceRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}/workspaces/{workspaceId}',
       options: {
         id: 'accounts.workspaces.delete',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.workspaceRemoved, errors: ACCOUNT_ERRORS }),
         validate: { params: Joi.object({ accountId: id, workspaceId: id }) },
       },
       handler: async (request, h) => {
@@ -64,7 +70,7 @@ export function workspaceRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}/workspaces/{workspaceId}/members',
       options: {
         id: 'accounts.workspaces.members.list',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.workspaceMembers, errors: ACCOUNT_ERRORS }),
         validate: { params: Joi.object({ accountId: id, workspaceId: id }) },
       },
       handler: async (request, h) => {
@@ -77,7 +83,7 @@ export function workspaceRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}/workspaces/{workspaceId}/members',
       options: {
         id: 'accounts.workspaces.members.add',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.workspaceMemberAdded, errors: ACCOUNT_ERRORS }),
         validate: { params: Joi.object({ accountId: id, workspaceId: id }), payload: workspaceMemberBody },
       },
       handler: async (request, h) => {
@@ -96,7 +102,7 @@ export function workspaceRoutes(app: PluginDeps): ServerRoute[] {
       path: '/accounts/{accountId}/workspaces/{workspaceId}/members/{chainerId}',
       options: {
         id: 'accounts.workspaces.members.remove',
-        plugins: withKeys,
+        plugins: withKeys({ responses: R.workspaceMemberRemoved, errors: ACCOUNT_ERRORS }),
         validate: { params: Joi.object({ accountId: id, workspaceId: id, chainerId: id }) },
       },
       handler: async (request, h) => {

@@ -61,6 +61,17 @@ export const credentialStore = {
     return Number(res.numUpdatedRows);
   },
 
+  /** Claims one credential for a refresh now (a tool call's 401); false when another holds it. */
+  async claimOne(ex: Executor, id: string, claim: string, nowIso: string, claimedUntil: string): Promise<boolean> {
+    const res = await ex
+      .updateTable('connector_credentials')
+      .set({ refresh_claim: claim, refresh_claimed_until: claimedUntil })
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('refresh_claimed_until', 'is', null), eb('refresh_claimed_until', '<', nowIso)]))
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  },
+
   /** The credentials a claim holds, with what the refresh and its failure notice need of their instance. */
   claimed: (ex: Executor, claim: string) =>
     ex
@@ -93,6 +104,17 @@ export const credentialStore = {
       .where('id', '=', id)
       .where('refresh_claim', '=', claim)
       .execute(),
+
+  /** New sealed values if nobody replaced them meanwhile (compare-and-set on the old ones). */
+  async reseal(ex: Executor, id: string, from: string, to: string): Promise<boolean> {
+    const res = await ex
+      .updateTable('connector_credentials')
+      .set({ sealed_value: to })
+      .where('id', '=', id)
+      .where('sealed_value', '=', from)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  },
 
   /** Lets go of a claim but keeps the lease time. */
   releaseClaim: (ex: Executor, id: string, claim: string) =>

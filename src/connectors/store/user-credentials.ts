@@ -99,6 +99,29 @@ export const userCredentialStore = {
       .where(`${T}.refresh_claim`, '=', claim)
       .execute(),
 
+  /** Claims one usable link for a refresh now (a tool call's 401); false when another holds it. */
+  async claimOne(ex: Executor, id: string, claim: string, nowIso: string, claimedUntil: string): Promise<boolean> {
+    const res = await ex
+      .updateTable(T)
+      .set({ refresh_claim: claim, refresh_claimed_until: claimedUntil })
+      .where('id', '=', id)
+      .where('relink_reason', 'is', null)
+      .where((eb) => eb.or([eb('refresh_claimed_until', 'is', null), eb('refresh_claimed_until', '<', nowIso)]))
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  },
+
+  /** New sealed values if nobody replaced them meanwhile (compare-and-set on the old ones). */
+  async reseal(ex: Executor, id: string, from: string, to: string): Promise<boolean> {
+    const res = await ex
+      .updateTable(T)
+      .set({ sealed_value: to })
+      .where('id', '=', id)
+      .where('sealed_value', '=', from)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  },
+
   saveRefreshed: (
     ex: Executor,
     id: string,

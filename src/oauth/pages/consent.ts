@@ -48,8 +48,11 @@ export function createConsent(pages: PagesContext, signIn: SignIn) {
         scopes: req.scopes,
         requestState: authorize.sealRequest(req),
         csrf: authorize.csrfFor(sessionValue, 'consent'),
-        // A self-registered client named itself: the page says so, and where the user is sent.
-        unverified: client.registration === 'cli' ? undefined : { redirectHost: redirectHostOf(req.redirectUri) },
+        signOutCsrf: authorize.csrfFor(sessionValue, 'signout'),
+        redirectHost: redirectHostOf(req.redirectUri),
+        // A self-registered client named itself: the page says so.
+        unverified: client.registration !== 'cli',
+        brandName: pages.app.kernel.config.brand.name,
         workspaces,
       }),
     );
@@ -104,5 +107,30 @@ export function createConsent(pages: PagesContext, signIn: SignIn) {
     return page(h, messagePage('Unknown choice', 'Choose Allow or Deny.'), 400);
   }
 
-  return { showOrApprove, decide };
+  /**
+   * "Not you? Sign out" on the consent page: ends this browser's session (and the identity
+   * session under it), then the same authorization request starts again at the sign-in form.
+   * The CSRF value is bound to the session, so another site cannot sign the browser out.
+   */
+  async function signOut(request: Request, h: ResponseToolkit, req: AuthorizeRequest, body: Record<string, unknown>) {
+    const sessionValue = cookie(request, BROWSER_SESSION_COOKIE);
+    if (sessionValue && (await browserSessions.userOf(sessionValue))) {
+      if (!authorize.csrfMatches(sessionValue, 'signout', body.csrf))
+        return page(
+          h,
+          messagePage(
+            'This form cannot be accepted',
+            'It has expired or was not sent from this page. Go back and try again.',
+          ),
+          403,
+        );
+      await browserSessions.end(sessionValue);
+    }
+    return redirect(h, authorize.requestUrl(req), 303).header(
+      'Set-Cookie',
+      `${BROWSER_SESSION_COOKIE}=; ${pages.attrs(0)}`,
+    );
+  }
+
+  return { showOrApprove, decide, signOut };
 }

@@ -1,6 +1,7 @@
+import { htmlPage, PAGE_ERRORS } from '../../http/openapi/declare.js';
 import type { ServerRoute } from '@hapi/hapi';
 import { DomainError } from '../../http/errors.js';
-import { htmlErrorFormat } from '../../http/html.js';
+import { htmlErrorFormat } from '../../http/pages.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from '../browser-sessions.js';
 import { magicLinkPage, messagePage } from './views.js';
@@ -20,7 +21,14 @@ export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
       options: {
         id: 'oauth.magic-link-page',
         ...pageConfig,
-        plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 20, windowSec: 60 } } },
+        plugins: {
+          gantry: {
+            responses: htmlPage('The magic link page: a button that signs the browser in'),
+            errors: PAGE_ERRORS,
+            errorFormat: htmlErrorFormat,
+            rateLimit: { limit: 20, windowSec: 60 },
+          },
+        },
       },
       handler: (request, h) => {
         const token = typeof request.query.token === 'string' ? request.query.token : '';
@@ -28,7 +36,7 @@ export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
         // The Continue button must come from this page in this browser (login CSRF): its value
         // is bound to the pre-session cookie, set here when the browser has none yet.
         const pre = pages.preSession(request);
-        const res = page(h, magicLinkPage(token, authorize.csrfFor(pre.value, 'magic')));
+        const res = page(h, magicLinkPage(token, authorize.csrfFor(pre.value, 'magic'), app.kernel.config.brand.name));
         if (pre.setCookie) res.header('Set-Cookie', pre.setCookie, { append: true });
         return res;
       },
@@ -39,7 +47,14 @@ export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
       options: {
         id: 'oauth.magic-link-submit',
         ...pageConfig,
-        plugins: { gantry: { errorFormat: htmlErrorFormat, rateLimit: { limit: 20, windowSec: 60 } } },
+        plugins: {
+          gantry: {
+            responses: htmlPage('Signed in: on to the pending authorize request, or a page'),
+            errors: PAGE_ERRORS,
+            errorFormat: htmlErrorFormat,
+            rateLimit: { limit: 20, windowSec: 60 },
+          },
+        },
         payload: { allow: ['application/x-www-form-urlencoded'], maxBytes: 4 * 1024 },
       },
       handler: async (request, h) => {

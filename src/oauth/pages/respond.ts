@@ -1,6 +1,8 @@
+import { htmlPage, PAGE_ERRORS } from '../../http/openapi/declare.js';
 import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import type { PluginDeps } from '../../http/plugin.js';
-import { htmlErrorFormat } from '../../http/html.js';
+import { htmlErrorFormat } from '../../http/pages.js';
+import type { PageView } from '../../http/pages.js';
 import { API } from '../../http/paths.js';
 import { randomToken } from '../../lib/crypto.js';
 import { PRE_SESSION_COOKIE } from '../browser-sessions.js';
@@ -9,7 +11,12 @@ export const AUTHORIZE_PATH = `${API}/oauth/authorize`;
 export const PRE_SESSION_TTL_SEC = 30 * 60;
 
 /** Route options every page shares: no API authentication, errors answered as HTML. */
-export const pageConfig = { auth: false as const, plugins: { gantry: { errorFormat: htmlErrorFormat } } };
+export const pageConfig = {
+  auth: false as const,
+  plugins: {
+    gantry: { errorFormat: htmlErrorFormat, responses: htmlPage('A sign-in or consent page'), errors: PAGE_ERRORS },
+  },
+};
 
 export function cookie(request: Request, name: string): string | null {
   const header = request.headers.cookie as string | undefined;
@@ -29,22 +36,12 @@ export const formField = (body: Record<string, unknown>, name: string): string |
   typeof body[name] === 'string' ? (body[name] as string) : undefined;
 
 /**
- * Login and consent pages may not be framed (clickjacking, RFC 9700 4.7) nor cached. No
- * form-action directive: browsers apply it to the redirect that follows the consent POST,
- * which goes to the client's origin.
+ * Login and consent pages may not be framed (clickjacking, RFC 9700 4.7) nor cached: the
+ * kernel's page headers. No form-action directive: browsers apply it to the redirect that
+ * follows the consent POST, which goes to the client's origin.
  */
-export function page(h: ResponseToolkit, html: string, status = 200): ResponseObject {
-  return h
-    .response(html)
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .header('X-Frame-Options', 'DENY')
-    .header(
-      'Content-Security-Policy',
-      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
-    )
-    .header('Cache-Control', 'no-store')
-    .header('Pragma', 'no-cache');
+export function page(h: ResponseToolkit, view: PageView, status = 200): ResponseObject {
+  return h.page(view, { status }).header('Pragma', 'no-cache');
 }
 
 export function redirect(h: ResponseToolkit, location: string, status = 302): ResponseObject {

@@ -2,6 +2,7 @@ import type { Request, ResponseToolkit } from '@hapi/hapi';
 import { DomainError } from '../../http/errors.js';
 import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../../http/rate-limit.js';
 import { SIGN_IN_LIMITS } from '../../identity/limits.js';
+import { FORGOT_PASSWORD_PAGE } from '../../identity/pages.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { AuthorizeRequest } from '../authorize.js';
 import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from '../browser-sessions.js';
@@ -39,6 +40,7 @@ export function createSignIn(pages: PagesContext) {
         clientName,
         requestState: authorize.sealRequest(req),
         csrf: authorize.csrfFor(pre.value, 'signin'),
+        forgotPasswordUrl: `${FORGOT_PASSWORD_PAGE}?${new URLSearchParams({ return_to: authorize.requestUrl(req) })}`,
         ...extra,
       }),
       extra.status ?? 200,

@@ -1,7 +1,7 @@
 import { SCOPES, type Scope } from '../scopes.js';
 import type { WorkspaceOptions } from '../workspace-choice.js';
 import { escapeHtml } from '../../http/html.js';
-import { layout } from './html.js';
+import type { PageView } from '../../http/pages.js';
 
 const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
 
@@ -10,30 +10,38 @@ export interface SignInView {
   clientName: string;
   requestState: string;
   csrf: string;
+  /** Where "Forgot your password?" leads (the reset page, returning to this request). */
+  forgotPasswordUrl: string;
   email?: string;
   error?: string;
   notice?: string;
 }
 
-/** The sign-in form (docs/interface.md, OAuth: inputs email and password; hidden CSRF and request state). */
-export function signInPage(view: SignInView): string {
-  return layout(
-    'Sign in',
-    `<h1>Sign in to continue to ${escapeHtml(view.clientName)}</h1>
-${view.error ? `<p class="error" role="alert">${escapeHtml(view.error)}</p>` : ''}
-${view.notice ? `<p class="notice" role="status">${escapeHtml(view.notice)}</p>` : ''}
-<form method="post" action="${escapeHtml(view.action)}">
+const alerts = (v: { error?: string; notice?: string }) =>
+  `${v.error ? `<p class="error" role="alert">${escapeHtml(v.error)}</p>\n` : ''}${v.notice ? `<p class="notice" role="status">${escapeHtml(v.notice)}</p>\n` : ''}`;
+
+/**
+ * The sign-in form (docs/interface.md, OAuth: inputs email and password; hidden CSRF and request
+ * state). Sign in comes first so Enter submits the password; the link button needs no password.
+ */
+export function signInPage(view: SignInView): PageView {
+  return {
+    title: 'Sign in',
+    body: `<h1>Sign in to continue to ${escapeHtml(view.clientName)}</h1>
+${alerts(view)}<form method="post" action="${escapeHtml(view.action)}">
 ${hidden('csrf', view.csrf)}
 ${hidden('request_state', view.requestState)}
 <label for="email">Email</label>
 <input type="email" id="email" name="email" autocomplete="username" value="${escapeHtml(view.email ?? '')}">
 <label for="password">Password</label>
 <input type="password" id="password" name="password" autocomplete="current-password">
-<button type="submit" name="action" value="password">Sign in</button>
-<button type="submit" name="action" value="magic_link">Email me a sign-in link instead</button>
+<p class="field-link"><a href="${escapeHtml(view.forgotPasswordUrl)}">Forgot your password?</a></p>
+<div class="actions"><button class="btn btn-primary" type="submit" name="action" value="password">Sign in</button></div>
+<p class="divider">or</p>
+<div class="actions"><button class="btn btn-secondary" type="submit" name="action" value="magic_link">Email me a sign-in link instead</button></div>
 </form>
 <p class="muted">The link signs you in and brings you back to this request.</p>`,
-  );
+  };
 }
 
 export interface ConsentView {
@@ -43,15 +51,20 @@ export interface ConsentView {
   scopes: readonly string[];
   requestState: string;
   csrf: string;
+  /** Where the answer is sent: the host of the redirect URI (docs/oauth.md, Authorize). */
+  redirectHost: string;
   /** A self-registered client: its name is its own claim; the redirect host is what can be checked. */
-  unverified?: { redirectHost: string };
+  unverified: boolean;
+  /** The CSRF value of the "Not you? Sign out" form (bound to the session). */
+  signOutCsrf: string;
+  brandName: string;
   /** For a request that binds a workspace (MCP): the choice, field `workspace_id`. */
   workspaces?: WorkspaceOptions;
 }
 
-const unverifiedNotice = (u: ConsentView['unverified']) =>
-  u
-    ? `<p class="notice" role="note"><strong>unverified</strong> application: it registered itself and Gantry has not checked its name. You will be sent back to <strong>${escapeHtml(u.redirectHost)}</strong>.</p>\n`
+const unverifiedNotice = (view: ConsentView) =>
+  view.unverified
+    ? `<p class="warning" role="note"><strong>unverified</strong> application: it registered itself and ${escapeHtml(view.brandName)} has not checked its name. Check the address below.</p>\n`
     : '';
 
 const option = (w: { id: string; name: string }, selected: string) =>
@@ -72,44 +85,61 @@ ${groups}
 <p class="muted">It sees and calls only this workspace's tools.</p>`;
 }
 
-/** The consent form: each scope in plain words, the workspace when one is bound, allow and deny buttons. */
-export function consentPage(view: ConsentView): string {
+/**
+ * The consent form: each scope in plain words, where the answer goes, the workspace when one is
+ * bound, Allow (primary) and Deny. "Not you?" submits a form of its own, placed last so the
+ * consent form's fields come first in the document.
+ */
+export function consentPage(view: ConsentView): PageView {
   const items = view.scopes
     .map(
       (s) =>
         `<li><strong>${escapeHtml(SCOPES[s as Scope] ?? s)}</strong> <span class="muted">(${escapeHtml(s)})</span></li>`,
     )
     .join('\n');
-  return layout(
-    'Allow access',
-    `<h1>${escapeHtml(view.clientName)} wants to access your Gantry account</h1>
-<p class="muted">Signed in as ${escapeHtml(view.userEmail)}</p>
-${unverifiedNotice(view.unverified)}<p>If you allow it, ${escapeHtml(view.clientName)} will be able to:</p>
+  return {
+    title: 'Allow access',
+    body: `<h1>${escapeHtml(view.clientName)} wants to access your ${escapeHtml(view.brandName)} account</h1>
+<p class="muted">Signed in as <strong>${escapeHtml(view.userEmail)}</strong>. <button class="btn-link" type="submit" form="signout" name="action" value="signout">Not you? Sign out</button></p>
+${unverifiedNotice(view)}<p>If you allow it, ${escapeHtml(view.clientName)} will be able to:</p>
 <ul class="scopes">
 ${items}
 </ul>
+<p id="redirect-host">You will be sent back to <strong>${escapeHtml(view.redirectHost)}</strong>.</p>
 <form method="post" action="${escapeHtml(view.action)}">
 ${hidden('csrf', view.csrf)}
 ${hidden('request_state', view.requestState)}
 ${view.workspaces ? workspaceField(view.workspaces) : ''}
-<button type="submit" name="decision" value="allow">Allow</button>
-<button type="submit" name="decision" value="deny">Deny</button>
+<div class="actions">
+<button class="btn btn-primary" type="submit" name="decision" value="allow">Allow</button>
+<button class="btn btn-secondary" type="submit" name="decision" value="deny">Deny</button>
+</div>
 </form>
-<p class="muted">You can take this back at any time from your account's connected apps.</p>`,
-  );
+<p class="muted">You can take this back at any time from your account's connected apps.</p>
+<form id="signout" method="post" action="${escapeHtml(view.action)}">
+${hidden('csrf', view.signOutCsrf)}
+${hidden('request_state', view.requestState)}
+</form>`,
+  };
 }
 
 /**
  * The landing page of a sign-in link: opening it spends nothing (mail scanners prefetch links);
  * the button POSTs the token, which signs the browser in.
  */
-export function magicLinkPage(token: string, csrf: string): string {
-  return layout(
-    'Sign in',
-    `<h1>Sign in to Gantry</h1>\n<form method="post" action="/auth/magic">\n${hidden('csrf', csrf)}\n<input type="hidden" name="token" value="${escapeHtml(token)}">\n<p><button type="submit">Continue</button></p>\n</form>`,
-  );
+export function magicLinkPage(token: string, csrf: string, brandName: string): PageView {
+  return {
+    title: 'Sign in',
+    body: `<h1>Sign in to ${escapeHtml(brandName)}</h1>
+<p>Continue to sign in with the link from your mail.</p>
+<form method="post" action="/auth/magic">
+${hidden('csrf', csrf)}
+${hidden('token', token)}
+<div class="actions"><button class="btn btn-primary" type="submit">Continue</button></div>
+</form>`,
+  };
 }
 
-export function messagePage(title: string, message: string): string {
-  return layout(title, `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>`);
+export function messagePage(title: string, message: string): PageView {
+  return { title, body: `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>` };
 }
