@@ -17,7 +17,7 @@ await build({
   // The MCP SDKs, Stripe's and nodemailer are imported only when first used (an MCP request, a
   // payment, a mail to send): left out of the bundle, they are loaded from node_modules then,
   // and an idle server does not keep their source in memory (docs/operations.md, Memory).
-  external: ['better-sqlite3', '@modelcontextprotocol/*', 'stripe', 'nodemailer'],
+  external: ['better-sqlite3', 'pg-native', '@modelcontextprotocol/*', 'stripe', 'nodemailer'],
   // import.meta.url is not defined in CJS output; libraries that read it get the bundle's own URL.
   define: { 'import.meta.url': 'importMetaUrl' },
   banner: { js: "const importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },

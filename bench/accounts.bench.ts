@@ -2,6 +2,7 @@
 // (keyset on seq over the (account_id, seq) index). Starts the built binary on loopback,
 // pins it to CPU 1 and the client to CPU 0 where taskset exists, and prints requests/s,
 // p50/p99 and the ratio last/first. Run: node build.mjs && node --import tsx bench/accounts.bench.ts
+import { rawSqlite } from '../test/helpers/app.js';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,10 +46,10 @@ const owner = await app.services.identity.createUser({
 });
 const account = await app.services.accounts.create(owner.id, { slug: 'bench-audit', legalName: 'Bench Audit Ltd' });
 const seedStart = performance.now();
-const insert = app.kernel.sqlite.prepare(
+const insert = rawSqlite(app.kernel).prepare(
   'INSERT INTO account_audit_log (id, account_id, action, actor_id, actor_username, target_id, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
 );
-app.kernel.sqlite.transaction(() => {
+rawSqlite(app.kernel).transaction(() => {
   const at = new Date('2026-01-01T00:00:00Z').getTime();
   for (let i = 0; i < ENTRIES; i++) {
     insert.run(
@@ -62,12 +63,12 @@ app.kernel.sqlite.transaction(() => {
       new Date(at + i * 1000).toISOString(),
     );
   }
-  app.kernel.sqlite
+  rawSqlite(app.kernel)
     .prepare('UPDATE account_audit_counts SET total = total + ? WHERE account_id = ?')
     .run(ENTRIES, account.id);
 })();
 // A second account's entries interleaved would not change the plan; one busy account is the worst case.
-const seqs = app.kernel.sqlite
+const seqs = rawSqlite(app.kernel)
   .prepare('SELECT min(seq) AS lo, max(seq) AS hi FROM account_audit_log WHERE account_id = ?')
   .get(account.id) as { lo: number; hi: number };
 const scope = `audit:${account.id}`;
@@ -77,7 +78,7 @@ const cursors = {
   middle: app.kernel.cursors.encode(scope, { seq: Math.floor((seqs.lo + seqs.hi) / 2) }),
   last: app.kernel.cursors.encode(scope, { seq: seqs.lo + limit }),
 };
-const plan = app.kernel.sqlite
+const plan = rawSqlite(app.kernel)
   .prepare(
     'EXPLAIN QUERY PLAN SELECT seq, id, action FROM account_audit_log WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?',
   )

@@ -10,7 +10,7 @@ import { ManualClock } from '../src/lib/clock.js';
 import { createLogger } from '../src/lib/logger.js';
 import { newId } from '../src/lib/ids.js';
 import { sealCredentials } from '../src/connectors/credentials.js';
-import { TEST_ENV } from '../test/helpers/app.js';
+import { rawSqlite, TEST_ENV } from '../test/helpers/app.js';
 import { makeTeam } from '../test/helpers/factories.js';
 import { startLegacyMcpServer, startModernMcpServer } from '../test/helpers/mcp-servers.js';
 import { providerEnv, startFakeProvider } from '../test/helpers/oauth-provider.js';
@@ -32,7 +32,7 @@ const { kernel } = app;
 // Count every SQL statement executed on the one connection (statements are prepared once and
 // reused, so the count is taken where they run, not where they are prepared).
 let statements = 0;
-const statementProto = Object.getPrototypeOf(kernel.sqlite.prepare('select 1')) as Record<
+const statementProto = Object.getPrototypeOf(rawSqlite(kernel).prepare('select 1')) as Record<
   'run' | 'all' | 'get' | 'iterate',
   (...args: unknown[]) => unknown
 >;

@@ -3,6 +3,7 @@
 // process, then measures requests/s of unread-count and the list against the built binary
 // with autocannon, next to a bare Hapi route in the same run (PERFORMANCE.md).
 // Run: node build.mjs && node --import tsx bench/notifications.bench.ts
+import { rawSqlite } from '../test/helpers/app.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -140,7 +141,7 @@ async function main(): Promise<void> {
     .where('user_id', '=', user.id)
     .where('seq', '<', 5_000)
     .execute();
-  app.kernel.sqlite.pragma('optimize');
+  rawSqlite(app.kernel).pragma('optimize');
   console.log(
     `seeded ${TOTAL} notifications for one user (+${TOTAL / 10} for another) through notify() in ${BATCH}-row transactions: ${seedMs} ms (${Math.round(((TOTAL * 1.1) / seedMs) * 1000)}/s)`,
   );
@@ -148,7 +149,7 @@ async function main(): Promise<void> {
   // Query plans of exactly the statements the store runs (captured through a logging Kysely).
   const captured: CompiledQuery[] = [];
   const spy = new Kysely<DB>({
-    dialect: new SqliteDialect({ database: app.kernel.sqlite }),
+    dialect: new SqliteDialect({ database: rawSqlite(app.kernel) }),
     log: (event) => void captured.push(event.query),
   });
   const now = new Date().toISOString();
@@ -178,7 +179,7 @@ async function main(): Promise<void> {
     captured.length = 0;
     await run();
     const query = captured[0];
-    const plan = app.kernel.sqlite
+    const plan = rawSqlite(app.kernel)
       .prepare(`EXPLAIN QUERY PLAN ${query.sql}`)
       .all(...(query.parameters as unknown[])) as Array<{ detail: string }>;
     console.log(`  ${name}:\n    ${query.sql}\n    -> ${plan.map((p) => p.detail).join(' | ')}`);

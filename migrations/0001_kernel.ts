@@ -1,3 +1,4 @@
+import { serialKey } from './columns.js';
 import type { Migration } from './types.js';
 
 export const migration: Migration = {
@@ -5,7 +6,7 @@ export const migration: Migration = {
   async up(db) {
     await db.schema
       .createTable('change_feed')
-      .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+      .addColumn('id', ...serialKey(db))
       .addColumn('topic', 'text', (c) => c.notNull())
       .addColumn('key', 'text')
       .addColumn('origin', 'text', (c) => c.notNull())

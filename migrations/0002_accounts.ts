@@ -1,3 +1,4 @@
+import { serialKey } from './columns.js';
 import type { Migration } from './types.js';
 
 export const migration: Migration = {
@@ -74,7 +75,7 @@ export const migration: Migration = {
     // No foreign key to accounts: the trail of a deletion outlives the purge (issue: retention).
     await db.schema
       .createTable('account_audit_log')
-      .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+      .addColumn('seq', ...serialKey(db))
       .addColumn('id', 'text', (c) => c.notNull().unique())
       .addColumn('account_id', 'text', (c) => c.notNull())
       .addColumn('action', 'text', (c) => c.notNull())

@@ -1,3 +1,4 @@
+import { moneyType } from './columns.js';
 import type { Migration } from './types.js';
 
 export const migration: Migration = {
@@ -6,7 +7,7 @@ export const migration: Migration = {
     await db.schema
       .createTable('wallets')
       .addColumn('user_id', 'text', (c) => c.primaryKey().references('users.id').onDelete('cascade'))
-      .addColumn('balance_micros', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('balance_micros', moneyType(db), (c) => c.notNull().defaultTo(0))
       .addColumn('currency', 'text', (c) => c.notNull())
       .addColumn('updated_at', 'text', (c) => c.notNull())
       .execute();
@@ -14,7 +15,7 @@ export const migration: Migration = {
       .createTable('wallet_ledger')
       .addColumn('id', 'text', (c) => c.primaryKey())
       .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
-      .addColumn('amount_micros', 'integer', (c) => c.notNull())
+      .addColumn('amount_micros', moneyType(db), (c) => c.notNull())
       .addColumn('reason', 'text', (c) => c.notNull())
       .addColumn('reference', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { serialKey } from './columns.js';
 import type { Migration } from './types.js';
 
 export const migration: Migration = {
@@ -6,7 +7,7 @@ export const migration: Migration = {
   async up(db) {
     await db.schema
       .createTable('notifications')
-      .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+      .addColumn('seq', ...serialKey(db))
       .addColumn('id', 'text', (c) => c.notNull().unique())
       .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
       .addColumn('title', 'text', (c) => c.notNull())

@@ -1,3 +1,4 @@
+import { serialKey } from './columns.js';
 import type { Migration } from './types.js';
 
 export const migration: Migration = {
@@ -30,7 +31,7 @@ export const migration: Migration = {
 
     await db.schema
       .createTable('connector_instances')
-      .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+      .addColumn('seq', ...serialKey(db))
       .addColumn('id', 'text', (c) => c.notNull().unique())
       .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
       .addColumn('connector_key', 'text', (c) => c.notNull())
@@ -80,7 +81,7 @@ export const migration: Migration = {
 
     await db.schema
       .createTable('connector_tools')
-      .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+      .addColumn('seq', ...serialKey(db))
       .addColumn('id', 'text', (c) => c.notNull().unique())
       .addColumn('instance_id', 'text', (c) => c.notNull().references('connector_instances.id').onDelete('cascade'))
       .addColumn('connector_key', 'text', (c) => c.notNull())
@@ -119,7 +120,7 @@ export const migration: Migration = {
 
     await db.schema
       .createTable('connector_tool_approvals')
-      .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+      .addColumn('seq', ...serialKey(db))
       .addColumn('id', 'text', (c) => c.notNull().unique())
       .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
       .addColumn('instance_id', 'text', (c) => c.notNull().references('connector_instances.id').onDelete('cascade'))

@@ -1,3 +1,4 @@
+import { moneyType } from './columns.js';
 import type { Migration } from './types.js';
 
 /** Default prices, USD per 1M tokens, as micro-dollars (docs/ai.md); `provider set --price-*` overrides. */
@@ -29,8 +30,8 @@ export const migration: Migration = {
       .createTable('ai_model_prices')
       .addColumn('provider', 'text', (c) => c.notNull())
       .addColumn('model', 'text', (c) => c.notNull())
-      .addColumn('input_micros_per_mtok', 'integer', (c) => c.notNull())
-      .addColumn('output_micros_per_mtok', 'integer', (c) => c.notNull())
+      .addColumn('input_micros_per_mtok', moneyType(db), (c) => c.notNull())
+      .addColumn('output_micros_per_mtok', moneyType(db), (c) => c.notNull())
       .addColumn('source', 'text', (c) => c.notNull())
       .addColumn('updated_at', 'text', (c) => c.notNull())
       .addPrimaryKeyConstraint('ai_model_prices_pk', ['provider', 'model'])
@@ -79,9 +80,9 @@ export const migration: Migration = {
       .addColumn('reply', 'text')
       .addColumn('input_tokens', 'integer', (c) => c.notNull().defaultTo(0))
       .addColumn('output_tokens', 'integer', (c) => c.notNull().defaultTo(0))
-      .addColumn('cost_micros', 'integer')
-      .addColumn('reserved_micros', 'integer', (c) => c.notNull().defaultTo(0))
-      .addColumn('charged_micros', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('cost_micros', moneyType(db))
+      .addColumn('reserved_micros', moneyType(db), (c) => c.notNull().defaultTo(0))
+      .addColumn('charged_micros', moneyType(db), (c) => c.notNull().defaultTo(0))
       .addColumn('attempts', 'text', (c) => c.notNull())
       .addColumn('error_code', 'text')
       .addColumn('started_at', 'text', (c) => c.notNull())

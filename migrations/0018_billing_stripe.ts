@@ -1,3 +1,4 @@
+import { moneyType } from './columns.js';
 import type { Migration } from './types.js';
 
 export const migration: Migration = {
@@ -23,7 +24,7 @@ export const migration: Migration = {
       .addColumn('session_id', 'text', (c) => c.notNull().unique())
       .addColumn('user_id', 'text', (c) => c.notNull().references('users.id').onDelete('cascade'))
       .addColumn('account_id', 'text')
-      .addColumn('amount', 'integer', (c) => c.notNull()) // minor units of `currency`
+      .addColumn('amount', moneyType(db), (c) => c.notNull()) // minor units of `currency`
       .addColumn('currency', 'text', (c) => c.notNull())
       .addColumn('status', 'text', (c) => c.notNull()) // open, credited
       .addColumn('created_at', 'text', (c) => c.notNull())

@@ -67,3 +67,17 @@ export function parseMinorUnits(name: string, raw: string | number): number {
     throw new ConfigError(`${name} must be a positive whole number of minor units, e.g. 500 for 5.00 (got "${text}")`);
   return Number(text);
 }
+
+/** Only PostgreSQL URLs: anything else is a mistake better refused at start than at the first query. */
+export function parseDatabaseUrl(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('GANTRY_DATABASE_URL must be a postgres:// URL');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+    throw new ConfigError(`GANTRY_DATABASE_URL must be a postgres:// URL (got a ${url.protocol} URL)`);
+  return raw;
+}

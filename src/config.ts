@@ -3,6 +3,7 @@ import path from 'node:path';
 import {
   ConfigError,
   parseBool,
+  parseDatabaseUrl,
   parseMinorUnits,
   parsePort,
   parsePositive,
@@ -18,6 +19,11 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 export interface Config {
   readonly dataDir: string;
   readonly dbFile: string;
+  /**
+   * PostgreSQL instead of the SQLite file (docs/postgres.md): a postgres:// URL from
+   * GANTRY_DATABASE_URL or --database-url; null keeps SQLite in the data directory.
+   */
+  readonly databaseUrl: string | null;
   readonly host: string;
   readonly port: number;
   readonly publicUrl: string;
@@ -119,6 +125,7 @@ function connectorProviders(env: NodeJS.ProcessEnv): Record<string, ConnectorPro
 /** Flags as commander hands them over (camelCase names of the flags listed in README.md). */
 export interface ConfigFlags {
   dataDir?: string;
+  databaseUrl?: string;
   host?: string;
   port?: string | number;
   publicUrl?: string;
@@ -224,6 +231,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
   return Object.freeze({
     dataDir,
     dbFile: path.join(dataDir, 'gantry.db'),
+    databaseUrl: parseDatabaseUrl(pick(flags.databaseUrl, env.GANTRY_DATABASE_URL)),
     host,
     port,
     publicUrl,

@@ -1,6 +1,7 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { ensureDataDir, type Config } from './config.js';
-import { openDatabase, type Database } from './db/connection.js';
+import { openConfiguredDatabase, type Database } from './db/connection.js';
+import type { Engine } from './db/engine.js';
 import { ChangeFeed } from './db/change-feed.js';
 import { migrate, type MigrationResult } from './db/migrator.js';
 import { migrations } from '../migrations/index.js';
@@ -21,7 +22,10 @@ export interface Kernel {
   clock: Clock;
   logger: Logger;
   db: Database;
-  sqlite: SqliteDatabase.Database;
+  /** SQLite or PostgreSQL (docs/postgres.md). */
+  engine: Engine;
+  /** The raw SQLite connection (backup, the refresh hot path); null on PostgreSQL. */
+  sqlite: SqliteDatabase.Database | null;
   changes: ChangeFeed;
   mailer: Mailer;
   jwt: JwtCodec;
@@ -47,7 +51,7 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
   const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const secrets = loadSecrets(config.dataDir, overrides.env ?? process.env);
-  const handle = openDatabase(config.dbFile);
+  const handle = openConfiguredDatabase(config);
   try {
     const migration = await migrate(handle.db, migrations, () => clock.now());
     const changes = new ChangeFeed(handle.db, handle.sqlite, clock, logger);
@@ -58,6 +62,7 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
       clock,
       logger,
       db: handle.db,
+      engine: handle.engine,
       sqlite: handle.sqlite,
       changes,
       mailer,

@@ -22,6 +22,14 @@ try {
 } catch {
   // Left to the browser tests, which fail with the reason.
 }
+// GANTRY_TEST_ENGINE=postgres: one throwaway PostgreSQL server for the whole run; each test
+// app copies its own database from a migrated template on it (docs/postgres.md, Tests).
+let postgres = null;
+if (process.env.GANTRY_TEST_ENGINE === 'postgres' && !process.env.GANTRY_TEST_DATABASE_URL) {
+  const { startPostgres } = await import('./helpers/postgres-server.mjs');
+  postgres = await startPostgres();
+  process.env.GANTRY_TEST_DATABASE_URL = postgres.url;
+}
 // A hung test fails after five minutes instead of stalling the run (the slowest, the 50 CLI
 // writes under load, takes well under one on a quiet machine).
 const child = spawn(
@@ -29,4 +37,7 @@ const child = spawn(
   ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files],
   { stdio: 'inherit' },
 );
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+child.on('exit', async (code, signal) => {
+  await postgres?.stop();
+  process.exit(code ?? (signal ? 1 : 0));
+});

@@ -1,6 +1,7 @@
 import { sql, type Insertable } from 'kysely';
 import type { AccountAuditLogTable } from './tables.js';
 import type { Executor } from '../db/tx.js';
+import { engineOf } from '../db/engine.js';
 
 /** Every SQL statement over the audit tables (account_audit_log and its per-account count). */
 
@@ -46,7 +47,14 @@ export async function countSince(
     .where('account_id', '=', accountId)
     .where('action', 'in', [...actions])
     .where('created_at', '>', sinceIso);
-  if (email !== undefined) query = query.where(sql<string>`json_extract(metadata, '$.email')`, '=', email);
+  if (email !== undefined) {
+    // metadata is JSON text on both engines (docs/postgres.md, Schema); each reads it its own way.
+    const field =
+      engineOf(executor) === 'postgres'
+        ? sql<string>`(metadata::jsonb ->> 'email')`
+        : sql<string>`json_extract(metadata, '$.email')`;
+    query = query.where(field, '=', email);
+  }
   const row = await query.executeTakeFirstOrThrow();
   return { count: Number(row.n), oldest: (row.oldest as string | null) ?? null };
 }

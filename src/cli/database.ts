@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import path from 'node:path';
 import { withApp } from './context.js';
-import { emit, withCommon, type CliIo, type CommonOptions } from './io.js';
+import { emit, UsageError, withCommon, type CliIo, type CommonOptions } from './io.js';
 
 export function makeDatabaseCommands(program: Command, io: CliIo): void {
   withCommon(program.command('migrate').description('apply pending database migrations')).action(
@@ -23,7 +23,10 @@ export function makeDatabaseCommands(program: Command, io: CliIo): void {
   ).action(async (file: string, options: CommonOptions) => {
     await withApp(io, options, async (app) => {
       const target = path.resolve(file);
-      const progress = await app.kernel.sqlite.backup(target);
+      const { sqlite } = app.kernel;
+      // PostgreSQL has its own tools for consistent copies (docs/postgres.md, Operations).
+      if (!sqlite) throw new UsageError('gantry backup copies the SQLite file; on PostgreSQL use pg_dump or PITR');
+      const progress = await sqlite.backup(target);
       emit(
         io,
         options,

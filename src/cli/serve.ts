@@ -21,6 +21,7 @@ export function makeServeCommand(program: Command, io: CliIo): void {
     .command('serve')
     .description('run the appliance: HTTP API, pages, status service and jobs')
     .option('--data-dir <dir>', 'data directory (GANTRY_DATA_DIR)')
+    .option('--database-url <url>', 'PostgreSQL instead of SQLite: postgres://... (GANTRY_DATABASE_URL)')
     .option('--host <host>', 'listen address (GANTRY_HOST)')
     .option('--port <port>', 'listen port, 0 = any free port (GANTRY_PORT)')
     .option('--public-url <url>', 'public base URL (GANTRY_PUBLIC_URL)')

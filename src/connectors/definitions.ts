@@ -1,6 +1,7 @@
 import type { Kernel } from '../kernel.js';
 import type { Executor } from '../db/tx.js';
 import { toBool } from '../db/tx.js';
+import { isUniqueViolation } from '../db/engine.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import { open, seal } from '../lib/sealed.js';
@@ -100,8 +101,7 @@ export function createDefinitions(kernel: Kernel) {
     try {
       await definitionStore.insert(executor, row);
     } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE')
-        throw conflict(`A connector definition with key ${row.key} already exists`);
+      if (isUniqueViolation(err)) throw conflict(`A connector definition with key ${row.key} already exists`);
       throw err;
     }
   }

@@ -4,7 +4,7 @@ import { newId } from '../lib/ids.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { Database } from './connection.js';
-import type { Executor } from './tx.js';
+import { afterCommit, type Executor } from './tx.js';
 
 /** Rows read per query when catching up. */
 export const CHANGE_FEED_PAGE = 1_000;
@@ -14,8 +14,8 @@ export type ChangeListener = (key: string | null) => void;
 /**
  * How a change made by one process reaches the others on the same database within a second
  * (docs/interface.md, Operations: CLI changes are visible to the running server). A writer records
- * (topic, key) in change_feed inside its own transaction and notifies its own listeners at
- * once; every other process watches `PRAGMA data_version`, which moves when another
+ * (topic, key) in change_feed inside its own transaction and notifies its own listeners once
+ * it commits (tx.ts, afterCommit); every other process watches `PRAGMA data_version`, which moves when another
  * connection commits, and replays the rows it has not seen. Listeners invalidate caches or
  * rebuild projections, so an extra call (e.g. after a rollback) is harmless.
  */
@@ -28,20 +28,21 @@ export class ChangeFeed {
 
   constructor(
     private readonly db: Database,
-    private readonly sqlite: SqliteDatabase.Database,
+    /** Null on PostgreSQL: there every poll reads the table (docs/postgres.md, What is left). */
+    private readonly sqlite: SqliteDatabase.Database | null,
     private readonly clock: Clock,
     private readonly logger: Logger,
   ) {
     this.events.setMaxListeners(0);
   }
 
-  /** Records a change inside the caller's transaction and tells this process's listeners. */
+  /** Records a change inside the caller's transaction and tells this process's listeners once it commits. */
   async publish(executor: Executor, topic: string, key: string | null = null): Promise<void> {
     await executor
       .insertInto('change_feed')
       .values({ topic, key, origin: this.origin, created_at: this.clock.now().toISOString() })
       .execute();
-    this.emit(topic, key);
+    afterCommit(executor, () => this.emit(topic, key));
   }
 
   subscribe(topic: string, listener: ChangeListener): () => void {
@@ -79,6 +80,8 @@ export class ChangeFeed {
   private dataVersionStatement: SqliteDatabase.Statement | null = null;
 
   private dataVersion(): number {
+    // PostgreSQL has no such counter: a version that always moves makes every poll read the table.
+    if (!this.sqlite) return this.lastDataVersion + 1;
     // Prepared once: catchUp reads it before every cached read.
     this.dataVersionStatement ??= this.sqlite.prepare('PRAGMA data_version').pluck();
     return this.dataVersionStatement.get() as number;

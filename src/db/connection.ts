@@ -11,22 +11,33 @@ import {
   type TransactionSettings,
 } from 'kysely';
 import { LRUCache } from 'lru-cache';
+import type { Engine } from './engine.js';
+import { openPostgres } from './postgres.js';
 import type { DB } from './schema.js';
 
 export type Database = Kysely<DB>;
 
 export interface DbHandle {
+  engine: Engine;
   db: Database;
-  /** The raw connection, for what kysely does not cover: pragmas and the online backup API. */
-  sqlite: SqliteDatabase.Database;
+  /**
+   * The raw SQLite connection, for what kysely does not cover: pragmas, the online backup API
+   * and the refresh grant's hot path. Null on PostgreSQL.
+   */
+  sqlite: SqliteDatabase.Database | null;
   close(): Promise<void>;
+}
+
+/** PostgreSQL when a database URL is configured, else the SQLite file (docs/postgres.md). */
+export function openConfiguredDatabase(config: { dbFile: string; databaseUrl: string | null }): DbHandle {
+  return config.databaseUrl ? openPostgres(config.databaseUrl) : openDatabase(config.dbFile);
 }
 
 /**
  * One connection per process. WAL lets a CLI process and the server share the file;
  * busy_timeout makes a writer wait for the other's lock instead of failing at once.
  */
-export function openDatabase(file: string): DbHandle {
+export function openDatabase(file: string): DbHandle & { sqlite: SqliteDatabase.Database } {
   const sqlite = new SqliteDatabase(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
@@ -35,6 +46,7 @@ export function openDatabase(file: string): DbHandle {
   const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
   let closed = false;
   return {
+    engine: 'sqlite',
     db,
     sqlite,
     async close() {

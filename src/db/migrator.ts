@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Migration } from '../../migrations/types.js';
+import { engineOf } from './engine.js';
 import type { DB } from './schema.js';
 
 export class MigrationError extends Error {}
@@ -18,10 +19,53 @@ async function ensureTable(db: Kysely<DB>): Promise<void> {
     .execute();
 }
 
+/** Any 64-bit constant: the advisory lock every Gantry process takes to migrate PostgreSQL. */
+const MIGRATION_LOCK_KEY = 7_415_993_118;
+
+/**
+ * Runs fn holding the cross-process migration lock, in one transaction. SQLite: BEGIN
+ * IMMEDIATE takes the write lock first, so a second process starting on the same fresh
+ * database waits (busy_timeout) instead of failing half-way; it runs before anything else uses
+ * the connection (start-up), which the explicit BEGIN/COMMIT relies on. PostgreSQL: a
+ * transaction-scoped advisory lock, as kysely's own migrator takes there.
+ */
+async function withMigrationLock<T>(db: Kysely<DB>, fn: (db: Kysely<DB>) => Promise<T>): Promise<T> {
+  if (engineOf(db) === 'postgres') {
+    return db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`.execute(trx);
+      return fn(trx);
+    });
+  }
+  await sql`begin immediate`.execute(db);
+  try {
+    const result = await fn(db);
+    await sql`commit`.execute(db);
+    return result;
+  } catch (err) {
+    await sql`rollback`.execute(db);
+    throw err;
+  }
+}
+
+/**
+ * Text keys are compared and ordered byte-wise on SQLite; a PostgreSQL database must do the
+ * same (keyset pagination, sorted names), which only the C collation does (docs/postgres.md).
+ */
+async function checkCollation(db: Kysely<DB>): Promise<void> {
+  if (engineOf(db) !== 'postgres') return;
+  const { rows } = await sql<{ collation: string }>`
+    select datcollate as collation from pg_database where datname = current_database()`.execute(db);
+  const collation = rows[0]?.collation ?? '';
+  if (collation !== 'C' && collation !== 'POSIX') {
+    throw new MigrationError(
+      `the PostgreSQL database has collation "${collation}"; gantry needs "C": create it with CREATE DATABASE ... LOCALE 'C' TEMPLATE template0`,
+    );
+  }
+}
+
 /**
  * Applies pending migrations in order, each in its own transaction together with the row
- * that records it (kysely's Migrator does not wrap SQLite migrations). Runs before anything
- * else uses the connection (start-up), which the explicit BEGIN/COMMIT relies on. Refuses a database
+ * that records it (kysely's Migrator does not wrap SQLite migrations). Refuses a database
  * that already holds migrations this binary does not know: it was written by a newer one.
  */
 export async function migrate(
@@ -29,7 +73,8 @@ export async function migrate(
   migrations: readonly Migration[],
   now: () => Date = () => new Date(),
 ): Promise<MigrationResult> {
-  await ensureTable(db);
+  await checkCollation(db);
+  await withMigrationLock(db, ensureTable);
   const done = new Set((await db.selectFrom('schema_migrations').select('id').execute()).map((r) => r.id));
   const known = new Set(migrations.map((m) => m.id));
   const unknown = [...done].filter((id) => !known.has(id));
@@ -41,28 +86,21 @@ export async function migrate(
   const applied: string[] = [];
   for (const migration of migrations) {
     if (done.has(migration.id)) continue;
-    // BEGIN IMMEDIATE takes the write lock first: a second process starting on the same
-    // fresh database waits (busy_timeout) instead of failing half-way, then finds it applied.
-    await sql`begin immediate`.execute(db);
-    try {
-      const again = await db
+    await withMigrationLock(db, async (locked) => {
+      // Another process may have applied it while this one waited for the lock.
+      const again = await locked
         .selectFrom('schema_migrations')
         .select('id')
         .where('id', '=', migration.id)
         .executeTakeFirst();
-      if (!again) {
-        await migration.up(db);
-        await db
-          .insertInto('schema_migrations')
-          .values({ id: migration.id, applied_at: now().toISOString() })
-          .execute();
-        applied.push(migration.id);
-      }
-      await sql`commit`.execute(db);
-    } catch (err) {
-      await sql`rollback`.execute(db);
-      throw err;
-    }
+      if (again) return;
+      await migration.up(locked);
+      await locked
+        .insertInto('schema_migrations')
+        .values({ id: migration.id, applied_at: now().toISOString() })
+        .execute();
+      applied.push(migration.id);
+    });
   }
   return { applied, current: migrations.at(-1)?.id ?? null };
 }

@@ -11,6 +11,7 @@ import type { RequestCounter } from './metrics.js';
 import { rateLimitHeaders, type RateDecision } from './rate-limit.js';
 import { routeConfig, routeName } from './route-config.js';
 import { joiDetails } from './validation.js';
+import { isUniqueViolation } from '../db/engine.js';
 import type { PageKit } from './pages.js';
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
@@ -38,8 +39,7 @@ function mapError(err: Boom | DomainError): MappedError {
     return { status: err.status, code: err.code, message: err.message, details: err.details, headers: err.headers };
   // A uniqueness race the service's own check could not see (two inserts at once) is a
   // conflict, not a failure of the server.
-  const sqliteCode = (err as { code?: unknown }).code;
-  if (sqliteCode === 'SQLITE_CONSTRAINT_UNIQUE' || sqliteCode === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+  if (isUniqueViolation(err)) {
     return {
       status: 409,
       code: 'CONFLICT',

@@ -28,7 +28,29 @@ export const BUSY: unique symbol = Symbol('busy');
 // Placeholder values: only the compiled SQL is kept; real values are bound on every run.
 const P = '';
 
-export function createHotStore(db: Database, sqlite: SqliteDatabase.Database) {
+type RefreshInsert = { grant_id: string; token_hash: string; created_at: string; expires_at: string };
+
+interface HotStore {
+  run<T>(fn: () => T): Promise<T | typeof BUSY>;
+  findRefreshToken(tokenHash: string): HotRefreshRow | undefined;
+  consumeRefreshToken(id: string, at: string): boolean;
+  insertRefreshToken(row: RefreshInsert): void;
+}
+
+/**
+ * On PostgreSQL there is no synchronous connection: every call answers BUSY, and the grant
+ * takes its ordinary transactional path (docs/postgres.md, Transactions).
+ */
+const NO_HOT_PATH: HotStore = {
+  run: () => Promise.resolve(BUSY),
+  findRefreshToken: () => undefined,
+  consumeRefreshToken: () => false,
+  insertRefreshToken: () => {},
+};
+
+export function createHotStore(db: Database, raw: SqliteDatabase.Database | null): HotStore {
+  if (!raw) return NO_HOT_PATH;
+  const sqlite = raw;
   const prepare = <R>(query: { compile(): { sql: string } }) => sqlite.prepare<unknown[], R>(query.compile().sql);
   const find = prepare<HotRefreshRow>(store.refreshTokenQuery(db, P));
   // Parameters in order: consumed_at, token_hash.
@@ -110,7 +132,7 @@ export function createHotStore(db: Database, sqlite: SqliteDatabase.Database) {
     },
     findRefreshToken: (tokenHash: string) => find.get(tokenHash),
     consumeRefreshToken: (id: string, at: string) => consume.run(at, id).changes > 0,
-    insertRefreshToken: (row: { grant_id: string; token_hash: string; created_at: string; expires_at: string }) =>
+    insertRefreshToken: (row: RefreshInsert) =>
       void insert.run(row.token_hash, row.grant_id, row.created_at, row.expires_at),
   };
 }

@@ -4,7 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { openDatabase, type DbHandle } from '../../src/db/connection.js';
+import { openDatabase } from '../../src/db/connection.js';
+
+type DbHandle = ReturnType<typeof openDatabase>;
 import { inTransaction } from '../../src/db/tx.js';
 
 /**

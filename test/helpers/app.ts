@@ -1,13 +1,16 @@
+import type SqliteDatabase from 'better-sqlite3';
 import { AssertionError } from 'node:assert';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Server, ServerInjectOptions } from '@hapi/hapi';
+import { sql } from 'kysely';
 import { resolveConfig, type ConfigFlags } from '../../src/config.js';
 import { createAppContext, type AppContext } from '../../src/app.js';
 import { createServer } from '../../src/http/server.js';
 import { ManualClock, systemClock, type Clock } from '../../src/lib/clock.js';
 import { createLogger, type Logger } from '../../src/lib/logger.js';
+import { createTestDatabase, TEST_ENGINE } from './postgres.js';
 import { answerChecker, listenerChecker } from './openapi-check.js';
 
 /** Environment every test app gets: cheap scrypt, no log noise. */
@@ -39,10 +42,13 @@ export interface TestAppOptions {
 /**
  * A real app over a real temporary SQLite file (migrated), its hapi server initialized but
  * not listening: tests use server.inject(). One per test file; close() removes the files.
+ * With GANTRY_TEST_ENGINE=postgres the app gets a fresh PostgreSQL database instead, one per
+ * data directory, dropped by close() with the files (docs/postgres.md, Tests).
  */
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gantry-test-'));
-  const env = { ...TEST_ENV, ...options.env };
+  const database = TEST_ENGINE === 'postgres' ? await createTestDatabase(dataDir) : null;
+  const env = { ...TEST_ENV, ...(database && { GANTRY_DATABASE_URL: database.url }), ...options.env };
   const config = resolveConfig({ dataDir, ...options.flags }, env);
   const logs: string[] = [];
   const logger: Logger = createLogger('debug', (line) => logs.push(line));
@@ -68,7 +74,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     async close() {
       await server.stop();
       await app.kernel.close();
-      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) {
+        rmSync(dataDir, { recursive: true, force: true });
+        await database?.drop();
+      }
       const failures = listened.failures();
       if (failures.length > 0)
         throw new AssertionError({
@@ -77,3 +86,19 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     },
   };
 }
+
+/**
+ * The raw SQLite connection, for the checks that read SQLite itself (query plans, the file's
+ * bytes); a clear failure when the suite runs on PostgreSQL (docs/postgres.md, Tests).
+ */
+export function rawSqlite(kernel: { sqlite: SqliteDatabase.Database | null }): SqliteDatabase.Database {
+  if (!kernel.sqlite) throw new Error('this check reads the SQLite database; it has no PostgreSQL counterpart yet');
+  return kernel.sqlite;
+}
+
+/**
+ * A table's insertion order, for tests whose manual clock gives many rows one created_at:
+ * SQLite's rowid; on PostgreSQL the row's place in the heap, which follows insertion order in
+ * a fresh test database whose rows are not updated (docs/postgres.md, Tests).
+ */
+export const insertionOrder = () => (TEST_ENGINE === 'postgres' ? sql`ctid` : sql`rowid`);

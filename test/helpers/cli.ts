@@ -1,5 +1,6 @@
 import { runCli } from '../../src/cli/program.js';
 import { TEST_ENV } from './app.js';
+import { testDatabaseEnv } from './postgres.js';
 
 export interface CliResult {
   code: number;
@@ -20,7 +21,7 @@ export async function cli(
     out: (t) => out.push(t),
     err: (t) => err.push(t),
     interactive: options.interactive ?? false,
-    env: { ...TEST_ENV, ...options.env },
+    env: { ...TEST_ENV, ...(await testDatabaseEnv(options.dataDir)), ...options.env },
     stopSignal: new Promise(() => {}),
   });
   const stdout = out.join('\n');

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, rawSqlite, type TestApp } from '../helpers/app.js';
 import { OPERATOR } from '../../src/accounts/access.js';
 import { makeTeam } from '../helpers/factories.js';
 import { asUser, auditOf, call, lastAudit } from '../helpers/accounts.js';
@@ -172,7 +172,7 @@ describe('accounts: deletion, retention job, audit log paging', () => {
   });
 
   it('the log query uses the (account_id, seq) index', async () => {
-    const plan = t.app.kernel.sqlite
+    const plan = rawSqlite(t.app.kernel)
       .prepare(
         'EXPLAIN QUERY PLAN SELECT seq FROM account_audit_log WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT 21',
       )

@@ -1,9 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, insertionOrder, type TestApp } from '../helpers/app.js';
 import { bearer, makeUser, signedInUser, TEST_PASSWORD } from '../helpers/factories.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { sql } from 'kysely';
 
 interface Body<T = Record<string, unknown>> {
   data: T;
@@ -38,7 +37,7 @@ describe('sign-in API flows', () => {
       .where('to_address', '=', to)
       .$if(kind !== undefined, (q) => q.where('kind', '=', kind!))
       // Insertion order (rowid): the manual clock gives many mails the same created_at.
-      .orderBy(sql`rowid`, 'desc')
+      .orderBy(insertionOrder(), 'desc')
       .execute();
     return rows[0];
   }

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createTestApp } from '../helpers/app.js';
+import { createTestApp, rawSqlite } from '../helpers/app.js';
 import { withJson } from '../helpers/json-inject.js';
 
 type App = ReturnType<typeof withJson>;
@@ -302,7 +302,7 @@ describe('connector instances and credentials', () => {
     });
     assert.equal(emptyCustom.statusCode, 400);
     // Raw database file and logs never hold a credential in clear.
-    t.app.kernel.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+    rawSqlite(t.app.kernel).pragma('wal_checkpoint(TRUNCATE)');
     const raw = readFileSync(t.app.kernel.config.dbFile).toString('latin1');
     for (const [, credentials] of cases)
       for (const v of Object.values(credentials))

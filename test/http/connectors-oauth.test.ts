@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, TEST_ENV } from '../helpers/app.js';
+import { testEnvFor } from '../helpers/postgres.js';
 import { createAppContext } from '../../src/app.js';
 import { resolveConfig } from '../../src/config.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -251,7 +252,7 @@ describe('OAuth linking and the refresh job', () => {
     clock.advance(55 * 60_000);
     // Two processes (two connections on one database file) run the job at once: each
     // credential is refreshed exactly once.
-    const env = { ...TEST_ENV, ...providerEnv(provider.base) };
+    const env = await testEnvFor(t.dataDir, { ...TEST_ENV, ...providerEnv(provider.base) });
     const second = await createAppContext(resolveConfig({ dataDir: t.dataDir }, env), {
       clock,
       logger: createLogger('silent'),

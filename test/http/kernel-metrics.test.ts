@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';
+import { testEnvFor } from '../helpers/postgres.js';
 import { resolveConfig } from '../../src/config.js';
 import { createAppContext, startApp, type RunningApp } from '../../src/app.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -93,7 +94,7 @@ describe('metrics listener (GANTRY_METRICS_PORT)', () => {
   let dataDir: string;
   before(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'gantry-test-'));
-    const env = { ...TEST_ENV, GANTRY_METRICS_PORT: '0' };
+    const env = await testEnvFor(dataDir, { ...TEST_ENV, GANTRY_METRICS_PORT: '0' });
     const config = resolveConfig({ dataDir, port: 0 }, env);
     const app = await createAppContext(config, { env, logger: createLogger('silent') });
     running = await startApp(app);

@@ -5,6 +5,7 @@ import { resolveConfig } from '../../src/config.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { TOOLS_CHANGED_TOPIC } from '../../src/connectors/types.js';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';
+import { testEnvFor } from '../helpers/postgres.js';
 import { startLegacyMcpServer, type McpFake } from '../helpers/mcp-servers.js';
 import { addInstance, mcpUser, statelessRpc, type McpUser } from '../helpers/mcp-gateway.js';
 
@@ -209,7 +210,7 @@ describe('a change made by another process', () => {
   before(async () => {
     // The feed watched with a tick far away: only the catch-up before each read can see the change.
     await t.app.kernel.changes.start(60_000);
-    const env = { ...TEST_ENV, ...ENV };
+    const env = await testEnvFor(t.dataDir, { ...TEST_ENV, ...ENV });
     other = await createAppContext(resolveConfig({ dataDir: t.dataDir }, env), {
       logger: createLogger('silent'),
       env,

@@ -4,6 +4,7 @@ import { resolveConfig } from '../../src/config.js';
 import { createAppContext, type AppContext } from '../../src/app.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';
+import { testEnvFor } from '../helpers/postgres.js';
 import { signedInUser } from '../helpers/factories.js';
 import { openSse, type SseClient } from '../helpers/sse.js';
 import { MAX_STREAMS_PER_USER } from '../../src/notifications/live.js';
@@ -170,7 +171,7 @@ describe('notifications live stream (SSE over a listening server)', () => {
     await t.app.kernel.changes.start(50);
     const s = await stream(u.headers);
     await count(s, 0);
-    const config = resolveConfig({ dataDir: t.dataDir }, { ...TEST_ENV });
+    const config = resolveConfig({ dataDir: t.dataDir }, await testEnvFor(t.dataDir, TEST_ENV));
     const other: AppContext = await createAppContext(config, { env: TEST_ENV, logger: createLogger('silent') });
     try {
       const id = await other.services.notifications.notifyNow({

@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { testEnvFor } from '../helpers/postgres.js';
 import { bearer, makeUser, signedInUser } from '../helpers/factories.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { createAppContext } from '../../src/app.js';
@@ -321,7 +322,7 @@ describe('client delete reaches a running server through the change feed', () =>
     const { client, tokens } = await issue();
     assert.equal((await userinfo(tokens.access_token)).statusCode, 200);
     await t.app.kernel.changes.start(50);
-    const config = resolveConfig({ dataDir: t.dataDir }, TEST_ENV);
+    const config = resolveConfig({ dataDir: t.dataDir }, await testEnvFor(t.dataDir, TEST_ENV));
     const other = await createAppContext(config, { logger: createLogger('silent'), env: TEST_ENV });
     try {
       await other.services.oauth.clients.remove(client.clientId);

@@ -1,7 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, insertionOrder, type TestApp } from '../helpers/app.js';
 import { bearer, makeUser, TEST_PASSWORD } from '../helpers/factories.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import {
@@ -53,7 +52,7 @@ async function lastMail(to: string, kind: string) {
     .selectAll()
     .where('to_address', '=', to)
     .where('kind', '=', kind)
-    .orderBy(sql`rowid`, 'desc')
+    .orderBy(insertionOrder(), 'desc')
     .executeTakeFirstOrThrow();
 }
 const tokenIn = (text: string) => decodeURIComponent(/token=([A-Za-z0-9_%-]+)/.exec(text)![1]);

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { testEnvFor } from '../helpers/postgres.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { statusJobs } from '../../src/status/jobs.js';
 import { collectJobs, createAppContext } from '../../src/app.js';
@@ -142,7 +143,7 @@ describe('status jobs', () => {
   });
 
   it('a change made by another process reaches this projection through the change feed', async () => {
-    const config = resolveConfig({ dataDir: t.dataDir }, TEST_ENV);
+    const config = resolveConfig({ dataDir: t.dataDir }, await testEnvFor(t.dataDir, TEST_ENV));
     const other = await createAppContext(config, { clock, logger: createLogger('silent'), env: TEST_ENV });
     const before_ = await t.inject('/api/v1/status/components');
     try {

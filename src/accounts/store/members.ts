@@ -1,6 +1,16 @@
 import { sql, type Insertable, type Updateable } from 'kysely';
 import type { Executor } from '../../db/tx.js';
+import { engineOf } from '../../db/engine.js';
 import type { AccountMembersTable } from '../tables.js';
+
+/**
+ * Memberships made in the same millisecond: on SQLite insertion order (rowid) decides, not a
+ * random id. PostgreSQL has no stable insertion order; the account id at least makes the
+ * choice the same on every read (docs/postgres.md, What is left).
+ */
+export function insertionOrder(db: Executor) {
+  return engineOf(db) === 'postgres' ? sql`account_members.account_id` : sql`account_members.rowid`;
+}
 
 /** Every SQL statement over account memberships (account_members, read joined with users). */
 
@@ -107,19 +117,16 @@ export function findMembership(db: Executor, accountId: string, userId: string) 
 
 /** The user's oldest active membership of an account with one of the statuses. */
 export function findOldestMembership(db: Executor, userId: string, accountStatuses: readonly string[]) {
-  return (
-    db
-      .selectFrom('account_members')
-      .innerJoin('accounts', 'accounts.id', 'account_members.account_id')
-      .select(['account_members.account_id', 'account_members.role', 'accounts.status'])
-      .where('account_members.user_id', '=', userId)
-      .where('account_members.status', '=', 'active')
-      .where('accounts.status', 'in', [...accountStatuses])
-      .orderBy('account_members.created_at')
-      // Memberships made in the same millisecond: insertion order decides, not a random id.
-      .orderBy(sql`account_members.rowid`)
-      .executeTakeFirst()
-  );
+  return db
+    .selectFrom('account_members')
+    .innerJoin('accounts', 'accounts.id', 'account_members.account_id')
+    .select(['account_members.account_id', 'account_members.role', 'accounts.status'])
+    .where('account_members.user_id', '=', userId)
+    .where('account_members.status', '=', 'active')
+    .where('accounts.status', 'in', [...accountStatuses])
+    .orderBy('account_members.created_at')
+    .orderBy(insertionOrder(db))
+    .executeTakeFirst();
 }
 
 export const listActiveMemberIds = (db: Executor, accountId: string) =>

@@ -1,8 +1,8 @@
-import { sql, type Insertable } from 'kysely';
+import type { Insertable } from 'kysely';
 import type { Executor } from '../../db/tx.js';
 import type { WorkspacesTable } from '../tables.js';
 import { OWNER_OR_ADMIN } from '../roles.js';
-import { memberColumns } from './members.js';
+import { insertionOrder, memberColumns } from './members.js';
 
 /** Every SQL statement over workspaces and their memberships. */
 
@@ -110,7 +110,7 @@ export function listUsableWorkspaces(
   if (accountId !== null) q = q.where('workspaces.account_id', '=', accountId);
   return q
     .orderBy('account_members.created_at')
-    .orderBy(sql`account_members.rowid`)
+    .orderBy(insertionOrder(db))
     .orderBy('workspaces.is_default', 'desc')
     .orderBy('workspaces.created_at')
     .orderBy('workspaces.id')

@@ -72,9 +72,11 @@ export const toolStore = {
             // A sync only ever raises the flag: the server at the url (which a member may
             // have set) must not lift an approval gate; only an owner/admin lowers it. Once a
             // person set the flag, the sync keeps their choice either way.
+            // The larger of the two, spelled as a case: max(a, b) is SQLite only.
             requires_approval: sql<number>`case when connector_tools.requires_approval_set_by is not null
               then connector_tools.requires_approval
-              else max(connector_tools.requires_approval, excluded.requires_approval) end`,
+              when excluded.requires_approval > connector_tools.requires_approval then excluded.requires_approval
+              else connector_tools.requires_approval end`,
             annotations: eb.ref('excluded.annotations'),
             translations: eb.ref('excluded.translations'),
             updated_at: eb.ref('excluded.updated_at'),

@@ -1,0 +1,49 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { DbHandle } from './connection.js';
+import type { DB } from './schema.js';
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+/**
+ * pg hands int8 (bigint ids, money in micros, count(*)) and numeric (sum of a bigint) back as
+ * strings; the code computes with numbers, as on SQLite. Values past 2^53 would lose digits, so
+ * they fail loudly instead (a wallet holds at most 9 billion dollars in micros).
+ */
+function toSafeNumber(text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || Math.abs(value) > Number.MAX_SAFE_INTEGER)
+    throw new RangeError(`database value ${text} does not fit a JavaScript number`);
+  return value;
+}
+
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8_OID || oid === NUMERIC_OID) return toSafeNumber;
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+/**
+ * A pool of connections to PostgreSQL (docs/postgres.md). Unlike SQLite's single connection,
+ * transactions here run side by side: src/db/tx.ts makes them SERIALIZABLE and retries.
+ */
+export function openPostgres(url: string, maxConnections = 10): DbHandle {
+  const pool = new pg.Pool({ connectionString: url, max: maxConnections, types });
+  // An idle client losing its server (restart, network) must not crash the process; the pool
+  // drops it and the next query opens a new one.
+  pool.on('error', () => {});
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  let closed = false;
+  return {
+    engine: 'postgres',
+    db,
+    sqlite: null,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy(); // ends the pool
+    },
+  };
+}

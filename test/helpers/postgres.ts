@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { openConfiguredDatabase } from '../../src/db/connection.js';
+import { migrate } from '../../src/db/migrator.js';
+import { migrations } from '../../migrations/index.js';
+import { startPostgres, type PostgresServer } from './postgres-server.mjs';
+
+/**
+ * Which engine the test apps run on: GANTRY_TEST_ENGINE=postgres runs the same tests on
+ * PostgreSQL (docs/postgres.md, Tests); anything else keeps SQLite.
+ */
+export const TEST_ENGINE = process.env.GANTRY_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
+
+/** Every migration id, hashed: a template migrated by other migrations is never reused. */
+const TEMPLATE = `gantry_template_${createHash('sha256')
+  .update(migrations.map((m) => m.id).join(','))
+  .digest('hex')
+  .slice(0, 12)}`;
+/** Serializes template creation across the test files running at once. */
+const TEMPLATE_LOCK = 7_415_993_119;
+
+let ownServer: Promise<PostgresServer> | null = null;
+
+/**
+ * The server: the one test/run.mjs started for the whole run (GANTRY_TEST_DATABASE_URL), else
+ * one of this process's own, stopped when it exits.
+ */
+async function serverUrl(): Promise<string> {
+  const shared = process.env.GANTRY_TEST_DATABASE_URL;
+  if (shared) return shared.replace(/\/$/, '');
+  ownServer ??= startPostgres().then((server) => {
+    process.once('exit', () => server.stopSync());
+    return server;
+  });
+  return (await ownServer).url;
+}
+
+async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: `${await serverUrl()}/postgres` });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Migrates the template once per server; a copy of it is a fresh database in milliseconds. */
+async function ensureTemplate(admin: pg.Client): Promise<void> {
+  const exists = await admin.query('select 1 from pg_database where datname = $1', [TEMPLATE]);
+  if (exists.rowCount) return;
+  const building = `${TEMPLATE}_building`;
+  await admin.query(`drop database if exists ${building}`);
+  await admin.query(`create database ${building} locale 'C' template template0`);
+  const handle = openConfiguredDatabase({ dbFile: '', databaseUrl: `${await serverUrl()}/${building}` });
+  try {
+    await migrate(handle.db, migrations);
+  } finally {
+    await handle.close();
+  }
+  // Renamed only when complete: a run that died half-way leaves no template to copy.
+  await admin.query(`alter database ${building} rename to ${TEMPLATE}`);
+}
+
+/**
+ * A database of its own for one data directory, copied from the migrated template. The same
+ * directory gives the same database (an app restarted over it, a CLI command run on it),
+ * created once.
+ */
+export async function createTestDatabase(dataDir: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const database = `gantry_t_${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}`;
+  await withAdmin(async (admin) => {
+    await admin.query('select pg_advisory_lock($1)', [TEMPLATE_LOCK]);
+    try {
+      await ensureTemplate(admin);
+      const exists = await admin.query('select 1 from pg_database where datname = $1', [database]);
+      if (!exists.rowCount) await admin.query(`create database ${database} template ${TEMPLATE}`);
+    } finally {
+      await admin.query('select pg_advisory_unlock($1)', [TEMPLATE_LOCK]);
+    }
+  });
+  return {
+    url: `${await serverUrl()}/${database}`,
+    drop: () =>
+      withAdmin(async (admin) => void (await admin.query(`drop database if exists ${database} with (force)`))),
+  };
+}
+
+/** The environment that points a CLI command at its data directory's test database. */
+export async function testDatabaseEnv(dataDir: string): Promise<NodeJS.ProcessEnv> {
+  return TEST_ENGINE === 'postgres' ? { GANTRY_DATABASE_URL: (await createTestDatabase(dataDir)).url } : {};
+}
+
+/**
+ * TEST_ENV plus the database of a data directory, for tests that open a second app (another
+ * process) over a test app's data directory themselves.
+ */
+export async function testEnvFor(dataDir: string, env: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
+  return { ...env, ...(await testDatabaseEnv(dataDir)) };
+}
