@@ -68,7 +68,11 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
       mailer,
       jwt: new JwtCodec(secrets.jwtSigningKey, config.publicUrl, clock),
       cursors: new CursorCodec(secrets.cursorSigningKey),
-      limiter: new RateLimiter(config.rateLimitMultiplier, clock),
+      limiter: new RateLimiter(
+        config.rateLimitMultiplier,
+        clock,
+        handle.engine === 'postgres' ? { db: handle.db, logger } : null,
+      ),
       metrics: new Metrics(config.dbFile, { processMetrics: config.metrics !== null }),
       pages: createPageKit(config.brand),
       migration,

@@ -191,7 +191,7 @@ ${hiddenReturn(to)}<label for="email">Email</label><input id="email" name="email
         const form = (request.payload as Record<string, unknown> | null) ?? {};
         const to = returnTo(form.return_to);
         // This form is another door to POST /api/v1/auth/forgot-password: it spends the same budget.
-        const spent = app.kernel.limiter.hit(
+        const spent = await app.kernel.limiter.charge(
           rateLimitBucket('auth.forgot-password', request),
           SIGN_IN_LIMITS.forgotPassword,
         );
