@@ -11,6 +11,7 @@ import { JwtCodec } from './lib/jwt.js';
 import { Mailer } from './lib/mailer.js';
 import { Metrics } from './lib/metrics.js';
 import { loadSecrets, type Secrets } from './lib/secrets.js';
+import { loadDatabaseKeyring } from './lib/keyring.js';
 import { CursorCodec } from './http/pagination.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { createPageKit, type PageKit } from './http/pages.js';
@@ -50,10 +51,11 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
   ensureDataDir(config);
   const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? createLogger(config.logLevel);
-  const secrets = loadSecrets(config.dataDir, overrides.env ?? process.env);
+  const secrets = loadSecrets(config.dataDir, overrides.env ?? process.env, config.databaseUrl !== null);
   const handle = openConfiguredDatabase(config);
   try {
     const migration = await migrate(handle.db, migrations, () => clock.now());
+    await loadDatabaseKeyring(handle.db, secrets);
     const changes = new ChangeFeed(handle.db, handle.sqlite, clock, logger);
     const mailer = new Mailer(handle.db, config.smtpUrl, clock, logger);
     return {
@@ -68,7 +70,11 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
       mailer,
       jwt: new JwtCodec(secrets.jwtSigningKey, config.publicUrl, clock),
       cursors: new CursorCodec(secrets.cursorSigningKey),
-      limiter: new RateLimiter(config.rateLimitMultiplier, clock),
+      limiter: new RateLimiter(
+        config.rateLimitMultiplier,
+        clock,
+        handle.engine === 'postgres' ? { db: handle.db, logger } : null,
+      ),
       metrics: new Metrics(config.dbFile, { processMetrics: config.metrics !== null }),
       pages: createPageKit(config.brand),
       migration,

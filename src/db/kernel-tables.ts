@@ -26,8 +26,25 @@ export interface MailOutboxTable {
   last_error: string | null;
 }
 
+/** A fixed-window counter of the rate limits exact across nodes (PostgreSQL only). */
+interface RateLimitWindowsTable {
+  bucket: string;
+  count: number;
+  reset_at_ms: number;
+}
+
+/** A credential key sealed under the key-encryption key (PostgreSQL only); one row is active. */
+interface CredentialKeysTable {
+  id: string;
+  sealed_key: string;
+  active: number;
+  created_at: string;
+}
+
 export interface KernelTables {
   schema_migrations: SchemaMigrationsTable;
   change_feed: ChangeFeedTable;
   mail_outbox: MailOutboxTable;
+  rate_limit_windows: RateLimitWindowsTable;
+  credential_keys: CredentialKeysTable;
 }

@@ -72,7 +72,12 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
   // every request, so two steps cost measurably more than one doing both (docs/kernel.md).
   const rateLimit = rateLimitCheck(kernel.limiter, kernel.clock, kernel.metrics);
   server.ext('onPostAuth', (request, h) => {
-    rateLimit(request);
+    const counted = rateLimit(request);
+    if (counted)
+      return counted.then(() => {
+        checkPayloadDepth(request);
+        return h.continue;
+      });
     checkPayloadDepth(request);
     return h.continue;
   });

@@ -10,7 +10,7 @@ import { createAppContext, type AppContext } from '../../src/app.js';
 import { createServer } from '../../src/http/server.js';
 import { ManualClock, systemClock, type Clock } from '../../src/lib/clock.js';
 import { createLogger, type Logger } from '../../src/lib/logger.js';
-import { createTestDatabase, TEST_ENGINE } from './postgres.js';
+import { createTestDatabase, sharedKeys, TEST_ENGINE } from './postgres.js';
 import { answerChecker, listenerChecker } from './openapi-check.js';
 
 /** Environment every test app gets: cheap scrypt, no log noise. */
@@ -48,7 +48,11 @@ export interface TestAppOptions {
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gantry-test-'));
   const database = TEST_ENGINE === 'postgres' ? await createTestDatabase(dataDir) : null;
-  const env = { ...TEST_ENV, ...(database && { GANTRY_DATABASE_URL: database.url }), ...options.env };
+  const env = {
+    ...TEST_ENV,
+    ...(database && { GANTRY_DATABASE_URL: database.url, ...sharedKeys(dataDir) }),
+    ...options.env,
+  };
   const config = resolveConfig({ dataDir, ...options.flags }, env);
   const logs: string[] = [];
   const logger: Logger = createLogger('debug', (line) => logs.push(line));

@@ -93,6 +93,9 @@ async function startDebian(bin) {
   child.stderr.on('data', (chunk) => {
     log = (log + chunk).slice(-4000);
   });
+  // A test file that started its own server must still exit when its tests end (stopSync on exit).
+  child.unref();
+  child.stderr.unref();
   try {
     await waitReady(bin, port, child, () => log);
   } catch (err) {

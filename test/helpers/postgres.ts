@@ -86,9 +86,24 @@ export async function createTestDatabase(dataDir: string): Promise<{ url: string
   };
 }
 
-/** The environment that points a CLI command at its data directory's test database. */
+/**
+ * The keys an operator gives every node on PostgreSQL (docs/postgres.md, Secrets): the same for
+ * every app and CLI command over one data directory, as on the nodes of one cluster.
+ */
+export function sharedKeys(dataDir: string): NodeJS.ProcessEnv {
+  const key = (name: string) => createHash('sha256').update(`${name}:${dataDir}`).digest('base64');
+  return {
+    GANTRY_SECRET_JWT_KEY: key('jwt'),
+    GANTRY_SECRET_CURSOR_KEY: key('cursor'),
+    GANTRY_SECRET_CREDENTIAL_KEY: key('credential'),
+  };
+}
+
+/** The environment that points a test app or CLI command at its data directory's test database. */
 export async function testDatabaseEnv(dataDir: string): Promise<NodeJS.ProcessEnv> {
-  return TEST_ENGINE === 'postgres' ? { GANTRY_DATABASE_URL: (await createTestDatabase(dataDir)).url } : {};
+  return TEST_ENGINE === 'postgres'
+    ? { GANTRY_DATABASE_URL: (await createTestDatabase(dataDir)).url, ...sharedKeys(dataDir) }
+    : {};
 }
 
 /**

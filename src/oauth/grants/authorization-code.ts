@@ -71,7 +71,7 @@ export async function authorizationCodeGrant(
       return { targetError: 'resource differs from the one of the authorization request' };
     // Only a user's own sign-ins make codes, so this limit is out of reach of a real client;
     // the code is spent either way (single use).
-    const refused = meter(grant.user_id);
+    const refused = await meter(grant.user_id);
     if (refused) return { refused };
     const ref = {
       id: grant.id,

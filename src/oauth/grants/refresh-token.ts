@@ -85,8 +85,9 @@ export async function refreshTokenGrant(
     const row = hot.findRefreshToken(tokenHash);
     const early = precheck(row, client, requested, target);
     if (early) return early;
-    // Charged before the consume: a refused request keeps its token for the retry.
-    const refused = meter(row!.user_id);
+    // Charged before the consume: a refused request keeps its token for the retry. The hot
+    // path is SQLite's (one process), where the limiter counts in memory anyway.
+    const refused = meter.inProcess(row!.user_id);
     if (refused) return { refused };
     const now = clock.now().toISOString();
     if (!hot.consumeRefreshToken(row!.id, now)) return { reuse: row! };
@@ -97,7 +98,7 @@ export async function refreshTokenGrant(
       const row = await store.findRefreshToken(trx, tokenHash);
       const early = precheck(row, client, requested, target);
       if (early) return early;
-      const refused = meter(row!.user_id);
+      const refused = await meter(row!.user_id);
       if (refused) return { refused };
       const now = clock.now().toISOString();
       if (!(await store.consumeRefreshToken(trx, row!.id, now))) return { reuse: row! };
