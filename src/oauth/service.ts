@@ -72,10 +72,12 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     run: (meter: GrantMeter) => Promise<T>,
   ): Promise<T> {
     limits.beforeGrant(endpoint, caller, clientId);
-    let charged = false;
+    let charged: { userId: string; refusal: ReturnType<GrantMeter> } | null = null;
+    // Once per request: on PostgreSQL a retried transaction runs the grant's body, and so the
+    // meter, again (docs/postgres.md, Transactions).
     const meter: GrantMeter = (userId) => {
-      charged = true;
-      return limits.charge(endpoint, caller, clientId, userId);
+      if (charged?.userId !== userId) charged = { userId, refusal: limits.charge(endpoint, caller, clientId, userId) };
+      return charged.refusal;
     };
     try {
       return await run(meter);
