@@ -11,8 +11,9 @@ export const migration: Migration = {
   id: '0020_uniqueness_and_member_order',
   async up(db) {
     // Workspace names are unique per account, case-insensitively (docs/accounts.md). Duplicates
-    // could only come from that race; which one to rename is the owner's choice, not ours, so the
-    // migration stops and names them.
+    // come from that race, or from names differing in the case of ASCII letters next to
+    // non-ASCII ones (SQL's lower() folds ASCII only; the check folded the new name in full).
+    // Which one to rename is the owner's choice, not ours: the migration stops and names them.
     const duplicates = await db
       .selectFrom('workspaces')
       .select(['account_id', sql<string>`lower(name)`.as('name')])
