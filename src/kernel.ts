@@ -3,6 +3,7 @@ import { ensureDataDir, type Config } from './config.js';
 import { openConfiguredDatabase, type Database } from './db/connection.js';
 import type { Engine } from './db/engine.js';
 import { ChangeFeed } from './db/change-feed.js';
+import { databaseSize } from './db/postgres.js';
 import { migrate, type MigrationResult } from './db/migrator.js';
 import { migrations } from '../migrations/index.js';
 import { systemClock, type Clock } from './lib/clock.js';
@@ -75,7 +76,9 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
         clock,
         handle.engine === 'postgres' ? { db: handle.db, logger } : null,
       ),
-      metrics: new Metrics(config.dbFile, { processMetrics: config.metrics !== null }),
+      metrics: new Metrics(handle.engine === 'postgres' ? () => databaseSize(handle.db) : config.dbFile, {
+        processMetrics: config.metrics !== null,
+      }),
       pages: createPageKit(config.brand),
       migration,
       async close() {

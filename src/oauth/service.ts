@@ -72,15 +72,19 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     run: (meter: GrantMeter) => Promise<T>,
   ): Promise<T> {
     await limits.beforeGrant(endpoint, caller, clientId);
-    let charged = false;
+    // Once per request and user: on PostgreSQL a retried transaction runs the grant's body, and
+    // so the meter, again (docs/postgres.md, Transactions).
+    let charged: { userId: string; refusal: ReturnType<GrantMeter> } | null = null;
+    let chargedInProcess = false;
     const meter: GrantMeter = Object.assign(
       (userId: string) => {
-        charged = true;
-        return limits.charge(endpoint, caller, clientId, userId);
+        if (charged?.userId !== userId)
+          charged = { userId, refusal: limits.charge(endpoint, caller, clientId, userId) };
+        return charged.refusal;
       },
       {
         inProcess: (userId: string) => {
-          charged = true;
+          chargedInProcess = true;
           return limits.chargeInProcess(endpoint, caller, clientId, userId);
         },
       },
@@ -88,7 +92,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     try {
       return await run(meter);
     } finally {
-      if (!charged) await limits.grantFailed(endpoint, caller, clientId);
+      if (!charged && !chargedInProcess) await limits.grantFailed(endpoint, caller, clientId);
     }
   }
 

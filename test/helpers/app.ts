@@ -1,6 +1,6 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { AssertionError } from 'node:assert';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Server, ServerInjectOptions } from '@hapi/hapi';
@@ -98,6 +98,28 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
 export function rawSqlite(kernel: { sqlite: SqliteDatabase.Database | null }): SqliteDatabase.Database {
   if (!kernel.sqlite) throw new Error('this check reads the SQLite database; it has no PostgreSQL counterpart yet');
   return kernel.sqlite;
+}
+
+/**
+ * Everything the database stores, as text, for checks that a secret is never there in clear:
+ * SQLite's file bytes after a checkpoint (free pages included); on PostgreSQL every row of
+ * every table of the schema, each as PostgreSQL prints it.
+ */
+export async function storedText(app: AppContext): Promise<string> {
+  const { kernel } = app;
+  if (kernel.sqlite) {
+    kernel.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+    return readFileSync(kernel.config.dbFile).toString('latin1');
+  }
+  const tables = await sql<{ name: string }>`
+    select table_name as name from information_schema.tables
+    where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(kernel.db);
+  const parts: string[] = [];
+  for (const { name } of tables.rows) {
+    const rows = await sql<{ row: string }>`select t::text as row from ${sql.table(name)} as t`.execute(kernel.db);
+    parts.push(...rows.rows.map((r) => r.row));
+  }
+  return parts.join('\n');
 }
 
 /**
