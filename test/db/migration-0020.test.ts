@@ -22,6 +22,7 @@ describe('migration 0020 over existing rows', () => {
     const { db, sqlite } = handle;
     try {
       const before0020 = migrations.filter((m) => m.id < '0020');
+      const through0020 = migrations.filter((m) => m.id < '0021');
       await migrate(db, before0020);
       // Rows only: the parents these reference do not matter to this migration.
       sqlite.pragma('foreign_keys = off');
@@ -47,7 +48,7 @@ describe('migration 0020 over existing rows', () => {
       for (const account of ['m-c', 'm-a', 'm-b']) member.run(account, 'u1', at);
 
       await assert.rejects(
-        migrate(db, migrations),
+        migrate(db, through0020),
         (err: Error) => /rename one of each/.test(err.message) && /account a1: "ops"/.test(err.message),
       );
       // Nothing of the failed migration stays behind.
@@ -58,7 +59,7 @@ describe('migration 0020 over existing rows', () => {
 
       sqlite.prepare(`update workspaces set name = ? where id = ?`).run('Ops 2', 'w2');
       sqlite.prepare(`update workspaces set name = ? where id = ?`).run('Ops 3', 'w3');
-      assert.deepEqual((await migrate(db, migrations)).applied, ['0020_uniqueness_and_member_order']);
+      assert.deepEqual((await migrate(db, through0020)).applied, ['0020_uniqueness_and_member_order']);
 
       const invitations = sqlite.prepare(`select id, status from account_invitations order by id`).all();
       assert.deepEqual(invitations, [
