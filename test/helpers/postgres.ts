@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
 import { openConfiguredDatabase } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrator.js';
@@ -67,14 +69,23 @@ async function ensureTemplate(admin: pg.Client): Promise<void> {
  * directory gives the same database (an app restarted over it, a CLI command run on it),
  * created once.
  */
-export async function createTestDatabase(dataDir: string): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createTestDatabase(
+  dataDir: string,
+  options: { empty?: boolean } = {},
+): Promise<{ url: string; drop(): Promise<void> }> {
   const database = `gantry_t_${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}`;
   await withAdmin(async (admin) => {
     await admin.query('select pg_advisory_lock($1)', [TEMPLATE_LOCK]);
     try {
       await ensureTemplate(admin);
       const exists = await admin.query('select 1 from pg_database where datname = $1', [database]);
-      if (!exists.rowCount) await admin.query(`create database ${database} template ${TEMPLATE}`);
+      // Empty: for the tests of migrating a fresh database.
+      if (!exists.rowCount)
+        await admin.query(
+          options.empty
+            ? `create database ${database} locale 'C' template template0`
+            : `create database ${database} template ${TEMPLATE}`,
+        );
     } finally {
       await admin.query('select pg_advisory_unlock($1)', [TEMPLATE_LOCK]);
     }
@@ -112,4 +123,42 @@ export async function testDatabaseEnv(dataDir: string): Promise<NodeJS.ProcessEn
  */
 export async function testEnvFor(dataDir: string, env: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
   return { ...env, ...(await testDatabaseEnv(dataDir)) };
+}
+
+/**
+ * Everything the data directory's database holds, as text: the SQLite files' bytes, or on
+ * PostgreSQL every row of every table. For the checks that a secret is stored sealed or hashed
+ * and never in clear.
+ */
+export async function databaseText(dataDir: string): Promise<string> {
+  if (TEST_ENGINE === 'sqlite')
+    return readdirSync(dataDir)
+      .filter((f) => f.startsWith('gantry.db'))
+      .map((f) => readFileSync(path.join(dataDir, f)).toString('latin1'))
+      .join('');
+  const client = new pg.Client({ connectionString: (await createTestDatabase(dataDir)).url });
+  await client.connect();
+  try {
+    const tables = await client.query<{ name: string }>(
+      "select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'",
+    );
+    const dumps: string[] = [];
+    for (const { name } of tables.rows)
+      for (const row of (await client.query<{ t: string }>(`select t::text as t from "${name}" t`)).rows)
+        dumps.push(row.t);
+    return dumps.join('\n');
+  } finally {
+    await client.end();
+  }
+}
+
+/** Runs one statement on the data directory's PostgreSQL test database. */
+export async function queryTestDatabase(dataDir: string, text: string, values: unknown[] = []): Promise<void> {
+  const client = new pg.Client({ connectionString: (await createTestDatabase(dataDir)).url });
+  await client.connect();
+  try {
+    await client.query(text, values);
+  } finally {
+    await client.end();
+  }
 }
