@@ -24,10 +24,20 @@ export interface MailOutboxTable {
   sent_at: string | null;
   attempts: number;
   last_error: string | null;
+  /** While one process sends it, no other claims it (docs/scaling.md, Mail). */
+  claimed_until: string | null;
+}
+
+/** The last tick of each cluster-scoped job that a node claimed (docs/scaling.md, Periodic jobs). */
+interface JobTicksTable {
+  name: string;
+  tick: string;
+  claimed_at: string;
 }
 
 export interface KernelTables {
   schema_migrations: SchemaMigrationsTable;
   change_feed: ChangeFeedTable;
   mail_outbox: MailOutboxTable;
+  job_ticks: JobTicksTable;
 }
