@@ -24,8 +24,11 @@ try {
 }
 // GANTRY_TEST_ENGINE=postgres: one throwaway PostgreSQL server for the whole run; each test
 // app copies its own database from a migrated template on it (docs/postgres.md, Tests).
+// test/cluster always needs it (several nodes run on PostgreSQL only).
 let postgres = null;
-if (process.env.GANTRY_TEST_ENGINE === 'postgres' && !process.env.GANTRY_TEST_DATABASE_URL) {
+const needsPostgres =
+  process.env.GANTRY_TEST_ENGINE === 'postgres' || files.some((f) => f.split(path.sep).includes('cluster'));
+if (needsPostgres && !process.env.GANTRY_TEST_DATABASE_URL) {
   const { startPostgres } = await import('./helpers/postgres-server.mjs');
   postgres = await startPostgres();
   process.env.GANTRY_TEST_DATABASE_URL = postgres.url;
