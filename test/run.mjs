@@ -39,11 +39,13 @@ try {
   // Left to the browser tests, which fail with the reason.
 }
 
-// The PostgreSQL half: one throwaway server for the whole run; each test app copies its own
-// database from a migrated template on it. A server that cannot be started fails the run here,
-// saying what is missing: the half is never skipped.
+// The PostgreSQL half, and test/cluster (several nodes run on PostgreSQL only) under either
+// engine: one throwaway server for the whole run; each test app copies its own database from a
+// migrated template on it. A server that cannot be started fails the run here, saying what is
+// missing: the half is never skipped.
+const isClusterFile = (f) => f.split(path.sep).includes('cluster');
 let postgres = null;
-if (engines.includes('postgres') && !process.env.GANTRY_TEST_DATABASE_URL) {
+if ((engines.includes('postgres') || files.some(isClusterFile)) && !process.env.GANTRY_TEST_DATABASE_URL) {
   const { startPostgres } = await import('./helpers/postgres-server.mjs');
   try {
     postgres = await startPostgres();
@@ -64,11 +66,13 @@ for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => stopPostg
  */
 function runHalf(engine, prefixed) {
   const env = { ...process.env, GANTRY_TEST_ENGINE: engine };
-  if (engine === 'postgres' && postgres) env.GANTRY_TEST_DATABASE_URL = postgres.url;
+  if (postgres) env.GANTRY_TEST_DATABASE_URL = postgres.url;
+  // test/cluster is PostgreSQL whatever the engine: run once, in the PostgreSQL half when there is one.
+  const own = engine === 'sqlite' && engines.includes('postgres') ? files.filter((f) => !isClusterFile(f)) : files;
   const started = Date.now();
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files],
+    ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...own],
     { stdio: prefixed ? ['ignore', 'pipe', 'pipe'] : 'inherit', env },
   );
   const counts = {};

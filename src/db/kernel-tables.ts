@@ -24,6 +24,15 @@ export interface MailOutboxTable {
   sent_at: string | null;
   attempts: number;
   last_error: string | null;
+  /** While one process sends it, no other claims it (docs/scaling.md, Mail). */
+  claimed_until: string | null;
+}
+
+/** The last tick of each cluster-scoped job that a node claimed (docs/scaling.md, Periodic jobs). */
+interface JobTicksTable {
+  name: string;
+  tick: string;
+  claimed_at: string;
 }
 
 /** A fixed-window counter of the rate limits exact across nodes (PostgreSQL only). */
@@ -47,4 +56,5 @@ export interface KernelTables {
   mail_outbox: MailOutboxTable;
   rate_limit_windows: RateLimitWindowsTable;
   credential_keys: CredentialKeysTable;
+  job_ticks: JobTicksTable;
 }

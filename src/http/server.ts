@@ -81,7 +81,12 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     checkPayloadDepth(request);
     return h.continue;
   });
-  registerHealth(server, kernel.db, () => app.draining);
+  registerHealth(
+    server,
+    kernel.db,
+    () => kernel.changes.listenState,
+    () => app.draining,
+  );
 
   const [apiPlugins, pagePlugins]: DomainPlugin[][] = options.statusOnly
     ? [[statusPlugin], [statusPagesPlugin]]

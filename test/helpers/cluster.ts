@@ -32,8 +32,8 @@ export async function startCluster(size: number, extraEnv: NodeJS.ProcessEnv = {
   const key = () => randomBytes(32).toString('base64');
   const env: NodeJS.ProcessEnv = {
     GANTRY_DATABASE_URL: database.url,
-    // One address for the cluster, as behind a load balancer: tokens name it as their issuer.
-    GANTRY_PUBLIC_URL: 'http://127.0.0.1:8080',
+    // One public URL for all, as behind a load balancer: it is the tokens' issuer.
+    GANTRY_PUBLIC_URL: 'http://gantry-cluster.test',
     GANTRY_SECRET_JWT_KEY: key(),
     GANTRY_SECRET_CURSOR_KEY: key(),
     GANTRY_SECRET_CREDENTIAL_KEY: key(),

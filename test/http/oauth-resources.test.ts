@@ -334,6 +334,6 @@ describe('client delete reaches a running server through the change feed', () =>
     }
     await t.app.kernel.changes.poll();
     assert.equal((await userinfo(tokens.access_token)).statusCode, 401);
-    t.app.kernel.changes.stop();
+    await t.app.kernel.changes.stop();
   });
 });
