@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TEST_ENV } from './app.js';
-import { createTestDatabase, TEST_ENGINE } from './postgres.js';
+import { createTestDatabase, sharedKeys, TEST_ENGINE } from './postgres.js';
 
 const BIN = fileURLToPath(new URL('../../bin/gantry', import.meta.url));
 
@@ -65,7 +65,7 @@ export async function spawnGantry(
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...TEST_ENV,
-    ...(database && { GANTRY_DATABASE_URL: database.url }),
+    ...(database && { GANTRY_DATABASE_URL: database.url, ...sharedKeys(dataDir) }),
     GANTRY_PUBLIC_URL: '',
     GANTRY_LOG_LEVEL: 'warn',
     GANTRY_DATA_DIR: dataDir,
