@@ -8,7 +8,7 @@ import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import { runBin, spawnGantry } from '../helpers/spawn.js';
 import { TEST_ENV } from '../helpers/app.js';
-import { createTestDatabase, TEST_ENGINE } from '../helpers/postgres.js';
+import { createTestDatabase, sharedKeys, TEST_ENGINE } from '../helpers/postgres.js';
 
 describe('the built binary: operations', () => {
   it('prints help listing the commands', async () => {
@@ -42,7 +42,11 @@ describe('the built binary: operations', () => {
     // On PostgreSQL: one empty database, which both take turns to migrate (an advisory lock).
     const database = TEST_ENGINE === 'postgres' ? await createTestDatabase(dir, { empty: true }) : null;
     try {
-      const env = { ...TEST_ENV, GANTRY_DATA_DIR: dir, ...(database && { GANTRY_DATABASE_URL: database.url }) };
+      const env = {
+        ...TEST_ENV,
+        GANTRY_DATA_DIR: dir,
+        ...(database && { GANTRY_DATABASE_URL: database.url, ...sharedKeys(dir) }),
+      };
       const [a, b] = await Promise.all([runBin(['migrate', '--json'], env), runBin(['migrate', '--json'], env)]);
       assert.equal(a.code, 0, a.stderr);
       assert.equal(b.code, 0, b.stderr);
