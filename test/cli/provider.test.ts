@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { cli } from '../helpers/cli.js';
 import { createTestApp } from '../helpers/app.js';
-import { databaseText } from '../helpers/postgres.js';
+import { credentialKeyId, databaseText } from '../helpers/postgres.js';
 
 const KEY = 'sk-live-THIS-KEY-MUST-NEVER-APPEAR-0042';
 
@@ -49,7 +49,7 @@ describe('gantry provider', () => {
         apiKeyLastFour: '0042',
         models: ['claude-a', 'claude-b'],
         priority: 2,
-        keyId: 'k1',
+        keyId: credentialKeyId(1),
         createdAt: undefined,
         updatedAt: undefined,
       },
@@ -97,10 +97,10 @@ describe('gantry provider', () => {
     );
 
     const stored = await databaseText(dataDir);
-    assert.ok(stored.includes('v1.k1.'), 'a sealed value is stored');
+    assert.ok(stored.includes(`v1.${credentialKeyId(1)}.`), 'a sealed value is stored');
     assert.ok(!stored.includes('THIS-KEY-MUST-NEVER-APPEAR'), 'the raw database holds no plaintext key');
 
-    // The server opens the sealed key again (same data dir, same secrets.json).
+    // The server opens the sealed key again (same data dir, same keyring).
     const t = await createTestApp({ dataDir });
     try {
       const configured = await t.app.services.ai.admin.configured();

@@ -125,6 +125,8 @@ async function startServer(bin) {
     async stop() {
       if (child.exitCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));
+        // Unreferenced above: without this the runner's event loop empties and it exits 13 before the server has.
+        child.ref();
         child.kill('SIGQUIT');
         await exited;
       }

@@ -162,3 +162,34 @@ export async function queryTestDatabase(dataDir: string, text: string, values: u
     await client.end();
   }
 }
+
+/**
+ * The id of the n-th credential key (1 = the first) a data directory's keyring gets: `k1`,
+ * `k2`, ... in secrets.json on SQLite; on PostgreSQL `env` (the key every node is given), then
+ * `c2`, `c3`, ... added by `gantry secrets rotate` (docs/postgres.md, Secrets).
+ */
+export function credentialKeyId(n: number): string {
+  if (TEST_ENGINE === 'sqlite') return `k${n}`;
+  return n === 1 ? 'env' : `c${n}`;
+}
+
+/**
+ * The credential key ids (oldest first) and the active one, whichever engine: secrets.json on
+ * SQLite, the `credential_keys` table (after `env`, which is never a row) on PostgreSQL.
+ */
+export async function credentialKeyring(dataDir: string): Promise<{ ids: string[]; active: string }> {
+  if (TEST_ENGINE === 'sqlite') {
+    const file = JSON.parse(readFileSync(path.join(dataDir, 'secrets.json'), 'utf8'));
+    return { ids: file.credentialKeys.map((k: { id: string }) => k.id), active: file.activeCredentialKeyId };
+  }
+  const client = new pg.Client({ connectionString: (await createTestDatabase(dataDir)).url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string; active: number }>(
+      'select id, active from credential_keys order by created_at, id',
+    );
+    return { ids: ['env', ...rows.map((r) => r.id)], active: rows.find((r) => r.active === 1)?.id ?? 'env' };
+  } finally {
+    await client.end();
+  }
+}
