@@ -14,7 +14,7 @@ for (const name of ['kernel.bench.ts', ...others]) {
   console.log(`\n=== ${name} ===`);
   const res = spawnSync(process.execPath, ['--import', 'tsx', path.join(dir, name)], {
     stdio: 'inherit',
-    timeout: 180_000,
+    timeout: 300_000,
   });
   if (res.status !== 0) failed.push(`${name} (${res.signal ?? `exit ${res.status}`})`);
 }

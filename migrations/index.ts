@@ -18,6 +18,9 @@ import { migration as m0016 } from './0016_oauth_resource_workspace.js';
 import { migration as m0017 } from './0017_connector_mcp_approvals.js';
 import { migration as m0018 } from './0018_billing_stripe.js';
 import { migration as m0019 } from './0019_connector_credential_mode.js';
+import { migration as m0020 } from './0020_uniqueness_and_member_order.js';
+import { migration as m0021 } from './0021_cluster_jobs.js';
+import { migration as m0022 } from './0022_cluster_limits_keyring.js';
 
 /** Every migration, in order. Static imports: the bundle cannot scan a folder. */
 export const migrations: readonly Migration[] = [
@@ -40,4 +43,7 @@ export const migrations: readonly Migration[] = [
   m0017,
   m0018,
   m0019,
+  m0020,
+  m0021,
+  m0022,
 ];

@@ -2,6 +2,7 @@ import type { Server } from '@hapi/hapi';
 import type { Config } from './config.js';
 import { createKernel, type Kernel, type KernelOverrides } from './kernel.js';
 import { Scheduler, type JobSpec } from './jobs/scheduler.js';
+import { claimJobTick } from './db/store/job-ticks.js';
 import { createServices, type Services } from './services.js';
 import { createServer } from './http/server.js';
 import { startMetricsListener, type MetricsListener } from './http/metrics.js';
@@ -29,8 +30,14 @@ export async function createAppContext(config: Config, overrides: KernelOverride
 export function collectJobs(app: AppContext): JobSpec[] {
   const { kernel, services } = app;
   return [
-    { name: 'kernel.change-feed-prune', pattern: '17 * * * *', run: () => kernel.changes.prune() },
-    { name: 'kernel.mail-delivery', pattern: '*/30 * * * * *', run: () => kernel.mailer.deliverPending() },
+    { name: 'kernel.change-feed-prune', pattern: '17 * * * *', scope: 'cluster', run: () => kernel.changes.prune() },
+    // Mail rows carry their own lease too (request-triggered deliveries run on any node).
+    {
+      name: 'kernel.mail-delivery',
+      pattern: '*/30 * * * * *',
+      scope: 'cluster',
+      run: () => kernel.mailer.deliverPending(),
+    },
     ...identityJobs(kernel),
     ...accountsJobs(services.accounts),
     ...statusJobs(services.status),
@@ -57,7 +64,9 @@ export async function startApp(app: AppContext): Promise<RunningApp> {
   if (config.statusPort !== null)
     servers.push(await createServer(app, { port: config.statusPort, host: config.host, statusOnly: true }));
   await app.kernel.changes.start();
-  const scheduler = new Scheduler(collectJobs(app), app.kernel.clock, app.kernel.logger, app.kernel.metrics);
+  const { db, clock } = app.kernel;
+  const claim = (job: string, tick: Date) => claimJobTick(db, job, tick.toISOString(), clock.now().toISOString());
+  const scheduler = new Scheduler(collectJobs(app), clock, app.kernel.logger, app.kernel.metrics, claim);
   for (const server of servers) await server.start();
   const metrics =
     config.metrics && (await startMetricsListener(app.kernel.metrics, config.metrics.port, config.metrics.host));

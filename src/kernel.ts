@@ -3,7 +3,8 @@ import { ensureDataDir, type Config } from './config.js';
 import { openConfiguredDatabase, type Database } from './db/connection.js';
 import type { Engine } from './db/engine.js';
 import { ChangeFeed } from './db/change-feed.js';
-import { migrate, type MigrationResult } from './db/migrator.js';
+import { databaseSize } from './db/postgres.js';
+import { checkSchema, migrate, type MigrationResult } from './db/migrator.js';
 import { migrations } from '../migrations/index.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
@@ -11,6 +12,7 @@ import { JwtCodec } from './lib/jwt.js';
 import { Mailer } from './lib/mailer.js';
 import { Metrics } from './lib/metrics.js';
 import { loadSecrets, type Secrets } from './lib/secrets.js';
+import { loadDatabaseKeyring } from './lib/keyring.js';
 import { CursorCodec } from './http/pagination.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { createPageKit, type PageKit } from './http/pages.js';
@@ -43,6 +45,11 @@ export interface KernelOverrides {
   clock?: Clock;
   logger?: Logger;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Apply pending migrations on PostgreSQL too (`gantry migrate`). SQLite always migrates at
+   * start; PostgreSQL nodes only check the schema (docs/scaling.md, Deploying).
+   */
+  migrate?: boolean;
 }
 
 /** Data dir, secrets, database (migrated), and the shared machinery over them. */
@@ -50,11 +57,13 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
   ensureDataDir(config);
   const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? createLogger(config.logLevel);
-  const secrets = loadSecrets(config.dataDir, overrides.env ?? process.env);
+  const env = overrides.env ?? process.env;
+  const secrets = loadSecrets(config.dataDir, env, config.databaseUrl !== null);
   const handle = openConfiguredDatabase(config);
   try {
-    const migration = await migrate(handle.db, migrations, () => clock.now());
-    const changes = new ChangeFeed(handle.db, handle.sqlite, clock, logger);
+    const migration = await prepareSchema(handle.db, handle.engine, overrides.migrate === true, env, logger, clock);
+    await loadDatabaseKeyring(handle.db, secrets);
+    const changes = new ChangeFeed(handle.db, handle.sqlite, clock, logger, config.databaseUrl);
     const mailer = new Mailer(handle.db, config.smtpUrl, clock, logger);
     return {
       config,
@@ -68,12 +77,18 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
       mailer,
       jwt: new JwtCodec(secrets.jwtSigningKey, config.publicUrl, clock),
       cursors: new CursorCodec(secrets.cursorSigningKey),
-      limiter: new RateLimiter(config.rateLimitMultiplier, clock),
-      metrics: new Metrics(config.dbFile, { processMetrics: config.metrics !== null }),
+      limiter: new RateLimiter(
+        config.rateLimitMultiplier,
+        clock,
+        handle.engine === 'postgres' ? { db: handle.db, logger } : null,
+      ),
+      metrics: new Metrics(handle.engine === 'postgres' ? () => databaseSize(handle.db) : config.dbFile, {
+        processMetrics: config.metrics !== null,
+      }),
       pages: createPageKit(config.brand),
       migration,
       async close() {
-        changes.stop();
+        await changes.stop();
         await mailer.close();
         await handle.close();
       },
@@ -82,4 +97,20 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
     await handle.close();
     throw err;
   }
+}
+
+async function prepareSchema(
+  db: Database,
+  engine: Engine,
+  migrateNow: boolean,
+  env: NodeJS.ProcessEnv,
+  logger: Logger,
+  clock: Clock,
+): Promise<MigrationResult> {
+  if (engine === 'sqlite' || migrateNow) return migrate(db, migrations, () => clock.now());
+  const allowNewer = env.GANTRY_ALLOW_NEWER_SCHEMA === '1' || env.GANTRY_ALLOW_NEWER_SCHEMA === 'true';
+  const { newer, ...result } = await checkSchema(db, migrations, allowNewer);
+  if (newer.length > 0)
+    logger.warn('running on a database migrated by a newer gantry (GANTRY_ALLOW_NEWER_SCHEMA)', { newer });
+  return result;
 }

@@ -1,8 +1,16 @@
-// Runs every test file under test/ with node's test runner (tsx for TypeScript). Node 20
-// cannot take quoted globs, so the files are listed here.
+// Runs every test file under test/ with node's test runner (tsx for TypeScript), on SQLite and on
+// PostgreSQL (docs/postgres.md, Tests). Node 20 cannot take quoted globs, so the files are listed
+// here.
+//
+// GANTRY_TEST_ENGINE=sqlite or =postgres runs one engine, with the runner's own output; unset
+// runs both halves one after the other, each with its lines prefixed by its engine.
+// GANTRY_TEST_HALVES=parallel runs them at once: four test files on two cores, which on a
+// loaded machine pushes spawned binaries past their start-up timeouts (docs/postgres.md,
+// Test run times).
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { chromiumPath } from './helpers/chromium-path.mjs';
 
 function find(dir) {
@@ -15,6 +23,14 @@ function find(dir) {
 
 const only = process.argv.slice(2);
 const files = only.length > 0 ? only : find('test').sort();
+const requested = process.env.GANTRY_TEST_ENGINE;
+if (requested && requested !== 'sqlite' && requested !== 'postgres') {
+  console.error(`GANTRY_TEST_ENGINE must be sqlite or postgres (unset runs both), not ${requested}`);
+  process.exit(2);
+}
+const engines = requested ? [requested] : ['sqlite', 'postgres'];
+const atOnce = process.env.GANTRY_TEST_HALVES === 'parallel';
+
 // The browser tests' Chromium is found (and unpacked, the first time) once, before any test runs.
 // When it cannot be, the browser tests fail and say why; the others still run.
 try {
@@ -22,22 +38,79 @@ try {
 } catch {
   // Left to the browser tests, which fail with the reason.
 }
-// GANTRY_TEST_ENGINE=postgres: one throwaway PostgreSQL server for the whole run; each test
-// app copies its own database from a migrated template on it (docs/postgres.md, Tests).
+
+// The PostgreSQL half, and test/cluster (several nodes run on PostgreSQL only) under either
+// engine: one throwaway server for the whole run; each test app copies its own database from a
+// migrated template on it. A server that cannot be started fails the run here, saying what is
+// missing: the half is never skipped.
+const isClusterFile = (f) => f.split(path.sep).includes('cluster');
 let postgres = null;
-if (process.env.GANTRY_TEST_ENGINE === 'postgres' && !process.env.GANTRY_TEST_DATABASE_URL) {
+if ((engines.includes('postgres') || files.some(isClusterFile)) && !process.env.GANTRY_TEST_DATABASE_URL) {
   const { startPostgres } = await import('./helpers/postgres-server.mjs');
-  postgres = await startPostgres();
-  process.env.GANTRY_TEST_DATABASE_URL = postgres.url;
+  try {
+    postgres = await startPostgres();
+  } catch (err) {
+    console.error(`cannot run the PostgreSQL tests: ${err.message}`);
+    process.exit(1);
+  }
 }
-// A hung test fails after five minutes instead of stalling the run (the slowest, the 50 CLI
-// writes under load, takes well under one on a quiet machine).
-const child = spawn(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files],
-  { stdio: 'inherit' },
-);
-child.on('exit', async (code, signal) => {
+const stopPostgres = async () => {
   await postgres?.stop();
-  process.exit(code ?? (signal ? 1 : 0));
-});
+  postgres = null;
+};
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => stopPostgres().then(() => process.exit(130)));
+
+/**
+ * One engine's half. A hung test fails after five minutes instead of stalling the run (the
+ * slowest, the 50 CLI writes under load, takes well under one on a quiet machine).
+ */
+function runHalf(engine, prefixed) {
+  const env = { ...process.env, GANTRY_TEST_ENGINE: engine };
+  if (postgres) env.GANTRY_TEST_DATABASE_URL = postgres.url;
+  // test/cluster is PostgreSQL whatever the engine: run once, in the PostgreSQL half when there is one.
+  const own = engine === 'sqlite' && engines.includes('postgres') ? files.filter((f) => !isClusterFile(f)) : files;
+  const started = Date.now();
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...own],
+    { stdio: prefixed ? ['ignore', 'pipe', 'pipe'] : 'inherit', env },
+  );
+  const counts = {};
+  if (prefixed) {
+    for (const [stream, out] of [
+      [child.stdout, process.stdout],
+      [child.stderr, process.stderr],
+    ]) {
+      createInterface({ input: stream }).on('line', (line) => {
+        const total = /^# (tests|pass|fail|cancelled) (\d+)$/.exec(line);
+        if (total) counts[total[1]] = Number(total[2]);
+        out.write(`[${engine}] ${line}\n`);
+      });
+    }
+  }
+  return new Promise((resolve) => {
+    child.on('exit', (code, signal) =>
+      resolve({ engine, code: code ?? (signal ? 1 : 0), seconds: Math.round((Date.now() - started) / 1000), counts }),
+    );
+  });
+}
+
+let results;
+if (engines.length === 1) {
+  results = [await runHalf(engines[0], false)];
+} else if (atOnce) {
+  results = await Promise.all(engines.map((engine) => runHalf(engine, true)));
+} else {
+  results = [];
+  for (const engine of engines) results.push(await runHalf(engine, true));
+}
+await stopPostgres();
+if (engines.length > 1) {
+  for (const r of results) {
+    const { tests = '?', pass = '?', fail = '?', cancelled = 0 } = r.counts;
+    console.log(
+      `${r.engine}: ${r.code === 0 ? 'passed' : 'FAILED'}, ${tests} tests, ${pass} pass, ${fail} fail, ${cancelled} cancelled, ${r.seconds} s`,
+    );
+  }
+}
+process.exit(results.every((r) => r.code === 0) ? 0 : 1);

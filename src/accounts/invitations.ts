@@ -185,18 +185,17 @@ export function createInvitations(deps: AccountsDeps) {
           inviterName,
         });
         const expiresAt = new Date(clock.now().getTime() + INVITATION_TTL_SEC * 1000).toISOString();
-        await store.updateInvitation(trx, invitation.id, {
+        const sentCount = await store.recordInvitationResent(trx, invitation.id, {
           token_id: issued.id,
           expires_at: expiresAt,
-          sent_count: invitation.sent_count + 1,
         });
         await audit(trx, actor, {
           accountId,
           action: 'invitation.resent',
           targetId: invitation.id,
-          metadata: { email: invitation.email, role: invitation.role, sentCount: invitation.sent_count + 1 },
+          metadata: { email: invitation.email, role: invitation.role, sentCount },
         });
-        return { ...invitation, token_id: issued.id, expires_at: expiresAt, sent_count: invitation.sent_count + 1 };
+        return { ...invitation, token_id: issued.id, expires_at: expiresAt, sent_count: sentCount };
       });
       void mailer.deliverPending();
       return presentInvitation(row, clock.now());

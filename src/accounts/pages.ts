@@ -84,7 +84,7 @@ export function invitationPageRoutes(app: PluginDeps): ServerRoute[] {
           // cannot tell a right password from a wrong one to someone who holds no invitation.
           await accounts.invitations.check(token);
           // This form is another door to sign-in: it spends the login budget.
-          const spent = app.kernel.limiter.hit(rateLimitBucket('auth.login', request), SIGN_IN_LIMITS.login);
+          const spent = await app.kernel.limiter.charge(rateLimitBucket('auth.login', request), SIGN_IN_LIMITS.login);
           if (!spent.allowed) {
             // The refusing budget's headers, as on the API: X-RateLimit-* from the kernel (which
             // reads request.app.rateLimit), Retry-After from the same decision.

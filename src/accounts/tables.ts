@@ -31,6 +31,8 @@ export interface AccountMembersTable {
   invited_by: string | null;
   joined_at: string | null;
   created_at: string;
+  /** Insertion order, for ties of created_at (set by the database; migration 0020). */
+  seq: Generated<number>;
 }
 
 export interface WorkspacesTable {

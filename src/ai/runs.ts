@@ -18,7 +18,7 @@ import { createStreamRuns } from './stream-runs.js';
 import { type RunRow, finishRun, getSession, insertRun, reservedMicros, touchSession } from './store.js';
 
 /** The account's AI rate limit: chat runs per account per minute (times GANTRY_RATE_LIMIT_MULTIPLIER). */
-export const AI_RUN_RATE_LIMIT: RateLimitRule = { limit: 60, windowSec: 60 };
+export const AI_RUN_RATE_LIMIT: RateLimitRule = { limit: 60, windowSec: 60, acrossNodes: true };
 export const aiRunBucket = (accountId: string) => `ai.runs|account:${accountId}`;
 
 /** Total characters of a run's messages (each message is capped by the route's schema). */
@@ -115,7 +115,7 @@ export function createRuns(deps: RunDeps) {
     const session = fresh ? undefined : await getSession(db, ctx.accountId, sessionId);
     if (session && session.user_id !== principal.userId) throw notFound('Session');
 
-    const decision = limiter.hit(aiRunBucket(ctx.accountId), AI_RUN_RATE_LIMIT);
+    const decision = await limiter.charge(aiRunBucket(ctx.accountId), AI_RUN_RATE_LIMIT);
     if (!decision.allowed) {
       throw new DomainError(
         'RATE_LIMIT_EXCEEDED',

@@ -145,8 +145,8 @@ export function createAiService(
     },
 
     /** The account's AI run bucket, read without counting (the same bucket runs hit). */
-    rateLimit(ctx: AccountContext) {
-      const d = limiter.peek(aiRunBucket(ctx.accountId), AI_RUN_RATE_LIMIT);
+    async rateLimit(ctx: AccountContext) {
+      const d = await limiter.read(aiRunBucket(ctx.accountId), AI_RUN_RATE_LIMIT);
       return { limit: d.limit, remaining: d.remaining, resetsAt: d.resetAt.toISOString(), scope: 'account' as const };
     },
 

@@ -6,12 +6,17 @@ import { emit, UsageError, withCommon, type CliIo, type CommonOptions } from './
 export function makeDatabaseCommands(program: Command, io: CliIo): void {
   withCommon(program.command('migrate').description('apply pending database migrations')).action(
     async (options: CommonOptions) => {
-      await withApp(io, options, async (app) => {
-        const { applied, current } = app.kernel.migration;
-        emit(io, options, { applied, current }, () =>
-          applied.length ? `applied ${applied.join(', ')}` : `up to date (${current})`,
-        );
-      });
+      await withApp(
+        io,
+        options,
+        async (app) => {
+          const { applied, current } = app.kernel.migration;
+          emit(io, options, { applied, current }, () =>
+            applied.length ? `applied ${applied.join(', ')}` : `up to date (${current})`,
+          );
+        },
+        true,
+      );
     },
   );
 

@@ -56,7 +56,7 @@ ${extra.error ? `<p class="error" role="alert">${escape(extra.error)}</p>` : ''}
     const email = (formField(body, 'email') ?? '').trim();
     const password = formField(body, 'password') ?? '';
     // This form is another door to POST /auth/login: it spends the same budget.
-    const spent = app.kernel.limiter.hit(rateLimitBucket('auth.login', request), SIGN_IN_LIMITS.login);
+    const spent = await app.kernel.limiter.charge(rateLimitBucket('auth.login', request), SIGN_IN_LIMITS.login);
     if (!spent.allowed) {
       (request.app as { rateLimit?: RateDecision }).rateLimit = spent;
       return show(request, h, id, {

@@ -150,7 +150,11 @@ export function createInvoker(
       assertRunnable(instance, tool);
       ctx.definitions.assertValid(JSON.parse(tool.input_schema) as Record<string, unknown>, input, 'input', 'input');
       if (tool.rate_limit_rpm !== null) {
-        const decision = limiter.hit(`connector-tool:${tool.id}`, { limit: tool.rate_limit_rpm, windowSec: 60 });
+        const decision = await limiter.charge(`connector-tool:${tool.id}`, {
+          limit: tool.rate_limit_rpm,
+          windowSec: 60,
+          acrossNodes: true,
+        });
         if (!decision.allowed)
           throw new DomainError(
             'RATE_LIMIT_EXCEEDED',

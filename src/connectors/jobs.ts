@@ -16,9 +16,15 @@ export function connectorsJobs(
     {
       name: 'connectors.oauth-refresh',
       pattern,
+      scope: 'cluster',
       run: (now) => connectors.oauth.refreshDue(now, refreshHorizonMs(pattern, now)),
     },
-    { name: 'connectors.oauth-state-prune', pattern: '41 * * * *', run: (now) => connectors.oauth.pruneStates(now) },
+    {
+      name: 'connectors.oauth-state-prune',
+      pattern: '41 * * * *',
+      scope: 'cluster',
+      run: (now) => connectors.oauth.pruneStates(now),
+    },
   ];
 }
 

@@ -1,5 +1,5 @@
 import type { Kernel } from '../kernel.js';
-import { reloadCredentialKeys, type SealedColumn } from '../lib/sealed-rotation.js';
+import { reloadKeyring as reloadCredentialKeys, type SealedColumn } from '../lib/sealed-rotation.js';
 import {
   approvalInputContext,
   clientSecretContext,
@@ -57,9 +57,5 @@ export const CONNECTOR_SEALED_COLUMNS: readonly SealedColumn[] = [
 ];
 
 export function reloadKeyring(kernel: Kernel): void {
-  try {
-    reloadCredentialKeys(kernel.config.dataDir, kernel.secrets);
-  } catch (err) {
-    kernel.logger.error('credential keyring reload failed', { err });
-  }
+  reloadCredentialKeys(kernel).catch((err) => kernel.logger.error('credential keyring reload failed', { err }));
 }

@@ -1,15 +1,29 @@
 import { EventEmitter } from 'node:events';
 import type SqliteDatabase from 'better-sqlite3';
+import { sql } from 'kysely';
 import { newId } from '../lib/ids.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { Database } from './connection.js';
 import { afterCommit, type Executor } from './tx.js';
+import { PgListener } from './pg-listener.js';
 
 /** Rows read per query when catching up. */
 export const CHANGE_FEED_PAGE = 1_000;
 
 export type ChangeListener = (key: string | null) => void;
+
+/** The PostgreSQL channel every Gantry process of one database NOTIFYs and LISTENs on. */
+const CHANNEL = 'gantry_changes';
+/** The topic of poll()'s own marker notification; no listener subscribes to it. */
+const MARKER_TOPIC = '~marker';
+
+interface Notice {
+  /** topic, key, origin */
+  t: string;
+  k: string | null;
+  o: string;
+}
 
 /**
  * How a change made by one process reaches the others on the same database within a second
@@ -18,6 +32,12 @@ export type ChangeListener = (key: string | null) => void;
  * it commits (tx.ts, afterCommit); every other process watches `PRAGMA data_version`, which moves when another
  * connection commits, and replays the rows it has not seen. Listeners invalidate caches or
  * rebuild projections, so an extra call (e.g. after a rollback) is harmless.
+ *
+ * On PostgreSQL no table is written: publish sends pg_notify inside the writer's transaction,
+ * which PostgreSQL delivers at commit only and in commit order, and one dedicated session per
+ * process LISTENs (pg-listener.ts). Every (re)connect tells every listener "everything
+ * changed" (key null), since notifications sent while it was away are lost (docs/postgres.md,
+ * Change feed). Ids that commit out of order cannot make it skip anything, as a table poll can.
  */
 export class ChangeFeed {
   readonly origin = newId();
@@ -28,21 +48,62 @@ export class ChangeFeed {
 
   constructor(
     private readonly db: Database,
-    /** Null on PostgreSQL: there every poll reads the table (docs/postgres.md, What is left). */
+    /** Null on PostgreSQL. */
     private readonly sqlite: SqliteDatabase.Database | null,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    /** The PostgreSQL URL to LISTEN on; null on SQLite. */
+    private readonly listenUrl: string | null = null,
   ) {
     this.events.setMaxListeners(0);
   }
 
+  private listener: PgListener | null = null;
+  private readonly markers = new Map<string, () => void>();
+
   /** Records a change inside the caller's transaction and tells this process's listeners once it commits. */
   async publish(executor: Executor, topic: string, key: string | null = null): Promise<void> {
-    await executor
-      .insertInto('change_feed')
-      .values({ topic, key, origin: this.origin, created_at: this.clock.now().toISOString() })
-      .execute();
+    if (this.listenUrl) {
+      await this.notify(executor, { t: topic, k: key, o: this.origin });
+    } else {
+      await executor
+        .insertInto('change_feed')
+        .values({ topic, key, origin: this.origin, created_at: this.clock.now().toISOString() })
+        .execute();
+    }
     afterCommit(executor, () => this.emit(topic, key));
+  }
+
+  private async notify(executor: Executor, notice: Notice): Promise<void> {
+    await sql`select pg_notify(${CHANNEL}, ${JSON.stringify(notice)})`.execute(executor);
+  }
+
+  /**
+   * PostgreSQL only: whether this process's LISTEN session is up (readiness). Null on SQLite
+   * and before start(), where nothing listens.
+   */
+  get listenState(): 'up' | 'down' | null {
+    if (!this.listener) return null;
+    return this.listener.listening ? 'up' : 'down';
+  }
+
+  private onNotification(payload: string): void {
+    let notice: Notice;
+    try {
+      notice = JSON.parse(payload) as Notice;
+    } catch {
+      return; // not ours
+    }
+    if (notice.t === MARKER_TOPIC) {
+      this.markers.get(notice.k ?? '')?.();
+      return;
+    }
+    if (notice.o !== this.origin) this.emit(notice.t, notice.k);
+  }
+
+  /** After a (re)connect: whatever was sent meanwhile is lost, so every cache forgets everything. */
+  private forgetEverything(): void {
+    for (const topic of this.events.eventNames()) this.emit(String(topic), null);
   }
 
   subscribe(topic: string, listener: ChangeListener): () => void {
@@ -62,6 +123,16 @@ export class ChangeFeed {
 
   /** Starts watching for other processes' commits. */
   async start(intervalMs = 200): Promise<void> {
+    if (this.listenUrl) {
+      this.listener ??= new PgListener(
+        this.listenUrl,
+        CHANNEL,
+        { onConnect: () => this.forgetEverything(), onNotification: (payload) => this.onNotification(payload) },
+        this.logger,
+      );
+      await this.listener.start();
+      return;
+    }
     const last = await this.db
       .selectFrom('change_feed')
       .select((eb) => eb.fn.max('id').as('max'))
@@ -72,9 +143,12 @@ export class ChangeFeed {
     this.timer.unref();
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    const listener = this.listener;
+    this.listener = null;
+    await listener?.stop();
   }
 
   private dataVersionStatement: SqliteDatabase.Statement | null = null;
@@ -95,13 +169,20 @@ export class ChangeFeed {
    * read when nothing changed; nothing before start() (a process that does not watch the feed).
    */
   catchUp(): Promise<void> | undefined {
+    // PostgreSQL pushes notifications as they commit; there is nothing cheap to check first.
+    if (this.listenUrl) return undefined;
     if (this.polling) return this.polling;
     if (!this.timer || this.dataVersion() === this.lastDataVersion) return undefined;
     return this.poll();
   }
 
-  /** One poll: cheap when nothing changed (a pragma read). Exposed for tests. Never overlaps itself. */
+  /**
+   * One poll: cheap when nothing changed (a pragma read). Exposed for tests. Never overlaps itself.
+   * On PostgreSQL: NOTIFYs a marker and waits for it to come back, so every notification
+   * committed before it has been delivered (one queue, commit order).
+   */
   poll(): Promise<void> {
+    if (this.listenUrl) return this.roundTrip();
     this.polling ??= this.pollOnce().finally(() => (this.polling = null));
     return this.polling;
   }
@@ -132,7 +213,27 @@ export class ChangeFeed {
     }
   }
 
-  /** Drops rows every process has long since seen. */
+  private async roundTrip(): Promise<void> {
+    if (!this.listener?.listening) return;
+    const id = newId();
+    const back = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 5_000); // a lost session: its reconnect forgets everything anyway
+      this.markers.set(id, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    try {
+      await this.notify(this.db, { t: MARKER_TOPIC, k: id, o: this.origin });
+      await back;
+    } catch (err) {
+      this.logger.error('change feed poll failed', { err });
+    } finally {
+      this.markers.delete(id);
+    }
+  }
+
+  /** Drops rows every process has long since seen (SQLite; PostgreSQL writes none). */
   async prune(olderThanMs = 3_600_000): Promise<void> {
     const cutoff = new Date(this.clock.now().getTime() - olderThanMs).toISOString();
     await this.db.deleteFrom('change_feed').where('created_at', '<', cutoff).execute();

@@ -24,10 +24,37 @@ export interface MailOutboxTable {
   sent_at: string | null;
   attempts: number;
   last_error: string | null;
+  /** While one process sends it, no other claims it (docs/scaling.md, Mail). */
+  claimed_until: string | null;
+}
+
+/** The last tick of each cluster-scoped job that a node claimed (docs/scaling.md, Periodic jobs). */
+interface JobTicksTable {
+  name: string;
+  tick: string;
+  claimed_at: string;
+}
+
+/** A fixed-window counter of the rate limits exact across nodes (PostgreSQL only). */
+interface RateLimitWindowsTable {
+  bucket: string;
+  count: number;
+  reset_at_ms: number;
+}
+
+/** A credential key sealed under the key-encryption key (PostgreSQL only); one row is active. */
+interface CredentialKeysTable {
+  id: string;
+  sealed_key: string;
+  active: number;
+  created_at: string;
 }
 
 export interface KernelTables {
   schema_migrations: SchemaMigrationsTable;
   change_feed: ChangeFeedTable;
   mail_outbox: MailOutboxTable;
+  rate_limit_windows: RateLimitWindowsTable;
+  credential_keys: CredentialKeysTable;
+  job_ticks: JobTicksTable;
 }

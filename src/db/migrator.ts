@@ -105,6 +105,39 @@ export async function migrate(
   return { applied, current: migrations.at(-1)?.id ?? null };
 }
 
+/**
+ * What a PostgreSQL node does at start instead of migrating (docs/scaling.md, Deploying):
+ * `gantry migrate` is the deploy step, run once per release, not by every node racing at
+ * start. A database missing migrations is refused; so is one migrated by a newer gantry,
+ * unless `allowNewer` (GANTRY_ALLOW_NEWER_SCHEMA, for the old nodes of a rolling upgrade: the
+ * migrations are additive, so they keep working on the new schema).
+ */
+export async function checkSchema(
+  db: Kysely<DB>,
+  migrations: readonly Migration[],
+  allowNewer: boolean,
+): Promise<MigrationResult & { newer: string[] }> {
+  await checkCollation(db);
+  const { rows } = await sql<{
+    present: string | null;
+  }>`select to_regclass('schema_migrations')::text as present`.execute(db);
+  const done = rows[0]?.present ? await appliedMigrations(db) : [];
+  const pending = migrations.map((m) => m.id).filter((id) => !done.includes(id));
+  if (pending.length > 0) {
+    throw new MigrationError(
+      `the database is missing migrations (${pending.join(', ')}); run \`gantry migrate\` first, the deploy step on PostgreSQL`,
+    );
+  }
+  const known = new Set(migrations.map((m) => m.id));
+  const newer = done.filter((id) => !known.has(id));
+  if (newer.length > 0 && !allowNewer) {
+    throw new MigrationError(
+      `the database was migrated by a newer gantry (unknown migrations: ${newer.join(', ')}); upgrade gantry, or set GANTRY_ALLOW_NEWER_SCHEMA=1 during a rolling upgrade`,
+    );
+  }
+  return { applied: [], current: migrations.at(-1)?.id ?? null, newer };
+}
+
 /** Migration ids recorded in the database, oldest first. */
 export async function appliedMigrations(db: Kysely<DB>): Promise<string[]> {
   await ensureTable(db);

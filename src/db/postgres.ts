@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DbHandle } from './connection.js';
 import type { DB } from './schema.js';
@@ -46,4 +46,10 @@ export function openPostgres(url: string, maxConnections = 10): DbHandle {
       await db.destroy(); // ends the pool
     },
   };
+}
+
+/** The database's size on disk as PostgreSQL counts it (tables, indexes, TOAST), for the metrics. */
+export async function databaseSize(db: Kysely<DB>): Promise<number> {
+  const { rows } = await sql<{ bytes: number }>`select pg_database_size(current_database()) as bytes`.execute(db);
+  return rows[0]?.bytes ?? 0;
 }

@@ -22,9 +22,20 @@ const MAX_BACKOFF_MS = 32;
  * aborts it for a conflict (SQLSTATE 40001) or a deadlock (40P01) (docs/postgres.md,
  * Transactions). fn may therefore run more than once: it must only touch the database. Never
  * await network I/O inside.
+ *
+ * `isolation: 'read committed'` is for a transaction whose guarantee rests on its own
+ * conditional updates (`... where consumed_at is null`, which PostgreSQL re-checks on the row
+ * after waiting for its lock) rather than on what it read: SERIALIZABLE would also abort it
+ * for false conflicts (its predicate locks cover whole index pages), each a retry under load.
+ * SQLite ignores it (one writer at a time).
  */
-export async function inTransaction<T>(db: Kysely<DB>, fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  db: Kysely<DB>,
+  fn: (trx: Transaction<DB>) => Promise<T>,
+  options: { isolation?: 'serializable' | 'read committed' } = {},
+): Promise<T> {
   const sqlite = engineOf(db) === 'sqlite';
+  const isolation = options.isolation ?? 'serializable';
   for (let attempt = 1; ; attempt++) {
     const callbacks: Array<() => void> = [];
     const run = (trx: Transaction<DB>) => {
@@ -34,7 +45,7 @@ export async function inTransaction<T>(db: Kysely<DB>, fn: (trx: Transaction<DB>
     try {
       const result = sqlite
         ? await db.transaction().execute(run)
-        : await db.transaction().setIsolationLevel('serializable').execute(run);
+        : await db.transaction().setIsolationLevel(isolation).execute(run);
       for (const callback of callbacks) callback();
       return result;
     } catch (err) {

@@ -1,6 +1,9 @@
 import type { Request, Server } from '@hapi/hapi';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import type { Database } from '../db/connection.js';
+import { deleteEndedWindows, hitWindow, readWindow, type StoredWindow } from '../db/store/rate-limit-windows.js';
 import type { Metrics } from '../lib/metrics.js';
 import { DomainError } from './errors.js';
 import { routeConfig, routeName, type RateLimitRule } from './route-config.js';
@@ -23,19 +26,87 @@ interface Window {
   resetAtMs: number;
 }
 
+/** The counters several nodes share: the database and where its failures are told. */
+interface SharedCounters {
+  db: Database;
+  logger: Logger;
+}
+
+/** How often ended windows are swept from the shared table, at most. */
+const SWEEP_EVERY_MS = 10 * 60_000;
+
 /**
  * Fixed-window counters in a bounded LRU: memory stays flat whatever the number of callers
  * (the oldest idle buckets are dropped first, which can only forgive, never over-count).
  * lru-cache preallocates its index for `max` entries: 50k buckets cost about 2.5 MB.
  * Every limit is multiplied by GANTRY_RATE_LIMIT_MULTIPLIER.
+ *
+ * With `shared` (PostgreSQL), the security rules (`acrossNodes`) count in the database
+ * instead, exact across every node; when the database fails, the memory counter answers
+ * rather than the request failing (docs/postgres.md, Rate limits).
  */
 export class RateLimiter {
   private readonly windows = new LRUCache<string, Window>({ max: 20_000, ttl: 24 * 3_600_000 });
+  private lastSweepMs = 0;
+  private lastFailureLogMs = 0;
 
   constructor(
     private readonly multiplier: number,
     private readonly clock: Clock,
+    private readonly shared: SharedCounters | null = null,
   ) {}
+
+  /** `counted`: the stored count includes this request (a hit), else it is a read of what was spent. */
+  private decision(limit: number, stored: StoredWindow, counted: boolean): RateDecision {
+    return {
+      allowed: counted ? stored.count <= limit : stored.count < limit,
+      limit,
+      remaining: Math.max(0, limit - stored.count),
+      resetAt: new Date(stored.resetAtMs),
+    };
+  }
+
+  private failed(err: unknown): void {
+    const nowMs = this.clock.now().getTime();
+    if (nowMs - this.lastFailureLogMs < 60_000) return;
+    this.lastFailureLogMs = nowMs;
+    this.shared?.logger.warn('rate limit counters unavailable; counting in this node only', {
+      reason: (err as Error).message,
+    });
+  }
+
+  /** Counts one request: in the shared counters for a rule marked `acrossNodes`, else as `hit`. */
+  async charge(bucket: string, rule: RateLimitRule): Promise<RateDecision> {
+    if (!this.shared || !rule.acrossNodes) return this.hit(bucket, rule);
+    const nowMs = this.clock.now().getTime();
+    try {
+      const stored = await hitWindow(this.shared.db, bucket, nowMs, rule.windowSec * 1000);
+      if (nowMs - this.lastSweepMs > SWEEP_EVERY_MS) {
+        this.lastSweepMs = nowMs;
+        deleteEndedWindows(this.shared.db, nowMs).catch((err) => this.failed(err));
+      }
+      return this.decision(this.effectiveLimit(rule), stored, true);
+    } catch (err) {
+      this.failed(err);
+      return this.hit(bucket, rule);
+    }
+  }
+
+  /** Reads the bucket without counting, where `charge` counts it. */
+  async read(bucket: string, rule: RateLimitRule): Promise<RateDecision> {
+    if (!this.shared || !rule.acrossNodes) return this.peek(bucket, rule);
+    const nowMs = this.clock.now().getTime();
+    try {
+      const stored = await readWindow(this.shared.db, bucket, nowMs);
+      const limit = this.effectiveLimit(rule);
+      return stored
+        ? this.decision(limit, stored, false)
+        : { allowed: true, limit, remaining: limit, resetAt: new Date(nowMs + rule.windowSec * 1000) };
+    } catch (err) {
+      this.failed(err);
+      return this.peek(bucket, rule);
+    }
+  }
 
   effectiveLimit(rule: RateLimitRule): number {
     return Math.max(1, Math.floor(rule.limit * this.multiplier));
@@ -104,15 +175,16 @@ export const rateLimitBucket = (routeId: string, request: Request): string => `$
  * throws 429 past the limit. Runs after authentication so a signed-in caller is counted as
  * themself wherever they connect from.
  */
-export function rateLimitCheck(limiter: RateLimiter, clock: Clock, metrics: Metrics): (request: Request) => void {
+export function rateLimitCheck(
+  limiter: RateLimiter,
+  clock: Clock,
+  metrics: Metrics,
+): (request: Request) => Promise<void> | undefined {
   const rejections = metrics.counter('gantry_rate_limit_rejections_total', 'Requests refused with 429, by rule', [
     'rule',
   ]);
-  return (request) => {
-    const rule = routeConfig(request).rateLimit;
-    if (rule === false) return;
+  const apply = (request: Request, rule: RateLimitRule | undefined, decision: RateDecision) => {
     const name = routeName(request);
-    const decision = limiter.hit(rateLimitBucket(name, request), rule ?? DEFAULT_RATE_LIMIT);
     (request.app as { rateLimit?: RateDecision }).rateLimit = decision;
     if (!decision.allowed) {
       // The rule is the route's own row (its id), or the default one when it has none.
@@ -125,13 +197,22 @@ export function rateLimitCheck(limiter: RateLimiter, clock: Clock, metrics: Metr
       );
     }
   };
+  // Synchronous unless the rule counts in the database: the common path stays one step.
+  return (request) => {
+    const rule = routeConfig(request).rateLimit;
+    if (rule === false) return undefined;
+    const bucket = rateLimitBucket(routeName(request), request);
+    if (rule?.acrossNodes) return limiter.charge(bucket, rule).then((decision) => apply(request, rule, decision));
+    apply(request, rule, limiter.hit(bucket, rule ?? DEFAULT_RATE_LIMIT));
+    return undefined;
+  };
 }
 
 /** The rate limit as a lifecycle step of its own (a server built without the kernel's others). */
 export function registerRateLimits(server: Server, limiter: RateLimiter, clock: Clock, metrics: Metrics): void {
   const check = rateLimitCheck(limiter, clock, metrics);
-  server.ext('onPostAuth', (request, h) => {
-    check(request);
+  server.ext('onPostAuth', async (request, h) => {
+    await check(request);
     return h.continue;
   });
 }

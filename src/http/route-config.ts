@@ -6,6 +6,12 @@ import type { PageKit } from './pages.js';
 export interface RateLimitRule {
   limit: number;
   windowSec: number;
+  /**
+   * A security limit (sign-in, codes, the token endpoint, AI runs, tool calls): exact across
+   * the nodes of a PostgreSQL cluster, counted in the database; other limits count per node
+   * (docs/postgres.md, Rate limits).
+   */
+  acrossNodes?: boolean;
 }
 
 /**

@@ -72,11 +72,21 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
   // every request, so two steps cost measurably more than one doing both (docs/kernel.md).
   const rateLimit = rateLimitCheck(kernel.limiter, kernel.clock, kernel.metrics);
   server.ext('onPostAuth', (request, h) => {
-    rateLimit(request);
+    const counted = rateLimit(request);
+    if (counted)
+      return counted.then(() => {
+        checkPayloadDepth(request);
+        return h.continue;
+      });
     checkPayloadDepth(request);
     return h.continue;
   });
-  registerHealth(server, kernel.db, () => app.draining);
+  registerHealth(
+    server,
+    kernel.db,
+    () => kernel.changes.listenState,
+    () => app.draining,
+  );
 
   const [apiPlugins, pagePlugins]: DomainPlugin[][] = options.statusOnly
     ? [[statusPlugin], [statusPagesPlugin]]

@@ -9,6 +9,7 @@ export function identityJobs(kernel: Pick<Kernel, 'db'>): JobSpec[] {
     {
       name: 'identity.purge-expired-secrets',
       pattern: '41 * * * *',
+      scope: 'cluster',
       async run(now) {
         const cutoff = new Date(now.getTime() - 24 * 3_600_000).toISOString();
         await purgeExpiredSecrets(db, cutoff);

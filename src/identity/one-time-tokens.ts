@@ -122,8 +122,7 @@ export function createOneTimeTokens(clock: Clock) {
       const row = await findLatestLiveOneTimeToken(executor, userId, purpose, nowIso);
       if (!row) return null;
       if (!safeEqual(row.token_hash, sha256Hex(`${purpose}:${userId}:${code}`))) {
-        const attempts = row.attempts + 1;
-        await recordOneTimeTokenAttempt(executor, row.id, attempts, attempts >= maxAttempts ? nowIso : null);
+        await recordOneTimeTokenAttempt(executor, row.id, maxAttempts, nowIso);
         return null;
       }
       if (!(await consumeOneTimeToken(executor, row.id, nowIso))) return null;

@@ -1,5 +1,5 @@
 import { htmlPage, page as pageAnswer, PAGE_ERRORS } from '../http/openapi/declare.js';
-import type { GantryRouteConfig } from '../http/route-config.js';
+import type { GantryRouteConfig, RateLimitRule } from '../http/route-config.js';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
 import { DomainError } from '../http/errors.js';
@@ -45,7 +45,7 @@ async function outcome(h: ResponseToolkit, title: string, run: () => Promise<str
 export function identityPages(app: PluginDeps): ServerRoute[] {
   const { flows } = app.services.identity;
   const pageConfig = (
-    rateLimit: { limit: number; windowSec: number } | false,
+    rateLimit: RateLimitRule | false,
     responses: GantryRouteConfig['responses'] = htmlPage('A sign-in flow page'),
   ) => ({
     auth: false as const,
@@ -103,7 +103,7 @@ ${hiddenReturn(to)}<label for="email">Email</label><input id="email" name="email
     {
       method: 'POST',
       path: '/auth/confirm-email',
-      options: { id: 'page.confirm-email.submit', ...pageConfig({ limit: 5, windowSec: 300 }) },
+      options: { id: 'page.confirm-email.submit', ...pageConfig({ limit: 5, windowSec: 300, acrossNodes: true }) },
       handler: (request: Request, h: ResponseToolkit) =>
         outcome(h, 'Confirm your email', async () => {
           const token = field((request.payload as Record<string, unknown> | null)?.token);
@@ -131,7 +131,7 @@ ${hiddenReturn(to)}<label for="email">Email</label><input id="email" name="email
     {
       method: 'POST',
       path: '/auth/reset-password',
-      options: { id: 'page.reset-password.submit', ...pageConfig({ limit: 5, windowSec: 300 }) },
+      options: { id: 'page.reset-password.submit', ...pageConfig({ limit: 5, windowSec: 300, acrossNodes: true }) },
       handler: async (request: Request, h: ResponseToolkit) => {
         const form = (request.payload as Record<string, unknown> | null) ?? {};
         const email = field(form.email).toLowerCase();
@@ -191,7 +191,7 @@ ${hiddenReturn(to)}<label for="email">Email</label><input id="email" name="email
         const form = (request.payload as Record<string, unknown> | null) ?? {};
         const to = returnTo(form.return_to);
         // This form is another door to POST /api/v1/auth/forgot-password: it spends the same budget.
-        const spent = app.kernel.limiter.hit(
+        const spent = await app.kernel.limiter.charge(
           rateLimitBucket('auth.forgot-password', request),
           SIGN_IN_LIMITS.forgotPassword,
         );

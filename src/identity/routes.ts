@@ -108,7 +108,7 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
           gantry: {
             responses: R.session,
             errors: ['UNAUTHORIZED', 'GONE', 'FORBIDDEN'],
-            rateLimit: { limit: 15, windowSec: 300 },
+            rateLimit: { limit: 15, windowSec: 300, acrossNodes: true },
           },
         },
         validate: { payload: tokenBody },

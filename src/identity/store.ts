@@ -159,8 +159,26 @@ export const consumeOneTimeToken = async (db: Executor, id: string, at: string):
 };
 
 /** Records a wrong guess; `consumedAt` burns the secret when the guesses ran out. */
-export const recordOneTimeTokenAttempt = (db: Executor, id: string, attempts: number, consumedAt: string | null) =>
-  db.updateTable('one_time_tokens').set({ attempts, consumed_at: consumedAt }).where('id', '=', id).execute();
+/**
+ * Counts a wrong guess in one statement, so guesses on other connections cannot overwrite each
+ * other's count: only a live secret under the cap counts, the one reaching the cap burns it.
+ */
+export const recordOneTimeTokenAttempt = (db: Executor, id: string, maxAttempts: number, at: string) =>
+  db
+    .updateTable('one_time_tokens')
+    .set((eb) => ({
+      attempts: eb('attempts', '+', 1),
+      consumed_at: eb
+        .case()
+        .when('attempts', '>=', maxAttempts - 1)
+        .then(at)
+        .else(eb.ref('consumed_at'))
+        .end(),
+    }))
+    .where('id', '=', id)
+    .where('consumed_at', 'is', null)
+    .where('attempts', '<', maxAttempts)
+    .execute();
 
 /** Housekeeping: drops refresh tokens and one-time secrets that expired before the cutoff. */
 export async function purgeExpiredSecrets(db: Executor, cutoff: string): Promise<void> {

@@ -27,6 +27,12 @@ export interface OutboxEntry {
 }
 
 /**
+ * How long a claimed mail stays with the process sending it: longer than one SMTP attempt can
+ * take (the transport's timeouts add up to 40 s), so a lease never runs out mid-send.
+ */
+const MAIL_LEASE_MS = 120_000;
+
+/**
  * One way out for mail. Every message is written to the outbox in the caller's
  * transaction (so nothing acknowledged is lost); with GANTRY_SMTP_URL set, `deliver`
  * sends what is pending after the transaction commits, and the retry job picks up failures.
@@ -75,6 +81,7 @@ export class Mailer {
       sent_at: null,
       attempts: 0,
       last_error: null,
+      claimed_until: null,
     });
     return id;
   }
@@ -118,14 +125,16 @@ export class Mailer {
   }
 
   private async deliverBatch(maxAttempts: number): Promise<number> {
-    const pending = await outbox.pendingOutboxMail(this.db, maxAttempts, 50);
+    const pending = await outbox.pendingOutboxMail(this.db, maxAttempts, 50, this.clock.now().toISOString());
     if (pending.length === 0) return 0;
     const transport = await this.transport();
     let sent = 0;
     for (const row of pending) {
-      // Claim the row first (attempts moves only if no other process moved it): of a server
-      // and a CLI process delivering at once, one sends.
-      if (!(await outbox.claimOutboxMail(this.db, row.id, row.attempts))) continue;
+      // Claim the row first, under a lease: of several nodes and a CLI process delivering at
+      // once, one sends, and no other takes it over while that send may still be in flight.
+      const now = this.clock.now();
+      const leaseUntil = new Date(now.getTime() + MAIL_LEASE_MS).toISOString();
+      if (!(await outbox.claimOutboxMail(this.db, row.id, maxAttempts, now.toISOString(), leaseUntil))) continue;
       try {
         await transport.sendMail({ from: this.from, to: row.to_address, subject: row.subject, text: row.body_text });
         await outbox.markOutboxMailSent(this.db, row.id, this.clock.now().toISOString());

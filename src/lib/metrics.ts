@@ -1,6 +1,9 @@
 import { statSync } from 'node:fs';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+/** The SQLite file's path, or a reader of the PostgreSQL database's size in bytes. */
+type DatabaseSize = string | (() => Promise<number>);
+
 /**
  * The process's Prometheus registry (docs/operations.md, Metrics). One per kernel, never
  * prom-client's global one, so several apps in one test process do not collide. Domains make
@@ -16,9 +19,17 @@ export class Metrics {
    * collectors keep an event-loop delay monitor and a GC observer running, work nobody reads
    * otherwise (docs/operations.md, Metrics).
    */
-  constructor(dbFile: string, options: { processMetrics: boolean }) {
+  constructor(database: DatabaseSize, options: { processMetrics: boolean }) {
     this.served = options.processMetrics;
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'gantry_' });
+    if (typeof database !== 'string') {
+      // PostgreSQL: the database's size as the server counts it (docs/operations.md, Metrics).
+      this.gauge('gantry_db_size_bytes', 'Size of the PostgreSQL database', [], async function () {
+        this.set(await database());
+      });
+      return;
+    }
+    const dbFile = database;
     const size = (file: string) => {
       try {
         return statSync(file).size;
@@ -48,7 +59,7 @@ export class Metrics {
     name: string,
     help: string,
     labelNames: readonly L[] = [],
-    collect?: (this: Gauge<L>) => void,
+    collect?: (this: Gauge<L>) => void | Promise<void>,
   ): Gauge<L> {
     return this.existing(name) ?? new Gauge({ name, help, labelNames, registers: [this.registry], collect });
   }

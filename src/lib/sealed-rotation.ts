@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import type { Kernel } from '../kernel.js';
 import type { Database } from '../db/connection.js';
 import { listSealedAfter, replaceSealedValue, type SealedColumnRef } from '../db/store/sealed-columns.js';
-import { inTransaction } from '../db/tx.js';
+import { inTransaction, type Executor } from '../db/tx.js';
 import { reseal } from './sealed.js';
+import { addDatabaseCredentialKey, loadDatabaseKeyring } from './keyring.js';
 import { readSecretsFile, writeSecretsFile, type Secrets } from './secrets.js';
 
-/** Change-feed topic: the credential keyring changed on disk; every process reloads it. */
+/** Change-feed topic: the credential keyring changed (on disk, or in the database); every process reloads it. */
 export const KEYRING_TOPIC = 'secrets.keyring';
 
 /**
@@ -41,11 +42,31 @@ function addCredentialKey(dataDir: string): { keyId: string } {
 }
 
 /** Reloads the credential keyring from secrets.json into a live Secrets object (in place). */
-export function reloadCredentialKeys(dataDir: string, secrets: Secrets): void {
+function reloadCredentialKeys(dataDir: string, secrets: Secrets): void {
   const file = readSecretsFile(dataDir);
   if (!file) return;
   for (const k of file.credentialKeys) secrets.credentialKeys.set(k.id, Buffer.from(k.key, 'base64'));
   if (secrets.activeCredentialKeyId !== 'env') secrets.activeCredentialKeyId = file.activeCredentialKeyId;
+}
+
+/**
+ * Reloads the credential keyring where it lives: the database on PostgreSQL (src/lib/keyring.ts),
+ * else secrets.json.
+ */
+export async function reloadKeyring(kernel: Pick<Kernel, 'db' | 'secrets' | 'config'>): Promise<void> {
+  if (kernel.secrets.keyEncryptionKey) await loadDatabaseKeyring(kernel.db, kernel.secrets);
+  else reloadCredentialKeys(kernel.config.dataDir, kernel.secrets);
+}
+
+/** Adds the new active key where the keyring lives and tells every process; returns its id. */
+async function addKey(kernel: Kernel): Promise<string> {
+  const announce = (trx: Executor, keyId: string) => kernel.changes.publish(trx, KEYRING_TOPIC, keyId);
+  if (kernel.secrets.keyEncryptionKey)
+    return addDatabaseCredentialKey(kernel.db, kernel.secrets, kernel.clock.now(), announce);
+  const { keyId } = addCredentialKey(kernel.config.dataDir);
+  reloadCredentialKeys(kernel.config.dataDir, kernel.secrets);
+  await inTransaction(kernel.db, (trx) => announce(trx, keyId));
+  return keyId;
 }
 
 /**
@@ -83,7 +104,7 @@ async function resealColumns(
 
 /**
  * Credential key rotation over every domain service that declares `sealed` values: a new key
- * becomes active in secrets.json; running servers reload the keyring (change feed) before
+ * becomes active in secrets.json (in the database keyring on PostgreSQL); running servers reload the keyring (change feed) before
  * anything is re-sealed under it; then every sealed value is re-encrypted under the new key.
  * Old keys stay in the file. The kernel knows no domain: it takes the services as data.
  */
@@ -95,9 +116,7 @@ export function createSecretsRotation(kernel: Kernel, services: Record<string, o
     async rotate(options: {
       settleMs: number;
     }): Promise<{ activeKeyId: string; resealed: Record<string, number>; total: number }> {
-      const { keyId } = addCredentialKey(kernel.config.dataDir);
-      reloadCredentialKeys(kernel.config.dataDir, kernel.secrets);
-      await inTransaction(kernel.db, (trx) => kernel.changes.publish(trx, KEYRING_TOPIC, keyId));
+      const keyId = await addKey(kernel);
       if (options.settleMs > 0) await new Promise((resolve) => setTimeout(resolve, options.settleMs));
       const resealed: Record<string, number> = {};
       for (const values of declared) {

@@ -22,7 +22,15 @@ export interface Secrets {
   cursorSigningKey: Buffer;
   credentialKeys: Map<string, Buffer>;
   activeCredentialKeyId: string;
+  /**
+   * Several nodes (PostgreSQL): GANTRY_SECRET_CREDENTIAL_KEY, which seals the keyring's other
+   * keys in the database (src/lib/keyring.ts); null on SQLite, whose keyring is secrets.json.
+   */
+  keyEncryptionKey: Buffer | null;
 }
+
+/** The keys every node of a cluster must be given, identically (docs/postgres.md, Secrets). */
+const SHARED_KEYS = ['GANTRY_SECRET_JWT_KEY', 'GANTRY_SECRET_CURSOR_KEY', 'GANTRY_SECRET_CREDENTIAL_KEY'] as const;
 
 const key32 = (): string => randomBytes(32).toString('base64');
 
@@ -82,10 +90,39 @@ export function readSecretsFile(dataDir: string): SecretsFile | null {
 }
 
 /**
+ * Several nodes on one database (PostgreSQL): the three keys come from the environment, the
+ * same on every node; a node never makes its own, which would sign tokens and cursors and
+ * seal values no other node accepts. A secrets.json already in the data directory only adds
+ * the credential keys it holds (values sealed before the move to PostgreSQL).
+ */
+function loadSharedSecrets(dataDir: string, env: NodeJS.ProcessEnv): Secrets {
+  const missing = SHARED_KEYS.filter((name) => !env[name]);
+  if (missing.length > 0)
+    throw new ConfigError(
+      `on PostgreSQL every node needs the same ${missing.join(', ')} (base64, 32 bytes each; docs/postgres.md, Secrets)`,
+    );
+  const file = readSecretsFile(dataDir);
+  const credentialKeys = new Map(
+    (file?.credentialKeys ?? []).map((k) => [k.id, decodeKey(`credential key ${k.id}`, k.key)]),
+  );
+  const kek = decodeKey('GANTRY_SECRET_CREDENTIAL_KEY', env.GANTRY_SECRET_CREDENTIAL_KEY!);
+  credentialKeys.set('env', kek);
+  return {
+    jwtSigningKey: decodeKey('GANTRY_SECRET_JWT_KEY', env.GANTRY_SECRET_JWT_KEY!),
+    cursorSigningKey: decodeKey('GANTRY_SECRET_CURSOR_KEY', env.GANTRY_SECRET_CURSOR_KEY!),
+    credentialKeys,
+    activeCredentialKeyId: 'env',
+    keyEncryptionKey: kek,
+  };
+}
+
+/**
  * Loads secrets.json, generating it on first start. GANTRY_SECRET_JWT_KEY,
  * GANTRY_SECRET_CURSOR_KEY and GANTRY_SECRET_CREDENTIAL_KEY (base64, 32 bytes) override it.
+ * With `shared` (PostgreSQL) the three are required instead (loadSharedSecrets).
  */
-export function loadSecrets(dataDir: string, env: NodeJS.ProcessEnv = process.env): Secrets {
+export function loadSecrets(dataDir: string, env: NodeJS.ProcessEnv = process.env, shared = false): Secrets {
+  if (shared) return loadSharedSecrets(dataDir, env);
   let file = readSecretsFile(dataDir);
   if (!file) file = createSecretsFile(dataDir);
   const credentialKeys = new Map(file.credentialKeys.map((k) => [k.id, decodeKey(`credential key ${k.id}`, k.key)]));
@@ -101,5 +138,6 @@ export function loadSecrets(dataDir: string, env: NodeJS.ProcessEnv = process.en
     cursorSigningKey: decodeKey('GANTRY_SECRET_CURSOR_KEY', env.GANTRY_SECRET_CURSOR_KEY || file.cursorSigningKey),
     credentialKeys,
     activeCredentialKeyId,
+    keyEncryptionKey: null,
   };
 }

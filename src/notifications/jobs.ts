@@ -11,6 +11,7 @@ export function notificationsJobs(
     {
       name: 'notifications.purge',
       pattern: '23 3 * * *',
+      scope: 'cluster',
       async run(now) {
         const purged = await notifications.purge(now);
         if (purged > 0) kernel.logger.info('notifications purged', { purged });

@@ -102,6 +102,7 @@ export function createNotificationsService(kernel: Kernel, deps: { identity: Pic
   async function insertOne(executor: Executor, input: NewNotification): Promise<string> {
     if (!(await deps.identity.userExists(input.userId, executor))) throw notFound('User');
     const id = newId();
+    await store.lockUserSeq(executor, input.userId);
     await store.insertNotification(executor, {
       id,
       user_id: input.userId,

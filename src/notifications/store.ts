@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Executor } from '../db/tx.js';
+import { engineOf } from '../db/engine.js';
 import type { NotificationsTable } from './tables.js';
 
 export type NotificationRow = Selectable<NotificationsTable>;
@@ -20,6 +21,17 @@ export interface ListFilter {
  * both statuses in full and sort them.
  */
 const LIVE = sql<boolean>`status <> 'archived'`;
+
+/**
+ * PostgreSQL: holds the user's notification lock until the transaction ends, taken before the
+ * insert draws its seq, so one user's seqs commit in the order they are drawn and a stream
+ * reading `seq > last` on any node never passes one that commits later (docs/postgres.md,
+ * Several nodes). SQLite has one writer at a time: nothing to do.
+ */
+export async function lockUserSeq(db: Executor, userId: string): Promise<void> {
+  if (engineOf(db) !== 'postgres') return;
+  await sql`select pg_advisory_xact_lock(hashtext(${`notifications:${userId}`}))`.execute(db);
+}
 
 export const insertNotification = (db: Executor, row: Insertable<NotificationsTable>) =>
   db.insertInto('notifications').values(row).execute();

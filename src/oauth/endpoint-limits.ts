@@ -7,10 +7,10 @@ import { OAuthError } from './errors.js';
 export type OAuthEndpoint = 'oauth.token' | 'oauth.revoke';
 
 /** The token and revoke endpoints have no row of their own in the Limits table (docs/interface.md, Limits): the default. */
-const TOKEN_ENDPOINT_LIMIT: RateLimitRule = DEFAULT_RATE_LIMIT;
+const TOKEN_ENDPOINT_LIMIT: RateLimitRule = { ...DEFAULT_RATE_LIMIT, acrossNodes: true };
 
 /** Failed client authentication, at token and revoke together: per client address and per client_id. */
-const CLIENT_AUTH_FAILURE_LIMIT: RateLimitRule = { limit: 20, windowSec: 60 };
+const CLIENT_AUTH_FAILURE_LIMIT: RateLimitRule = { limit: 20, windowSec: 60, acrossNodes: true };
 
 /**
  * The caller as the route sees it. The service records the decision that applies to the
@@ -37,7 +37,8 @@ export interface EndpointCaller {
  *   addresses. The address's bucket is checked before the secret is. The client_id's is not: a
  *   client_id is public (it is in every authorize URL), so a spent client_id bucket only turns a
  *   failed authentication's 401 into a 429, and the holder of the secret is never locked out.
- * All are plain in-memory hits of the kernel's limiter (the refresh grant's hot path stays cheap).
+ * All are exact across the nodes of a cluster (docs/postgres.md, Rate limits); on SQLite they are
+ * plain in-memory hits of the kernel's limiter (the refresh grant's hot path stays cheap).
  */
 export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) {
   const { limiter, clock } = kernel;
@@ -51,6 +52,14 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
   }
 
   const addressBucket = (caller: EndpointCaller) => `oauth.client-auth|ip:${caller.address}`;
+  const userBucket = (endpoint: OAuthEndpoint, clientId: string, userId: string) =>
+    `${endpoint}|client:${clientId}|user:${userId}`;
+
+  function settle(caller: EndpointCaller, decision: RateDecision): OAuthError | null {
+    if (!decision.allowed) return refusal(caller, decision);
+    caller.rateLimit = decision;
+    return null;
+  }
 
   function failureBuckets(caller: EndpointCaller, claimedClientId: string | null): string[] {
     const buckets = [addressBucket(caller)];
@@ -62,8 +71,8 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
 
   return {
     /** Throws the 429 when this address has used up its failures, before the secret is looked at. */
-    beforeClientAuth(caller: EndpointCaller): void {
-      const decision = limiter.peek(addressBucket(caller), CLIENT_AUTH_FAILURE_LIMIT);
+    async beforeClientAuth(caller: EndpointCaller): Promise<void> {
+      const decision = await limiter.read(addressBucket(caller), CLIENT_AUTH_FAILURE_LIMIT);
       if (!decision.allowed) throw refusal(caller, decision);
     },
 
@@ -74,10 +83,10 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
      * of the failure when a bucket was already spent (the client_id's, or the address's by a
      * concurrent request), else null.
      */
-    clientAuthFailed(caller: EndpointCaller, confidentialClientId: string | null): OAuthError | null {
+    async clientAuthFailed(caller: EndpointCaller, confidentialClientId: string | null): Promise<OAuthError | null> {
       let refused: RateDecision | null = null;
       for (const bucket of failureBuckets(caller, confidentialClientId)) {
-        const decision = limiter.hit(bucket, CLIENT_AUTH_FAILURE_LIMIT);
+        const decision = await limiter.charge(bucket, CLIENT_AUTH_FAILURE_LIMIT);
         if (!decision.allowed) refused ??= decision;
         if (!caller.rateLimit || decision.remaining < caller.rateLimit.remaining) caller.rateLimit = decision;
       }
@@ -85,21 +94,26 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
     },
 
     /** Throws the 429 when the client's failed requests from this address are used up. */
-    beforeGrant(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string): void {
-      const decision = limiter.peek(`${endpoint}|client:${clientId}|ip:${caller.address}`, TOKEN_ENDPOINT_LIMIT);
+    async beforeGrant(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string): Promise<void> {
+      const decision = await limiter.read(`${endpoint}|client:${clientId}|ip:${caller.address}`, TOKEN_ENDPOINT_LIMIT);
       if (!decision.allowed) throw refusal(caller, decision);
     },
 
-    grantFailed(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string): void {
-      caller.rateLimit = limiter.hit(`${endpoint}|client:${clientId}|ip:${caller.address}`, TOKEN_ENDPOINT_LIMIT);
+    async grantFailed(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string): Promise<void> {
+      caller.rateLimit = await limiter.charge(
+        `${endpoint}|client:${clientId}|ip:${caller.address}`,
+        TOKEN_ENDPOINT_LIMIT,
+      );
     },
 
     /** Counts a request for one user of the client; the 429 to answer when over the limit, else null. */
-    charge(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string, userId: string): OAuthError | null {
-      const decision = limiter.hit(`${endpoint}|client:${clientId}|user:${userId}`, TOKEN_ENDPOINT_LIMIT);
-      if (!decision.allowed) return refusal(caller, decision);
-      caller.rateLimit = decision;
-      return null;
+    async charge(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string, userId: string) {
+      return settle(caller, await limiter.charge(userBucket(endpoint, clientId, userId), TOKEN_ENDPOINT_LIMIT));
+    },
+
+    /** `charge` counted in this process only: the SQLite hot path, one process, cannot await. */
+    chargeInProcess(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string, userId: string) {
+      return settle(caller, limiter.hit(userBucket(endpoint, clientId, userId), TOKEN_ENDPOINT_LIMIT));
     },
   };
 }
@@ -108,4 +122,8 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
  * What a grant calls once it knows the user the request is for, before it changes anything:
  * null to go on, or the 429 to answer.
  */
-export type GrantMeter = (userId: string) => OAuthError | null;
+export interface GrantMeter {
+  (userId: string): Promise<OAuthError | null>;
+  /** The same charge counted in this process only, for the SQLite hot path (one process, no await). */
+  inProcess(userId: string): OAuthError | null;
+}

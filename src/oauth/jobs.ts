@@ -16,6 +16,7 @@ export function oauthJobs(
     {
       name: 'oauth.purge-expired',
       pattern: '23 * * * *',
+      scope: 'cluster',
       async run(now) {
         const cutoff = new Date(now.getTime() - 24 * 3_600_000).toISOString();
         await store.deleteExpiredCodes(db, cutoff);
@@ -27,6 +28,7 @@ export function oauthJobs(
     {
       name: 'oauth.purge-unused-clients',
       pattern: '41 * * * *',
+      scope: 'cluster',
       async run(now) {
         const removed = await clients.purgeUnused(now);
         if (removed > 0) kernel.logger.info('unused self-registered oauth clients removed', { removed });

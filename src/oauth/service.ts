@@ -47,14 +47,14 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
    * secret is looked at; a spent client_id only refuses a request that fails to authenticate.
    */
   async function authenticate(credentials: ClientCredentials, caller: EndpointCaller) {
-    limits.beforeClientAuth(caller);
+    await limits.beforeClientAuth(caller);
     try {
       return (await authenticateClient(clients, credentials)).client;
     } catch (err) {
       if (err instanceof OAuthError) {
         const claimed = claimedClientId(credentials);
         const named = claimed === null ? null : await clients.find(claimed);
-        throw limits.clientAuthFailed(caller, named?.type === 'confidential' ? named.id : null) ?? err;
+        throw (await limits.clientAuthFailed(caller, named?.type === 'confidential' ? named.id : null)) ?? err;
       }
       throw err;
     }
@@ -71,16 +71,28 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     clientId: string,
     run: (meter: GrantMeter) => Promise<T>,
   ): Promise<T> {
-    limits.beforeGrant(endpoint, caller, clientId);
-    let charged = false;
-    const meter: GrantMeter = (userId) => {
-      charged = true;
-      return limits.charge(endpoint, caller, clientId, userId);
-    };
+    await limits.beforeGrant(endpoint, caller, clientId);
+    // Once per request and user: on PostgreSQL a retried transaction runs the grant's body, and
+    // so the meter, again (docs/postgres.md, Transactions).
+    let charged: { userId: string; refusal: ReturnType<GrantMeter> } | null = null;
+    let chargedInProcess = false;
+    const meter: GrantMeter = Object.assign(
+      (userId: string) => {
+        if (charged?.userId !== userId)
+          charged = { userId, refusal: limits.charge(endpoint, caller, clientId, userId) };
+        return charged.refusal;
+      },
+      {
+        inProcess: (userId: string) => {
+          chargedInProcess = true;
+          return limits.chargeInProcess(endpoint, caller, clientId, userId);
+        },
+      },
+    );
     try {
       return await run(meter);
     } finally {
-      if (!charged) limits.grantFailed(endpoint, caller, clientId);
+      if (!charged && !chargedInProcess) await limits.grantFailed(endpoint, caller, clientId);
     }
   }
 
@@ -159,14 +171,14 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
         const refresh = await store.findRefreshToken(db, sha256Hex(token));
         if (refresh) {
           if (refresh.client_id !== client.id) return;
-          const refused = meter(refresh.user_id);
+          const refused = await meter(refresh.user_id);
           if (refused) throw refused;
           await inTransaction(db, (trx) => tokens.revokeGrant(trx, refresh.grant_id, 'revoked_by_client'));
           return;
         }
         const claims = await tokens.readAccessToken(token);
         if (!claims || claims.clientId !== client.id) return;
-        const refused = meter(claims.sub);
+        const refused = await meter(claims.sub);
         if (refused) throw refused;
         await inTransaction(db, (trx) => tokens.revokeAccessToken(trx, claims));
       });

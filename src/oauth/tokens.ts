@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { BearerVerifier, Principal } from '../http/auth.js';
-import type { Executor } from '../db/tx.js';
+import { afterCommit, type Executor } from '../db/tx.js';
 import { DomainError } from '../http/errors.js';
 import { randomToken, sha256Hex } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
@@ -153,7 +153,8 @@ export function createTokens(kernel: Kernel) {
   };
 
   async function forgetGrant(executor: Executor, grantId: string): Promise<void> {
-    grantActive.set(grantId, false);
+    // Once it commits: a transaction rolled back (or retried) has not revoked anything yet.
+    afterCommit(executor, () => grantActive.set(grantId, false));
     await changes.publish(executor, REVOKED_TOPIC, `grant:${grantId}`);
   }
 

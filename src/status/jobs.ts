@@ -8,10 +8,25 @@ import type { JobSpec } from '../jobs/scheduler.js';
 export function statusJobs(status: StatusService): JobSpec[] {
   return [
     // Maintenance windows start and end by themselves, within ten seconds of their times.
-    { name: 'status.maintenance-transitions', pattern: '*/10 * * * * *', run: (now) => status.advanceMaintenance(now) },
+    {
+      name: 'status.maintenance-transitions',
+      pattern: '*/10 * * * * *',
+      scope: 'cluster',
+      run: (now) => status.advanceMaintenance(now),
+    },
     // Rolling uptime windows move without writes: recompute the projection every minute.
-    { name: 'status.projection-refresh', pattern: '5 * * * * *', run: () => status.projection.refresh() },
+    {
+      name: 'status.projection-refresh',
+      pattern: '5 * * * * *',
+      scope: 'node',
+      run: () => status.projection.refresh(),
+    },
     // The daily snapshot of the day that just ended, and the uptime summaries.
-    { name: 'status.daily-snapshot', pattern: '0 0 0 * * *', run: (now) => status.writeDailySnapshot(now) },
+    {
+      name: 'status.daily-snapshot',
+      pattern: '0 0 0 * * *',
+      scope: 'cluster',
+      run: (now) => status.writeDailySnapshot(now),
+    },
   ];
 }

@@ -48,8 +48,14 @@ export class StatusProjection {
   private generation = 1;
   private builtGeneration = 0;
   private model: StatusModel | null = null;
-  /** When the model before the current one was built: a stand-in for a key's forgotten history. */
+  /**
+   * When the latest model before the current one that handed out bytes was built: a stand-in
+   * for a key's forgotten history. A model nobody read (an eager rebuild soon replaced) gave
+   * no copy to anyone, so it does not count: how often a process rebuilds must not matter.
+   */
   private priorBuildMs: number | null = null;
+  /** Whether the current model has handed out bytes. */
+  private currentServed = false;
   private building: Promise<void> | null = null;
   private eager = false;
   private readonly bodies = new LRUCache<string, { rep: Representation | null }>({ max: 1_000, ttl: 3_600_000 });
@@ -101,7 +107,8 @@ export class StatusProjection {
   private async rebuild(generation: number): Promise<void> {
     const now = this.kernel.clock.now();
     const rows = await loadRows(this.kernel.db, now);
-    if (this.model) this.priorBuildMs = this.model.at.getTime();
+    if (this.model && this.currentServed) this.priorBuildMs = this.model.at.getTime();
+    this.currentServed = false;
     this.model = buildModel(rows, now);
     this.builtGeneration = generation;
     this.bodies.clear();
@@ -119,13 +126,17 @@ export class StatusProjection {
     const cached = this.bodies.get(key);
     if (cached) return cached.rep;
     const built = await build(model);
-    const rep = built === null ? null : this.seal(key, built, model.at.getTime());
+    const rep = built === null ? null : this.seal(key, built, model);
     // A rebuild may have happened meanwhile: only the version the body was built from keeps it.
     if (this.model === model) this.bodies.set(key, { rep });
     return rep;
   }
 
-  private seal(key: string, built: BuiltBody, atMs: number): Representation {
+  private seal(key: string, built: BuiltBody, model: StatusModel): Representation {
+    const atMs = model.at.getTime();
+    // Bytes of a model already replaced still reach a client: it counts as one that handed out.
+    if (model === this.model) this.currentServed = true;
+    else this.priorBuildMs = Math.max(this.priorBuildMs ?? 0, atMs);
     const bytes = Buffer.from(built.body, 'utf8');
     const etag = `"${sha1Hex(bytes)}"`;
     const before = this.previous.get(key);

@@ -1,10 +1,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { cli } from '../helpers/cli.js';
+import { databaseText } from '../helpers/postgres.js';
 
 let dataDir: string;
 before(() => {
@@ -34,11 +35,7 @@ const create = (extra: string[] = []) =>
   );
 
 /** Every byte of the database, WAL included. */
-const rawDb = () =>
-  readdirSync(dataDir)
-    .filter((f) => f.startsWith('gantry.db'))
-    .map((f) => readFileSync(path.join(dataDir, f)).toString('latin1'))
-    .join('');
+const rawDb = () => databaseText(dataDir);
 
 test('client create prints the secret once and stores only its SHA-256', async () => {
   const res = await create();
@@ -57,7 +54,7 @@ test('client create prints the secret once and stores only its SHA-256', async (
   assert.equal(body.type, 'confidential');
   assert.deepEqual(body.redirectUris, ['https://acme.example/cb', 'http://127.0.0.1:9999/cb']);
   assert.deepEqual(body.scopes, ['email:read', 'profile:read']);
-  const db = rawDb();
+  const db = await rawDb();
   assert.ok(!db.includes(body.clientSecret), 'the raw secret is not in the database file');
   assert.ok(db.includes(createHash('sha256').update(body.clientSecret).digest('hex')), 'its SHA-256 is');
 
@@ -119,7 +116,7 @@ test('rotate-secret prints a new secret once; public clients cannot rotate', asy
   assert.equal(rotated.code, 0);
   const secret = rotated.json<{ clientSecret: string }>().clientSecret;
   assert.notEqual(secret, created.clientSecret);
-  assert.ok(!rawDb().includes(secret));
+  assert.ok(!(await rawDb()).includes(secret));
   const pub = (
     await cli(
       [

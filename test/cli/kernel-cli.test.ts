@@ -5,10 +5,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { cli } from '../helpers/cli.js';
+import { createTestDatabase, queryTestDatabase, TEST_ENGINE } from '../helpers/postgres.js';
 
 describe('kernel CLI', () => {
   let dir: string;
-  before(() => (dir = mkdtempSync(path.join(tmpdir(), 'gantry-cli-'))));
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'gantry-cli-'));
+    // On PostgreSQL an empty database, not a copy of the migrated template: `migrate` applies all.
+    if (TEST_ENGINE === 'postgres') await createTestDatabase(dir, { empty: true });
+  });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('--help lists the commands', async () => {
@@ -18,14 +23,16 @@ describe('kernel CLI', () => {
       assert.match(res.stdout, new RegExp(`\\b${name}\\b`));
   });
 
-  it('migrate --json: one JSON document; a second run applies nothing; secrets.json is 0600', async () => {
+  it('migrate --json: one JSON document; a second run applies nothing; secrets.json is 0600 (none on PostgreSQL)', async () => {
     const first = await cli(['migrate', '--json'], { dataDir: dir });
     assert.equal(first.code, 0, first.stderr);
     const doc = first.json<{ applied: string[]; current: string }>();
     assert.ok(doc.applied.length > 0);
     const second = await cli(['migrate', '--json'], { dataDir: dir });
     assert.deepEqual(second.json<{ applied: string[] }>().applied, []);
-    assert.equal(statSync(path.join(dir, 'secrets.json')).mode & 0o777, 0o600);
+    // On PostgreSQL the keys come from the environment and no secrets.json is written (docs/postgres.md, Secrets).
+    if (TEST_ENGINE === 'postgres') assert.equal(existsSync(path.join(dir, 'secrets.json')), false);
+    else assert.equal(statSync(path.join(dir, 'secrets.json')).mode & 0o777, 0o600);
   });
 
   it('user create: --json prints the user, never the password; a duplicate exits 2', async () => {
@@ -75,6 +82,14 @@ describe('kernel CLI', () => {
   it('backup FILE writes a consistent copy holding the data', async () => {
     const target = path.join(dir, 'copy.db');
     const res = await cli(['backup', target, '--json'], { dataDir: dir });
+    if (TEST_ENGINE === 'postgres') {
+      // The counterpart: backup copies the SQLite file only and names PostgreSQL's own tools.
+      assert.equal(res.code, 2);
+      assert.equal(res.stdout, '');
+      assert.match(res.stderr, /pg_dump/);
+      assert.equal(existsSync(target), false);
+      return;
+    }
     assert.equal(res.code, 0, res.stderr);
     assert.equal(res.json<{ file: string }>().file, target);
     const copy = new SqliteDatabase(target, { readonly: true });
@@ -96,12 +111,13 @@ describe('kernel CLI', () => {
     const newer = mkdtempSync(path.join(tmpdir(), 'gantry-cli-newer-'));
     try {
       assert.equal((await cli(['migrate'], { dataDir: newer })).code, 0);
-      const db = new SqliteDatabase(path.join(newer, 'gantry.db'));
-      db.prepare('insert into schema_migrations (id, applied_at) values (?, ?)').run(
-        '9999_future',
-        new Date().toISOString(),
-      );
-      db.close();
+      const insert = 'insert into schema_migrations (id, applied_at) values ($1, $2)';
+      if (TEST_ENGINE === 'postgres') await queryTestDatabase(newer, insert, ['9999_future', new Date().toISOString()]);
+      else {
+        const db = new SqliteDatabase(path.join(newer, 'gantry.db'));
+        db.prepare(insert.replace(/\$\d/g, '?')).run('9999_future', new Date().toISOString());
+        db.close();
+      }
       const res = await cli(['migrate', '--json'], { dataDir: newer });
       assert.equal(res.code, 1);
       assert.equal(res.stdout, '');

@@ -1,9 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cli } from '../helpers/cli.js';
+import { credentialKeyring } from '../helpers/postgres.js';
 import { numberOption, UsageError } from '../../src/cli/io.js';
 
 describe('numeric CLI options', () => {
@@ -36,12 +35,9 @@ describe('numeric CLI options', () => {
   });
 
   it('secrets rotate refuses a bad --settle-ms before it adds a key', async () => {
-    const keysBefore = JSON.parse(readFileSync(path.join(t.dataDir, 'secrets.json'), 'utf8')).credentialKeys.length;
+    const keysBefore = await credentialKeyring(t.dataDir);
     const res = await cli(['secrets', 'rotate', '--settle-ms', 'soon'], { dataDir: t.dataDir });
     assert.equal(res.code, 2);
-    assert.equal(
-      JSON.parse(readFileSync(path.join(t.dataDir, 'secrets.json'), 'utf8')).credentialKeys.length,
-      keysBefore,
-    );
+    assert.deepEqual(await credentialKeyring(t.dataDir), keysBefore);
   });
 });

@@ -1,10 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { cli } from '../helpers/cli.js';
 import { createTestApp } from '../helpers/app.js';
+import { credentialKeyId, databaseText } from '../helpers/postgres.js';
 
 const KEY = 'sk-live-THIS-KEY-MUST-NEVER-APPEAR-0042';
 
@@ -48,7 +49,7 @@ describe('gantry provider', () => {
         apiKeyLastFour: '0042',
         models: ['claude-a', 'claude-b'],
         priority: 2,
-        keyId: 'k1',
+        keyId: credentialKeyId(1),
         createdAt: undefined,
         updatedAt: undefined,
       },
@@ -95,16 +96,11 @@ describe('gantry provider', () => {
       'the default table is seeded',
     );
 
-    const bytes = Buffer.concat(
-      ['gantry.db', 'gantry.db-wal']
-        .map((f) => path.join(dataDir, f))
-        .filter(existsSync)
-        .map((f) => readFileSync(f)),
-    );
-    assert.ok(bytes.includes(Buffer.from('v1.k1.')), 'a sealed value is stored');
-    assert.ok(!bytes.includes(Buffer.from('THIS-KEY-MUST-NEVER-APPEAR')), 'the raw database holds no plaintext key');
+    const stored = await databaseText(dataDir);
+    assert.ok(stored.includes(`v1.${credentialKeyId(1)}.`), 'a sealed value is stored');
+    assert.ok(!stored.includes('THIS-KEY-MUST-NEVER-APPEAR'), 'the raw database holds no plaintext key');
 
-    // The server opens the sealed key again (same data dir, same secrets.json).
+    // The server opens the sealed key again (same data dir, same keyring).
     const t = await createTestApp({ dataDir });
     try {
       const configured = await t.app.services.ai.admin.configured();

@@ -3,13 +3,15 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { openDatabase } from '../../src/db/connection.js';
+import { sql } from 'kysely';
+import { openConfiguredDatabase, openDatabase } from '../../src/db/connection.js';
 import { migrate, appliedMigrations, MigrationError } from '../../src/db/migrator.js';
 import { migrations } from '../../migrations/index.js';
 import { resolveConfig } from '../../src/config.js';
 import { createAppContext, type AppContext } from '../../src/app.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { TEST_ENV } from '../helpers/app.js';
+import { createTestDatabase, TEST_ENGINE, testEnvFor } from '../helpers/postgres.js';
 import { inTransaction } from '../../src/db/tx.js';
 import { CHANGE_FEED_PAGE } from '../../src/db/change-feed.js';
 
@@ -17,7 +19,16 @@ describe('database and migrator', () => {
   let dir: string;
   before(() => (dir = mkdtempSync(path.join(tmpdir(), 'gantry-db-'))));
   after(() => rmSync(dir, { recursive: true, force: true }));
+  /** A fresh, empty database of the engine under test: a SQLite file, or an empty PostgreSQL database. */
+  const emptyDatabase = async (name: string) =>
+    TEST_ENGINE === 'postgres'
+      ? openConfiguredDatabase({
+          dbFile: '',
+          databaseUrl: (await createTestDatabase(path.join(dir, name), { empty: true })).url,
+        })
+      : openDatabase(path.join(dir, `${name}.db`));
 
+  // SQLite's own settings; PostgreSQL's durability and isolation are the server's and tx.ts's.
   it('opens with WAL, foreign keys and a busy timeout', async () => {
     const handle = openDatabase(path.join(dir, 'pragmas.db'));
     try {
@@ -30,7 +41,7 @@ describe('database and migrator', () => {
   });
 
   it('applies every migration once, in order; a second run applies nothing', async () => {
-    const handle = openDatabase(path.join(dir, 'idem.db'));
+    const handle = await emptyDatabase('idem');
     try {
       const first = await migrate(handle.db, migrations);
       assert.deepEqual(
@@ -46,7 +57,7 @@ describe('database and migrator', () => {
   });
 
   it('rolls a failing migration back whole, recording nothing', async () => {
-    const handle = openDatabase(path.join(dir, 'fail.db'));
+    const handle = await emptyDatabase('fail');
     try {
       const broken = {
         id: '9999_broken',
@@ -56,8 +67,11 @@ describe('database and migrator', () => {
         },
       };
       await assert.rejects(migrate(handle.db, [...migrations, broken]), /boom/);
-      const tables = handle.sqlite.prepare("select name from sqlite_master where name = 'half_done'").all();
-      assert.deepEqual(tables, []);
+      const tables = await (TEST_ENGINE === 'postgres'
+        ? sql`select table_name from information_schema.tables where table_name = 'half_done'`
+        : sql`select name from sqlite_master where name = 'half_done'`
+      ).execute(handle.db);
+      assert.deepEqual(tables.rows, []);
       assert.ok(!(await appliedMigrations(handle.db)).includes('9999_broken'));
     } finally {
       await handle.close();
@@ -65,7 +79,7 @@ describe('database and migrator', () => {
   });
 
   it('refuses a database migrated by a newer gantry', async () => {
-    const handle = openDatabase(path.join(dir, 'newer.db'));
+    const handle = await emptyDatabase('newer');
     try {
       await migrate(handle.db, migrations);
       await handle.db
@@ -89,10 +103,11 @@ describe('change feed across processes', () => {
   let b: AppContext;
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'gantry-feed-'));
-    const config = resolveConfig({ dataDir: dir }, TEST_ENV);
+    const env = await testEnvFor(dir, TEST_ENV);
+    const config = resolveConfig({ dataDir: dir }, env);
     const logger = createLogger('silent');
-    a = await createAppContext(config, { env: TEST_ENV, logger });
-    b = await createAppContext(config, { env: TEST_ENV, logger });
+    a = await createAppContext(config, { env, logger });
+    b = await createAppContext(config, { env, logger });
     await a.kernel.changes.start(60_000);
     await b.kernel.changes.start(60_000);
   });

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { spawnGantry, type RunningGantry } from '../helpers/spawn.js';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-ai.js';
 import { TEST_ENV } from '../helpers/app.js';
+import { testEnvFor } from '../helpers/postgres.js';
 import { resolveConfig } from '../../src/config.js';
 import { createAppContext } from '../../src/app.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -18,7 +19,7 @@ describe('the built binary runs chats over a provider the CLI configures while i
   before(async () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'gantry-e2e-ai-'));
     // Accounts are created over HTTP by another domain; seed one directly in the data dir.
-    const env = { ...TEST_ENV, GANTRY_LOG_LEVEL: 'warn' };
+    const env = await testEnvFor(dataDir, { ...TEST_ENV, GANTRY_LOG_LEVEL: 'warn' });
     const app = await createAppContext(resolveConfig({ dataDir }, env), { logger: createLogger('warn'), env });
     const user = await app.services.identity.createUser({ email: 'e2e-ai@example.test', password: 'long enough pw' });
     const account = await app.services.accounts.create(user.id, { slug: 'e2e-ai', legalName: 'E2E AI Ltd' });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnGantry, type RunningGantry } from '../helpers/spawn.js';
 import { TEST_ENV } from '../helpers/app.js';
+import { testEnvFor } from '../helpers/postgres.js';
 import { resolveConfig } from '../../src/config.js';
 import { createAppContext, type AppContext } from '../../src/app.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -21,7 +22,7 @@ describe('the built binary with connectors', () => {
   before(async () => {
     g = await spawnGantry({ dataDir, env: { GANTRY_ALLOW_PRIVATE_NETWORKS: 'true' } });
     // Another process on the same data dir (like the CLI) sets up a team and signs it in.
-    const sideEnv = { ...env, GANTRY_PUBLIC_URL: g.url };
+    const sideEnv = await testEnvFor(dataDir, { ...env, GANTRY_PUBLIC_URL: g.url });
     side = await createAppContext(resolveConfig({ dataDir }, sideEnv), {
       logger: createLogger('silent'),
       env: sideEnv,

@@ -1,12 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
+import pg from 'pg';
 import { runBin, spawnGantry } from '../helpers/spawn.js';
 import { TEST_ENV } from '../helpers/app.js';
+import { createTestDatabase, sharedKeys, TEST_ENGINE } from '../helpers/postgres.js';
 
 describe('the built binary: operations', () => {
   it('prints help listing the commands', async () => {
@@ -37,8 +39,14 @@ describe('the built binary: operations', () => {
 
   it('two processes migrating one fresh data dir at once both succeed, each migration applied once', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'gantry-e2e-race-'));
+    // On PostgreSQL: one empty database, which both take turns to migrate (an advisory lock).
+    const database = TEST_ENGINE === 'postgres' ? await createTestDatabase(dir, { empty: true }) : null;
     try {
-      const env = { ...TEST_ENV, GANTRY_DATA_DIR: dir };
+      const env = {
+        ...TEST_ENV,
+        GANTRY_DATA_DIR: dir,
+        ...(database && { GANTRY_DATABASE_URL: database.url, ...sharedKeys(dir) }),
+      };
       const [a, b] = await Promise.all([runBin(['migrate', '--json'], env), runBin(['migrate', '--json'], env)]);
       assert.equal(a.code, 0, a.stderr);
       assert.equal(b.code, 0, b.stderr);
@@ -46,17 +54,25 @@ describe('the built binary: operations', () => {
         ...(JSON.parse(a.stdout) as { applied: string[] }).applied,
         ...(JSON.parse(b.stdout) as { applied: string[] }).applied,
       ];
-      const db = new SqliteDatabase(path.join(dir, 'gantry.db'), { readonly: true });
-      try {
-        const recorded = (
-          db.prepare('select id from schema_migrations order by id').all() as Array<{ id: string }>
-        ).map((r) => r.id);
-        assert.deepEqual([...applied].sort(), recorded);
-      } finally {
-        db.close();
+      const select = 'select id from schema_migrations order by id';
+      let recorded: string[];
+      if (database) {
+        const client = new pg.Client({ connectionString: database.url });
+        await client.connect();
+        recorded = (await client.query<{ id: string }>(select).finally(() => client.end())).rows.map((r) => r.id);
+      } else {
+        const db = new SqliteDatabase(path.join(dir, 'gantry.db'), { readonly: true });
+        try {
+          recorded = (db.prepare(select).all() as Array<{ id: string }>).map((r) => r.id);
+        } finally {
+          db.close();
+        }
       }
+      assert.ok(recorded.length > 0);
+      assert.deepEqual([...applied].sort(), recorded);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+      await database?.drop();
     }
   });
 
@@ -87,14 +103,21 @@ describe('the built binary: operations', () => {
           body: JSON.stringify({ email: 'ops@example.test', password: 'long enough pw' }),
         }),
       ]);
-      assert.equal(backup.code, 0, backup.stderr);
       assert.equal(login.status, 200);
-      const copy = new SqliteDatabase(target, { readonly: true });
-      try {
-        assert.deepEqual(copy.prepare('select email from users').all(), [{ email: 'ops@example.test' }]);
-        assert.equal(copy.pragma('integrity_check', { simple: true }) as string, 'ok');
-      } finally {
-        copy.close();
+      if (TEST_ENGINE === 'postgres') {
+        // The counterpart: backup copies the SQLite file only and names PostgreSQL's own tools.
+        assert.equal(backup.code, 2);
+        assert.match(backup.stderr, /pg_dump/);
+        assert.equal(existsSync(target), false);
+      } else {
+        assert.equal(backup.code, 0, backup.stderr);
+        const copy = new SqliteDatabase(target, { readonly: true });
+        try {
+          assert.deepEqual(copy.prepare('select email from users').all(), [{ email: 'ops@example.test' }]);
+          assert.equal(copy.pragma('integrity_check', { simple: true }) as string, 'ok');
+        } finally {
+          copy.close();
+        }
       }
 
       // An in-flight request: headers and half the body sent, then SIGTERM, then the rest.

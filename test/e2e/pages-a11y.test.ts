@@ -2,9 +2,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { createTestApp } from '../helpers/app.js';
+import { createTestApp, insertionOrder } from '../helpers/app.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { makeUser } from '../helpers/factories.js';
 import { withJson } from '../helpers/json-inject.js';
@@ -133,7 +132,8 @@ describe('the pages in a real browser: accessible, styled under the strict CSP, 
         .selectFrom('mail_outbox')
         .select('body_text')
         .where('to_address', '=', user.email)
-        .orderBy(sql`rowid`, 'desc')
+        .orderBy('created_at', 'desc')
+        .orderBy(insertionOrder(), 'desc')
         .executeTakeFirstOrThrow();
       const link = new URL(/https?:\/\/\S+\/auth\/magic\?token=\S+/.exec(mail.body_text)![0]);
       await page.goto(`${base}${link.pathname}${link.search}`);
@@ -182,7 +182,8 @@ describe('the pages in a real browser: accessible, styled under the strict CSP, 
         .selectFrom('mail_outbox')
         .select('body_text')
         .where('to_address', '=', user.email)
-        .orderBy(sql`rowid`, 'desc')
+        .orderBy('created_at', 'desc')
+        .orderBy(insertionOrder(), 'desc')
         .executeTakeFirstOrThrow();
       await page.fill('#code', /code is (\d{6})/.exec(resetMail.body_text)![1]);
       await page.fill('#password', 'a brand new password');

@@ -1,6 +1,6 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { AssertionError } from 'node:assert';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Server, ServerInjectOptions } from '@hapi/hapi';
@@ -10,7 +10,7 @@ import { createAppContext, type AppContext } from '../../src/app.js';
 import { createServer } from '../../src/http/server.js';
 import { ManualClock, systemClock, type Clock } from '../../src/lib/clock.js';
 import { createLogger, type Logger } from '../../src/lib/logger.js';
-import { createTestDatabase, TEST_ENGINE } from './postgres.js';
+import { createTestDatabase, sharedKeys, TEST_ENGINE } from './postgres.js';
 import { answerChecker, listenerChecker } from './openapi-check.js';
 
 /** Environment every test app gets: cheap scrypt, no log noise. */
@@ -48,7 +48,11 @@ export interface TestAppOptions {
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gantry-test-'));
   const database = TEST_ENGINE === 'postgres' ? await createTestDatabase(dataDir) : null;
-  const env = { ...TEST_ENV, ...(database && { GANTRY_DATABASE_URL: database.url }), ...options.env };
+  const env = {
+    ...TEST_ENV,
+    ...(database && { GANTRY_DATABASE_URL: database.url, ...sharedKeys(dataDir) }),
+    ...options.env,
+  };
   const config = resolveConfig({ dataDir, ...options.flags }, env);
   const logs: string[] = [];
   const logger: Logger = createLogger('debug', (line) => logs.push(line));
@@ -94,6 +98,28 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
 export function rawSqlite(kernel: { sqlite: SqliteDatabase.Database | null }): SqliteDatabase.Database {
   if (!kernel.sqlite) throw new Error('this check reads the SQLite database; it has no PostgreSQL counterpart yet');
   return kernel.sqlite;
+}
+
+/**
+ * Everything the database stores, as text, for checks that a secret is never there in clear:
+ * SQLite's file bytes after a checkpoint (free pages included); on PostgreSQL every row of
+ * every table of the schema, each as PostgreSQL prints it.
+ */
+export async function storedText(app: AppContext): Promise<string> {
+  const { kernel } = app;
+  if (kernel.sqlite) {
+    kernel.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+    return readFileSync(kernel.config.dbFile).toString('latin1');
+  }
+  const tables = await sql<{ name: string }>`
+    select table_name as name from information_schema.tables
+    where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(kernel.db);
+  const parts: string[] = [];
+  for (const { name } of tables.rows) {
+    const rows = await sql<{ row: string }>`select t::text as row from ${sql.table(name)} as t`.execute(kernel.db);
+    parts.push(...rows.rows.map((r) => r.row));
+  }
+  return parts.join('\n');
 }
 
 /**

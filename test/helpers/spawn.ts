@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TEST_ENV } from './app.js';
+import { createTestDatabase, sharedKeys, TEST_ENGINE } from './postgres.js';
 
 const BIN = fileURLToPath(new URL('../../bin/gantry', import.meta.url));
 
@@ -57,9 +58,14 @@ export async function spawnGantry(
   } = {},
 ): Promise<RunningGantry> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gantry-e2e-'));
+  // GANTRY_TEST_ENGINE=postgres: the data directory's own database, unless the caller names one
+  // (a cluster's nodes share theirs).
+  const database =
+    TEST_ENGINE === 'postgres' && !options.env?.GANTRY_DATABASE_URL ? await createTestDatabase(dataDir) : null;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...TEST_ENV,
+    ...(database && { GANTRY_DATABASE_URL: database.url, ...sharedKeys(dataDir) }),
     GANTRY_PUBLIC_URL: '',
     GANTRY_LOG_LEVEL: 'warn',
     GANTRY_DATA_DIR: dataDir,
@@ -109,8 +115,13 @@ export async function spawnGantry(
     stop() {
       exited ??= new Promise((resolve) => {
         const done = (code: number | null) => {
-          if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
-          resolve(code);
+          if (options.dataDir) return resolve(code);
+          rmSync(dataDir, { recursive: true, force: true });
+          if (!database) return resolve(code);
+          database.drop().then(
+            () => resolve(code),
+            () => resolve(code),
+          );
         };
         if (proc.exitCode !== null || proc.signalCode !== null) return done(proc.exitCode);
         proc.once('exit', done);

@@ -1,7 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createTestApp, rawSqlite } from '../helpers/app.js';
+import { createTestApp, storedText } from '../helpers/app.js';
 import { withJson } from '../helpers/json-inject.js';
 
 type App = ReturnType<typeof withJson>;
@@ -302,8 +301,7 @@ describe('connector instances and credentials', () => {
     });
     assert.equal(emptyCustom.statusCode, 400);
     // Raw database file and logs never hold a credential in clear.
-    rawSqlite(t.app.kernel).pragma('wal_checkpoint(TRUNCATE)');
-    const raw = readFileSync(t.app.kernel.config.dbFile).toString('latin1');
+    const raw = await storedText(t.app);
     for (const [, credentials] of cases)
       for (const v of Object.values(credentials))
         if (v.startsWith('secret') || v.includes('secret')) assert.ok(!raw.includes(v), `db holds ${v}`);

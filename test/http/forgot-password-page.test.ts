@@ -1,7 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestApp, insertionOrder, type TestApp } from '../helpers/app.js';
 import { makeUser } from '../helpers/factories.js';
 import { authorizeQuery, form, FORM_HEADERS, makeClient, pkcePair } from '../helpers/oauth.js';
 
@@ -22,7 +21,7 @@ describe('"Forgot your password?" from the sign-in page to a new password and ba
         .selectFrom('mail_outbox')
         .select('body_text')
         .where('to_address', '=', to)
-        .orderBy(sql`rowid`, 'desc')
+        .orderBy(insertionOrder(), 'desc')
         .execute()
     )[0]?.body_text;
 

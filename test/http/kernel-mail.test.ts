@@ -4,6 +4,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { makeUser } from '../helpers/factories.js';
 import { collectJobs } from '../../src/app.js';
+import { Mailer } from '../../src/lib/mailer.js';
 
 interface Received {
   from: string;
@@ -138,6 +139,44 @@ describe('mailer over SMTP', () => {
       job.run(new Date()),
     ]);
     assert.equal(smtp.received.length, before);
+  });
+
+  it('a lease: a mail another node is sending is left alone until its lease runs out, and two mailers send each mail once', async () => {
+    const user = await makeUser(t.app);
+    await t.app.kernel.mailer.enqueue(t.app.kernel.db, { to: user.email, subject: 'leased', text: 'x', kind: 'test' });
+    const future = new Date(Date.now() + 60_000).toISOString();
+    await t.app.kernel.db
+      .updateTable('mail_outbox')
+      .set({ claimed_until: future })
+      .where('to_address', '=', user.email)
+      .execute();
+    await t.app.kernel.mailer.deliverPending();
+    let [row] = await outbox(user.email);
+    assert.equal(row.sent_at, null, 'another node holds the lease');
+    assert.equal(row.attempts, 0);
+    // That node died mid-send: once the lease has run out, the mail is taken over.
+    const past = new Date(Date.now() - 1_000).toISOString();
+    await t.app.kernel.db
+      .updateTable('mail_outbox')
+      .set({ claimed_until: past })
+      .where('to_address', '=', user.email)
+      .execute();
+    await t.app.kernel.mailer.deliverPending();
+    [row] = await outbox(user.email);
+    assert.notEqual(row.sent_at, null);
+    assert.equal(row.attempts, 1);
+
+    // Two mailers (as on two nodes) delivering the same pending mails at once: each goes out once.
+    const { kernel } = t.app;
+    const other = new Mailer(kernel.db, kernel.config.smtpUrl, kernel.clock, kernel.logger);
+    const emails = await Promise.all(Array.from({ length: 6 }, async () => (await makeUser(t.app)).email));
+    for (const to of emails) await kernel.mailer.enqueue(kernel.db, { to, subject: 'once', text: 'x', kind: 'test' });
+    await Promise.all([kernel.mailer.deliverPending(), other.deliverPending()]);
+    await other.close();
+    for (const to of emails) {
+      const got = smtp.received.filter((m) => m.to.some((r) => r.includes(to)) && /Subject: once/.test(m.data));
+      assert.equal(got.length, 1, `${to} sent once`);
+    }
   });
 
   it('gives up after the maximum attempts', async () => {

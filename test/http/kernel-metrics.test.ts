@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';
-import { testEnvFor } from '../helpers/postgres.js';
+import { TEST_ENGINE, testEnvFor } from '../helpers/postgres.js';
 import { resolveConfig } from '../../src/config.js';
 import { createAppContext, startApp, type RunningApp } from '../../src/app.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -60,11 +60,16 @@ describe('metrics (docs/operations.md, Metrics)', () => {
     assert.ok(![...samples.keys()].some((key) => key.includes('thing-123')));
   });
 
-  it('has process metrics and the database file sizes', async () => {
+  it('has process metrics and the database size (file sizes on SQLite)', async () => {
     const samples = await scrape(t);
     assert.ok((samples.get('gantry_process_resident_memory_bytes') ?? 0) > 0);
-    assert.ok((samples.get('gantry_db_file_bytes') ?? 0) > 0);
-    assert.ok(samples.has('gantry_db_wal_bytes'));
+    if (TEST_ENGINE === 'postgres') {
+      assert.ok((samples.get('gantry_db_size_bytes') ?? 0) > 0);
+      assert.ok(!samples.has('gantry_db_file_bytes'), 'no SQLite file to measure');
+    } else {
+      assert.ok((samples.get('gantry_db_file_bytes') ?? 0) > 0);
+      assert.ok(samples.has('gantry_db_wal_bytes'));
+    }
   });
 
   it('the public listener has no /metrics', async () => {
@@ -82,7 +87,7 @@ describe('metrics without a scraper', () => {
       const samples = await scrape(quiet);
       assert.ok(![...samples.keys()].some((key) => key.startsWith('gantry_http_request')), [...samples.keys()].join());
       // What is read at scrape time is still there.
-      assert.ok(samples.has('gantry_db_file_bytes'));
+      assert.ok(samples.has(TEST_ENGINE === 'postgres' ? 'gantry_db_size_bytes' : 'gantry_db_file_bytes'));
     } finally {
       await quiet.close();
     }

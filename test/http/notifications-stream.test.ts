@@ -171,8 +171,11 @@ describe('notifications live stream (SSE over a listening server)', () => {
     await t.app.kernel.changes.start(50);
     const s = await stream(u.headers);
     await count(s, 0);
-    const config = resolveConfig({ dataDir: t.dataDir }, await testEnvFor(t.dataDir, TEST_ENV));
-    const other: AppContext = await createAppContext(config, { env: TEST_ENV, logger: createLogger('silent') });
+    const env = await testEnvFor(t.dataDir, TEST_ENV);
+    const other: AppContext = await createAppContext(resolveConfig({ dataDir: t.dataDir }, env), {
+      env,
+      logger: createLogger('silent'),
+    });
     try {
       const id = await other.services.notifications.notifyNow({
         userId: u.user.id,

@@ -322,8 +322,11 @@ describe('client delete reaches a running server through the change feed', () =>
     const { client, tokens } = await issue();
     assert.equal((await userinfo(tokens.access_token)).statusCode, 200);
     await t.app.kernel.changes.start(50);
-    const config = resolveConfig({ dataDir: t.dataDir }, await testEnvFor(t.dataDir, TEST_ENV));
-    const other = await createAppContext(config, { logger: createLogger('silent'), env: TEST_ENV });
+    const env = await testEnvFor(t.dataDir, TEST_ENV);
+    const other = await createAppContext(resolveConfig({ dataDir: t.dataDir }, env), {
+      logger: createLogger('silent'),
+      env,
+    });
     try {
       await other.services.oauth.clients.remove(client.clientId);
     } finally {
@@ -331,6 +334,6 @@ describe('client delete reaches a running server through the change feed', () =>
     }
     await t.app.kernel.changes.poll();
     assert.equal((await userinfo(tokens.access_token)).statusCode, 401);
-    t.app.kernel.changes.stop();
+    await t.app.kernel.changes.stop();
   });
 });

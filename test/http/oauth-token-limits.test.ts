@@ -1,6 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { TEST_ENGINE } from '../helpers/postgres.js';
+import { sha256Hex } from '../../src/lib/crypto.js';
 import { makeUser } from '../helpers/factories.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { basic, form, FORM_HEADERS, makeClient, pkcePair, REDIRECT } from '../helpers/oauth.js';
@@ -99,6 +102,39 @@ describe('token and revoke rate limits', () => {
     const retried = await refresh(client, first.refreshToken, ip);
     assert.equal(retried.statusCode, 200, retried.payload);
     assert.equal(retried.headers['x-ratelimit-remaining'], '119');
+  });
+
+  test('a refresh whose transaction runs twice is charged once', async () => {
+    const ip = '10.72.0.1';
+    const client = await makeClient(t);
+    const { refreshToken } = await tokensFor(client, ip);
+    if (TEST_ENGINE === 'sqlite') {
+      // One connection: a transaction never runs twice here; the charge is the plain one.
+      const res = await refresh(client, refreshToken, ip);
+      assert.equal(res.headers['x-ratelimit-remaining'], String(120 - 2));
+      return;
+    }
+    // PostgreSQL: another transaction holds the token's row until the grant has read it and
+    // waits on it; its commit aborts the grant with a serialization failure, and the grant runs
+    // again (src/db/tx.ts).
+    const db = t.app.kernel.db;
+    const res = await db.connection().execute(async (conn) => {
+      await sql`begin isolation level serializable`.execute(conn);
+      await sql`update oauth_refresh_tokens set expires_at = expires_at
+        where token_hash = ${sha256Hex(refreshToken)}`.execute(conn);
+      const pending = refresh(client, refreshToken, ip);
+      for (let i = 0; ; i++) {
+        const { rows } = await sql<{ n: number }>`select count(*) as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock'`.execute(db);
+        if (rows[0].n > 0) break;
+        assert.ok(i < 200, 'the grant never waited on the held row');
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await sql`commit`.execute(conn);
+      return pending;
+    });
+    assert.equal(res.statusCode, 200, res.payload);
+    assert.equal(res.headers['x-ratelimit-remaining'], String(120 - 2), 'the code exchange and this refresh, once');
   });
 
   test('guessing a client secret from one address is cut at 20 per minute, before the secret is checked', async () => {

@@ -143,8 +143,12 @@ describe('status jobs', () => {
   });
 
   it('a change made by another process reaches this projection through the change feed', async () => {
-    const config = resolveConfig({ dataDir: t.dataDir }, await testEnvFor(t.dataDir, TEST_ENV));
-    const other = await createAppContext(config, { clock, logger: createLogger('silent'), env: TEST_ENV });
+    const env = await testEnvFor(t.dataDir, TEST_ENV);
+    const other = await createAppContext(resolveConfig({ dataDir: t.dataDir }, env), {
+      clock,
+      logger: createLogger('silent'),
+      env,
+    });
     const before_ = await t.inject('/api/v1/status/components');
     try {
       await other.services.status.setComponentStatus('svc-main', 'partial_outage');

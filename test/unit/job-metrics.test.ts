@@ -10,8 +10,13 @@ describe('gantry_job_runs_total', () => {
     const metrics = new Metrics('/nonexistent/gantry.db', { processMetrics: false });
     const scheduler = new Scheduler(
       [
-        { name: 'test.ok', pattern: '* * * * * *', run: async () => undefined },
-        { name: 'test.boom', pattern: '* * * * * *', run: async () => Promise.reject(new Error('boom')) },
+        { name: 'test.ok', pattern: '* * * * * *', scope: 'node', run: async () => undefined },
+        {
+          name: 'test.boom',
+          pattern: '* * * * * *',
+          scope: 'node',
+          run: async () => Promise.reject(new Error('boom')),
+        },
       ],
       systemClock,
       createLogger('silent'),

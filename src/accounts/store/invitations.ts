@@ -54,6 +54,21 @@ export async function updateInvitation(
   await db.updateTable('account_invitations').set(set).where('id', '=', id).execute();
 }
 
+/** A resend's new link and period; the count moves in the statement itself. The new count. */
+export async function recordInvitationResent(
+  db: Executor,
+  id: string,
+  set: { token_id: string; expires_at: string },
+): Promise<number> {
+  const row = await db
+    .updateTable('account_invitations')
+    .set((eb) => ({ ...set, sent_count: eb('sent_count', '+', 1) }))
+    .where('id', '=', id)
+    .returning('sent_count')
+    .executeTakeFirstOrThrow();
+  return row.sent_count;
+}
+
 export const listInvitations = (db: Executor, accountId: string, limit: number, offset: number) =>
   db
     .selectFrom('account_invitations')

@@ -1,16 +1,12 @@
-import { sql, type Insertable, type Updateable } from 'kysely';
+import { type Insertable, type Updateable } from 'kysely';
 import type { Executor } from '../../db/tx.js';
-import { engineOf } from '../../db/engine.js';
 import type { AccountMembersTable } from '../tables.js';
 
 /**
- * Memberships made in the same millisecond: on SQLite insertion order (rowid) decides, not a
- * random id. PostgreSQL has no stable insertion order; the account id at least makes the
- * choice the same on every read (docs/postgres.md, What is left).
+ * Memberships made in the same millisecond: insertion order decides, not a random id. The
+ * database numbers each row (migration 0020), the same on both engines.
  */
-export function insertionOrder(db: Executor) {
-  return engineOf(db) === 'postgres' ? sql`account_members.account_id` : sql`account_members.rowid`;
-}
+export const insertionOrder = 'account_members.seq' as const;
 
 /** Every SQL statement over account memberships (account_members, read joined with users). */
 
@@ -125,7 +121,7 @@ export function findOldestMembership(db: Executor, userId: string, accountStatus
     .where('account_members.status', '=', 'active')
     .where('accounts.status', 'in', [...accountStatuses])
     .orderBy('account_members.created_at')
-    .orderBy(insertionOrder(db))
+    .orderBy(insertionOrder)
     .executeTakeFirst();
 }
 

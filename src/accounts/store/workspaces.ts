@@ -110,7 +110,7 @@ export function listUsableWorkspaces(
   if (accountId !== null) q = q.where('workspaces.account_id', '=', accountId);
   return q
     .orderBy('account_members.created_at')
-    .orderBy(insertionOrder(db))
+    .orderBy(insertionOrder)
     .orderBy('workspaces.is_default', 'desc')
     .orderBy('workspaces.created_at')
     .orderBy('workspaces.id')

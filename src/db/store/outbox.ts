@@ -17,28 +17,38 @@ export const countQueuedSince = (db: Executor, to: string, kind: string, sinceIs
     .where('created_at', '>', sinceIso)
     .executeTakeFirstOrThrow();
 
-/** The oldest unsent mails with attempts left, at most `limit`. */
-export const pendingOutboxMail = (db: Executor, maxAttempts: number, limit: number) =>
+/** The oldest unsent mails with attempts left and no live lease, at most `limit`. */
+export const pendingOutboxMail = (db: Executor, maxAttempts: number, limit: number, nowIso: string) =>
   db
     .selectFrom('mail_outbox')
     .selectAll()
     .where('sent_at', 'is', null)
     .where('attempts', '<', maxAttempts)
+    .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', nowIso)]))
     .orderBy('created_at')
     .limit(limit)
     .execute();
 
 /**
- * Claims an unsent mail for one delivery attempt: attempts moves only if no other process
- * moved it since `attempts` was read. True for the one claimant that wins.
+ * Claims an unsent mail for one delivery attempt under a lease until `leaseUntilIso`: one
+ * conditional update, so of several processes (nodes, the CLI) exactly one wins, and none
+ * claims it again while the winner may still be sending (docs/scaling.md, Mail). True for the
+ * winner.
  */
-export async function claimOutboxMail(db: Executor, id: string, attempts: number): Promise<boolean> {
+export async function claimOutboxMail(
+  db: Executor,
+  id: string,
+  maxAttempts: number,
+  nowIso: string,
+  leaseUntilIso: string,
+): Promise<boolean> {
   const claim = await db
     .updateTable('mail_outbox')
-    .set({ attempts: attempts + 1 })
+    .set((eb) => ({ attempts: eb('attempts', '+', 1), claimed_until: leaseUntilIso }))
     .where('id', '=', id)
-    .where('attempts', '=', attempts)
     .where('sent_at', 'is', null)
+    .where('attempts', '<', maxAttempts)
+    .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', nowIso)]))
     .executeTakeFirst();
   return Number(claim.numUpdatedRows) === 1;
 }
@@ -46,8 +56,9 @@ export async function claimOutboxMail(db: Executor, id: string, attempts: number
 export const markOutboxMailSent = (db: Executor, id: string, at: string) =>
   db.updateTable('mail_outbox').set({ sent_at: at, last_error: null }).where('id', '=', id).execute();
 
+/** A failed attempt: the reason, and the lease given up so the retry job may claim it. */
 export const recordOutboxMailError = (db: Executor, id: string, reason: string) =>
-  db.updateTable('mail_outbox').set({ last_error: reason }).where('id', '=', id).execute();
+  db.updateTable('mail_outbox').set({ last_error: reason, claimed_until: null }).where('id', '=', id).execute();
 
 /** The newest mails first, at most `limit`. */
 export const latestOutboxMail = (db: Executor, limit: number) =>

@@ -1,4 +1,4 @@
-import { inTransaction } from '../../db/tx.js';
+import { afterCommit, inTransaction } from '../../db/tx.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { Kernel } from '../../kernel.js';
 import type { Client } from '../clients.js';
@@ -46,19 +46,24 @@ export async function authorizationCodeGrant(
     const now = clock.now();
     if (!(await store.consumeCode(trx, codeHash, now.toISOString()))) {
       await tokens.revokeGrant(trx, row.grant_id, 'code_replayed');
-      logger.warn('oauth authorization code replayed; its grant is revoked', {
-        clientId: row.client_id,
-        grantId: row.grant_id,
-        presentedBy: client.id,
-      });
+      // Logged once it commits: a retried attempt would log it again (docs/postgres.md, Transactions).
+      afterCommit(trx, () =>
+        logger.warn('oauth authorization code replayed; its grant is revoked', {
+          clientId: row.client_id,
+          grantId: row.grant_id,
+          presentedBy: client.id,
+        }),
+      );
       return { error: 'The authorization code was already used' };
     }
     if (row.client_id !== client.id) {
       await tokens.revokeGrant(trx, row.grant_id, 'code_wrong_client');
-      logger.warn('oauth authorization code presented by another client; consumed', {
-        clientId: row.client_id,
-        presentedBy: client.id,
-      });
+      afterCommit(trx, () =>
+        logger.warn('oauth authorization code presented by another client; consumed', {
+          clientId: row.client_id,
+          presentedBy: client.id,
+        }),
+      );
       return { error: 'The authorization code was issued to another client' };
     }
     if (row.expires_at <= now.toISOString()) return { error: 'The authorization code has expired' };
@@ -71,7 +76,7 @@ export async function authorizationCodeGrant(
       return { targetError: 'resource differs from the one of the authorization request' };
     // Only a user's own sign-ins make codes, so this limit is out of reach of a real client;
     // the code is spent either way (single use).
-    const refused = meter(grant.user_id);
+    const refused = await meter(grant.user_id);
     if (refused) return { refused };
     const ref = {
       id: grant.id,

@@ -85,27 +85,34 @@ export async function refreshTokenGrant(
     const row = hot.findRefreshToken(tokenHash);
     const early = precheck(row, client, requested, target);
     if (early) return early;
-    // Charged before the consume: a refused request keeps its token for the retry.
-    const refused = meter(row!.user_id);
+    // Charged before the consume: a refused request keeps its token for the retry. The hot
+    // path is SQLite's (one process), where the limiter counts in memory anyway.
+    const refused = meter.inProcess(row!.user_id);
     if (refused) return { refused };
     const now = clock.now().toISOString();
     if (!hot.consumeRefreshToken(row!.id, now)) return { reuse: row! };
     return finish(row!, now, hot.insertRefreshToken);
   });
   if (outcome === BUSY) {
-    outcome = await inTransaction<Outcome>(db, async (trx) => {
-      const row = await store.findRefreshToken(trx, tokenHash);
-      const early = precheck(row, client, requested, target);
-      if (early) return early;
-      const refused = meter(row!.user_id);
-      if (refused) return { refused };
-      const now = clock.now().toISOString();
-      if (!(await store.consumeRefreshToken(trx, row!.id, now))) return { reuse: row! };
-      const rows: Array<Parameters<typeof store.insertRefreshToken>[1]> = [];
-      const result = finish(row!, now, (r) => rows.push({ ...r, consumed_at: null }));
-      for (const r of rows) await store.insertRefreshToken(trx, r);
-      return result;
-    });
+    outcome = await inTransaction<Outcome>(
+      db,
+      async (trx) => {
+        const row = await store.findRefreshToken(trx, tokenHash);
+        const early = precheck(row, client, requested, target);
+        if (early) return early;
+        const refused = await meter(row!.user_id);
+        if (refused) return { refused };
+        const now = clock.now().toISOString();
+        if (!(await store.consumeRefreshToken(trx, row!.id, now))) return { reuse: row! };
+        const rows: Array<Parameters<typeof store.insertRefreshToken>[1]> = [];
+        const result = finish(row!, now, (r) => rows.push({ ...r, consumed_at: null }));
+        for (const r of rows) await store.insertRefreshToken(trx, r);
+        return result;
+        // Exactly one use wins by the conditional consume itself: a concurrent one waits for the
+        // row lock, finds it consumed and is a reuse (docs/postgres.md, Transactions).
+      },
+      { isolation: 'read committed' },
+    );
   }
 
   if ('reuse' in outcome) {

@@ -52,7 +52,8 @@ export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
             responses: htmlPage('Signed in: on to the pending authorize request, or a page'),
             errors: PAGE_ERRORS,
             errorFormat: htmlErrorFormat,
-            rateLimit: { limit: 20, windowSec: 60 },
+            // Spends a magic link: exact across nodes (docs/postgres.md, Rate limits).
+            rateLimit: { limit: 20, windowSec: 60, acrossNodes: true },
           },
         },
         payload: { allow: ['application/x-www-form-urlencoded'], maxBytes: 4 * 1024 },

@@ -70,7 +70,7 @@ export function createSignIn(pages: PagesContext) {
     const email = (formField(body, 'email') ?? '').trim();
     const magic = formField(body, 'action') === 'magic_link';
     // The same budgets as POST /auth/login and /auth/magic-link: this form is another door to them.
-    const spent = app.kernel.limiter.hit(
+    const spent = await app.kernel.limiter.charge(
       rateLimitBucket(magic ? 'auth.magic-link' : 'auth.login', request),
       magic ? SIGN_IN_LIMITS.magicLink : SIGN_IN_LIMITS.login,
     );
