@@ -3,7 +3,7 @@
 // failure. Plain JavaScript: test/run.mjs starts one server for a whole run with it, and the
 // app helper starts one for a test file run on its own.
 import { execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -62,10 +62,23 @@ async function waitReady(port, child, output) {
   throw new Error(`postgres did not accept connections within 60 s: ${output()}`);
 }
 
+/**
+ * Where the server's directory goes: the temporary directory, when the server's user can reach
+ * it (every directory above it searchable by others); else /tmp, since a private TMPDIR (mode
+ * 0700, as a CI runner may give) cannot be entered by another user.
+ */
+function serverParent(user) {
+  if (user.uid === null) return tmpdir();
+  for (let dir = path.resolve(tmpdir()); ; dir = path.dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return '/tmp';
+    if (dir === path.dirname(dir)) return tmpdir();
+  }
+}
+
 /** initdb and postgres from `bin`, in a temporary directory, on a free loopback port. */
 async function startServer(bin) {
   const user = asServerUser();
-  const dir = mkdtempSync(path.join(tmpdir(), 'gantry-pg-'));
+  const dir = mkdtempSync(path.join(serverParent(user), 'gantry-pg-'));
   if (user.uid !== null) chownSync(dir, user.uid, user.gid);
   const data = path.join(dir, 'data');
   const run = (file, args, options) => {
