@@ -1,9 +1,9 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { ensureDataDir, type Config } from './config.js';
-import { openConfiguredDatabase, type Database } from './db/connection.js';
+import { openConfiguredDatabase, type Database, type DbHandle } from './db/connection.js';
 import type { Engine } from './db/engine.js';
 import { ChangeFeed } from './db/change-feed.js';
-import { databaseSize } from './db/postgres.js';
+import { databaseSize, openPostgres } from './db/postgres.js';
 import { checkSchema, migrate, type MigrationResult } from './db/migrator.js';
 import { migrations } from '../migrations/index.js';
 import { systemClock, type Clock } from './lib/clock.js';
@@ -60,11 +60,19 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
   const env = overrides.env ?? process.env;
   const secrets = loadSecrets(config.dataDir, env, config.databaseUrl !== null);
   const handle = openConfiguredDatabase(config);
+  let counters: DbHandle | null = null;
   try {
     const migration = await prepareSchema(handle.db, handle.engine, overrides.migrate === true, env, logger, clock);
     await loadDatabaseKeyring(handle.db, secrets);
     const changes = new ChangeFeed(handle.db, handle.sqlite, clock, logger, config.databaseUrl);
     const mailer = new Mailer(handle.db, config.smtpUrl, clock, logger);
+    // The counters shared across nodes get a small pool of their own: a limit is charged inside
+    // transactions too (the token endpoint's), and a transaction holding one connection of the
+    // main pool must never wait for another one (docs/postgres.md, Rate limits). Past 2 s of
+    // waiting, the limiter counts in memory.
+    counters = config.databaseUrl
+      ? openPostgres(config.databaseUrl, { maxConnections: 2, connectWaitMs: 2_000 })
+      : null;
     return {
       config,
       secrets,
@@ -77,11 +85,7 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
       mailer,
       jwt: new JwtCodec(secrets.jwtSigningKey, config.publicUrl, clock),
       cursors: new CursorCodec(secrets.cursorSigningKey),
-      limiter: new RateLimiter(
-        config.rateLimitMultiplier,
-        clock,
-        handle.engine === 'postgres' ? { db: handle.db, logger } : null,
-      ),
+      limiter: new RateLimiter(config.rateLimitMultiplier, clock, counters ? { db: counters.db, logger } : null),
       metrics: new Metrics(handle.engine === 'postgres' ? () => databaseSize(handle.db) : config.dbFile, {
         processMetrics: config.metrics !== null,
       }),
@@ -90,10 +94,12 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
       async close() {
         await changes.stop();
         await mailer.close();
+        await counters?.close();
         await handle.close();
       },
     };
   } catch (err) {
+    await counters?.close();
     await handle.close();
     throw err;
   }

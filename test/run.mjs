@@ -8,7 +8,7 @@
 // loaded machine pushes spawned binaries past their start-up timeouts (docs/postgres.md,
 // Test run times).
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { chromiumPath } from './helpers/chromium-path.mjs';
@@ -44,6 +44,15 @@ try {
 // migrated template on it. A server that cannot be started fails the run here, saying what is
 // missing: the half is never skipped.
 const isClusterFile = (f) => f.split(path.sep).includes('cluster');
+/**
+ * Whether a file reaches a Gantry database at all: through a test app, a kernel, the built
+ * binary or the CLI (the helpers that open one). One that does not (a pure unit, the MCP
+ * conformance suite against its upstream alone) answers the same on either engine, so it runs
+ * in one half only.
+ */
+const DATABASE_PATHS =
+  /createTestApp|createAppContext|createKernel|openDatabase|openConfiguredDatabase|testDatabaseEnv|testEnvFor|spawnGantry|startGantry|startCluster|runBin|runCli|withApp|helpers\/(app|cli|spawn|postgres)\.js/;
+const usesDatabase = (f) => DATABASE_PATHS.test(readFileSync(f, 'utf8'));
 let postgres = null;
 if ((engines.includes('postgres') || files.some(isClusterFile)) && !process.env.GANTRY_TEST_DATABASE_URL) {
   const { startPostgres } = await import('./helpers/postgres-server.mjs');
@@ -68,7 +77,10 @@ function runHalf(engine, prefixed) {
   const env = { ...process.env, GANTRY_TEST_ENGINE: engine };
   if (postgres) env.GANTRY_TEST_DATABASE_URL = postgres.url;
   // test/cluster is PostgreSQL whatever the engine: run once, in the PostgreSQL half when there is one.
-  const own = engine === 'sqlite' && engines.includes('postgres') ? files.filter((f) => !isClusterFile(f)) : files;
+  const both = engines.length > 1;
+  const own = files.filter((f) =>
+    engine === 'sqlite' ? !(both && isClusterFile(f)) : !both || isClusterFile(f) || usesDatabase(f),
+  );
   const started = Date.now();
   const child = spawn(
     process.execPath,

@@ -29,8 +29,15 @@ const types = {
  * A pool of connections to PostgreSQL (docs/postgres.md). Unlike SQLite's single connection,
  * transactions here run side by side: src/db/tx.ts makes them SERIALIZABLE and retries.
  */
-export function openPostgres(url: string, maxConnections = 10): DbHandle {
-  const pool = new pg.Pool({ connectionString: url, max: maxConnections, types });
+export function openPostgres(url: string, options: { maxConnections?: number; connectWaitMs?: number } = {}): DbHandle {
+  // A query waiting longer than connectWaitMs for a free connection fails instead of waiting
+  // forever: a pool worn out by a burst answers errors, and recovers, rather than hang.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.maxConnections ?? 10,
+    connectionTimeoutMillis: options.connectWaitMs ?? 30_000,
+    types,
+  });
   // An idle client losing its server (restart, network) must not crash the process; the pool
   // drops it and the next query opens a new one.
   pool.on('error', () => {});

@@ -384,6 +384,32 @@ describe('client authentication and the error table', () => {
 });
 
 describe('refresh_token grant', () => {
+  test('30 refreshes of different authorizations at once all answer, none waits forever', async () => {
+    // More than the PostgreSQL pool's connections: each refresh transaction also charges the
+    // token endpoint's limit, which must not wait for a second connection of the same pool.
+    const families = [];
+    for (let i = 0; i < 30; i++) families.push(await confidentialTokens());
+    let timer: NodeJS.Timeout | undefined;
+    const answers = await Promise.race([
+      Promise.all(
+        families.map(({ client, body }) =>
+          token(
+            { grant_type: 'refresh_token', refresh_token: body.refresh_token },
+            basic(client.clientId, client.clientSecret!),
+          ),
+        ),
+      ),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('30 concurrent refreshes did not all answer within 20 s')), 20_000);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    assert.deepEqual(
+      answers.map((res) => res.statusCode),
+      families.map(() => 200),
+    );
+    assert.ok(answers.every((res) => /^[A-Za-z0-9_-]{43}$/.test(res.json().refresh_token)));
+  });
+
   test('rotation: a new refresh token every time; the old one is consumed', async () => {
     const { client, body } = await confidentialTokens();
     const auth = basic(client.clientId, client.clientSecret!);

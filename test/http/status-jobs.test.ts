@@ -143,6 +143,8 @@ describe('status jobs', () => {
   });
 
   it('a change made by another process reaches this projection through the change feed', async () => {
+    // As `serve` does: on PostgreSQL only a started feed LISTENs (docs/postgres.md, Change feed).
+    await t.app.kernel.changes.start();
     const env = await testEnvFor(t.dataDir, TEST_ENV);
     const other = await createAppContext(resolveConfig({ dataDir: t.dataDir }, env), {
       clock,
