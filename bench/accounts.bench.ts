@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { startGantry } from './lib.js';
+import { benchSeconds, startGantry } from './lib.js';
 import { resolveConfig } from '../src/config.js';
 import { createAppContext } from '../src/app.js';
 import { createLogger } from '../src/lib/logger.js';
@@ -17,8 +17,7 @@ import { newId } from '../src/lib/ids.js';
 import { OPERATOR } from '../src/accounts/access.js';
 
 const ENTRIES = 100_000;
-const WARMUP_SEC = Number(process.env.BENCH_WARMUP_SEC ?? 3);
-const MEASURE_SEC = Number(process.env.BENCH_SECONDS ?? 8);
+const { warmup: WARMUP_SEC, duration: MEASURE_SEC } = benchSeconds({ warmup: 3, duration: 8 });
 const hasTaskset = spawnSync('taskset', ['--version']).status === 0;
 
 if (!existsSync(fileURLToPath(new URL('../dist/gantry.cjs', import.meta.url)))) {

@@ -3,18 +3,36 @@
 // with 20 connections, client and server pinned to different cores where taskset exists.
 // Loopback only; every run is bounded in time.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { resolveConfig } from '../src/config.js';
+import { createAppContext } from '../src/app.js';
+import { inTransaction } from '../src/db/tx.js';
+import { createLogger } from '../src/lib/logger.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = path.join(ROOT, 'bin/gantry');
 const CONNECTIONS = 20;
-const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 3);
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
-const HAS_TASKSET = spawnSync('sh', ['-c', 'command -v taskset'], { encoding: 'utf8' }).stdout.trim() !== '';
+
+/**
+ * Seconds of warm-up and of measurement per run, the same two variables for every benchmark
+ * (README.md, Benchmarks): BENCH_WARMUP and BENCH_DURATION, else the benchmark's defaults.
+ */
+export function benchSeconds(defaults: { warmup: number; duration: number }): { warmup: number; duration: number } {
+  return {
+    warmup: Number(process.env.BENCH_WARMUP ?? defaults.warmup),
+    duration: Number(process.env.BENCH_DURATION ?? defaults.duration),
+  };
+}
+
+const { warmup: WARMUP_S, duration: DURATION_S } = benchSeconds({ warmup: 3, duration: 8 });
+/** Whether client and servers can be pinned to different cores. */
+export const HAS_TASKSET = spawnSync('sh', ['-c', 'command -v taskset'], { encoding: 'utf8' }).stdout.trim() !== '';
 
 const children = new Set<ChildProcess>();
 const dirs = new Set<string>();
@@ -169,11 +187,13 @@ export async function startOnServerCore(
   nodeArgs: string[],
   ready: RegExp,
   what: string,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<{ match: RegExpExecArray; proc: ChildProcess; stop(): Promise<void> }> {
   const { cmd, args } = onServerCore(nodeArgs);
-  const proc = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(proc);
-  const match = await waitForLine(proc, ready, what);
+  // A reference server may mint a large token pool before its ready line.
+  const match = await waitForLine(proc, ready, what, 60_000);
   return { match, proc, stop: () => stopChild(proc) };
 }
 
@@ -312,4 +332,110 @@ export function report(title: string, rows: Figures[], reference: Figures): void
     );
   }
   console.log(lines.join('\n'));
+}
+
+/** A free loopback port, for a server that must know its URL before it starts. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** The refresh grant, each request spending the next token of the pool (a reuse revokes its family). */
+export function refreshRequests(url: string, authorization: string, pool: string[]): autocannon.Options {
+  let next = 0;
+  return {
+    url,
+    requests: [
+      {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+        setupRequest: (req) => ({
+          ...req,
+          body: `grant_type=refresh_token&refresh_token=${pool[next++ % pool.length]}`,
+        }),
+      },
+    ],
+  };
+}
+
+/**
+ * A confidential client, a user, 50 grants, `size` refresh tokens and one access token,
+ * minted through the services of an app on `env`'s database, closed before the server that
+ * is measured starts.
+ */
+export async function mintRefreshTokens(env: NodeJS.ProcessEnv, size: number) {
+  const app = await createAppContext(resolveConfig({}, env), { logger: createLogger('warn'), env });
+  try {
+    const user = await app.services.identity.createUser({
+      email: 'bench@example.test',
+      password: 'bench password',
+      fullName: 'Bench User',
+      verified: true,
+    });
+    const client = await app.services.oauth.clients.create({
+      name: 'Bench',
+      type: 'confidential',
+      redirectUris: ['https://app.example/cb'],
+      scopes: ['email:read', 'profile:read'],
+    });
+    const authorization = `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`;
+    const grants: Array<{ id: string; clientId: string; userId: string; resource: 'api'; workspaceId: null }> = [];
+    let accessToken = '';
+    for (let i = 0; i < 50; i++) {
+      const verifier = randomBytes(32).toString('base64url');
+      const redirect = await app.services.oauth.authorize.approve(user.id, {
+        clientId: client.clientId,
+        redirectUri: 'https://app.example/cb',
+        scopes: ['email:read', 'profile:read'],
+        state: null,
+        codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
+        resource: 'api',
+      });
+      const issued = await app.services.oauth.token(
+        {
+          authorization,
+          body: {
+            grant_type: 'authorization_code',
+            code: new URL(redirect).searchParams.get('code')!,
+            redirect_uri: 'https://app.example/cb',
+            code_verifier: verifier,
+          },
+        },
+        { address: '127.0.0.1' },
+      );
+      accessToken = issued.access_token;
+      const row = await app.kernel.db
+        .selectFrom('oauth_refresh_tokens')
+        .select('grant_id')
+        .orderBy('created_at', 'desc')
+        .executeTakeFirstOrThrow();
+      grants.push({ id: row.grant_id, clientId: client.clientId, userId: user.id, resource: 'api', workspaceId: null });
+    }
+    const pool: string[] = [];
+    while (pool.length < size) {
+      await inTransaction(app.kernel.db, async (trx) => {
+        for (let i = 0; i < 2000 && pool.length < size; i++)
+          pool.push(
+            (await app.services.oauth.tokens.issue(trx, grants[pool.length % grants.length], 'email:read profile:read'))
+              .refresh_token,
+          );
+      });
+    }
+    return { authorization, accessToken, pool };
+  } finally {
+    await app.kernel.close();
+  }
+}
+
+/** One refresh-grant or GET target's figures as the engine comparisons print them. */
+export interface LoadFigures {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
 }

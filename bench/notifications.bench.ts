@@ -17,11 +17,11 @@ import { inTransaction } from '../src/db/tx.js';
 import type { DB } from '../src/db/schema.js';
 import { createLogger } from '../src/lib/logger.js';
 import * as store from '../src/notifications/store.js';
+import { benchSeconds } from './lib.js';
 
 const TOTAL = Number(process.env.BENCH_NOTIFICATIONS ?? 100_000);
 const BATCH = 1000;
-const WARMUP_SEC = 2;
-const MEASURE_SEC = Number(process.env.BENCH_SECONDS ?? 3);
+const { warmup: WARMUP_SEC, duration: MEASURE_SEC } = benchSeconds({ warmup: 2, duration: 3 });
 /** Each target is measured this many times, in forward then reverse order, and averaged. */
 const ROUNDS = 2;
 const CONNECTIONS = 20;

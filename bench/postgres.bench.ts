@@ -6,80 +6,35 @@
 // (test/helpers/postgres-server.mjs), loopback only. Client pinned to CPU 0;
 // every server process (Gantry nodes, PostgreSQL, oidc-provider) to CPU 1 where taskset exists,
 // so each engine gets the same single core. Only 2xx responses count. Bounded: about 3 minutes.
-import { execSync, spawn, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { execSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { resolveConfig } from '../src/config.js';
-import { createAppContext } from '../src/app.js';
-import { inTransaction } from '../src/db/tx.js';
-import { createLogger } from '../src/lib/logger.js';
+import {
+  benchSeconds,
+  freePort,
+  HAS_TASKSET,
+  type LoadFigures,
+  mintRefreshTokens,
+  refreshRequests,
+  startOnServerCore,
+} from './lib.js';
 import { startPostgres } from '../test/helpers/postgres-server.mjs';
 import { startCluster } from '../test/helpers/cluster.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const WARMUP_SEC = Number(process.env.BENCH_WARMUP_SEC ?? 2);
-const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 5);
+const { warmup: WARMUP_SEC, duration: DURATION_SEC } = benchSeconds({ warmup: 2, duration: 5 });
 const CONNECTIONS = 20;
 /** Refresh tokens minted per engine: more than one measured run spends, so none is reused. */
 const POOL = {
   sqlite: Number(process.env.BENCH_POOL_SQLITE ?? 60_000),
   postgres: Number(process.env.BENCH_POOL_PG ?? 20_000),
 };
-const hasTaskset = (() => {
-  try {
-    execSync('command -v taskset', { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-const children: ChildProcess[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-function start(args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<ChildProcess> {
-  const cmd = hasTaskset ? 'taskset' : process.execPath;
-  const full = hasTaskset ? ['-c', '1', process.execPath, ...args] : args;
-  const child = spawn(cmd, full, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start`)), 60_000);
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      if (ready.test(out)) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.stderr!.on('data', (d) => (err += d));
-    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${err}`)));
-  });
-}
-
-interface Figures {
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-}
 
 /** Warm-up, then the measured run; several option sets run at once (one per node) and add up. */
-async function measure(split: autocannon.Options[]): Promise<Figures> {
+async function measure(split: autocannon.Options[]): Promise<LoadFigures> {
   const connections = CONNECTIONS / split.length;
   await Promise.all(split.map((o) => autocannon({ ...o, connections, duration: WARMUP_SEC })));
   const runs = await Promise.all(split.map((o) => autocannon({ ...o, connections, duration: DURATION_SEC })));
@@ -91,97 +46,16 @@ async function measure(split: autocannon.Options[]): Promise<Figures> {
   };
 }
 
-function refreshRequests(url: string, authorization: string, pool: string[]): autocannon.Options {
-  let next = 0;
-  return {
-    url,
-    requests: [
-      {
-        method: 'POST',
-        headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
-        setupRequest: (req) => ({
-          ...req,
-          body: `grant_type=refresh_token&refresh_token=${pool[next++ % pool.length]}`,
-        }),
-      },
-    ],
-  };
-}
-
-/** A client, a user, 50 grants, `size` refresh tokens and one access token, minted through the services. */
-async function mint(env: NodeJS.ProcessEnv, size: number) {
-  const app = await createAppContext(resolveConfig({}, env), { logger: createLogger('warn'), env });
-  try {
-    const user = await app.services.identity.createUser({
-      email: 'bench@example.test',
-      password: 'bench password',
-      fullName: 'Bench User',
-      verified: true,
-    });
-    const client = await app.services.oauth.clients.create({
-      name: 'Bench',
-      type: 'confidential',
-      redirectUris: ['https://app.example/cb'],
-      scopes: ['email:read', 'profile:read'],
-    });
-    const authorization = `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`;
-    const grants: Array<{ id: string; clientId: string; userId: string; resource: 'api'; workspaceId: null }> = [];
-    let accessToken = '';
-    for (let i = 0; i < 50; i++) {
-      const verifier = randomBytes(32).toString('base64url');
-      const redirect = await app.services.oauth.authorize.approve(user.id, {
-        clientId: client.clientId,
-        redirectUri: 'https://app.example/cb',
-        scopes: ['email:read', 'profile:read'],
-        state: null,
-        codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
-        resource: 'api',
-      });
-      const issued = await app.services.oauth.token(
-        {
-          authorization,
-          body: {
-            grant_type: 'authorization_code',
-            code: new URL(redirect).searchParams.get('code')!,
-            redirect_uri: 'https://app.example/cb',
-            code_verifier: verifier,
-          },
-        },
-        { address: '127.0.0.1' },
-      );
-      accessToken = issued.access_token;
-      const row = await app.kernel.db
-        .selectFrom('oauth_refresh_tokens')
-        .select('grant_id')
-        .orderBy('created_at', 'desc')
-        .executeTakeFirstOrThrow();
-      grants.push({ id: row.grant_id, clientId: client.clientId, userId: user.id, resource: 'api', workspaceId: null });
-    }
-    const pool: string[] = [];
-    while (pool.length < size) {
-      await inTransaction(app.kernel.db, async (trx) => {
-        for (let i = 0; i < 2000 && pool.length < size; i++)
-          pool.push(
-            (await app.services.oauth.tokens.issue(trx, grants[pool.length % grants.length], 'email:read profile:read'))
-              .refresh_token,
-          );
-      });
-    }
-    return { authorization, accessToken, pool };
-  } finally {
-    await app.kernel.close();
-  }
-}
-
 async function main() {
   if (!existsSync(path.join(ROOT, 'dist'))) execSync('node build.mjs', { cwd: ROOT, stdio: 'inherit' });
-  if (hasTaskset) execSync(`taskset -a -cp 0 ${process.pid}`, { stdio: 'ignore' });
+  if (HAS_TASKSET) execSync(`taskset -a -cp 0 ${process.pid}`, { stdio: 'ignore' });
   const home = mkdtempSync(path.join(tmpdir(), 'gantry-bench-pg-'));
   const server = await startPostgres();
   let cluster: Awaited<ReturnType<typeof startCluster>> | null = null;
+  const children: Array<{ stop(): Promise<void> }> = [];
   try {
     // Backends fork from the postmaster and inherit its core.
-    if (hasTaskset) execSync(`taskset -a -cp 1 ${server.pid}`, { stdio: 'ignore' });
+    if (HAS_TASKSET) execSync(`taskset -a -cp 1 ${server.pid}`, { stdio: 'ignore' });
     process.env.GANTRY_TEST_DATABASE_URL = server.url;
 
     const common = { GANTRY_LOG_LEVEL: 'warn', GANTRY_RATE_LIMIT_MULTIPLIER: '100000', GANTRY_SCRYPT_COST: '1024' };
@@ -195,22 +69,26 @@ async function main() {
     // Two nodes on one database with the keys an operator ships to every node and one public
     // URL (behind one load balancer): any node accepts any node's tokens.
     cluster = await startCluster(2, { ...common, GANTRY_PUBLIC_URL: 'http://127.0.0.1:8080' });
-    if (hasTaskset)
+    if (HAS_TASKSET)
       for (const node of cluster.nodes) execSync(`taskset -a -cp 1 ${node.proc.pid}`, { stdio: 'ignore' });
     const pgEnv = { ...common, ...cluster.env, GANTRY_DATA_DIR: path.join(home, 'pg-mint') };
     let t = Date.now();
-    const sqlite = await mint(sqliteEnv, POOL.sqlite);
+    const sqlite = await mintRefreshTokens(sqliteEnv, POOL.sqlite);
     console.log(`minted ${POOL.sqlite} refresh tokens on SQLite in ${Date.now() - t} ms`);
     t = Date.now();
-    const postgres = await mint(pgEnv, POOL.postgres);
+    const postgres = await mintRefreshTokens(pgEnv, POOL.postgres);
     console.log(`minted ${POOL.postgres} refresh tokens on PostgreSQL in ${Date.now() - t} ms`);
-    await start([path.join(ROOT, 'bin/gantry'), 'serve'], sqliteEnv, /gantry listening on/);
+    children.push(
+      await startOnServerCore([path.join(ROOT, 'bin/gantry'), 'serve'], /gantry listening on/, 'gantry', sqliteEnv),
+    );
     const oidcPort = await freePort();
     const poolFile = path.join(home, 'oidc-pool.json');
-    await start(
-      ['--import', 'tsx', path.join(ROOT, 'bench/oidc-reference.ts'), String(oidcPort), poolFile, '30000'],
-      {},
-      /ready/,
+    children.push(
+      await startOnServerCore(
+        ['--import', 'tsx', path.join(ROOT, 'bench/oidc-reference.ts'), String(oidcPort), poolFile, '30000'],
+        /ready/,
+        'oidc-provider',
+      ),
     );
     const ref = JSON.parse(readFileSync(poolFile, 'utf8')) as { refreshTokens: string[]; accessToken: string };
     const refAuth = `Basic ${Buffer.from('bench-client:bench-secret-that-is-long-enough-for-hs256-0001').toString('base64')}`;
@@ -253,11 +131,11 @@ async function main() {
         [userinfo(nodeA, postgres.accessToken), userinfo(nodeB, postgres.accessToken)],
       ],
     ];
-    const results = new Map<string, Figures>();
+    const results = new Map<string, LoadFigures>();
     for (const [name, split] of rows) results.set(name, await measure(split));
 
     console.log(
-      `\nPostgreSQL beside SQLite: ${CONNECTIONS} connections in all, ${WARMUP_SEC} s warm-up + ${DURATION_SEC} s measured, pinned=${hasTaskset}`,
+      `\nPostgreSQL beside SQLite: ${CONNECTIONS} connections in all, ${WARMUP_SEC} s warm-up + ${DURATION_SEC} s measured, pinned=${HAS_TASKSET}`,
     );
     console.log(
       `${'target'.padEnd(40)} ${'2xx/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'non-2xx'.padStart(8)}`,
@@ -275,12 +153,12 @@ async function main() {
     );
     console.log(
       `two nodes / one node on PostgreSQL: refresh ${ratio('PostgreSQL refresh, 2 nodes', 'PostgreSQL refresh, 1 node')}x, userinfo ${ratio('PostgreSQL GET /oauth/userinfo, 2 nodes', 'PostgreSQL GET /oauth/userinfo, 1 node')}x` +
-        (hasTaskset
+        (HAS_TASKSET
           ? ' (both nodes and PostgreSQL share CPU 1: this is what a second node costs or gains on one core, not growth with cores)'
           : ''),
     );
   } finally {
-    for (const child of children) child.kill('SIGTERM');
+    for (const child of children) await child.stop();
     await cluster?.stop();
     await new Promise((r) => setTimeout(r, 500));
     await server.stop();

@@ -8,11 +8,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { benchSeconds } from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = path.join(ROOT, 'bin/gantry');
-const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 2);
-const DURATION_S = Number(process.env.BENCH_DURATION ?? 2);
+const { warmup: WARMUP_S, duration: DURATION_S } = benchSeconds({ warmup: 2, duration: 2 });
 // Targets are measured in interleaved rounds and the median round is kept: the machine is
 // shared and noisy, and interleaving exposes every target to the same noise.
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);

@@ -1,5 +1,6 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { ensureDataDir, type Config } from './config.js';
+import { parseBool } from './config-values.js';
 import { openConfiguredDatabase, type Database, type DbHandle } from './db/connection.js';
 import type { Engine } from './db/engine.js';
 import { ChangeFeed } from './db/change-feed.js';
@@ -59,7 +60,10 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const env = overrides.env ?? process.env;
   const secrets = loadSecrets(config.dataDir, env, config.databaseUrl !== null);
-  const handle = openConfiguredDatabase(config);
+  // Development and tests only (docs/kernel.md, Transactions): a query around an open transaction throws.
+  const handle = openConfiguredDatabase(config, {
+    guardTransactions: parseBool('GANTRY_GUARD_TRANSACTIONS', env.GANTRY_GUARD_TRANSACTIONS ?? false),
+  });
   let counters: DbHandle | null = null;
   try {
     const migration = await prepareSchema(handle.db, handle.engine, overrides.migrate === true, env, logger, clock);

@@ -4,7 +4,7 @@ import { DomainError, conflict, notFound } from '../http/errors.js';
 import { rateLimitHeaders } from '../http/rate-limit.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
-import { open, seal } from '../lib/sealed.js';
+import { MissingCredentialKeyError, open, seal } from '../lib/sealed.js';
 import { approvalInputView } from './approval-input.js';
 import type { ConnectorsContext } from './context.js';
 import { originOf } from './credentials.js';
@@ -92,7 +92,8 @@ export function createInvoker(
     const def = await ctx.definitions.get(instance.connector_key, instance.workspace_id);
     if (!canRunTools(def)) throw conflict('This connector has no adapter that can run tools');
     const unreachable = (err: unknown) => {
-      if (err instanceof DomainError) return err;
+      // A credential sealed with a key this node lacks is the operator's (503), not the server's.
+      if (err instanceof DomainError || err instanceof MissingCredentialKeyError) return err;
       return upstream(`The MCP server could not be reached: ${(err as Error).message}`.slice(0, 300));
     };
     // A member's own session: never shared with another member's calls.

@@ -14,6 +14,7 @@ import { LRUCache } from 'lru-cache';
 import type { Engine } from './engine.js';
 import { openPostgres } from './postgres.js';
 import type { DB } from './schema.js';
+import { openKysely } from './transaction-guard.js';
 
 export type Database = Kysely<DB>;
 
@@ -29,21 +30,30 @@ export interface DbHandle {
 }
 
 /** PostgreSQL when a database URL is configured, else the SQLite file (docs/postgres.md). */
-export function openConfiguredDatabase(config: { dbFile: string; databaseUrl: string | null }): DbHandle {
-  return config.databaseUrl ? openPostgres(config.databaseUrl) : openDatabase(config.dbFile);
+export function openConfiguredDatabase(
+  config: { dbFile: string; databaseUrl: string | null },
+  options: { guardTransactions?: boolean } = {},
+): DbHandle {
+  return config.databaseUrl ? openPostgres(config.databaseUrl, options) : openDatabase(config.dbFile, options);
 }
 
 /**
  * One connection per process. WAL lets a CLI process and the server share the file;
  * busy_timeout makes a writer wait for the other's lock instead of failing at once.
  */
-export function openDatabase(file: string): DbHandle & { sqlite: SqliteDatabase.Database } {
+export function openDatabase(
+  file: string,
+  options: { guardTransactions?: boolean } = {},
+): DbHandle & { sqlite: SqliteDatabase.Database } {
   const sqlite = new SqliteDatabase(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = openKysely(
+    new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }),
+    options.guardTransactions === true,
+  );
   let closed = false;
   return {
     engine: 'sqlite',

@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DbHandle } from './connection.js';
 import type { DB } from './schema.js';
+import { openKysely } from './transaction-guard.js';
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -29,7 +30,10 @@ const types = {
  * A pool of connections to PostgreSQL (docs/postgres.md). Unlike SQLite's single connection,
  * transactions here run side by side: src/db/tx.ts makes them SERIALIZABLE and retries.
  */
-export function openPostgres(url: string, options: { maxConnections?: number; connectWaitMs?: number } = {}): DbHandle {
+export function openPostgres(
+  url: string,
+  options: { maxConnections?: number; connectWaitMs?: number; guardTransactions?: boolean } = {},
+): DbHandle {
   // A query waiting longer than connectWaitMs for a free connection fails instead of waiting
   // forever: a pool worn out by a burst answers errors, and recovers, rather than hang.
   const pool = new pg.Pool({
@@ -41,7 +45,7 @@ export function openPostgres(url: string, options: { maxConnections?: number; co
   // An idle client losing its server (restart, network) must not crash the process; the pool
   // drops it and the next query opens a new one.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = openKysely(new PostgresDialect({ pool }), options.guardTransactions === true);
   let closed = false;
   return {
     engine: 'postgres',

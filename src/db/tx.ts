@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { engineOf } from './engine.js';
+import { insideTransaction } from './transaction-guard.js';
 import type { DB } from './schema.js';
 
 /** What a store function runs on: the database or an open transaction. */
@@ -40,7 +41,7 @@ export async function inTransaction<T>(
     const callbacks: Array<() => void> = [];
     const run = (trx: Transaction<DB>) => {
       committed.set(trx, callbacks);
-      return fn(trx);
+      return insideTransaction(db, () => fn(trx));
     };
     try {
       const result = sqlite

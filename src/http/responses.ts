@@ -12,6 +12,7 @@ import { rateLimitHeaders, type RateDecision } from './rate-limit.js';
 import { routeConfig, routeName } from './route-config.js';
 import { joiDetails } from './validation.js';
 import { isUniqueViolation } from '../db/engine.js';
+import { MissingCredentialKeyError } from '../lib/sealed.js';
 import type { PageKit } from './pages.js';
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
@@ -34,9 +35,18 @@ interface MappedError {
   headers: Record<string, string>;
 }
 
+/** What the operator of a node without a rotated key must do (docs/postgres.md, Secrets). */
+const missingKeyMessage = (keyId: string) =>
+  `Credential key "${keyId}" is not in this server's keyring, so a value sealed with it cannot be opened. ` +
+  'An operator must give this server the key: on PostgreSQL every node needs the same GANTRY_SECRET_CREDENTIAL_KEY ' +
+  'and reads rotated keys from the database at start (restart the node); on one machine, secrets.json must hold it.';
+
 function mapError(err: Boom | DomainError): MappedError {
   if (err instanceof DomainError)
     return { status: err.status, code: err.code, message: err.message, details: err.details, headers: err.headers };
+  // A node a rotation elsewhere did not reach: the operator's to fix, not a failure of the code.
+  if (err instanceof MissingCredentialKeyError)
+    return { status: 503, code: 'NOT_CONFIGURED', message: missingKeyMessage(err.keyId), headers: {} };
   // A uniqueness race the service's own check could not see (two inserts at once) is a
   // conflict, not a failure of the server.
   if (isUniqueViolation(err)) {
@@ -65,6 +75,8 @@ function mapError(err: Boom | DomainError): MappedError {
  * can carry secrets).
  */
 export function registerResponses(server: Server, logger: Logger, clock: Clock, pages: PageKit): void {
+  // Each missing credential key is reported once per process, not once per request.
+  const reportedMissingKeys = new Set<string>();
   server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
     const response = request.response;
     const requestId = requestIdOf(request);
@@ -73,7 +85,12 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock, 
     if (response instanceof DomainError || (response as Boom).isBoom) {
       const err = response as Boom | DomainError;
       const mapped = mapError(err);
-      if (mapped.status >= 500) {
+      if (err instanceof MissingCredentialKeyError) {
+        if (!reportedMissingKeys.has(err.keyId)) {
+          reportedMissingKeys.add(err.keyId);
+          logger.error('credential key missing', { keyId: err.keyId, action: missingKeyMessage(err.keyId) });
+        }
+      } else if (mapped.status >= 500) {
         logger.error('request failed', {
           requestId,
           route: routeName(request),

@@ -5,6 +5,18 @@ import type { Secrets } from './secrets.js';
 export class SealError extends Error {}
 
 /**
+ * A value sealed with a key this process's keyring lacks (a rotation elsewhere it has not
+ * heard of): not a broken value but a node the operator must give the key to, which the
+ * kernel answers as 503 NOT_CONFIGURED (docs/postgres.md, Secrets).
+ */
+export class MissingCredentialKeyError extends SealError {
+  constructor(readonly keyId: string) {
+    super(`credential key ${keyId} is not in the keyring`);
+    this.name = 'MissingCredentialKeyError';
+  }
+}
+
+/**
  * AES-256-GCM with a random 96-bit IV per value and the key id in the clear, so a rotation
  * can find what each value was sealed with. Format: v1.<keyId>.<iv>.<tag>.<ciphertext>
  * (base64url parts). `context` is bound as additional authenticated data: a value moved to
@@ -41,7 +53,7 @@ export function open(secrets: Pick<Secrets, 'credentialKeys'>, sealed: string, c
   if (version !== 'v1' || !keyId || !ivText || !tagText || dataText === undefined || extra !== undefined)
     throw new SealError('sealed value is malformed');
   const key = secrets.credentialKeys.get(keyId);
-  if (!key) throw new SealError(`credential key ${keyId} is not in the keyring`);
+  if (!key) throw new MissingCredentialKeyError(keyId);
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(ivText, 'base64url'));
     decipher.setAAD(Buffer.from(context));

@@ -9,6 +9,8 @@ export const statusPlugin: DomainPlugin = {
   register(server, deps) {
     // A server answers status requests: keep the projection built ahead of them from now on.
     deps.services.status.projection.activate();
+    // ...and stop when it stops, before the database closes (its rebuilds would query a closed pool).
+    server.ext('onPostStop', () => deps.services.status.projection.deactivate());
     server.route(statusRoutes(deps));
     // The summary, the most polled answer, is sent from memory once prepared (and while
     // current); the route builds it and answers everything else (docs/status.md, Projections and caching).

@@ -73,6 +73,15 @@ export class StatusProjection {
     this.eager = true;
   }
 
+  /**
+   * Servers call this as they stop, before the database closes: no more rebuilds ahead of
+   * readers, and the one under way (if any) is waited for, so none runs into a closed pool.
+   */
+  async deactivate(): Promise<void> {
+    this.eager = false;
+    while (this.building) await this.building.catch(() => undefined);
+  }
+
   /** Marks the projection stale (the next reader, or the eager rebuild, computes it). */
   invalidate(): void {
     this.generation++;

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-ai.js';
+import { providerSetArgs, startFakeProvider, type FakeProvider } from '../helpers/fake-ai.js';
 import { runBin } from '../helpers/spawn.js';
 import { TEST_ENV } from '../helpers/app.js';
 
@@ -68,22 +68,7 @@ describe('secrets on two nodes', () => {
     assert.equal(account.status, 201, JSON.stringify(account.body.error));
     await cli(['account', 'entitle', account.body.data.id, '--feature', 'ai']);
     await cli(['wallet', 'credit', userId, '5']);
-    const setProvider = () =>
-      cli([
-        'provider',
-        'set',
-        'anthropic',
-        '--base-url',
-        fake.url,
-        '--api-key',
-        fake.apiKey,
-        '--model',
-        'claude-e2e',
-        '--price-in',
-        '1',
-        '--price-out',
-        '1',
-      ]);
+    const setProvider = () => cli(providerSetArgs(fake, 'claude-e2e'));
     /** A run on the node succeeds within a few seconds: it opened the provider's key. */
     const runsOn = async (node: number) => {
       let last = '';

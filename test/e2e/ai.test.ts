@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnGantry, type RunningGantry } from '../helpers/spawn.js';
-import { startFakeProvider, type FakeProvider } from '../helpers/fake-ai.js';
+import { providerSetArgs, startFakeProvider, type FakeProvider } from '../helpers/fake-ai.js';
 import { TEST_ENV } from '../helpers/app.js';
 import { testEnvFor } from '../helpers/postgres.js';
 import { resolveConfig } from '../../src/config.js';
@@ -61,21 +61,7 @@ describe('the built binary runs chats over a provider the CLI configures while i
     assert.equal((await run()).status, 403);
     assert.equal((await g.cli(['account', 'entitle', ids.accountId, '--feature', 'ai'])).code, 0);
     await eventually(503);
-    const set = await g.cli([
-      'provider',
-      'set',
-      'anthropic',
-      '--base-url',
-      fake.url,
-      '--api-key',
-      fake.apiKey,
-      '--model',
-      'claude-e2e',
-      '--price-in',
-      '1',
-      '--price-out',
-      '1',
-    ]);
+    const set = await g.cli(providerSetArgs(fake, 'claude-e2e'));
     assert.equal(set.code, 0, set.stderr);
     await eventually(402);
     assert.equal((await g.cli(['wallet', 'credit', ids.userId, '5'])).code, 0);

@@ -13,9 +13,13 @@ import { createLogger, type Logger } from '../../src/lib/logger.js';
 import { createTestDatabase, sharedKeys, TEST_ENGINE } from './postgres.js';
 import { answerChecker, listenerChecker } from './openapi-check.js';
 
-/** Environment every test app gets: cheap scrypt, no log noise. */
+/**
+ * Environment every test app gets: cheap scrypt, no log noise, and a query around an open
+ * transaction throws (docs/kernel.md, Transactions).
+ */
 export const TEST_ENV: NodeJS.ProcessEnv = {
   GANTRY_SCRYPT_COST: '1024',
+  GANTRY_GUARD_TRANSACTIONS: '1',
   GANTRY_LOG_LEVEL: 'silent',
   GANTRY_PUBLIC_URL: 'http://127.0.0.1:8080',
 };

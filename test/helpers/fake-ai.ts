@@ -275,3 +275,25 @@ export async function startFakeProvider(
   fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return fake;
 }
+
+/**
+ * `gantry provider set` pointing at a fake (its URL and current key), one model, priced $1 in
+ * and $1 out per 1M tokens: how the end-to-end and cluster tests configure a provider by CLI.
+ */
+export function providerSetArgs(fake: FakeProvider, model: string): string[] {
+  return [
+    'provider',
+    'set',
+    fake.kind,
+    '--base-url',
+    fake.url,
+    '--api-key',
+    fake.apiKey,
+    '--model',
+    model,
+    '--price-in',
+    '1',
+    '--price-out',
+    '1',
+  ];
+}

@@ -116,6 +116,8 @@ describe('OpenAPI document (docs/openapi.md)', () => {
     assert.deepEqual(codes('422'), ['VALIDATION_FAILED']);
     assert.deepEqual(codes('429'), ['RATE_LIMIT_EXCEEDED']);
     assert.deepEqual(codes('500'), ['INTERNAL']);
+    // Kernel-wide: any route may meet a value sealed with a key this node lacks.
+    assert.deepEqual(codes('503'), ['NOT_CONFIGURED']);
     assert.deepEqual(read['x-rateLimit'], {
       limit: 30,
       windowSeconds: 60,

@@ -98,6 +98,9 @@ function errorCodes(route: RequestRoute, auth: RouteAuth, config: GantryRouteCon
     if (typeof entry === 'string') add(entry);
     else add(entry[0], entry[1]);
   }
+  // Any route may open a sealed value, and a node a key rotation has not reached answers 503
+  // (src/http/responses.ts; docs/postgres.md, Secrets): the kernel declares it everywhere.
+  add('NOT_CONFIGURED');
   add('INTERNAL');
   return byStatus;
 }
