@@ -101,6 +101,8 @@ export class StatusProjection {
 
   private async rebuild(generation: number): Promise<void> {
     const nowMs = this.kernel.clock.now().getTime();
+    // loadRows reads a day more history than the longest window needs: where within the
+    // minute this node loads changes nothing in what the model shows.
     const rows = await loadRows(this.kernel.db, new Date(nowMs));
     const minuteStart = Math.floor(nowMs / GRANULE_MS) * GRANULE_MS;
     // Nothing below reads the clock: the model depends on the rows and this instant only.
