@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import type { PreparedResponse } from '../http/prepared.js';
-import { httpDate, wholeSecond, type Representation } from './projection.js';
+import { httpDate, type Representation } from './projection.js';
 
 /** docs/interface.md, Limits: the status response cache. */
 const STATUS_CACHE_CONTROL = 'public, max-age=30, stale-while-revalidate=300';
@@ -51,10 +51,11 @@ export function noneMatchHits(header: string, etag: string): boolean {
 /**
  * RFC 9110 13.2.2 for a GET/HEAD of a representation that exists: If-None-Match decides when
  * present (If-Modified-Since is then ignored); otherwise a valid If-Modified-Since means
- * unchanged when the bytes first appeared strictly before the second it names, or within that
- * very second when no other bytes appeared earlier in it. A date is a whole second and several
- * changes may share one (RFC 9110 8.8.2.2): after a burst, a copy stamped with the second of the
- * current bytes may be an older copy of that second, so it gets a 200 (docs/status.md).
+ * unchanged when the projection's as-of instant is not after the start of the second it names.
+ * A date is a whole second and several versions may share one (RFC 9110 8.8.2.2): a copy dated
+ * the second that holds a sub-second as-of time may be an older version of that second, so it
+ * gets a 200; a copy dated at or after the as-of instant can only be this version
+ * (docs/status.md, Projections and caching).
  */
 function isNotModified(headers: IncomingHttpHeaders, rep: Representation, nowMs: number): boolean {
   const inm = headers['if-none-match'];
@@ -62,9 +63,7 @@ function isNotModified(headers: IncomingHttpHeaders, rep: Representation, nowMs:
   const ims = headers['if-modified-since'];
   if (typeof ims !== 'string') return false;
   const since = parseHttpDate(ims, nowMs);
-  if (since === null) return false;
-  if (rep.firstSeenMs < since) return true;
-  return !rep.sharesSecond && wholeSecond(rep.firstSeenMs) === since;
+  return since !== null && rep.asOfMs <= since;
 }
 
 /**
@@ -100,7 +99,8 @@ function validators(rep: Representation, nowMs: number): Record<string, string> 
     date,
     'cache-control': STATUS_CACHE_CONTROL,
     etag: rep.etag,
-    'last-modified': rep.firstSeenMs <= nowMs ? rep.lastModified : date,
+    // Never later than Date (RFC 9110 8.8.2.1), even when a writer's clock ran ahead of ours.
+    'last-modified': rep.asOfMs <= nowMs ? rep.lastModified : date,
   };
 }
 

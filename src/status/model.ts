@@ -26,22 +26,35 @@ export interface StatusRows {
   incidentServices: Array<{ incident_id: string; service_id: string }>;
   incidentComponents: Array<{ incident_id: string; component_id: string }>;
   maintenance: MaintenanceRow[];
+  /** When the latest daily snapshot was written (null before the first). */
+  latestSnapshotAt: string | null;
 }
 
 export async function loadRows(db: Executor, now: Date): Promise<StatusRows> {
   const since = new Date(now.getTime() - WINDOW_MS['1y'] - DAY).toISOString();
-  const [services, components, before, recent, incidents, updates, incidentServices, incidentComponents, maintenance] =
-    await Promise.all([
-      store.allServices(db),
-      store.allComponents(db),
-      store.historyBefore(db, since),
-      store.allHistory(db, since),
-      store.allIncidents(db),
-      store.allUpdates(db),
-      store.allIncidentServices(db),
-      store.allIncidentComponents(db),
-      store.allMaintenance(db),
-    ]);
+  const [
+    services,
+    components,
+    before,
+    recent,
+    incidents,
+    updates,
+    incidentServices,
+    incidentComponents,
+    maintenance,
+    latestSnapshotAt,
+  ] = await Promise.all([
+    store.allServices(db),
+    store.allComponents(db),
+    store.historyBefore(db, since),
+    store.allHistory(db, since),
+    store.allIncidents(db),
+    store.allUpdates(db),
+    store.allIncidentServices(db),
+    store.allIncidentComponents(db),
+    store.allMaintenance(db),
+    store.latestSnapshotAt(db),
+  ]);
   const history = new Map<string, HistoryPoint[]>();
   for (const row of [...before, ...recent]) {
     const list = history.get(row.component_id) ?? [];
@@ -49,7 +62,37 @@ export async function loadRows(db: Executor, now: Date): Promise<StatusRows> {
     history.set(row.component_id, list);
   }
   for (const list of history.values()) list.sort((a, b) => a.at - b.at);
-  return { services, components, history, incidents, updates, incidentServices, incidentComponents, maintenance };
+  return {
+    services,
+    components,
+    history,
+    incidents,
+    updates,
+    incidentServices,
+    incidentComponents,
+    maintenance,
+    latestSnapshotAt,
+  };
+}
+
+/**
+ * The latest change of any status data, in ms (0 when there is none): every write stamps the
+ * rows it touches, private ones included (making a service private is a change too). A
+ * maintenance window's timed start or end is such a write (its job stamps updated_at).
+ */
+export function latestChangeMs(rows: StatusRows): number {
+  let latest = rows.latestSnapshotAt === null ? 0 : Date.parse(rows.latestSnapshotAt);
+  const stamp = (iso: string) => {
+    const ms = Date.parse(iso);
+    if (ms > latest) latest = ms;
+  };
+  for (const r of rows.services) stamp(r.updated_at);
+  for (const r of rows.components) stamp(r.updated_at);
+  for (const r of rows.incidents) stamp(r.updated_at);
+  for (const r of rows.updates) stamp(r.created_at);
+  for (const r of rows.maintenance) stamp(r.updated_at);
+  for (const points of rows.history.values()) for (const p of points) if (p.at > latest) latest = p.at;
+  return latest;
 }
 
 export interface DayBar {
@@ -105,7 +148,10 @@ const overlaps = (incident: IncidentRow, start: number, end: number): boolean =>
 const byWindow = <T>(fn: (w: UptimeWindow) => T): Record<UptimeWindow, T> =>
   Object.fromEntries(UPTIME_WINDOWS.map((w) => [w, fn(w)])) as Record<UptimeWindow, T>;
 
-/** The whole public view at `now`: rollups (worst of), uptime figures and the 90-day bars. */
+/**
+ * The whole public view at `now`: rollups (worst of), uptime figures and the 90-day bars. A pure
+ * function of its arguments: it never reads the clock.
+ */
 export function buildModel(rows: StatusRows, now: Date): StatusModel {
   const t = now.getTime();
   const publicServices = rows.services.filter((s) => s.is_public === 1);

@@ -1,29 +1,24 @@
 import { LRUCache } from 'lru-cache';
 import { sha1Hex } from '../lib/crypto.js';
 import type { Kernel } from '../kernel.js';
-import { buildModel, loadRows, type StatusModel } from './model.js';
+import { buildModel, latestChangeMs, loadRows, type StatusModel } from './model.js';
 
-/** One prepared answer: exact bytes, their strong ETag and the time they first appeared. */
+/** One prepared answer: exact bytes, their strong ETag and the instant they are as of. */
 export interface Representation {
   bytes: Buffer;
   /** `"<sha1 hex of bytes>"` (a strong entity tag, RFC 9110 8.8.3). */
   etag: string;
   /**
-   * When these exact bytes first appeared, in ms. Kept exact (HTTP dates stop at the second)
-   * so If-Modified-Since can tell a copy from an earlier second from one of the same second.
+   * The projection's as-of instant in ms (docs/status.md, Projections and caching). Kept exact
+   * (HTTP dates stop at the second) so If-Modified-Since can tell whether a date names it.
    */
-  firstSeenMs: number;
-  /**
-   * Whether other bytes under the same key first appeared earlier within the same second: then
-   * a copy dated that second may be one of them, and If-Modified-Since cannot confirm it.
-   */
-  sharesSecond: boolean;
-  /** Last-Modified for a response sent at or after firstSeenMs: that second, as an HTTP-date. */
+  asOfMs: number;
+  /** Last-Modified: the second that holds asOfMs, as an HTTP-date. */
   lastModified: string;
   contentType: string;
 }
 
-export interface BuiltBody {
+interface BuiltBody {
   body: string;
   contentType: string;
 }
@@ -33,36 +28,29 @@ export type BodyBuilder = (model: StatusModel) => BuiltBody | null | Promise<Bui
 
 export const STATUS_TOPIC = 'status';
 
+/** Rolling uptime windows move by the minute: the granularity of the as-of time. */
+const GRANULE_MS = 60_000;
+
 /**
  * The public answers of the status service, computed when status data changes (a change on
- * the `status` topic, from this process or another), when a maintenance window moves, and on
- * the refresh job's tick (rolling uptime windows move without writes). Requests never compute:
- * each answer's bytes and SHA-1 are built once per projection version and then served as is.
+ * the `status` topic, from this process or another) and when the minute turns (rolling uptime
+ * windows move without writes). Requests never compute: each answer's bytes and SHA-1 are
+ * built once per projection version and then served as is.
  *
- * The time those exact bytes first appeared is kept per key: a rebuild that yields identical
- * bytes keeps the old ETag and time. Last-Modified is that second, never later than the
- * response's Date (RFC 9110 8.8.2.1), so several changes within one second share it; the
- * strict rule in http-cache.ts keeps If-Modified-Since from confirming a stale copy.
+ * A version is a pure function of the database rows and its as-of time: the start of the
+ * current minute or the latest change of the status data, whichever is later. Every node
+ * over one database therefore builds the same bytes, ETag and Last-Modified (the as-of time)
+ * for the same data, whichever node saw what first (docs/status.md, Projections and caching).
  */
 export class StatusProjection {
   private generation = 1;
   private builtGeneration = 0;
   private model: StatusModel | null = null;
-  /**
-   * When the latest model before the current one that handed out bytes was built: a stand-in
-   * for a key's forgotten history. A model nobody read (an eager rebuild soon replaced) gave
-   * no copy to anyone, so it does not count: how often a process rebuilds must not matter.
-   */
-  private priorBuildMs: number | null = null;
-  /** Whether the current model has handed out bytes. */
-  private currentServed = false;
+  /** The end of the minute the current model was built in: it is stale from then on. */
+  private validUntilMs = 0;
   private building: Promise<void> | null = null;
   private eager = false;
   private readonly bodies = new LRUCache<string, { rep: Representation | null }>({ max: 1_000, ttl: 3_600_000 });
-  private readonly previous = new LRUCache<string, { etag: string; firstSeenMs: number; sharesSecond: boolean }>({
-    max: 1_000,
-    ttl: 7 * 86_400_000,
-  });
 
   constructor(private readonly kernel: Kernel) {
     kernel.changes.subscribe(STATUS_TOPIC, () => this.invalidate());
@@ -93,15 +81,22 @@ export class StatusProjection {
     }
   }
 
-  /** The timer's rebuild: rolling windows moved. */
+  /** The timer's rebuild when the minute turns, so that no request waits for it. */
   async refresh(): Promise<StatusModel> {
-    this.invalidate();
     return this.current();
   }
 
-  /** The current model, rebuilt first if anything changed since it was built. */
+  private isCurrent(): boolean {
+    return (
+      this.model !== null &&
+      this.builtGeneration === this.generation &&
+      this.kernel.clock.now().getTime() < this.validUntilMs
+    );
+  }
+
+  /** The current model, rebuilt first if anything changed since it was built or the minute turned. */
   async current(): Promise<StatusModel> {
-    while (this.builtGeneration !== this.generation || this.model === null) {
+    while (!this.isCurrent()) {
       if (!this.building) {
         const generation = this.generation;
         this.building = this.rebuild(generation).finally(() => {
@@ -110,22 +105,26 @@ export class StatusProjection {
       }
       await this.building;
     }
-    return this.model;
+    return this.model as StatusModel;
   }
 
   private async rebuild(generation: number): Promise<void> {
-    const now = this.kernel.clock.now();
-    const rows = await loadRows(this.kernel.db, now);
-    if (this.model && this.currentServed) this.priorBuildMs = this.model.at.getTime();
-    this.currentServed = false;
-    this.model = buildModel(rows, now);
+    const nowMs = this.kernel.clock.now().getTime();
+    // loadRows reads a day more history than the longest window needs: where within the
+    // minute this node loads changes nothing in what the model shows.
+    const rows = await loadRows(this.kernel.db, new Date(nowMs));
+    const minuteStart = Math.floor(nowMs / GRANULE_MS) * GRANULE_MS;
+    // Nothing below reads the clock: the model depends on the rows and this instant only.
+    const asOf = Math.max(minuteStart, latestChangeMs(rows));
+    this.model = buildModel(rows, new Date(asOf));
+    this.validUntilMs = minuteStart + GRANULE_MS;
     this.builtGeneration = generation;
     this.bodies.clear();
   }
 
   /** The prepared representation under `key` when the projection is current and has it: no await on the hot path. */
   prepared(key: string): Representation | null | undefined {
-    if (this.builtGeneration !== this.generation) return undefined;
+    if (!this.isCurrent()) return undefined;
     return this.bodies.get(key)?.rep;
   }
 
@@ -135,44 +134,24 @@ export class StatusProjection {
     const cached = this.bodies.get(key);
     if (cached) return cached.rep;
     const built = await build(model);
-    const rep = built === null ? null : this.seal(key, built, model);
+    const rep = built === null ? null : seal(built, model);
     // A rebuild may have happened meanwhile: only the version the body was built from keeps it.
     if (this.model === model) this.bodies.set(key, { rep });
     return rep;
   }
-
-  private seal(key: string, built: BuiltBody, model: StatusModel): Representation {
-    const atMs = model.at.getTime();
-    // Bytes of a model already replaced still reach a client: it counts as one that handed out.
-    if (model === this.model) this.currentServed = true;
-    else this.priorBuildMs = Math.max(this.priorBuildMs ?? 0, atMs);
-    const bytes = Buffer.from(built.body, 'utf8');
-    const etag = `"${sha1Hex(bytes)}"`;
-    const before = this.previous.get(key);
-    // Never earlier than the previous bytes' time, even if the wall clock stepped back: a
-    // newer copy must never look older to If-Modified-Since.
-    const same = before?.etag === etag;
-    const firstSeenMs = same ? before.firstSeenMs : Math.max(atMs, before?.firstSeenMs ?? 0);
-    // A key whose history was evicted (callers choose keys such as page numbers) may have had
-    // other bytes earlier in this second: assume so when the projection itself was rebuilt then.
-    const earlierMs = before ? before.firstSeenMs : this.priorBuildMs;
-    const sharesSecond = same
-      ? before.sharesSecond
-      : earlierMs !== null && wholeSecond(earlierMs) === wholeSecond(firstSeenMs);
-    this.previous.set(key, { etag, firstSeenMs, sharesSecond });
-    return {
-      bytes,
-      etag,
-      firstSeenMs,
-      sharesSecond,
-      lastModified: httpDate(firstSeenMs),
-      contentType: built.contentType,
-    };
-  }
 }
 
-/** The start of the second that holds `ms`: what an HTTP-date can name. */
-export const wholeSecond = (ms: number): number => Math.floor(ms / 1000) * 1000;
+function seal(built: BuiltBody, model: StatusModel): Representation {
+  const bytes = Buffer.from(built.body, 'utf8');
+  const asOfMs = model.at.getTime();
+  return {
+    bytes,
+    etag: `"${sha1Hex(bytes)}"`,
+    asOfMs,
+    lastModified: httpDate(asOfMs),
+    contentType: built.contentType,
+  };
+}
 
 /** An IMF-fixdate (RFC 9110 5.6.7): the second that holds `ms`. */
 export function httpDate(ms: number): string {

@@ -170,6 +170,16 @@ export const snapshotOf = (db: Executor, date: string, scopeType: string, scopeK
     .where('scope_type', '=', scopeType)
     .where('scope_key', '=', scopeKey)
     .executeTakeFirst();
+/** When the latest snapshot was written: a change of the data the status answers show. */
+export const latestSnapshotAt = async (db: Executor): Promise<string | null> => {
+  const row = await db
+    .selectFrom('status_snapshots')
+    .select('computed_at')
+    .orderBy('computed_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.computed_at ?? null;
+};
 export const upsertUptimeSummary = (db: Executor, window: string, payload: string, computedAt: string) =>
   db
     .insertInto('status_uptime_summaries')

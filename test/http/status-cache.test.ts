@@ -70,19 +70,20 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
     assert.equal(miss.statusCode, 200);
   });
 
-  it('If-Modified-Since: 304 for the second the bytes appeared in (no other change in it) and later ones; every HTTP-date form', async () => {
+  it('If-Modified-Since: 304 only for a date at or after the as-of instant; every HTTP-date form', async () => {
     const lm = Date.parse((await t.inject(URL_)).headers['last-modified'] as string);
-    // The bytes appeared at 08:00:00.500, the only change of that second: its own date confirms them.
+    // As of 08:00:00.500 (the latest change): a copy dated 08:00:00 may be an older version of
+    // that second, so its own date cannot confirm it; any later second can.
     const cases: Array<[string, number]> = [
       [new Date(lm + 1000).toUTCString(), 304],
       [new Date(lm + 60_000).toUTCString(), 304],
-      [new Date(lm).toUTCString(), 304],
+      [new Date(lm).toUTCString(), 200],
       [new Date(lm - 1000).toUTCString(), 200],
       [rfc850(lm + 1000), 304],
-      [rfc850(lm), 304],
+      [rfc850(lm), 200],
       [rfc850(lm - 1000), 200],
       [asctime(lm + 1000), 304],
-      [asctime(lm), 304],
+      [asctime(lm), 200],
       [asctime(lm - 1000), 200],
       ['not a date', 200],
     ];
@@ -91,6 +92,27 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
       assert.equal(res.statusCode, status, ims);
       assert.equal(res.headers['cache-control'], CACHE, ims);
       if (status === 304) assert.equal(res.payload, '');
+    }
+  });
+
+  it('a version as of a whole second (the minute) is confirmed by its own date', async () => {
+    const earlier = await t.inject(URL_);
+    clock.set('2026-02-10T08:01:30.000Z');
+    const res = await t.inject(URL_);
+    // Nothing changed: the same bytes, now as of the start of the current minute.
+    assert.equal(res.headers.etag, earlier.headers.etag);
+    assert.equal(res.headers['last-modified'], 'Tue, 10 Feb 2026 08:01:00 GMT');
+    const lm = Date.parse(res.headers['last-modified'] as string);
+    for (const [ims, status] of [
+      [new Date(lm).toUTCString(), 304],
+      [rfc850(lm), 304],
+      [asctime(lm), 304],
+      [new Date(lm - 1000).toUTCString(), 200],
+      [earlier.headers['last-modified'] as string, 200],
+    ] as Array<[string, number]>) {
+      const cond = await t.inject({ url: URL_, headers: { 'if-modified-since': ims } });
+      assert.equal(cond.statusCode, status, ims);
+      assert.equal(cond.headers['last-modified'], res.headers['last-modified'], ims);
     }
   });
 
@@ -128,38 +150,64 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
     assert.equal(fresh.statusCode, 304, 'a matching If-None-Match ignores a failed If-Modified-Since');
   });
 
-  it('a status change within the same second gives a new ETag at once; its old date no longer confirms', async () => {
+  it('a change gives a new ETag and Last-Modified at once; the old validators no longer confirm', async () => {
+    clock.set('2026-02-10T08:01:40.250Z');
     const before_ = await t.inject(URL_);
+    assert.equal(before_.headers['last-modified'], 'Tue, 10 Feb 2026 08:01:00 GMT');
     await t.app.services.status.setComponentStatus('core-db', 'degraded_performance');
     const after_ = await t.inject(URL_);
     assert.notEqual(after_.headers.etag, before_.headers.etag);
     assert.equal(JSON.parse(after_.payload).data.status, 'degraded_performance');
-    // Same second, and never after Date (RFC 9110 8.8.2.1).
-    assert.equal(after_.headers['last-modified'], before_.headers['last-modified']);
+    // As of the change, never after Date (RFC 9110 8.8.2.1).
+    assert.equal(after_.headers['last-modified'], 'Tue, 10 Feb 2026 08:01:40 GMT');
     assert.ok(Date.parse(after_.headers['last-modified'] as string) <= Date.parse(after_.headers.date as string));
-    const old = await t.inject({ url: URL_, headers: { 'if-none-match': before_.headers.etag as string } });
-    assert.equal(old.statusCode, 200);
-    const oldDate = await t.inject({
-      url: URL_,
-      headers: { 'if-modified-since': before_.headers['last-modified'] as string },
-    });
-    assert.equal(oldDate.statusCode, 200);
+    for (const headers of [
+      { 'if-none-match': before_.headers.etag as string },
+      { 'if-modified-since': before_.headers['last-modified'] as string },
+      // The change's own second may hold other versions: its date cannot confirm this one.
+      { 'if-modified-since': after_.headers['last-modified'] as string },
+    ]) {
+      const res = await t.inject({ url: URL_, headers });
+      assert.equal(res.statusCode, 200, JSON.stringify(headers));
+      assert.equal(res.headers.etag, after_.headers.etag);
+    }
+    const next = await t.inject({ url: URL_, headers: { 'if-modified-since': 'Tue, 10 Feb 2026 08:01:41 GMT' } });
+    assert.equal(next.statusCode, 304);
+    // Another change in the same second: a new ETag, the same Last-Modified, never confirmed by it.
+    clock.advance(100);
     await t.app.services.status.setComponentStatus('core-db', 'operational');
+    const again = await t.inject({
+      url: URL_,
+      headers: { 'if-modified-since': after_.headers['last-modified'] as string },
+    });
+    assert.equal(again.statusCode, 200);
+    assert.notEqual(again.headers.etag, after_.headers.etag);
+    assert.equal(again.headers['last-modified'], after_.headers['last-modified']);
   });
 
-  it('a rebuild with identical bytes keeps the ETag and Last-Modified', async () => {
+  it('a rebuild within the minute keeps ETag and Last-Modified; the next minute dates the same bytes anew', async () => {
+    clock.set('2026-02-10T08:02:10.000Z');
     const first = await t.inject('/api/v1/status/services');
-    clock.advance(120_000);
+    const uptime = await t.inject('/api/v1/status/uptime/24h');
+    assert.equal(first.headers['last-modified'], 'Tue, 10 Feb 2026 08:02:00 GMT');
+    clock.advance(20_000);
     await t.app.services.status.projection.refresh();
     const second = await t.inject('/api/v1/status/services');
     assert.equal(second.headers.etag, first.headers.etag);
     assert.equal(second.headers['last-modified'], first.headers['last-modified']);
+    assert.equal((await t.inject('/api/v1/status/uptime/24h')).headers.etag, uptime.headers.etag);
+    clock.advance(60_000);
+    const third = await t.inject('/api/v1/status/services');
+    assert.equal(third.headers.etag, first.headers.etag, 'no figure of the list moves with time');
+    assert.equal(third.headers['last-modified'], 'Tue, 10 Feb 2026 08:03:00 GMT');
+    const later = await t.inject('/api/v1/status/uptime/24h');
+    assert.notEqual(later.headers.etag, uptime.headers.etag, 'the uptime answer is computed as of the minute');
+    assert.equal(JSON.parse(later.payload).data.computed_at, '2026-02-10T08:03:00.000Z');
   });
 
   it('a burst of changes in one second: Last-Modified never after Date; an older copy of that second is never confirmed', async () => {
-    clock.advance(60_000);
-    clock.set(new Date(Math.floor(clock.now().getTime() / 1000) * 1000 + 1_050));
-    const second = Math.floor(clock.now().getTime() / 1000) * 1000;
+    clock.set('2026-02-10T08:05:10.050Z');
+    const second = Date.parse('2026-02-10T08:05:10.000Z');
     const urls = ['/api/v1/status/maintenance', URL_, '/status'];
     const copies: Array<Record<string, { etag: string; lastModified: string; payload: string }>> = [];
     const dates: Array<[string, string, number]> = [];
@@ -219,7 +267,7 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
       assert.equal(res.statusCode, 200, url);
       assert.equal(res.headers.etag, copies[4][url].etag, url);
     }
-    // A date naming a later second than the one the current bytes appeared in confirms them.
+    // A date naming a later second than the one that holds the as-of instant confirms them.
     for (const url of urls) {
       const res = await t.inject({ url, headers: { 'if-modified-since': new Date(second + 1000).toUTCString() } });
       assert.equal(res.statusCode, 304, url);
@@ -235,31 +283,26 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
     await t.app.services.status.setComponentStatus('core-db', 'operational');
   });
 
-  it('an answer whose history was evicted by other keys is not confirmed by a date from a second that saw a rebuild', async () => {
-    clock.advance(60_000);
-    clock.set(new Date(Math.floor(clock.now().getTime() / 1000) * 1000 + 100));
-    const url = '/api/v1/status/maintenance';
+  it('an answer first built long after the change carries the same date as one built at once', async () => {
+    clock.set('2026-02-10T08:06:05.000Z');
     await t.app.services.status.createMaintenance({
-      title: 'Evicted 1',
+      title: 'Late',
       serviceSlug: 'core',
       startsAt: '2026-04-01T00:00:00Z',
       endsAt: '2026-04-01T01:00:00Z',
     });
-    const stale = await t.inject(url);
-    // Anonymous callers choose keys (page numbers): 1,100 of them push this answer's history out.
-    for (let page = 1; page <= 1_100; page++)
-      assert.equal((await t.inject(`/api/v1/status/incidents?page=${page}`)).statusCode, 200);
-    clock.advance(100);
-    await t.app.services.status.createMaintenance({
-      title: 'Evicted 2',
-      serviceSlug: 'core',
-      startsAt: '2026-04-02T00:00:00Z',
-      endsAt: '2026-04-02T01:00:00Z',
+    const early = await t.inject('/api/v1/status/maintenance');
+    assert.equal(early.headers['last-modified'], 'Tue, 10 Feb 2026 08:06:05 GMT');
+    clock.set('2026-02-10T08:06:50.000Z');
+    // Anonymous callers choose keys (page numbers): one nobody asked for before is built now.
+    const late = await t.inject('/api/v1/status/incidents?page=7');
+    assert.equal(late.headers['last-modified'], early.headers['last-modified']);
+    // The change fell on a whole second: that date names the version exactly.
+    const cond = await t.inject({
+      url: '/api/v1/status/maintenance',
+      headers: { 'if-modified-since': early.headers['last-modified'] as string },
     });
-    const res = await t.inject({ url, headers: { 'if-modified-since': stale.headers['last-modified'] as string } });
-    assert.equal(res.statusCode, 200);
-    assert.notEqual(res.headers.etag, stale.headers.etag);
-    assert.match(res.payload, /Evicted 2/);
+    assert.equal(cond.statusCode, 304);
   });
 
   it('HEAD: headers and length of GET, no body; conditional HEAD gives 304', async () => {

@@ -28,7 +28,7 @@ describe('status jobs', () => {
       jobs.map((j) => [j.name, j.pattern]),
       [
         ['status.maintenance-transitions', '*/10 * * * * *'],
-        ['status.projection-refresh', '5 * * * * *'],
+        ['status.projection-refresh', '0 * * * * *'],
         ['status.daily-snapshot', '0 0 0 * * *'],
       ],
     );
@@ -88,7 +88,7 @@ describe('status jobs', () => {
     assert.deepEqual(await s.advanceMaintenance(clock.now()), [{ id: m.id, from: 'scheduled', to: 'completed' }]);
   });
 
-  it('the refresh job recomputes rolling uptime without any write', async () => {
+  it('rolling uptime moves with the minute without any write; the refresh job only prepares it', async () => {
     const s = t.app.services.status;
     clock.set('2026-07-01T06:00:00.000Z');
     await s.setComponentStatus('svc-main', 'major_outage');
@@ -97,16 +97,21 @@ describe('status jobs', () => {
     const day = await json(t, '/api/v1/status/uptime/24h');
     assert.equal(day.data.downtime_minutes, 60);
     assert.equal(day.data.uptime_percent, Math.round((1 - 1 / 7) * 1_000_000) / 10_000); // created at 00:00, 7 h ago
-    // 30 hours later the outage has left the 24 h window; only the job's refresh notices.
-    clock.set('2026-07-02T13:00:00.000Z');
-    const stale = await json(t, '/api/v1/status/uptime/24h');
-    assert.equal(stale.data.downtime_minutes, 60, 'no request recomputes');
-    await statusJobs(t.app.services.status)
-      .find((j) => j.name === 'status.projection-refresh')!
-      .run(clock.now());
+    assert.equal(day.data.computed_at, '2026-07-01T07:00:00.000Z');
+    // Later within the same minute: the same version, as of the latest change.
+    clock.set('2026-07-01T07:00:59.999Z');
+    assert.deepEqual(await json(t, '/api/v1/status/uptime/24h'), day);
+    // 30 hours later the outage has left the 24 h window: the answer is as of the current minute,
+    // whether the refresh job has run yet or not.
+    clock.set('2026-07-02T13:00:20.000Z');
     const fresh = await json(t, '/api/v1/status/uptime/24h');
     assert.equal(fresh.data.downtime_minutes, 0);
     assert.equal(fresh.data.uptime_percent, 100);
+    assert.equal(fresh.data.computed_at, '2026-07-02T13:00:00.000Z');
+    await statusJobs(t.app.services.status)
+      .find((j) => j.name === 'status.projection-refresh')!
+      .run(clock.now());
+    assert.deepEqual(await json(t, '/api/v1/status/uptime/24h'), fresh, 'the job builds the same version');
     assert.equal((await json(t, '/api/v1/status/uptime/7d')).data.downtime_minutes, 60);
   });
 
