@@ -14,10 +14,11 @@ await build({
   // a smaller one is a smaller idle footprint; identifiers keep their names for stack traces.
   minifyWhitespace: true,
   minifySyntax: true,
-  // The MCP SDKs, Stripe's and nodemailer are imported only when first used (an MCP request, a
-  // payment, a mail to send): left out of the bundle, they are loaded from node_modules then,
-  // and an idle server does not keep their source in memory (docs/operations.md, Memory).
-  external: ['better-sqlite3', 'pg-native', '@modelcontextprotocol/*', 'stripe', 'nodemailer'],
+  // The MCP SDKs, Stripe's, nodemailer and node-postgres are imported only when first used (an
+  // MCP request, a payment, a mail to send, a PostgreSQL database): left out of the bundle, they
+  // are loaded from node_modules then, and an idle server does not keep their source in memory
+  // (docs/operations.md, Memory).
+  external: ['better-sqlite3', 'pg', 'pg-native', '@modelcontextprotocol/*', 'stripe', 'nodemailer'],
   // import.meta.url is not defined in CJS output; libraries that read it get the bundle's own URL.
   define: { 'import.meta.url': 'importMetaUrl' },
   banner: { js: "const importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },

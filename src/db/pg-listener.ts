@@ -1,5 +1,6 @@
-import pg from 'pg';
+import type { Client } from 'pg';
 import type { Logger } from '../lib/logger.js';
+import { loadPg } from './postgres.js';
 
 /** First wait before reconnecting a lost LISTEN connection, doubled up to the maximum. */
 const FIRST_BACKOFF_MS = 100;
@@ -17,7 +18,7 @@ export interface ListenHandlers {
  * never crashes the process; it reconnects with a growing wait until stop().
  */
 export class PgListener {
-  private client: pg.Client | null = null;
+  private client: Client | null = null;
   private stopped = false;
   private backoffMs = FIRST_BACKOFF_MS;
   private retry: NodeJS.Timeout | null = null;
@@ -44,6 +45,7 @@ export class PgListener {
 
   private async connect(): Promise<void> {
     // keepAlive: a silently dead network path must end the session, so it reconnects.
+    const pg = await loadPg();
     const client = new pg.Client({ connectionString: this.url, keepAlive: true, connectionTimeoutMillis: 5_000 });
     let lost = false;
     const onLost = (err?: Error) => {

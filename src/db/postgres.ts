@@ -1,5 +1,4 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
 import type { DbHandle } from './connection.js';
 import type { DB } from './schema.js';
 import { openKysely } from './transaction-guard.js';
@@ -19,12 +18,11 @@ function toSafeNumber(text: string): number {
   return value;
 }
 
-const types = {
-  getTypeParser(oid: number, format?: 'text' | 'binary') {
-    if (oid === INT8_OID || oid === NUMERIC_OID) return toSafeNumber;
-    return pg.types.getTypeParser(oid, format);
-  },
-};
+/**
+ * node-postgres, loaded on first use and left out of the bundle (build.mjs): a server on
+ * SQLite never loads it (docs/operations.md, Memory).
+ */
+export const loadPg = () => import('pg').then((mod) => mod.default);
 
 /**
  * A pool of connections to PostgreSQL (docs/postgres.md). Unlike SQLite's single connection,
@@ -36,15 +34,25 @@ export function openPostgres(
 ): DbHandle {
   // A query waiting longer than connectWaitMs for a free connection fails instead of waiting
   // forever: a pool worn out by a burst answers errors, and recovers, rather than hang.
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: options.maxConnections ?? 10,
-    connectionTimeoutMillis: options.connectWaitMs ?? 30_000,
-    types,
-  });
-  // An idle client losing its server (restart, network) must not crash the process; the pool
-  // drops it and the next query opens a new one.
-  pool.on('error', () => {});
+  // The pool is made when the first query needs it (kysely awaits this once).
+  const pool = async () => {
+    const pg = await loadPg();
+    const created = new pg.Pool({
+      connectionString: url,
+      max: options.maxConnections ?? 10,
+      connectionTimeoutMillis: options.connectWaitMs ?? 30_000,
+      types: {
+        getTypeParser(oid: number, format?: 'text' | 'binary') {
+          if (oid === INT8_OID || oid === NUMERIC_OID) return toSafeNumber;
+          return pg.types.getTypeParser(oid, format);
+        },
+      },
+    });
+    // An idle client losing its server (restart, network) must not crash the process; the pool
+    // drops it and the next query opens a new one.
+    created.on('error', () => {});
+    return created;
+  };
   const db = openKysely(new PostgresDialect({ pool }), options.guardTransactions === true);
   let closed = false;
   return {

@@ -57,18 +57,27 @@ export function bearerToken(header: string | undefined): string | null {
 }
 
 /**
+ * Counts an authenticated request where no later lifecycle step does (src/http/post-auth.ts):
+ * undefined when nothing is counted here, a promise when the count is in the database.
+ */
+export type SchemeCount = (request: Request, principal: Principal) => Promise<void> | undefined;
+
+type AuthAnswer = ReturnType<ResponseToolkit['authenticated']>;
+
+/**
  * The `bearer` strategy, default for every route: session JWTs, OAuth access tokens and API
  * keys, each checked by the verifier of the domain that issued it. Scope and key rules per
- * route are checked right after, from the route's `plugins.gantry`.
+ * route are checked right after, from the route's `plugins.gantry`; then, given `count`, the
+ * rate limit of a route that has no step of its own for it (an authenticated GET).
  */
-export function registerBearerAuth(server: Server, verifiers: readonly BearerVerifier[]): void {
+export function registerBearerAuth(server: Server, verifiers: readonly BearerVerifier[], count?: SchemeCount): void {
   server.auth.scheme('gantry-bearer', () => ({
     authenticate(request: Request, h: ResponseToolkit) {
       const header = request.headers.authorization as string | undefined;
       if (!header) throw Object.assign(unauthorized('Missing bearer token'), { isMissing: true });
       const token = bearerToken(header);
       if (token === null) throw unauthorized('Malformed Authorization header; expected "Bearer <token>"');
-      return verifyWith(verifiers, 0, token, request, h);
+      return verifyWith(verifiers, 0, token, request, h, count);
     },
   }));
   server.auth.strategy('bearer', 'gantry-bearer');
@@ -85,24 +94,47 @@ function verifyWith(
   token: string,
   request: Request,
   h: ResponseToolkit,
-): ReturnType<ResponseToolkit['authenticated']> | Promise<ReturnType<ResponseToolkit['authenticated']>> {
+  count: SchemeCount | undefined,
+): AuthAnswer | Promise<AuthAnswer> {
   for (let i = from; i < verifiers.length; i++) {
     const answer = verifiers[i].verify(token);
     if (answer instanceof Promise) {
       return answer.then((principal) =>
-        principal === undefined ? verifyWith(verifiers, i + 1, token, request, h) : accept(principal, request, h),
+        principal === undefined
+          ? verifyWith(verifiers, i + 1, token, request, h, count)
+          : accept(principal, request, h, count),
       );
     }
-    if (answer !== undefined) return accept(answer, request, h);
+    if (answer !== undefined) return accept(answer, request, h, count);
   }
   throw invalidToken();
 }
 
-/** A verifier's answer: the principal, if it may call this route; null is an invalid token. */
-function accept(principal: Principal | null, request: Request, h: ResponseToolkit) {
+/**
+ * A verifier's answer: the principal, if it may call this route; null is an invalid token.
+ * A refusal past the rate limit keeps the caller as the request's credentials (the log line
+ * names them, as it does for every other answer to a known caller).
+ */
+function accept(
+  principal: Principal | null,
+  request: Request,
+  h: ResponseToolkit,
+  count: SchemeCount | undefined,
+): AuthAnswer | Promise<AuthAnswer> {
   if (principal === null) throw invalidToken();
   checkRouteAccess(request, principal);
-  return h.authenticated({ credentials: principal as unknown as Record<string, unknown> });
+  const credentials = principal as unknown as Record<string, unknown>;
+  let counted: Promise<void> | undefined;
+  try {
+    counted = count?.(request, principal);
+  } catch (err) {
+    return h.unauthenticated(err as Error, { credentials }) as unknown as AuthAnswer;
+  }
+  if (counted === undefined) return h.authenticated({ credentials });
+  return counted.then(
+    () => h.authenticated({ credentials }),
+    (err: Error) => h.unauthenticated(err, { credentials }) as unknown as AuthAnswer,
+  );
 }
 
 const invalidToken = () =>

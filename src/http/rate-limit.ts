@@ -162,24 +162,27 @@ export function rateLimitHeaders(decision: RateDecision, nowMs: number): Record<
  * Who a request counts as: the authenticated user, else the client address (behind a trusted
  * proxy, the one it forwarded; docs/kernel.md, Client address).
  */
-function rateLimitSubject(request: Request): string {
-  const principal = request.auth.credentials as unknown as Principal | undefined;
-  return principal ? `user:${principal.userId}` : `ip:${clientAddressOf(request)}`;
+function rateLimitSubject(request: Request, principal?: Principal): string {
+  const caller = principal ?? (request.auth.credentials as unknown as Principal | undefined);
+  return caller ? `user:${caller.userId}` : `ip:${clientAddressOf(request)}`;
 }
 
-/** The bucket of one route for one caller; another route can charge it (the same action elsewhere). */
-export const rateLimitBucket = (routeId: string, request: Request): string => `${routeId}|${rateLimitSubject(request)}`;
+/**
+ * The bucket of one route for one caller; another route can charge it (the same action
+ * elsewhere). `principal`: the caller being authenticated, before hapi records it on the request.
+ */
+export const rateLimitBucket = (routeId: string, request: Request, principal?: Principal): string =>
+  `${routeId}|${rateLimitSubject(request, principal)}`;
+
+/** Counts one request (429 past the limit); a promise only when the rule counts in the database. */
+export type RateLimitCount = (request: Request, principal?: Principal) => Promise<void> | undefined;
 
 /**
  * Per endpoint, per authenticated user (per client IP when anonymous): counts the request and
  * throws 429 past the limit. Runs after authentication so a signed-in caller is counted as
  * themself wherever they connect from.
  */
-export function rateLimitCheck(
-  limiter: RateLimiter,
-  clock: Clock,
-  metrics: Metrics,
-): (request: Request) => Promise<void> | undefined {
+export function rateLimitCheck(limiter: RateLimiter, clock: Clock, metrics: Metrics): RateLimitCount {
   const rejections = metrics.counter('gantry_rate_limit_rejections_total', 'Requests refused with 429, by rule', [
     'rule',
   ]);
@@ -198,10 +201,10 @@ export function rateLimitCheck(
     }
   };
   // Synchronous unless the rule counts in the database: the common path stays one step.
-  return (request) => {
+  return (request, principal) => {
     const rule = routeConfig(request).rateLimit;
     if (rule === false) return undefined;
-    const bucket = rateLimitBucket(routeName(request), request);
+    const bucket = rateLimitBucket(routeName(request), request, principal);
     if (rule?.acrossNodes) return limiter.charge(bucket, rule).then((decision) => apply(request, rule, decision));
     apply(request, rule, limiter.hit(bucket, rule ?? DEFAULT_RATE_LIMIT));
     return undefined;

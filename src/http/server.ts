@@ -5,7 +5,7 @@ import { registerHealth } from './health.js';
 import { DEFAULT_RATE_LIMIT, rateLimitCheck } from './rate-limit.js';
 import { registerOpenApi } from './openapi/route.js';
 import { registerRequestMetrics } from './metrics.js';
-import { checkPayloadDepth } from './payload-depth.js';
+import { installPostAuthSteps } from './post-auth.js';
 import { registerPages } from './pages.js';
 import { preparedAnswerRecorder, registerResponses, validationFailAction } from './responses.js';
 import { installPreparedAnswers } from './prepared.js';
@@ -59,28 +59,18 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     },
     debug: false,
   });
+  // First: every route declared from here on gets the kernel's step after authentication.
+  const rateLimit = rateLimitCheck(kernel.limiter, kernel.clock, kernel.metrics);
+  const postAuth = installPostAuthSteps(server, rateLimit);
   registerClientAddress(server, kernel.config.trustedProxies);
   registerResponses(server, kernel.logger, kernel.clock, kernel.pages);
   registerPages(server, kernel.pages);
-  registerBearerAuth(server, [
-    services.identity.sessionVerifier,
-    services.oauth.accessTokenVerifier,
-    services.accounts.apiKeyVerifier,
-  ]);
+  registerBearerAuth(
+    server,
+    [services.identity.sessionVerifier, services.oauth.accessTokenVerifier, services.accounts.apiKeyVerifier],
+    postAuth.countInScheme,
+  );
   const countRequest = registerRequestMetrics(server, kernel.metrics);
-  // The rate limit, then the body's depth, in one lifecycle step: hapi awaits every step of
-  // every request, so two steps cost measurably more than one doing both (docs/kernel.md).
-  const rateLimit = rateLimitCheck(kernel.limiter, kernel.clock, kernel.metrics);
-  server.ext('onPostAuth', (request, h) => {
-    const counted = rateLimit(request);
-    if (counted)
-      return counted.then(() => {
-        checkPayloadDepth(request);
-        return h.continue;
-      });
-    checkPayloadDepth(request);
-    return h.continue;
-  });
   registerHealth(
     server,
     kernel.db,
@@ -107,10 +97,10 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
       ];
   const deps: PluginDeps = { kernel, services };
   await server.register(
-    apiPlugins.map((plugin) => ({ plugin, options: deps })),
+    apiPlugins.map((plugin) => ({ plugin: postAuth.plugin(plugin), options: deps })),
     { routes: { prefix: API } },
   );
-  await server.register(pagePlugins.map((plugin) => ({ plugin, options: deps })));
+  await server.register(pagePlugins.map((plugin) => ({ plugin: postAuth.plugin(plugin), options: deps })));
   // Last: the document covers every route above (docs/openapi.md). The status-only listener
   // serves nothing but the status service, so it keeps the document without serving it.
   const { publicUrl } = kernel.config;
@@ -139,6 +129,7 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     },
     !options.statusOnly,
   );
+  postAuth.assertCovered(server);
   installPreparedAnswers(server, preparedAnswerRecorder(kernel.logger, countRequest, kernel.config.trustedProxies));
   return server;
 }

@@ -1,7 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { spawnGantry } from '../helpers/spawn.js';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { runBin, spawnGantry } from '../helpers/spawn.js';
+import { TEST_ENV } from '../helpers/app.js';
 
 /** The environment a process was started with (Linux /proc). */
 function environment(pid: number): string[] {
@@ -36,6 +39,24 @@ describe('the launcher (docs/operations.md, Memory)', () => {
       assert.ok(environment(g.proc.pid!).includes('MALLOC_ARENA_MAX=4'));
     } finally {
       assert.equal(await g.stop(), 0);
+    }
+  });
+
+  it('never loads node-postgres on SQLite (docs/operations.md, Memory)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'gantry-launcher-'));
+    try {
+      // NODE_DEBUG=module: node tells every module it loads from a file, on stderr.
+      const res = await runBin(['user', 'create', '--email', 'pg@example.test', '--password', 'a password 123'], {
+        ...TEST_ENV,
+        GANTRY_DATA_DIR: dir,
+        GANTRY_DATABASE_URL: '',
+        NODE_DEBUG: 'module',
+      });
+      assert.equal(res.code, 0, res.stderr.slice(-2000));
+      assert.match(res.stderr, /node_modules\/better-sqlite3\//, 'the module log lists what was loaded');
+      assert.doesNotMatch(res.stderr, /node_modules\/pg\//);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
