@@ -87,10 +87,7 @@ export class RateLimiter {
     const nowMs = this.clock.now().getTime();
     try {
       const stored = await hitWindow(this.shared.db, bucket, nowMs, rule.windowSec * 1000);
-      if (nowMs - this.lastSweepMs > SWEEP_EVERY_MS) {
-        this.lastSweepMs = nowMs;
-        deleteEndedWindows(this.shared.db, nowMs).catch((err) => this.failed(err));
-      }
+      this.sweepNowAndThen(nowMs);
       return this.decision(this.effectiveLimit(rule), stored, true);
     } catch (err) {
       this.failed(err);
@@ -147,7 +144,15 @@ export class RateLimiter {
 
   /** The decision on a hit a statement of its own counted in the shared table. */
   decide(rule: RateLimitRule, stored: StoredWindow): RateDecision {
+    this.sweepNowAndThen(this.clock.now().getTime());
     return this.decision(this.effectiveLimit(rule), stored, true);
+  }
+
+  /** Drops the shared table's ended windows, at most every SWEEP_EVERY_MS, in the background. */
+  private sweepNowAndThen(nowMs: number): void {
+    if (!this.shared || nowMs - this.lastSweepMs <= SWEEP_EVERY_MS) return;
+    this.lastSweepMs = nowMs;
+    deleteEndedWindows(this.shared.db, nowMs).catch((err) => this.failed(err));
   }
 
   effectiveLimit(rule: RateLimitRule): number {
