@@ -3,7 +3,7 @@
 // in-memory figures as the reference in the same run (bench/oidc-reference.ts), then one node
 // against two nodes on one PostgreSQL database with the load split across both (the tests'
 // cluster helper, test/helpers/cluster.ts). A throwaway PostgreSQL server
-// (test/helpers/postgres-server.mjs), loopback only. Client pinned to CPU 0;
+// (test/helpers/postgres-server.mjs) with its durability settings on, loopback only. Client pinned to CPU 0;
 // every server process (Gantry nodes, PostgreSQL, oidc-provider) to CPU 1 where taskset exists,
 // so each engine gets the same single core. Only 2xx responses count. Bounded: about 3 minutes.
 import { execSync } from 'node:child_process';
@@ -50,7 +50,8 @@ async function main() {
   if (!existsSync(path.join(ROOT, 'dist'))) execSync('node build.mjs', { cwd: ROOT, stdio: 'inherit' });
   if (HAS_TASKSET) execSync(`taskset -a -cp 0 ${process.pid}`, { stdio: 'ignore' });
   const home = mkdtempSync(path.join(tmpdir(), 'gantry-bench-pg-'));
-  const server = await startPostgres();
+  // Durable, as a deployment runs it: fsync and synchronous commits on (the tests turn them off).
+  const server = await startPostgres({ durable: true });
   let cluster: Awaited<ReturnType<typeof startCluster>> | null = null;
   const children: Array<{ stop(): Promise<void> }> = [];
   try {

@@ -3,7 +3,13 @@ import { LRUCache } from 'lru-cache';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { Database } from '../db/connection.js';
-import { deleteEndedWindows, hitWindow, readWindow, type StoredWindow } from '../db/store/rate-limit-windows.js';
+import {
+  deleteEndedWindows,
+  hitWindow,
+  readWindow,
+  readWindows,
+  type StoredWindow,
+} from '../db/store/rate-limit-windows.js';
 import type { Metrics } from '../lib/metrics.js';
 import { DomainError } from './errors.js';
 import { routeConfig, routeName, type RateLimitRule } from './route-config.js';
@@ -81,10 +87,7 @@ export class RateLimiter {
     const nowMs = this.clock.now().getTime();
     try {
       const stored = await hitWindow(this.shared.db, bucket, nowMs, rule.windowSec * 1000);
-      if (nowMs - this.lastSweepMs > SWEEP_EVERY_MS) {
-        this.lastSweepMs = nowMs;
-        deleteEndedWindows(this.shared.db, nowMs).catch((err) => this.failed(err));
-      }
+      this.sweepNowAndThen(nowMs);
       return this.decision(this.effectiveLimit(rule), stored, true);
     } catch (err) {
       this.failed(err);
@@ -97,15 +100,59 @@ export class RateLimiter {
     if (!this.shared || !rule.acrossNodes) return this.peek(bucket, rule);
     const nowMs = this.clock.now().getTime();
     try {
-      const stored = await readWindow(this.shared.db, bucket, nowMs);
-      const limit = this.effectiveLimit(rule);
-      return stored
-        ? this.decision(limit, stored, false)
-        : { allowed: true, limit, remaining: limit, resetAt: new Date(nowMs + rule.windowSec * 1000) };
+      return this.unspent(rule, await readWindow(this.shared.db, bucket, nowMs), nowMs);
     } catch (err) {
       this.failed(err);
       return this.peek(bucket, rule);
     }
+  }
+
+  /** `read` of several buckets, in one query when they all count in the shared table. */
+  async readAll(reads: Array<{ bucket: string; rule: RateLimitRule }>): Promise<RateDecision[]> {
+    const shared = this.shared;
+    if (!shared || !reads.every(({ rule }) => rule.acrossNodes))
+      return Promise.all(reads.map((r) => this.read(r.bucket, r.rule)));
+    const nowMs = this.clock.now().getTime();
+    try {
+      const stored = await readWindows(
+        shared.db,
+        reads.map(({ bucket }) => bucket),
+        nowMs,
+      );
+      return reads.map(({ bucket, rule }) => this.unspent(rule, stored.get(bucket) ?? null, nowMs));
+    } catch (err) {
+      this.failed(err);
+      return reads.map(({ bucket, rule }) => this.peek(bucket, rule));
+    }
+  }
+
+  /** The decision on a read: what is left of the window, the whole limit when there is none. */
+  private unspent(rule: RateLimitRule, stored: StoredWindow | null, nowMs: number): RateDecision {
+    const limit = this.effectiveLimit(rule);
+    return stored
+      ? this.decision(limit, stored, false)
+      : { allowed: true, limit, remaining: limit, resetAt: new Date(nowMs + rule.windowSec * 1000) };
+  }
+
+  /**
+   * Whether this rule counts in the shared table (PostgreSQL, `acrossNodes`): then a statement
+   * of a domain store may count a hit together with its own work, and `decide` reads its result.
+   */
+  countsShared(rule: RateLimitRule): boolean {
+    return this.shared !== null && rule.acrossNodes === true;
+  }
+
+  /** The decision on a hit a statement of its own counted in the shared table. */
+  decide(rule: RateLimitRule, stored: StoredWindow): RateDecision {
+    this.sweepNowAndThen(this.clock.now().getTime());
+    return this.decision(this.effectiveLimit(rule), stored, true);
+  }
+
+  /** Drops the shared table's ended windows, at most every SWEEP_EVERY_MS, in the background. */
+  private sweepNowAndThen(nowMs: number): void {
+    if (!this.shared || nowMs - this.lastSweepMs <= SWEEP_EVERY_MS) return;
+    this.lastSweepMs = nowMs;
+    deleteEndedWindows(this.shared.db, nowMs).catch((err) => this.failed(err));
   }
 
   effectiveLimit(rule: RateLimitRule): number {

@@ -9,7 +9,7 @@ import type { OAuthErrorCode } from './errors.js';
 import { isWellFormedChallenge } from './pkce.js';
 import { asResourceKind, parseResource, resourceUrl, type ResourceKind } from './resources.js';
 import { formatScope, isScope, isSubset, MCP_SCOPE, parseScope } from './scopes.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
 import type { WorkspaceChoice } from './workspace-choice.js';
 
 const CODE_TTL_SEC = 60;

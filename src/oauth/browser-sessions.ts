@@ -2,7 +2,7 @@ import { randomToken, sha256Hex } from '../lib/crypto.js';
 import type { Kernel } from '../kernel.js';
 import type { IdentityService } from '../identity/service.js';
 import { inTransaction } from '../db/tx.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
 
 export const BROWSER_SESSION_COOKIE = 'gantry_session';
 /** Pre-session cookie the sign-in form's CSRF value is bound to (double submit, signed). */

@@ -7,8 +7,8 @@ import type { Kernel } from '../kernel.js';
 import { createMetadataDocuments, isMetadataDocumentId, type ClientLookup } from './metadata-documents.js';
 import { redirectUriMatches, redirectUriProblem } from './redirect-uris.js';
 import { isScope, formatScope, SCOPE_NAMES } from './scopes.js';
-import * as store from './store.js';
-import type { ClientRow } from './store.js';
+import * as store from './store/index.js';
+import type { ClientRow } from './store/index.js';
 import type { ClientRegistration } from './tables.js';
 import type { OAuthTokens } from './tokens.js';
 

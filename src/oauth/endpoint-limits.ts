@@ -3,6 +3,8 @@ import { DEFAULT_RATE_LIMIT, rateLimitHeaders, type RateDecision } from '../http
 import type { RateLimitRule } from '../http/route-config.js';
 import { isUuid } from '../lib/ids.js';
 import { OAuthError } from './errors.js';
+import type { StoredWindow } from '../db/store/rate-limit-windows.js';
+import type { MeterCharge } from './store/index.js';
 
 export type OAuthEndpoint = 'oauth.token' | 'oauth.revoke';
 
@@ -52,6 +54,8 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
   }
 
   const addressBucket = (caller: EndpointCaller) => `oauth.client-auth|ip:${caller.address}`;
+  const grantFailureBucket = (endpoint: OAuthEndpoint, clientId: string, caller: EndpointCaller) =>
+    `${endpoint}|client:${clientId}|ip:${caller.address}`;
   const userBucket = (endpoint: OAuthEndpoint, clientId: string, userId: string) =>
     `${endpoint}|client:${clientId}|user:${userId}`;
 
@@ -70,10 +74,28 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
   }
 
   return {
-    /** Throws the 429 when this address has used up its failures, before the secret is looked at. */
-    async beforeClientAuth(caller: EndpointCaller): Promise<void> {
-      const decision = await limiter.read(addressBucket(caller), CLIENT_AUTH_FAILURE_LIMIT);
-      if (!decision.allowed) throw refusal(caller, decision);
+    /**
+     * Before the secret is looked at: throws the 429 when this address has used up its failed
+     * authentications. Reads, in the same query, the claimed client's failed requests from this
+     * address, and returns the check `beforeGrant` makes once the client is authenticated.
+     */
+    async beforeClientAuth(
+      endpoint: OAuthEndpoint,
+      caller: EndpointCaller,
+      claimedClientId: string | null,
+    ): Promise<(clientId: string) => Promise<void>> {
+      const reads = [{ bucket: addressBucket(caller), rule: CLIENT_AUTH_FAILURE_LIMIT }];
+      if (claimedClientId !== null)
+        reads.push({ bucket: grantFailureBucket(endpoint, claimedClientId, caller), rule: TOKEN_ENDPOINT_LIMIT });
+      const [address, claimed] = await limiter.readAll(reads);
+      if (!address.allowed) throw refusal(caller, address);
+      return async (clientId) => {
+        const decision =
+          claimed && clientId === claimedClientId
+            ? claimed
+            : await limiter.read(grantFailureBucket(endpoint, clientId, caller), TOKEN_ENDPOINT_LIMIT);
+        if (!decision.allowed) throw refusal(caller, decision);
+      };
     },
 
     /**
@@ -93,22 +115,28 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
       return refused && refusal(caller, refused);
     },
 
-    /** Throws the 429 when the client's failed requests from this address are used up. */
-    async beforeGrant(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string): Promise<void> {
-      const decision = await limiter.read(`${endpoint}|client:${clientId}|ip:${caller.address}`, TOKEN_ENDPOINT_LIMIT);
-      if (!decision.allowed) throw refusal(caller, decision);
-    },
-
     async grantFailed(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string): Promise<void> {
-      caller.rateLimit = await limiter.charge(
-        `${endpoint}|client:${clientId}|ip:${caller.address}`,
-        TOKEN_ENDPOINT_LIMIT,
-      );
+      caller.rateLimit = await limiter.charge(grantFailureBucket(endpoint, clientId, caller), TOKEN_ENDPOINT_LIMIT);
     },
 
     /** Counts a request for one user of the client; the 429 to answer when over the limit, else null. */
     async charge(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string, userId: string) {
       return settle(caller, await limiter.charge(userBucket(endpoint, clientId, userId), TOKEN_ENDPOINT_LIMIT));
+    },
+
+    /**
+     * `charge` as one statement of the grant's own counts it, in the shared table (PostgreSQL):
+     * the user's bucket up to the user id, the window, and the decision on the count the
+     * statement got back. Null when the limits count in memory (SQLite).
+     */
+    chargeInStatement(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string): StatementCharge | null {
+      if (!limiter.countsShared(TOKEN_ENDPOINT_LIMIT)) return null;
+      return {
+        bucketPrefix: userBucket(endpoint, clientId, ''),
+        nowMs: clock.now().getTime(),
+        windowMs: TOKEN_ENDPOINT_LIMIT.windowSec * 1000,
+        settle: (stored) => settle(caller, limiter.decide(TOKEN_ENDPOINT_LIMIT, stored)),
+      };
     },
 
     /** `charge` counted in this process only: the SQLite hot path, one process, cannot await. */
@@ -119,6 +147,15 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
 }
 
 /**
+ * The meter's charge as a statement of the grant counts it (store.meterRefreshToken): the bucket
+ * is `bucketPrefix` and the user's id; `settle` takes the count the statement got back and
+ * answers null to go on, or the 429.
+ */
+interface StatementCharge extends MeterCharge {
+  settle(stored: StoredWindow): OAuthError | null;
+}
+
+/**
  * What a grant calls once it knows the user the request is for, before it changes anything:
  * null to go on, or the 429 to answer.
  */
@@ -126,4 +163,9 @@ export interface GrantMeter {
   (userId: string): Promise<OAuthError | null>;
   /** The same charge counted in this process only, for the SQLite hot path (one process, no await). */
   inProcess(userId: string): OAuthError | null;
+  /**
+   * The same charge counted by the grant's own statement on PostgreSQL; null on SQLite. Once
+   * settled for a user, calling the meter for that user again counts nothing more.
+   */
+  inStatement(): (MeterCharge & { settle(userId: string, stored: StoredWindow): OAuthError | null }) | null;
 }

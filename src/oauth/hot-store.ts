@@ -1,7 +1,7 @@
 import type SqliteDatabase from 'better-sqlite3';
 import type { Database } from '../db/connection.js';
 import type { ResourceKind } from './resources.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
 
 export interface HotRefreshRow {
   id: string;

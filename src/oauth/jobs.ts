@@ -1,7 +1,7 @@
 import type { Kernel } from '../kernel.js';
 import type { JobSpec } from '../jobs/scheduler.js';
 import type { OAuthClients } from './clients.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
 
 /**
  * Housekeeping: codes, refresh tokens, revoked-jti rows and page sessions past their expiry;

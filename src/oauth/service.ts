@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { inTransaction, type Executor } from '../db/tx.js';
+import type { StoredWindow } from '../db/store/rate-limit-windows.js';
 import { notFound } from '../http/errors.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { isUuid } from '../lib/ids.js';
@@ -9,7 +10,7 @@ import { createAuthorize } from './authorize.js';
 import { createBrowserSessions } from './browser-sessions.js';
 import { authenticateClient, claimedClientId, type ClientCredentials } from './client-auth.js';
 import { createEndpointLimits, type EndpointCaller, type GrantMeter, type OAuthEndpoint } from './endpoint-limits.js';
-import { createClients } from './clients.js';
+import { type Client, createClients } from './clients.js';
 import { isMetadataDocumentId } from './metadata-documents.js';
 import { createRegistration } from './registration.js';
 import { invalidRequest, invalidTarget, OAuthError } from './errors.js';
@@ -19,7 +20,7 @@ import { createMcpAuth } from './mcp-auth.js';
 import { parseResource, type ResourceKind } from './resources.js';
 import { createTokens, type TokenResponse } from './tokens.js';
 import { createWorkspaceChoice, type WorkspaceDirectory } from './workspace-choice.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
 
 export interface UserInfo {
   sub: string;
@@ -46,10 +47,10 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
    * Client authentication within the failure budgets: a spent address is refused before the
    * secret is looked at; a spent client_id only refuses a request that fails to authenticate.
    */
-  async function authenticate(credentials: ClientCredentials, caller: EndpointCaller) {
-    await limits.beforeClientAuth(caller);
+  async function authenticate(endpoint: OAuthEndpoint, credentials: ClientCredentials, caller: EndpointCaller) {
+    const beforeGrant = await limits.beforeClientAuth(endpoint, caller, claimedClientId(credentials));
     try {
-      return (await authenticateClient(clients, credentials)).client;
+      return { client: (await authenticateClient(clients, credentials)).client, beforeGrant };
     } catch (err) {
       if (err instanceof OAuthError) {
         const claimed = claimedClientId(credentials);
@@ -68,10 +69,12 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
   async function metered<T>(
     endpoint: OAuthEndpoint,
     caller: EndpointCaller,
-    clientId: string,
-    run: (meter: GrantMeter) => Promise<T>,
+    credentials: ClientCredentials,
+    run: (client: Client, meter: GrantMeter) => Promise<T>,
   ): Promise<T> {
-    await limits.beforeGrant(endpoint, caller, clientId);
+    const { client, beforeGrant } = await authenticate(endpoint, credentials, caller);
+    const clientId = client.id;
+    await beforeGrant(clientId);
     // Once per request and user: on PostgreSQL a retried transaction runs the grant's body, and
     // so the meter, again (docs/postgres.md, Transactions).
     let charged: { userId: string; refusal: ReturnType<GrantMeter> } | null = null;
@@ -87,10 +90,22 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
           chargedInProcess = true;
           return limits.chargeInProcess(endpoint, caller, clientId, userId);
         },
+        inStatement: () => {
+          const charge = limits.chargeInStatement(endpoint, caller, clientId);
+          if (!charge) return null;
+          return {
+            ...charge,
+            settle: (userId: string, stored: StoredWindow) => {
+              const refusal = charge.settle(stored);
+              charged = { userId, refusal: Promise.resolve(refusal) };
+              return refusal;
+            },
+          };
+        },
       },
     );
     try {
-      return await run(meter);
+      return await run(client, meter);
     } finally {
       if (!charged && !chargedInProcess) await limits.grantFailed(endpoint, caller, clientId);
     }
@@ -141,8 +156,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
      * endpoint-limits.ts says: the grant charges its user before it changes anything.
      */
     async token(credentials: ClientCredentials, caller: EndpointCaller): Promise<TokenResponse> {
-      const client = await authenticate(credentials, caller);
-      return metered('oauth.token', caller, client.id, (meter) => {
+      return metered('oauth.token', caller, credentials, (client, meter) => {
         const body = params(credentials.body);
         const grantType = body.grant_type;
         if (!grantType) throw invalidRequest('grant_type is required');
@@ -162,9 +176,8 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
      * client's token is left untouched (2.1).
      */
     async revoke(credentials: ClientCredentials, caller: EndpointCaller): Promise<void> {
-      const client = await authenticate(credentials, caller);
       // A token that is not this client's charges the client's failed requests: nothing is revoked.
-      await metered('oauth.revoke', caller, client.id, async (meter) => {
+      await metered('oauth.revoke', caller, credentials, async (client, meter) => {
         const body = params(credentials.body);
         const token = body.token;
         if (!token) throw invalidRequest('token is required');

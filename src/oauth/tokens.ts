@@ -6,7 +6,7 @@ import { randomToken, sha256Hex } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import { JwtCodec } from '../lib/jwt.js';
 import type { Kernel } from '../kernel.js';
-import * as store from './store.js';
+import * as store from './store/index.js';
 import { AccessTokenSigner } from './access-token-signer.js';
 import { createHotStore } from './hot-store.js';
 import { type ResourceKind, resourceUrl } from './resources.js';

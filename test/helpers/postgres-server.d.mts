@@ -8,5 +8,8 @@ export interface PostgresServer {
   stopSync(): void;
 }
 
-/** Starts a throwaway PostgreSQL server; throws saying what is missing. */
-export function startPostgres(): Promise<PostgresServer>;
+/**
+ * Starts a throwaway PostgreSQL server; throws saying what is missing. `durable` keeps fsync and
+ * synchronous commits on, as a deployment runs it (the benchmark); the tests turn them off.
+ */
+export function startPostgres(options?: { durable?: boolean }): Promise<PostgresServer>;

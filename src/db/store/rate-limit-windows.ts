@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { type OnConflictBuilder, sql } from 'kysely';
+import type { DB } from '../schema.js';
 import type { Executor } from '../tx.js';
 
 /** A fixed window as the database holds it: hits so far and when it ends. */
@@ -8,21 +9,27 @@ export interface StoredWindow {
 }
 
 /**
- * Counts one hit in one statement: a fresh window when there is none or it has ended, else one
- * more in the current one. Concurrent hits from any node serialize on the row, so the count
- * each gets back is exact (docs/postgres.md, Rate limits).
+ * The conflict clause that counts one more hit: a fresh window when the bucket's has ended, else
+ * one more in the current one. Also used by a domain store's statement that charges a limit
+ * together with its own work (docs/postgres.md, Transactions).
+ */
+export const countHitOnConflict = (nowMs: number) => (oc: OnConflictBuilder<DB, 'rate_limit_windows'>) => {
+  const live = sql<boolean>`rate_limit_windows.reset_at_ms > ${nowMs}`;
+  return oc.column('bucket').doUpdateSet({
+    count: sql<number>`case when ${live} then rate_limit_windows.count + 1 else 1 end`,
+    reset_at_ms: sql<number>`case when ${live} then rate_limit_windows.reset_at_ms else excluded.reset_at_ms end`,
+  });
+};
+
+/**
+ * Counts one hit in one statement. Concurrent hits from any node serialize on the row, so the
+ * count each gets back is exact (docs/postgres.md, Rate limits).
  */
 export async function hitWindow(db: Executor, bucket: string, nowMs: number, windowMs: number): Promise<StoredWindow> {
-  const live = sql<boolean>`rate_limit_windows.reset_at_ms > ${nowMs}`;
   const row = await db
     .insertInto('rate_limit_windows')
     .values({ bucket, count: 1, reset_at_ms: nowMs + windowMs })
-    .onConflict((oc) =>
-      oc.column('bucket').doUpdateSet({
-        count: sql<number>`case when ${live} then rate_limit_windows.count + 1 else 1 end`,
-        reset_at_ms: sql<number>`case when ${live} then rate_limit_windows.reset_at_ms else excluded.reset_at_ms end`,
-      }),
-    )
+    .onConflict(countHitOnConflict(nowMs))
     .returning(['count', 'reset_at_ms'])
     .executeTakeFirstOrThrow();
   return { count: Number(row.count), resetAtMs: Number(row.reset_at_ms) };
@@ -37,6 +44,17 @@ export async function readWindow(db: Executor, bucket: string, nowMs: number): P
     .where('reset_at_ms', '>', nowMs)
     .executeTakeFirst();
   return row ? { count: Number(row.count), resetAtMs: Number(row.reset_at_ms) } : null;
+}
+
+/** The live windows of several buckets in one query, by bucket; a bucket without one is absent. */
+export async function readWindows(db: Executor, buckets: string[], nowMs: number): Promise<Map<string, StoredWindow>> {
+  const rows = await db
+    .selectFrom('rate_limit_windows')
+    .select(['bucket', 'count', 'reset_at_ms'])
+    .where('bucket', 'in', buckets)
+    .where('reset_at_ms', '>', nowMs)
+    .execute();
+  return new Map(rows.map((row) => [row.bucket, { count: Number(row.count), resetAtMs: Number(row.reset_at_ms) }]));
 }
 
 /** Drops ended windows; returns how many. */

@@ -7,7 +7,7 @@ import { invalidGrant, invalidRequest, invalidScope, invalidTarget, type OAuthEr
 import { isWellFormedVerifier, verifyS256 } from '../pkce.js';
 import { type ResourceKind } from '../resources.js';
 import type { OAuthTokens, TokenResponse } from '../tokens.js';
-import * as store from '../store.js';
+import * as store from '../store/index.js';
 
 type Outcome =
   | { tokens: TokenResponse }

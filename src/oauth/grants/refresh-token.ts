@@ -8,7 +8,7 @@ import { BUSY, type HotRefreshRow } from '../hot-store.js';
 import type { ResourceKind } from '../resources.js';
 import { formatScope, isSubset, parseScope } from '../scopes.js';
 import type { OAuthTokens, TokenResponse } from '../tokens.js';
-import * as store from '../store.js';
+import * as store from '../store/index.js';
 
 type Outcome =
   | { tokens: TokenResponse }
@@ -80,6 +80,29 @@ export async function refreshTokenGrant(
     return { tokens: tokens.mint(ref, scope, insert) };
   };
 
+  /**
+   * PostgreSQL's usual case in two statements and no transaction: one finds a token every rule
+   * lets this client rotate and charges the meter; one consumes it and inserts its successor
+   * (store.meterRefreshToken, store.rotateRefreshToken; docs/postgres.md, Transactions). Null
+   * when the first finds nothing: the transaction below tells why, with the same rules.
+   */
+  async function rotateInStatements(): Promise<Outcome | null> {
+    const charge = meter.inStatement();
+    if (!charge) return null;
+    const at = clock.now().toISOString();
+    const claim = { tokenHash, clientId: client.id, requested, resource: target, at };
+    const found = await store.meterRefreshToken(db, claim, charge);
+    if (!found) return null;
+    const refused = charge.settle(found.user_id, { count: Number(found.count), resetAtMs: Number(found.reset_at_ms) });
+    if (refused) return { refused };
+    const successors: Array<Parameters<typeof store.rotateRefreshToken>[3]> = [];
+    const result = finish(found, at, (row) => successors.push(row));
+    if (!('tokens' in result)) return result;
+    // Consumed since it was found: another use won, and this one is a reuse.
+    if (!(await store.rotateRefreshToken(db, tokenHash, at, successors[0]))) return { reuse: found };
+    return result;
+  }
+
   const { hot } = tokens;
   let outcome: Outcome | typeof BUSY = await hot.run((): Outcome => {
     const row = hot.findRefreshToken(tokenHash);
@@ -93,6 +116,7 @@ export async function refreshTokenGrant(
     if (!hot.consumeRefreshToken(row!.id, now)) return { reuse: row! };
     return finish(row!, now, hot.insertRefreshToken);
   });
+  if (outcome === BUSY) outcome = (await rotateInStatements()) ?? BUSY;
   if (outcome === BUSY) {
     outcome = await inTransaction<Outcome>(
       db,

@@ -1,6 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
-import type { Executor } from '../db/tx.js';
-import type { OAuthClientsTable, OAuthCodesTable, OAuthGrantsTable, OAuthRefreshTokensTable } from './tables.js';
+import type { Executor } from '../../db/tx.js';
+import type { OAuthClientsTable, OAuthCodesTable, OAuthGrantsTable } from '../tables.js';
 
 export type ClientRow = Selectable<OAuthClientsTable>;
 
@@ -143,45 +143,7 @@ export async function consumeCode(db: Executor, codeHash: string, at: string): P
 export const deleteExpiredCodes = (db: Executor, before: string) =>
   db.deleteFrom('oauth_codes').where('expires_at', '<', before).executeTakeFirst();
 
-// Refresh tokens
-export const insertRefreshToken = (db: Executor, row: Insertable<OAuthRefreshTokensTable>) =>
-  db.insertInto('oauth_refresh_tokens').values(row).execute();
-
-/** A refresh token with its grant, as a query: the hot path prepares it once (hot-store.ts). */
-export const refreshTokenQuery = (db: Executor, tokenHash: string) =>
-  db
-    .selectFrom('oauth_refresh_tokens as r')
-    .innerJoin('oauth_grants as g', 'g.id', 'r.grant_id')
-    .select([
-      'r.token_hash as id',
-      'r.grant_id',
-      'r.expires_at',
-      'r.consumed_at',
-      'g.client_id',
-      'g.user_id',
-      'g.scopes',
-      'g.resource',
-      'g.workspace_id',
-      'g.revoked_at',
-    ])
-    .where('r.token_hash', '=', tokenHash);
-
-export const findRefreshToken = (db: Executor, tokenHash: string) =>
-  refreshTokenQuery(db, tokenHash).executeTakeFirst();
-
-/** Marks a refresh token used; false when it already was (reuse). */
-export async function consumeRefreshToken(db: Executor, tokenHash: string, at: string): Promise<boolean> {
-  const result = await db
-    .updateTable('oauth_refresh_tokens')
-    .set({ consumed_at: at })
-    .where('token_hash', '=', tokenHash)
-    .where('consumed_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
-}
-
-export const deleteExpiredRefreshTokens = (db: Executor, before: string) =>
-  db.deleteFrom('oauth_refresh_tokens').where('expires_at', '<', before).executeTakeFirst();
+export * from './refresh-tokens.js';
 
 // Access tokens revoked one by one
 export const insertRevokedJti = (
