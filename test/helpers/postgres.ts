@@ -1,9 +1,12 @@
+import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { openConfiguredDatabase } from '../../src/db/connection.js';
 import { migrate } from '../../src/db/migrator.js';
+import type { DB } from '../../src/db/schema.js';
 import { migrations } from '../../migrations/index.js';
 import { startPostgres, type PostgresServer } from './postgres-server.mjs';
 
@@ -191,5 +194,19 @@ export async function credentialKeyring(dataDir: string): Promise<{ ids: string[
     return { ids: ['env', ...rows.map((r) => r.id)], active: rows.find((r) => r.active === 1)?.id ?? 'env' };
   } finally {
     await client.end();
+  }
+}
+
+/**
+ * Resolves once some backend of the test database waits on a lock: a request started beside a
+ * held row lock has reached it (the tests of what a concurrent use finds after the wait).
+ */
+export async function untilBackendWaitsOnLock(db: Kysely<DB>): Promise<void> {
+  for (let i = 0; ; i++) {
+    const { rows } = await sql<{ n: number }>`select count(*) as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock'`.execute(db);
+    if (rows[0].n > 0) return;
+    assert.ok(i < 200, 'the request never waited on the held row');
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }

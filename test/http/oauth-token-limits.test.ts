@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { TEST_ENGINE } from '../helpers/postgres.js';
+import { TEST_ENGINE, untilBackendWaitsOnLock } from '../helpers/postgres.js';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import { makeUser } from '../helpers/factories.js';
 import { ManualClock } from '../../src/lib/clock.js';
@@ -122,13 +122,7 @@ describe('token and revoke rate limits', () => {
       await sql`update oauth_refresh_tokens set expires_at = expires_at
         where token_hash = ${sha256Hex(refreshToken)}`.execute(conn);
       const pending = refresh(client, refreshToken, ip);
-      for (let i = 0; ; i++) {
-        const { rows } = await sql<{ n: number }>`select count(*) as n from pg_stat_activity
-          where datname = current_database() and wait_event_type = 'Lock'`.execute(db);
-        if (rows[0].n > 0) break;
-        assert.ok(i < 200, 'the grant never waited on the held row');
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await untilBackendWaitsOnLock(db);
       await sql`commit`.execute(conn);
       return pending;
     });
