@@ -9,6 +9,7 @@ import { checkSchema, migrate, type MigrationResult } from './db/migrator.js';
 import { migrations } from '../migrations/index.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createLogger, type Logger } from './lib/logger.js';
+import { createMissingKeyReport, type MissingKeyReport } from './lib/missing-key.js';
 import { JwtCodec } from './lib/jwt.js';
 import { Mailer } from './lib/mailer.js';
 import { Metrics } from './lib/metrics.js';
@@ -38,6 +39,8 @@ export interface Kernel {
   metrics: Metrics;
   /** The pages' layout, stylesheet and brand (docs/kernel.md, Pages). */
   pages: PageKit;
+  /** Logs a credential key this node lacks once per process (docs/postgres.md, Secrets). */
+  reportMissingKey: MissingKeyReport;
   migration: MigrationResult;
   close(): Promise<void>;
 }
@@ -94,6 +97,7 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
         processMetrics: config.metrics !== null,
       }),
       pages: createPageKit(config.brand),
+      reportMissingKey: createMissingKeyReport(logger),
       migration,
       async close() {
         await changes.stop();

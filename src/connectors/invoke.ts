@@ -216,7 +216,13 @@ export function createInvoker(
         return out;
       } catch (err) {
         // Error codes are a closed list (docs/interface.md): a bounded label.
-        invocations.inc({ outcome: err instanceof DomainError ? err.code.toLowerCase() : 'failed' });
+        const outcome =
+          err instanceof DomainError
+            ? err.code.toLowerCase()
+            : err instanceof MissingCredentialKeyError
+              ? 'not_configured' // answered 503 NOT_CONFIGURED (docs/postgres.md, Secrets)
+              : 'failed';
+        invocations.inc({ outcome });
         throw err;
       }
     },

@@ -13,6 +13,7 @@ import { routeConfig, routeName } from './route-config.js';
 import { joiDetails } from './validation.js';
 import { isUniqueViolation } from '../db/engine.js';
 import { MissingCredentialKeyError } from '../lib/sealed.js';
+import { missingKeyMessage, type MissingKeyReport } from '../lib/missing-key.js';
 import type { PageKit } from './pages.js';
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
@@ -34,12 +35,6 @@ interface MappedError {
   details?: unknown;
   headers: Record<string, string>;
 }
-
-/** What the operator of a node without a rotated key must do (docs/postgres.md, Secrets). */
-const missingKeyMessage = (keyId: string) =>
-  `Credential key "${keyId}" is not in this server's keyring, so a value sealed with it cannot be opened. ` +
-  'An operator must give this server the key: on PostgreSQL every node needs the same GANTRY_SECRET_CREDENTIAL_KEY ' +
-  'and reads rotated keys from the database at start (restart the node); on one machine, secrets.json must hold it.';
 
 function mapError(err: Boom | DomainError): MappedError {
   if (err instanceof DomainError)
@@ -74,9 +69,13 @@ function mapError(err: Boom | DomainError): MappedError {
  * envelope, rate-limit headers, and one JSON log line per request (path only: query strings
  * can carry secrets).
  */
-export function registerResponses(server: Server, logger: Logger, clock: Clock, pages: PageKit): void {
-  // Each missing credential key is reported once per process, not once per request.
-  const reportedMissingKeys = new Set<string>();
+export function registerResponses(
+  server: Server,
+  logger: Logger,
+  clock: Clock,
+  pages: PageKit,
+  reportMissingKey: MissingKeyReport,
+): void {
   server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
     const response = request.response;
     const requestId = requestIdOf(request);
@@ -85,12 +84,8 @@ export function registerResponses(server: Server, logger: Logger, clock: Clock, 
     if (response instanceof DomainError || (response as Boom).isBoom) {
       const err = response as Boom | DomainError;
       const mapped = mapError(err);
-      if (err instanceof MissingCredentialKeyError) {
-        if (!reportedMissingKeys.has(err.keyId)) {
-          reportedMissingKeys.add(err.keyId);
-          logger.error('credential key missing', { keyId: err.keyId, action: missingKeyMessage(err.keyId) });
-        }
-      } else if (mapped.status >= 500) {
+      if (err instanceof MissingCredentialKeyError) reportMissingKey(err.keyId);
+      else if (mapped.status >= 500) {
         logger.error('request failed', {
           requestId,
           route: routeName(request),

@@ -63,7 +63,7 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
   const rateLimit = rateLimitCheck(kernel.limiter, kernel.clock, kernel.metrics);
   const postAuth = installPostAuthSteps(server, rateLimit);
   registerClientAddress(server, kernel.config.trustedProxies);
-  registerResponses(server, kernel.logger, kernel.clock, kernel.pages);
+  registerResponses(server, kernel.logger, kernel.clock, kernel.pages, kernel.reportMissingKey);
   registerPages(server, kernel.pages);
   registerBearerAuth(
     server,

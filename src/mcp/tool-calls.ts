@@ -7,6 +7,8 @@ import { DomainError } from '../http/errors.js';
 import type { Kernel } from '../kernel.js';
 import type { McpCaller } from './caller.js';
 import { argumentsDigest } from '../lib/canonical-json.js';
+import { missingKeyMessage, type MissingKeyReport } from '../lib/missing-key.js';
+import { MissingCredentialKeyError } from '../lib/sealed.js';
 
 type ExposedTool = NonNullable<Awaited<ReturnType<ConnectorsService['tools']['findExposed']>>>;
 
@@ -22,7 +24,8 @@ type Outcome =
   | 'rate_limited'
   | 'refused'
   | 'link_required'
-  | 'upstream_failed';
+  | 'upstream_failed'
+  | 'not_configured';
 
 interface Ended {
   outcome: Outcome;
@@ -58,7 +61,18 @@ const toolError = (text: string, meta?: Record<string, unknown>): ToolCallResult
  * Refusals of the invoke path the model can act on become `isError` results (it can fix its
  * arguments or wait), not protocol errors (docs/mcp.md, Calls). Anything else is rethrown.
  */
-function refusal(err: unknown): Ended {
+function refusal(err: unknown, reportMissingKey: MissingKeyReport): Ended {
+  if (err instanceof MissingCredentialKeyError) {
+    // A node a key rotation did not reach (docs/postgres.md, Secrets): the operator's to fix,
+    // which the model can only pass on; the REST path answers 503 NOT_CONFIGURED.
+    reportMissingKey(err.keyId);
+    return {
+      outcome: 'not_configured',
+      result: toolError(
+        `This tool could not run: this server is missing a credential key that an operator must provide. ${missingKeyMessage(err.keyId)}`,
+      ),
+    };
+  }
   if (err instanceof LinkRequired) {
     // docs/mcp.md, Calls: the caller's own account is missing (per_user); the model tells the human.
     const link = { instanceId: err.instanceId, url: err.linkUrl };
@@ -110,7 +124,7 @@ function passThrough(answer: unknown): Ended {
  * row per call with a digest of the arguments, never the arguments.
  */
 export function createToolCalls(
-  kernel: Pick<Kernel, 'db' | 'metrics'>,
+  kernel: Pick<Kernel, 'db' | 'metrics' | 'reportMissingKey'>,
   deps: { connectors: ConnectorsService; audit: AuditService },
 ) {
   const { db } = kernel;
@@ -175,7 +189,9 @@ export function createToolCalls(
       const tool = await connectors.tools.findExposed(caller.ws, name);
       if (!tool) return null;
       const started = performance.now();
-      const ended = await (tool.requiresApproval ? gate : run)(caller, tool, args, relay).catch(refusal);
+      const ended = await (tool.requiresApproval ? gate : run)(caller, tool, args, relay).catch((err: unknown) =>
+        refusal(err, kernel.reportMissingKey),
+      );
       counted.inc({ outcome: ended.outcome });
       await inTransaction(db, (trx) =>
         audit.record(trx, caller.principal, {

@@ -384,7 +384,13 @@ describe('chat runs', () => {
       tokenId: 'jti-1',
     });
     const server = Hapi.server();
-    registerResponses(server, createLogger('silent'), clock, createPageKit({ name: 'Gantry', logoUrl: null }));
+    registerResponses(
+      server,
+      createLogger('silent'),
+      clock,
+      createPageKit({ name: 'Gantry', logoUrl: null }),
+      () => undefined,
+    );
     registerBearerAuth(server, [
       {
         name: 'oauth-stand-in',

@@ -44,7 +44,13 @@ describe('bearer authentication: credential kinds and route rules', () => {
   let server: Server;
   before(async () => {
     server = Hapi.server();
-    registerResponses(server, createLogger('silent'), systemClock, createPageKit({ name: 'Gantry', logoUrl: null }));
+    registerResponses(
+      server,
+      createLogger('silent'),
+      systemClock,
+      createPageKit({ name: 'Gantry', logoUrl: null }),
+      () => undefined,
+    );
     registerBearerAuth(server, verifiers);
     const handler = (request: Parameters<Hapi.Lifecycle.Method>[0], h: Parameters<Hapi.Lifecycle.Method>[1]) =>
       reply(request, h, { userId: principalOf(request).userId, kind: principalOf(request).kind });
