@@ -59,7 +59,7 @@ export interface KnownCallers {
 
 type Entry =
   | { kind: 'anonymous'; routeId: string; answer: PreparedAnswer }
-  | { kind: 'caller'; routeId: string; answer: CallerAnswer; config?: GantryRouteConfig };
+  | { kind: 'caller'; routeId: string; answer: CallerAnswer };
 
 // By listener: a plugin's server object is its own view of the one server, the listener is shared.
 const answersByListener = new WeakMap<Server['listener'], Map<string, Entry>>();
@@ -89,25 +89,23 @@ export function servePreparedForCaller(server: Server, path: string, routeId: st
   register(server, path, { kind: 'caller', routeId, answer });
 }
 
-/** The headers and bytes of a prepared authenticated answer, or undefined to leave it to hapi. */
-function callerAnswer(
+/**
+ * What a prepared authenticated answer says, when every decision is in memory: its caller, its
+ * data and the limit's decision (counted); undefined to leave the request to hapi.
+ */
+function decideForCaller(
   entry: Extract<Entry, { kind: 'caller' }>,
   config: GantryRouteConfig,
   req: IncomingMessage,
   callers: KnownCallers,
-  requestId: string,
-  receivedMs: number,
-): { principal: Principal; prepared: PreparedResponse } | undefined {
+): { principal: Principal; data: unknown; decision: RateDecision | null } | undefined {
   const principal = callers.identify(req.headers.authorization, config);
   if (principal === undefined) return undefined;
   const data = entry.answer(principal);
   if (data === undefined) return undefined;
   // Counted last: a request left to hapi is counted there, once.
   const decision = callers.count(entry.routeId, config, principal);
-  if (decision === undefined) return undefined;
-  const body = Buffer.from(JSON.stringify(successEnvelope(requestId, receivedMs, data)));
-  const headers = { ...JSON_HEADERS, ...(decision ? allowedRateLimitHeaders(decision) : {}) };
-  return { principal, prepared: { statusCode: 200, headers, body } };
+  return decision === undefined ? undefined : { principal, data, decision };
 }
 
 /**
@@ -137,32 +135,36 @@ export function installPreparedAnswers(
     const entry = req.method === 'GET' ? answers.get(req.url ?? '') : undefined;
     if (entry === undefined) return dispatch(req, res);
     const receivedMs = Date.now();
-    const requestId = inboundRequestId(req.headers['x-request-id']);
     let prepared: PreparedResponse | undefined;
-    let userId: string | undefined;
+    let known: ReturnType<typeof decideForCaller>;
     if (entry.kind === 'anonymous') prepared = entry.answer(req.headers);
-    else if (callers !== null) {
-      const answered = callerAnswer(entry, configs.get(entry)!, req, callers, requestId, receivedMs);
-      prepared = answered?.prepared;
-      userId = answered?.principal.userId;
-    }
-    if (prepared === undefined) return dispatch(req, res);
-    res.statusCode = prepared.statusCode;
-    for (const name in prepared.headers) res.setHeader(name, prepared.headers[name]);
+    else if (callers !== null) known = decideForCaller(entry, configs.get(entry)!, req, callers);
+    if (prepared === undefined && known === undefined) return dispatch(req, res);
+    const requestId = inboundRequestId(req.headers['x-request-id']);
+    const answer: PreparedResponse =
+      known === undefined
+        ? prepared!
+        : {
+            statusCode: 200,
+            headers: { ...JSON_HEADERS, ...(known.decision ? allowedRateLimitHeaders(known.decision) : {}) },
+            body: Buffer.from(JSON.stringify(successEnvelope(requestId, receivedMs, known.data))),
+          };
+    res.statusCode = answer.statusCode;
+    for (const name in answer.headers) res.setHeader(name, answer.headers[name]);
     res.setHeader('x-request-id', requestId);
     for (const name in SECURITY_HEADERS) res.setHeader(name, SECURITY_HEADERS[name as keyof typeof SECURITY_HEADERS]);
-    if (prepared.body !== null) res.setHeader('content-length', prepared.body.length);
-    res.end(prepared.body ?? undefined);
+    if (answer.body !== null) res.setHeader('content-length', answer.body.length);
+    res.end(answer.body ?? undefined);
     record?.({
       requestId,
       routeId: entry.routeId,
       method: 'GET',
       path: req.url!,
-      status: prepared.statusCode,
+      status: answer.statusCode,
       receivedMs,
       peer: req.socket.remoteAddress ?? 'unknown',
       forwardedFor: req.headers['x-forwarded-for'],
-      userId,
+      userId: known?.principal.userId,
     });
   });
 }
