@@ -1,6 +1,6 @@
 import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import { DomainError, unauthorized } from './errors.js';
-import { routeConfig } from './route-config.js';
+import { routeConfig, type GantryRouteConfig } from './route-config.js';
 
 /** Who is calling, whatever the credential. */
 export interface Principal {
@@ -39,6 +39,11 @@ export interface BearerVerifier {
   name: string;
   /** May answer synchronously (a cache hit) to spare the hot path a promise. */
   verify(token: string): Principal | null | undefined | Promise<Principal | null | undefined>;
+  /**
+   * The principal when the verifier holds a live answer for the token in memory, with no
+   * work and no side effect; undefined for anything else (then only `verify` decides).
+   */
+  cached?(token: string): Principal | undefined;
 }
 
 export function principalOf(request: Request): Principal {
@@ -122,7 +127,8 @@ function accept(
   count: SchemeCount | undefined,
 ): AuthAnswer | Promise<AuthAnswer> {
   if (principal === null) throw invalidToken();
-  checkRouteAccess(request, principal);
+  const refusal = routeAccessRefusal(routeConfig(request), principal);
+  if (refusal) throw refusal;
   const credentials = principal as unknown as Record<string, unknown>;
   let counted: Promise<void> | undefined;
   try {
@@ -145,14 +151,14 @@ const invalidToken = () =>
 /**
  * The route's rules for the credential kind: third-party OAuth tokens need the route's scope,
  * API keys need a route that accepts them; first-party sessions pass. Checked inside the
- * scheme (not in a separate lifecycle step: this is every authenticated request's hot path).
+ * scheme (not in a separate lifecycle step: this is every authenticated request's hot path)
+ * and before a prepared answer (src/http/prepared.ts). The error, or null when it may call.
  */
-function checkRouteAccess(request: Request, principal: Principal): void {
-  if (principal.kind === 'session') return;
-  const config = routeConfig(request);
+function routeAccessRefusal(config: GantryRouteConfig, principal: Principal): DomainError | null {
+  if (principal.kind === 'session') return null;
   if (principal.kind === 'oauth') {
     if (!config.scope || !principal.scopes?.includes(config.scope)) {
-      throw new DomainError(
+      return new DomainError(
         'INSUFFICIENT_SCOPE',
         config.scope
           ? `This endpoint needs the ${config.scope} scope`
@@ -164,6 +170,24 @@ function checkRouteAccess(request: Request, principal: Principal): void {
       );
     }
   } else if (principal.kind === 'api_key' && !config.apiKeys) {
-    throw new DomainError('FORBIDDEN', 'API keys cannot call this endpoint');
+    return new DomainError('FORBIDDEN', 'API keys cannot call this endpoint');
   }
+  return null;
+}
+
+/**
+ * The caller of a request answered in front of hapi (src/http/prepared.ts): the principal when
+ * the first verifier holds the token's live answer in memory and the route lets that caller
+ * in; undefined for anything else (no token, another form, a cache miss, a refusal), which
+ * hapi's path then authenticates and answers as always. No side effect.
+ */
+export function cachedCaller(
+  verifiers: readonly BearerVerifier[],
+  header: string | undefined,
+  config: GantryRouteConfig,
+): Principal | undefined {
+  const token = header === undefined ? null : bearerToken(header);
+  if (token === null) return undefined;
+  const principal = verifiers[0]?.cached?.(token);
+  return principal !== undefined && routeAccessRefusal(config, principal) === null ? principal : undefined;
 }

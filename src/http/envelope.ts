@@ -33,12 +33,19 @@ export function inboundRequestId(inbound: string | string[] | undefined): string
 }
 
 export function durationOf(request: Request): number {
-  return Math.round((Date.now() - request.info.received) * 100) / 100;
+  return elapsedMs(request.info.received);
 }
 
+const elapsedMs = (receivedMs: number) => Math.round((Date.now() - receivedMs) * 100) / 100;
+
 /** The success envelope (docs/interface.md, Envelope): data, meta (requestId, durationMs, list fields), error null. */
-function envelope<T>(request: Request, data: T, meta?: Record<string, unknown>): Envelope<T> {
-  return { data, meta: { requestId: requestIdOf(request), durationMs: durationOf(request), ...meta }, error: null };
+export function successEnvelope<T>(
+  requestId: string,
+  receivedMs: number,
+  data: T,
+  meta?: Record<string, unknown>,
+): Envelope<T> {
+  return { data, meta: { requestId, durationMs: elapsedMs(receivedMs), ...meta }, error: null };
 }
 
 /** Replies with the envelope and a status (200 unless told). */
@@ -48,5 +55,7 @@ export function reply<T>(
   data: T,
   options: { status?: number; meta?: Record<string, unknown> } = {},
 ): ResponseObject {
-  return h.response(envelope(request, data, options.meta)).code(options.status ?? 200);
+  return h
+    .response(successEnvelope(requestIdOf(request), request.info.received, data, options.meta))
+    .code(options.status ?? 200);
 }

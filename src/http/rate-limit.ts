@@ -193,6 +193,15 @@ export class RateLimiter {
   }
 }
 
+/** The headers of a request the limit let through, named as hapi writes them (lower case). */
+export function allowedRateLimitHeaders(decision: RateDecision): Record<string, string> {
+  return {
+    'x-ratelimit-limit': String(decision.limit),
+    'x-ratelimit-remaining': String(decision.remaining),
+    'x-ratelimit-reset': String(Math.ceil(decision.resetAt.getTime() / 1000)),
+  };
+}
+
 /** The header values of a decision; Retry-After only on a refusal. */
 export function rateLimitHeaders(decision: RateDecision, nowMs: number): Record<string, string> {
   const headers: Record<string, string> = {
@@ -211,8 +220,10 @@ export function rateLimitHeaders(decision: RateDecision, nowMs: number): Record<
  */
 function rateLimitSubject(request: Request, principal?: Principal): string {
   const caller = principal ?? (request.auth.credentials as unknown as Principal | undefined);
-  return caller ? `user:${caller.userId}` : `ip:${clientAddressOf(request)}`;
+  return caller ? userSubject(caller) : `ip:${clientAddressOf(request)}`;
 }
+
+const userSubject = (caller: Principal) => `user:${caller.userId}`;
 
 /**
  * The bucket of one route for one caller; another route can charge it (the same action
@@ -220,6 +231,27 @@ function rateLimitSubject(request: Request, principal?: Principal): string {
  */
 export const rateLimitBucket = (routeId: string, request: Request, principal?: Principal): string =>
   `${routeId}|${rateLimitSubject(request, principal)}`;
+
+/**
+ * Counts a request answered in front of hapi (src/http/prepared.ts) for an authenticated caller,
+ * in the bucket and by the rule hapi's path would use: the decision when the rule counts in
+ * memory and lets it through; null when the route counts nothing; undefined, having counted
+ * nothing, when the rule counts in the database or refuses (hapi's path then counts it and
+ * answers the 429).
+ */
+export function countKnownCaller(
+  limiter: RateLimiter,
+  routeId: string,
+  rule: RateLimitRule | false | undefined,
+  principal: Principal,
+): RateDecision | null | undefined {
+  if (rule === false) return null;
+  const effective = rule ?? DEFAULT_RATE_LIMIT;
+  if (limiter.countsShared(effective)) return undefined;
+  // A refused hit counts nothing (RateLimiter.hit).
+  const decision = limiter.hit(`${routeId}|${userSubject(principal)}`, effective);
+  return decision.allowed ? decision : undefined;
+}
 
 /** Counts one request (429 past the limit); a promise only when the rule counts in the database. */
 export type RateLimitCount = (request: Request, principal?: Principal) => Promise<void> | undefined;

@@ -1,8 +1,8 @@
 import Hapi, { type Server } from '@hapi/hapi';
-import { registerBearerAuth } from './auth.js';
+import { cachedCaller, registerBearerAuth } from './auth.js';
 import { registerClientAddress } from './client-address.js';
 import { registerHealth } from './health.js';
-import { DEFAULT_RATE_LIMIT, rateLimitCheck } from './rate-limit.js';
+import { countKnownCaller, DEFAULT_RATE_LIMIT, rateLimitCheck } from './rate-limit.js';
 import { registerOpenApi } from './openapi/route.js';
 import { registerRequestMetrics } from './metrics.js';
 import { installPostAuthSteps } from './post-auth.js';
@@ -65,11 +65,12 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
   registerClientAddress(server, kernel.config.trustedProxies);
   registerResponses(server, kernel.logger, kernel.clock, kernel.pages, kernel.reportMissingKey);
   registerPages(server, kernel.pages);
-  registerBearerAuth(
-    server,
-    [services.identity.sessionVerifier, services.oauth.accessTokenVerifier, services.accounts.apiKeyVerifier],
-    postAuth.countInScheme,
-  );
+  const verifiers = [
+    services.identity.sessionVerifier,
+    services.oauth.accessTokenVerifier,
+    services.accounts.apiKeyVerifier,
+  ];
+  registerBearerAuth(server, verifiers, postAuth.countInScheme);
   const countRequest = registerRequestMetrics(server, kernel.metrics);
   registerHealth(
     server,
@@ -130,6 +131,9 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     !options.statusOnly,
   );
   postAuth.assertCovered(server);
-  installPreparedAnswers(server, preparedAnswerRecorder(kernel.logger, countRequest, kernel.config.trustedProxies));
+  installPreparedAnswers(server, preparedAnswerRecorder(kernel.logger, countRequest, kernel.config.trustedProxies), {
+    identify: (authorization, config) => cachedCaller(verifiers, authorization, config),
+    count: (routeId, config, principal) => countKnownCaller(kernel.limiter, routeId, config.rateLimit, principal),
+  });
   return server;
 }

@@ -92,6 +92,11 @@ export function createSessions(kernel: Kernel) {
       }
       return verifySlowly(token, entry);
     },
+    cached(token) {
+      const entry = principals.get(token);
+      if (entry === undefined || entry.expMs <= clock.now().getTime()) return undefined;
+      return activeCache.get(entry.principal.sessionId!) === true ? entry.principal : undefined;
+    },
   };
 
   /** The first sight of a token, or of its session since the cache forgot it. */

@@ -1,6 +1,7 @@
 import type { DomainPlugin } from '../http/plugin.js';
 import { NotificationStreams } from './live.js';
-import { notificationsRoutes } from './routes.js';
+import { servePreparedForCaller } from '../http/prepared.js';
+import { cachedUnreadCount, notificationsRoutes } from './routes.js';
 
 export const notificationsPlugin: DomainPlugin = {
   name: 'notifications',
@@ -16,5 +17,9 @@ export const notificationsPlugin: DomainPlugin = {
     // Streams never end by themselves: end them before hapi waits for in-flight responses.
     server.ext('onPreStop', () => streams.closeAll());
     server.route(notificationsRoutes(deps, streams));
+    // Polled by every open client (docs/notifications.md, Unread count).
+    servePreparedForCaller(server, '/notifications/unread-count', 'notifications.unread-count', (principal) =>
+      cachedUnreadCount(services.notifications, principal.userId),
+    );
   },
 };

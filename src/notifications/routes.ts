@@ -4,9 +4,15 @@ import type { GantryRouteConfig } from '../http/route-config.js';
 import { reply } from '../http/envelope.js';
 import { bearerToken, principalOf } from '../http/auth.js';
 import { countOpenStream, SSE_HEADERS } from '../http/sse.js';
-import type { ListQuery } from './service.js';
+import type { ListQuery, NotificationsService } from './service.js';
 import type { NotificationStreams } from './live.js';
 import { idParams, listQuery, responses } from './schemas.js';
+
+/** The unread-count route's data when the count is cached, else undefined. */
+export function cachedUnreadCount(notifications: NotificationsService, userId: string): { count: number } | undefined {
+  const count = notifications.cachedUnreadCount(userId);
+  return count === undefined ? undefined : { count };
+}
 
 const perMinute = (limit: number, answers: GantryRouteConfig['responses']): GantryRouteConfig => ({
   rateLimit: { limit, windowSec: 60 },
@@ -37,11 +43,12 @@ export function notificationsRoutes(app: PluginDeps, streams: NotificationStream
       method: 'GET',
       path: '/notifications/unread-count',
       options: { id: 'notifications.unread-count', plugins: { gantry: perMinute(60, responses.unreadCount) } },
-      // Polled by every open client: a cached count is answered without a promise.
+      // Polled by every open client: a cached count is answered without a promise, and in
+      // front of hapi once the caller is known (src/notifications/plugin.ts).
       handler: (request, h) => {
         const { userId } = principalOf(request);
-        const cached = notifications.cachedUnreadCount(userId);
-        if (cached !== undefined) return reply(request, h, { count: cached });
+        const cached = cachedUnreadCount(notifications, userId);
+        if (cached !== undefined) return reply(request, h, cached);
         return notifications.unreadCount(userId).then((count) => reply(request, h, { count }));
       },
     },
