@@ -120,6 +120,28 @@ function cpuMs(pid: number): number | null {
   }
 }
 
+/**
+ * CPU time in ms of the given processes, each with its direct children: for PostgreSQL's
+ * postmaster, its backends and background writers. A child that exited is not counted.
+ */
+export function processTreeCpuMs(pids: number[]): number {
+  let total = 0;
+  for (const pid of pids) {
+    let children: number[] = [];
+    try {
+      children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number);
+    } catch {
+      // No such process (or no children file): only its own time, if any.
+    }
+    for (const each of [pid, ...children]) total += cpuMs(each) ?? 0;
+  }
+  return total;
+}
+
 export interface Gantry {
   url: string;
   dataDir: string;
@@ -438,4 +460,6 @@ export interface LoadFigures {
   p50: number;
   p99: number;
   non2xx: number;
+  /** Server CPU per successful response, in µs, by process group (Gantry or the reference, PostgreSQL). */
+  cpuUs?: Record<string, number>;
 }

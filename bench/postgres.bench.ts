@@ -5,7 +5,8 @@
 // cluster helper, test/helpers/cluster.ts). A throwaway PostgreSQL server
 // (test/helpers/postgres-server.mjs) with its durability settings on, loopback only. Client pinned to CPU 0;
 // every server process (Gantry nodes, PostgreSQL, oidc-provider) to CPU 1 where taskset exists,
-// so each engine gets the same single core. Only 2xx responses count. Bounded: about 3 minutes.
+// so each engine gets the same single core. Only 2xx responses count; each row also gives the CPU
+// time per 2xx of the answering processes and of PostgreSQL's. Bounded: about 3 minutes.
 import { execSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +19,7 @@ import {
   HAS_TASKSET,
   type LoadFigures,
   mintRefreshTokens,
+  processTreeCpuMs,
   refreshRequests,
   startOnServerCore,
 } from './lib.js';
@@ -33,16 +35,32 @@ const POOL = {
   postgres: Number(process.env.BENCH_POOL_PG ?? 20_000),
 };
 
-/** Warm-up, then the measured run; several option sets run at once (one per node) and add up. */
-async function measure(split: autocannon.Options[]): Promise<LoadFigures> {
+/** The server processes of a row, by group, whose CPU time is measured (each with its children). */
+type ServerProcesses = Record<string, number[]>;
+
+/**
+ * Warm-up, then the measured run; several option sets run at once (one per node) and add up.
+ * The servers' CPU time over the measured run, per 2xx answer, says where a refresh's cost is
+ * (the node, the database) whatever else the shared machine runs meanwhile.
+ */
+async function measure(split: autocannon.Options[], servers: ServerProcesses): Promise<LoadFigures> {
   const connections = CONNECTIONS / split.length;
   await Promise.all(split.map((o) => autocannon({ ...o, connections, duration: WARMUP_SEC })));
+  const cpuBefore = Object.values(servers).map(processTreeCpuMs);
   const runs = await Promise.all(split.map((o) => autocannon({ ...o, connections, duration: DURATION_SEC })));
+  const ok = runs.reduce((n, r) => n + r['2xx'], 0);
+  const cpuUs = Object.fromEntries(
+    Object.entries(servers).map(([group, pids], i) => [
+      group,
+      ok > 0 ? Math.round(((processTreeCpuMs(pids) - cpuBefore[i]) * 1000) / ok) : 0,
+    ]),
+  );
   return {
-    rps: runs.reduce((n, r) => n + r['2xx'], 0) / DURATION_SEC,
+    rps: ok / DURATION_SEC,
     p50: Math.max(...runs.map((r) => r.latency.p50)),
     p99: Math.max(...runs.map((r) => r.latency.p99)),
     non2xx: runs.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0),
+    cpuUs,
   };
 }
 
@@ -79,18 +97,21 @@ async function main() {
     t = Date.now();
     const postgres = await mintRefreshTokens(pgEnv, POOL.postgres);
     console.log(`minted ${POOL.postgres} refresh tokens on PostgreSQL in ${Date.now() - t} ms`);
-    children.push(
-      await startOnServerCore([path.join(ROOT, 'bin/gantry'), 'serve'], /gantry listening on/, 'gantry', sqliteEnv),
+    const sqliteNode = await startOnServerCore(
+      [path.join(ROOT, 'bin/gantry'), 'serve'],
+      /gantry listening on/,
+      'gantry',
+      sqliteEnv,
     );
+    children.push(sqliteNode);
     const oidcPort = await freePort();
     const poolFile = path.join(home, 'oidc-pool.json');
-    children.push(
-      await startOnServerCore(
-        ['--import', 'tsx', path.join(ROOT, 'bench/oidc-reference.ts'), String(oidcPort), poolFile, '30000'],
-        /ready/,
-        'oidc-provider',
-      ),
+    const oidc = await startOnServerCore(
+      ['--import', 'tsx', path.join(ROOT, 'bench/oidc-reference.ts'), String(oidcPort), poolFile, '30000'],
+      /ready/,
+      'oidc-provider',
     );
+    children.push(oidc);
     const ref = JSON.parse(readFileSync(poolFile, 'utf8')) as { refreshTokens: string[]; accessToken: string };
     const refAuth = `Basic ${Buffer.from('bench-client:bench-secret-that-is-long-enough-for-hs256-0001').toString('base64')}`;
 
@@ -107,12 +128,26 @@ async function main() {
     const pgSingle = postgres.pool.slice(0, half);
     const pgSplit = postgres.pool.slice(half);
     const quarter = Math.floor(pgSplit.length / 2);
-    const rows: Array<[string, autocannon.Options[]]> = [
-      ['oidc-provider refresh (in memory)', [refreshRequests(`${oidcBase}/token`, refAuth, ref.refreshTokens)]],
-      ['SQLite refresh', [refreshRequests(`${sqliteBase}/api/v1/oauth/token`, sqlite.authorization, sqlite.pool)]],
+    // Whose CPU each row measures: the server answering, and for PostgreSQL the database too.
+    const [pidA, pidB] = cluster.nodes.map((node) => node.proc.pid!);
+    const reference: ServerProcesses = { server: [oidc.proc.pid!] };
+    const onSqlite: ServerProcesses = { server: [sqliteNode.proc.pid!] };
+    const onPostgres = (pids: number[]): ServerProcesses => ({ server: pids, postgres: [server.pid!] });
+    const rows: Array<[string, autocannon.Options[], ServerProcesses]> = [
+      [
+        'oidc-provider refresh (in memory)',
+        [refreshRequests(`${oidcBase}/token`, refAuth, ref.refreshTokens)],
+        reference,
+      ],
+      [
+        'SQLite refresh',
+        [refreshRequests(`${sqliteBase}/api/v1/oauth/token`, sqlite.authorization, sqlite.pool)],
+        onSqlite,
+      ],
       [
         'PostgreSQL refresh, 1 node',
         [refreshRequests(`${nodeA}/api/v1/oauth/token`, postgres.authorization, pgSingle)],
+        onPostgres([pidA]),
       ],
       [
         'PostgreSQL refresh, 2 nodes',
@@ -120,31 +155,35 @@ async function main() {
           refreshRequests(`${nodeA}/api/v1/oauth/token`, postgres.authorization, pgSplit.slice(0, quarter)),
           refreshRequests(`${nodeB}/api/v1/oauth/token`, postgres.authorization, pgSplit.slice(quarter)),
         ],
+        onPostgres([pidA, pidB]),
       ],
       [
         'oidc-provider GET /me (in memory)',
         [{ url: `${oidcBase}/me`, headers: { authorization: `Bearer ${ref.accessToken}` } }],
+        reference,
       ],
-      ['SQLite GET /oauth/userinfo', [userinfo(sqliteBase, sqlite.accessToken)]],
-      ['PostgreSQL GET /oauth/userinfo, 1 node', [userinfo(nodeA, postgres.accessToken)]],
+      ['SQLite GET /oauth/userinfo', [userinfo(sqliteBase, sqlite.accessToken)], onSqlite],
+      ['PostgreSQL GET /oauth/userinfo, 1 node', [userinfo(nodeA, postgres.accessToken)], onPostgres([pidA])],
       [
         'PostgreSQL GET /oauth/userinfo, 2 nodes',
         [userinfo(nodeA, postgres.accessToken), userinfo(nodeB, postgres.accessToken)],
+        onPostgres([pidA, pidB]),
       ],
     ];
     const results = new Map<string, LoadFigures>();
-    for (const [name, split] of rows) results.set(name, await measure(split));
+    for (const [name, split, servers] of rows) results.set(name, await measure(split, servers));
 
     console.log(
       `\nPostgreSQL beside SQLite: ${CONNECTIONS} connections in all, ${WARMUP_SEC} s warm-up + ${DURATION_SEC} s measured, pinned=${HAS_TASKSET}`,
     );
     console.log(
-      `${'target'.padEnd(40)} ${'2xx/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'non-2xx'.padStart(8)}`,
+      `${'target'.padEnd(40)} ${'2xx/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'non-2xx'.padStart(8)} ${'server µs'.padStart(10)} ${'postgres µs'.padStart(12)}`,
     );
     for (const [name, f] of results)
       console.log(
-        `${name.padEnd(40)} ${f.rps.toFixed(0).padStart(8)} ${String(f.p50).padStart(7)} ${String(f.p99).padStart(7)} ${String(f.non2xx).padStart(8)}`,
+        `${name.padEnd(40)} ${f.rps.toFixed(0).padStart(8)} ${String(f.p50).padStart(7)} ${String(f.p99).padStart(7)} ${String(f.non2xx).padStart(8)} ${String(f.cpuUs?.server ?? '').padStart(10)} ${String(f.cpuUs?.postgres ?? '').padStart(12)}`,
       );
+    console.log('(server µs, postgres µs: CPU time per 2xx answer of the answering processes and of the database)');
     const ratio = (a: string, b: string) => (results.get(a)!.rps / results.get(b)!.rps).toFixed(2);
     console.log(
       `refresh  PostgreSQL/oidc-provider: ${ratio('PostgreSQL refresh, 1 node', 'oidc-provider refresh (in memory)')}x; PostgreSQL/SQLite: ${ratio('PostgreSQL refresh, 1 node', 'SQLite refresh')}x`,
