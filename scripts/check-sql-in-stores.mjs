@@ -9,10 +9,13 @@ import path from 'node:path';
 const SQL = /selectFrom|insertInto|updateTable|deleteFrom|sql`/;
 const STORE = /store(\.ts|\/)/;
 
+// The TypeScript sources only: the test run's compiled copy of src/ (test/helpers/test-build.mjs)
+// has a .js file beside each, which is not where a statement is written.
 function files(dir) {
   return readdirSync(dir).flatMap((name) => {
     const full = path.join(dir, name);
-    return statSync(full).isDirectory() ? files(full) : [full];
+    if (statSync(full).isDirectory()) return files(full);
+    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [full] : [];
   });
 }
 

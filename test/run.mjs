@@ -1,6 +1,7 @@
-// Runs every test file under test/ with node's test runner (tsx for TypeScript), on SQLite and on
-// PostgreSQL (docs/postgres.md, Tests). Node 20 cannot take quoted globs, so the files are listed
-// here.
+// Runs every test file under test/ with node's test runner, on SQLite and on PostgreSQL
+// (docs/postgres.md, Tests). The TypeScript is compiled to JavaScript once, before the run, into a
+// temporary directory (test/helpers/test-build.mjs), and the compiled files run without tsx.
+// Node 20 cannot take quoted globs, so the files are listed here.
 //
 // GANTRY_TEST_ENGINE=sqlite or =postgres runs one engine, with the runner's own output; unset
 // runs both halves one after the other, each with its lines prefixed by its engine.
@@ -8,10 +9,12 @@
 // loaded machine pushes spawned binaries past their start-up timeouts (docs/postgres.md,
 // Test run times).
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { chromiumPath } from './helpers/chromium-path.mjs';
+import { buildTests } from './helpers/test-build.mjs';
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -21,8 +24,18 @@ function find(dir) {
   });
 }
 
+const root = fileURLToPath(new URL('..', import.meta.url));
 const only = process.argv.slice(2);
-const files = only.length > 0 ? only : find('test').sort();
+// Paths from the repository's root, whatever the working directory.
+const fromRoot = (f) => path.relative(root, path.resolve(f));
+const missing = only.filter(
+  (f) => !existsSync(f) || !/^test\/.+\.test\.ts$/.test(fromRoot(f).split(path.sep).join('/')),
+);
+if (missing.length > 0) {
+  console.error(`not a test file under test/ (*.test.ts): ${missing.join(', ')}`);
+  process.exit(2);
+}
+const files = only.length > 0 ? only.map(fromRoot) : find(path.join(root, 'test')).map(fromRoot).sort();
 const requested = process.env.GANTRY_TEST_ENGINE;
 if (requested && requested !== 'sqlite' && requested !== 'postgres') {
   console.error(`GANTRY_TEST_ENGINE must be sqlite or postgres (unset runs both), not ${requested}`);
@@ -52,8 +65,24 @@ const isClusterFile = (f) => f.split(path.sep).includes('cluster');
  */
 const DATABASE_PATHS =
   /createTestApp|createAppContext|createKernel|openDatabase|openConfiguredDatabase|testDatabaseEnv|testEnvFor|spawnGantry|startGantry|startCluster|runBin|runCli|withApp|helpers\/(app|cli|spawn|postgres)\.js/;
-const usesDatabase = (f) => DATABASE_PATHS.test(readFileSync(f, 'utf8'));
+const usesDatabase = (f) => DATABASE_PATHS.test(readFileSync(path.join(root, f), 'utf8'));
 let postgres = null;
+let testBuild = null;
+const stopPostgres = async () => {
+  await postgres?.stop();
+  postgres = null;
+};
+// Whatever ends the run (a signal, a failed start, the end) removes the build.
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => stopPostgres().then(() => process.exit(130)));
+process.once('exit', () => testBuild?.remove());
+try {
+  testBuild = buildTests(root);
+} catch (err) {
+  console.error(`cannot compile the tests: ${err.message}`);
+  process.exit(1);
+}
+/** A test file's compiled copy in the build. */
+const compiled = (f) => path.join(testBuild.dir, f).replace(/\.ts$/, '.js');
 if ((engines.includes('postgres') || files.some(isClusterFile)) && !process.env.GANTRY_TEST_DATABASE_URL) {
   const { startPostgres } = await import('./helpers/postgres-server.mjs');
   try {
@@ -63,11 +92,6 @@ if ((engines.includes('postgres') || files.some(isClusterFile)) && !process.env.
     process.exit(1);
   }
 }
-const stopPostgres = async () => {
-  await postgres?.stop();
-  postgres = null;
-};
-for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => stopPostgres().then(() => process.exit(130)));
 
 /**
  * One engine's half. A hung test fails after five minutes instead of stalling the run (the
@@ -84,7 +108,7 @@ function runHalf(engine, prefixed) {
   const started = Date.now();
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...own],
+    ['--test', '--test-concurrency=2', '--test-timeout=300000', ...own.map(compiled)],
     { stdio: prefixed ? ['ignore', 'pipe', 'pipe'] : 'inherit', env },
   );
   const counts = {};
