@@ -60,3 +60,20 @@ export async function makeTeam(app: AppContext, roles: string[] = []) {
   }
   return { owner, account, members };
 }
+
+/**
+ * Runs `seal` with the credential key `keyId` active, as a node that has it; afterwards `app`
+ * lacks that key, as a node a rotation did not reach (docs/postgres.md, Secrets).
+ */
+export async function sealUnderLostKey(app: AppContext, keyId: string, key: Buffer, seal: () => Promise<unknown>) {
+  const { secrets } = app.kernel;
+  const active = secrets.activeCredentialKeyId;
+  secrets.credentialKeys.set(keyId, key);
+  secrets.activeCredentialKeyId = keyId;
+  try {
+    await seal();
+  } finally {
+    secrets.activeCredentialKeyId = active;
+    secrets.credentialKeys.delete(keyId);
+  }
+}

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { AI_ENV, aiMember, configure } from '../helpers/ai.js';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-ai.js';
-import { makeTeam } from '../helpers/factories.js';
+import { makeTeam, sealUnderLostKey } from '../helpers/factories.js';
 import { startModernMcpServer, type McpFake } from '../helpers/mcp-servers.js';
 
 const RUNS = '/api/v1/features/chat/runs';
@@ -20,18 +20,7 @@ describe('a value sealed with a credential key this node lacks', () => {
   let mcp: McpFake;
   const lostKey = randomBytes(32);
   /** Runs `seal` with the key `x9` active, as a node that has it; afterwards this node lacks it. */
-  const underLostKey = async (seal: () => Promise<unknown>) => {
-    const { secrets } = t.app.kernel;
-    const active = secrets.activeCredentialKeyId;
-    secrets.credentialKeys.set('x9', lostKey);
-    secrets.activeCredentialKeyId = 'x9';
-    try {
-      await seal();
-    } finally {
-      secrets.activeCredentialKeyId = active;
-      secrets.credentialKeys.delete('x9');
-    }
-  };
+  const underLostKey = (seal: () => Promise<unknown>) => sealUnderLostKey(t.app, 'x9', lostKey, seal);
 
   before(async () => {
     t = await createTestApp({ env: AI_ENV });

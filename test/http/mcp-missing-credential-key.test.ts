@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { sealUnderLostKey } from '../helpers/factories.js';
 import { startLegacyMcpServer, type McpFake } from '../helpers/mcp-servers.js';
 import { startProtectedMcp, type ProtectedMcp } from '../helpers/mcp-protected.js';
 import { addInstance, endpointOf, legacyClient, mcpUser, modernClient, type McpUser } from '../helpers/mcp-gateway.js';
@@ -23,18 +24,7 @@ describe('MCP tools/call on a node without the credential key', () => {
   let user: McpUser;
   const lostKey = randomBytes(32);
   /** Runs `seal` with the key `x9` active, as a node that has it; afterwards this node lacks it. */
-  const underLostKey = async (seal: () => Promise<unknown>) => {
-    const { secrets } = t.app.kernel;
-    const active = secrets.activeCredentialKeyId;
-    secrets.credentialKeys.set('x9', lostKey);
-    secrets.activeCredentialKeyId = 'x9';
-    try {
-      await seal();
-    } finally {
-      secrets.activeCredentialKeyId = active;
-      secrets.credentialKeys.delete('x9');
-    }
-  };
+  const underLostKey = (seal: () => Promise<unknown>) => sealUnderLostKey(t.app, 'x9', lostKey, seal);
 
   const auditOutcomes = async (tool: string) => {
     const log = await t.app.services.audit.log(user.account.id, { limit: 100 });

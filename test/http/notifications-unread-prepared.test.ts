@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { requestsOverSocket } from '../helpers/over-socket.js';
 import { bearer, makeAccount, signedInUser } from '../helpers/factories.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { userPrincipal } from '../../src/http/auth.js';
@@ -28,25 +29,19 @@ const headersOf = (res: Response): Record<string, string> =>
 describe('unread count: prepared answers for a known caller', () => {
   const clock = new ManualClock('2026-03-01T10:00:00.000Z');
   let t: TestApp;
-  let base: string;
-  let hapiRequests = 0;
+  let send: ReturnType<typeof requestsOverSocket>;
   before(async () => {
     t = await createTestApp({ clock, env: { GANTRY_METRICS_PORT: '0' } });
-    t.server.ext('onRequest', (_request, h) => {
-      hapiRequests++;
-      return h.continue;
-    });
+    send = requestsOverSocket(t.server);
     await t.server.start();
-    base = t.server.info.uri;
   });
   after(() => t.close());
 
-  /** Sends a request and tells whether hapi saw it. */
+  /** Sends a request and tells whether hapi saw it; the body as text and as JSON. */
   async function get(url: string, headers: Record<string, string> = {}, method = 'GET') {
-    const seen = hapiRequests;
-    const res = await fetch(`${base}${url}`, { method, headers });
-    const text = await res.text();
-    return { res, text, body: text ? JSON.parse(text) : null, viaHapi: hapiRequests > seen };
+    const { res, body, viaHapi } = await send(url, headers, method);
+    const text = body.toString();
+    return { res, text, body: text ? JSON.parse(text) : null, viaHapi };
   }
   const remaining = (res: Response) => Number(res.headers.get('x-ratelimit-remaining'));
   const notify = (userId: string, title: string) =>

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { requestsOverSocket } from '../helpers/over-socket.js';
 
 const PATH = '/api/v1/status';
 /** Headers that differ between any two answers (per request or per moment). */
@@ -16,28 +17,16 @@ const headersOf = (res: Response): Record<string, string> =>
  */
 describe('status summary: prepared answers in front of hapi', () => {
   let t: TestApp;
-  let base: string;
-  let hapiRequests = 0;
+  /** Sends a request and tells whether hapi saw it. */
+  let get: ReturnType<typeof requestsOverSocket>;
   before(async () => {
     t = await createTestApp({ env: { GANTRY_METRICS_PORT: '0' } });
     await t.app.services.status.createService({ slug: 'core', name: 'Core' });
     await t.app.services.status.createComponent({ serviceSlug: 'core', slug: 'core-db', name: 'Database' });
-    t.server.ext('onRequest', (_request, h) => {
-      hapiRequests++;
-      return h.continue;
-    });
+    get = requestsOverSocket(t.server);
     await t.server.start();
-    base = t.server.info.uri;
   });
   after(() => t.close());
-
-  /** Sends a request and tells whether hapi saw it. */
-  async function get(url: string, headers: Record<string, string> = {}, method = 'GET') {
-    const seen = hapiRequests;
-    const res = await fetch(`${base}${url}`, { method, headers });
-    const body = Buffer.from(await res.arrayBuffer());
-    return { res, body, viaHapi: hapiRequests > seen };
-  }
 
   it('the first request builds through the route; the next ones are the same answer from memory', async () => {
     const first = await get(PATH);
