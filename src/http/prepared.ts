@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { Server } from '@hapi/hapi';
 import type { Principal } from './auth.js';
 import { inboundRequestId, successEnvelope } from './envelope.js';
-import { allowedRateLimitHeaders, type RateDecision } from './rate-limit.js';
+import { type RateDecision, writeAllowedRateLimitHeaders } from './rate-limit.js';
 import type { GantryRouteConfig } from './route-config.js';
 
 /** An answer held in memory: its status, its own headers and its bytes (none for a 304). */
@@ -108,6 +108,18 @@ function decideForCaller(
   return decision === undefined ? undefined : { principal, data, decision };
 }
 
+/** The route's success answer to a caller decided in memory: its envelope and headers. */
+function callerResponse(
+  known: NonNullable<ReturnType<typeof decideForCaller>>,
+  requestId: string,
+  receivedMs: number,
+): PreparedResponse {
+  const headers: Record<string, string> = { ...JSON_HEADERS };
+  if (known.decision) writeAllowedRateLimitHeaders(headers, known.decision);
+  const body = Buffer.from(JSON.stringify(successEnvelope(requestId, receivedMs, known.data)));
+  return { statusCode: 200, headers, body };
+}
+
 /**
  * Puts the prepared answers in front of hapi's request handler: a GET of a registered path is
  * written from memory without a hapi request (no routing, lifecycle or marshalling, which cost
@@ -141,14 +153,7 @@ export function installPreparedAnswers(
     else if (callers !== null) known = decideForCaller(entry, configs.get(entry)!, req, callers);
     if (prepared === undefined && known === undefined) return dispatch(req, res);
     const requestId = inboundRequestId(req.headers['x-request-id']);
-    const answer: PreparedResponse =
-      known === undefined
-        ? prepared!
-        : {
-            statusCode: 200,
-            headers: { ...JSON_HEADERS, ...(known.decision ? allowedRateLimitHeaders(known.decision) : {}) },
-            body: Buffer.from(JSON.stringify(successEnvelope(requestId, receivedMs, known.data))),
-          };
+    const answer = known === undefined ? prepared! : callerResponse(known, requestId, receivedMs);
     res.statusCode = answer.statusCode;
     for (const name in answer.headers) res.setHeader(name, answer.headers[name]);
     res.setHeader('x-request-id', requestId);

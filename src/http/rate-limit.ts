@@ -193,13 +193,14 @@ export class RateLimiter {
   }
 }
 
-/** The headers of a request the limit let through, named as hapi writes them (lower case). */
-export function allowedRateLimitHeaders(decision: RateDecision): Record<string, string> {
-  return {
-    'x-ratelimit-limit': String(decision.limit),
-    'x-ratelimit-remaining': String(decision.remaining),
-    'x-ratelimit-reset': String(Math.ceil(decision.resetAt.getTime() / 1000)),
-  };
+/**
+ * Writes the headers of a request the limit let through into `headers`, named as hapi writes
+ * them (lower case): straight into the object, nothing allocated (every request's hot path).
+ */
+export function writeAllowedRateLimitHeaders(headers: Record<string, string>, decision: RateDecision): void {
+  headers['x-ratelimit-limit'] = String(decision.limit);
+  headers['x-ratelimit-remaining'] = String(decision.remaining);
+  headers['x-ratelimit-reset'] = String(Math.ceil(decision.resetAt.getTime() / 1000));
 }
 
 /** The header values of a decision; Retry-After only on a refusal. */

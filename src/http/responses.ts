@@ -8,7 +8,7 @@ import { clientAddressFrom, clientAddressOf, trustedProxyTest } from './client-a
 import type { TrustedProxy } from '../config.js';
 import type { AnsweredRequest } from './prepared.js';
 import type { RequestCounter } from './metrics.js';
-import { allowedRateLimitHeaders, rateLimitHeaders, type RateDecision } from './rate-limit.js';
+import { rateLimitHeaders, type RateDecision, writeAllowedRateLimitHeaders } from './rate-limit.js';
 import { routeConfig, routeName } from './route-config.js';
 import { joiDetails } from './validation.js';
 import { isUniqueViolation } from '../db/engine.js';
@@ -130,7 +130,7 @@ export function registerResponses(
     // is what response.header() ends up doing after work these do not need (hot path).
     const headers = (response as ResponseObject).headers as Record<string, string>;
     headers['x-request-id'] = requestId;
-    if (decision) Object.assign(headers, allowedRateLimitHeaders(decision));
+    if (decision) writeAllowedRateLimitHeaders(headers, decision);
     return h.continue;
   });
 

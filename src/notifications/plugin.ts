@@ -17,7 +17,7 @@ export const notificationsPlugin: DomainPlugin = {
     // Streams never end by themselves: end them before hapi waits for in-flight responses.
     server.ext('onPreStop', () => streams.closeAll());
     server.route(notificationsRoutes(deps, streams));
-    // Polled by every open client (docs/notifications.md, Unread count).
+    // Polled by every open client (docs/notifications.md, Unread count and totals).
     servePreparedForCaller(server, '/notifications/unread-count', 'notifications.unread-count', (principal) =>
       cachedUnreadCount(services.notifications, principal.userId),
     );
