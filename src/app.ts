@@ -58,7 +58,13 @@ export interface RunningApp {
 }
 
 /** Starts listening (main and optional status listener), the change feed and the jobs. */
-export async function startApp(app: AppContext): Promise<RunningApp> {
+export async function startApp(
+  app: AppContext,
+  options: {
+    /** Runs right before the servers listen (serve releases the free ports it held for them). */
+    beforeListen?: () => Promise<unknown>;
+  } = {},
+): Promise<RunningApp> {
   const { config } = app.kernel;
   const servers = [await createServer(app, { port: config.port, host: config.host })];
   if (config.statusPort !== null)
@@ -67,6 +73,7 @@ export async function startApp(app: AppContext): Promise<RunningApp> {
   const { db, clock } = app.kernel;
   const claim = (job: string, tick: Date) => claimJobTick(db, job, tick.toISOString(), clock.now().toISOString());
   const scheduler = new Scheduler(collectJobs(app), clock, app.kernel.logger, app.kernel.metrics, claim);
+  await options.beforeListen?.();
   for (const server of servers) await server.start();
   const metrics =
     config.metrics && (await startMetricsListener(app.kernel.metrics, config.metrics.port, config.metrics.host));

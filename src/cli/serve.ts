@@ -4,14 +4,18 @@ import { resolveConfig, type ConfigFlags } from '../config.js';
 import { createAppContext, startApp } from '../app.js';
 import type { CliIo } from './io.js';
 
-/** Port 0 means "any free port": pick it now so the issuer URL names the real port. */
-async function freePort(host: string): Promise<number> {
+/**
+ * Port 0 means "any free port": pick it now so the issuer URL names the real port, and hold it
+ * until the server is about to listen. Released at once, the port could be taken meanwhile
+ * (the app takes a while to build), by another listener or an outgoing connection.
+ */
+async function holdFreePort(host: string): Promise<{ port: number; release(): Promise<void> }> {
   return new Promise((resolve, reject) => {
     const probe = createNetServer();
     probe.once('error', reject);
     probe.listen(0, host, () => {
       const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
+      resolve({ port, release: () => new Promise((done) => probe.close(() => done())) });
     });
   });
 }
@@ -38,14 +42,28 @@ export function makeServeCommand(program: Command, io: CliIo): void {
     .option('--json', 'accepted for symmetry; serve prints JSON log lines')
     .action(async (flags: ConfigFlags) => {
       let config = resolveConfig(flags, io.env);
-      if (config.port === 0) config = resolveConfig({ ...flags, port: await freePort(config.host) }, io.env);
-      if (config.statusPort === 0)
-        config = resolveConfig({ ...flags, port: config.port, statusPort: await freePort(config.host) }, io.env);
+      const held: Array<() => Promise<void>> = [];
+      if (config.port === 0) {
+        const free = await holdFreePort(config.host);
+        held.push(free.release);
+        config = resolveConfig({ ...flags, port: free.port }, io.env);
+      }
+      if (config.statusPort === 0) {
+        const free = await holdFreePort(config.host);
+        held.push(free.release);
+        config = resolveConfig({ ...flags, port: config.port, statusPort: free.port }, io.env);
+      }
       // Listen for SIGTERM before saying we listen: a supervisor (or a test) may stop us the
       // moment it reads that line, and without a handler Node would die without a clean stop.
       const stopSignal = io.stopSignal;
-      const app = await createAppContext(config, { env: io.env });
-      const running = await startApp(app);
+      let app;
+      try {
+        app = await createAppContext(config, { env: io.env });
+      } catch (err) {
+        await Promise.all(held.map((release) => release()));
+        throw err;
+      }
+      const running = await startApp(app, { beforeListen: () => Promise.all(held.map((release) => release())) });
       const [main, status] = running.servers;
       const metrics =
         running.metrics && ` (metrics on ${running.metrics.address.address}:${running.metrics.address.port})`;
