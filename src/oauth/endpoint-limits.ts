@@ -4,7 +4,6 @@ import type { RateLimitRule } from '../http/route-config.js';
 import { isUuid } from '../lib/ids.js';
 import { OAuthError } from './errors.js';
 import type { StoredWindow } from '../db/store/rate-limit-windows.js';
-import type { MeterCharge } from './store/index.js';
 
 export type OAuthEndpoint = 'oauth.token' | 'oauth.revoke';
 
@@ -74,6 +73,9 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
   }
 
   return {
+    /** Whether the endpoint's limits count in the shared table (PostgreSQL), so `inStatement` applies. */
+    countsInStatements: limiter.countsShared(TOKEN_ENDPOINT_LIMIT),
+
     /**
      * Before the secret is looked at: throws the 429 when this address has used up its failed
      * authentications. Reads, in the same query, the claimed client's failed requests from this
@@ -125,16 +127,36 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
     },
 
     /**
-     * `charge` as one statement of the grant's own counts it, in the shared table (PostgreSQL):
-     * the user's bucket up to the user id, the window, and the decision on the count the
-     * statement got back. Null when the limits count in memory (SQLite).
+     * The failure budgets' reads and `charge`, as one statement of the refresh grant counts them
+     * in the shared table (PostgreSQL): the values it binds, and the decisions on what it read
+     * and counted. Null when the limits count in memory (SQLite).
      */
-    chargeInStatement(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string): StatementCharge | null {
+    inStatement(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string): StatementCharge | null {
       if (!limiter.countsShared(TOKEN_ENDPOINT_LIMIT)) return null;
+      const nowMs = clock.now().getTime();
+      const address = addressBucket(caller);
       return {
-        bucketPrefix: userBucket(endpoint, clientId, ''),
-        nowMs: clock.now().getTime(),
-        windowMs: TOKEN_ENDPOINT_LIMIT.windowSec * 1000,
+        values: {
+          nowMs,
+          addressBucket: address,
+          addressLimit: limiter.effectiveLimit(CLIENT_AUTH_FAILURE_LIMIT),
+          failuresBucket: grantFailureBucket(endpoint, clientId, caller),
+          failuresLimit: limiter.effectiveLimit(TOKEN_ENDPOINT_LIMIT),
+          meterBucketPrefix: userBucket(endpoint, clientId, ''),
+          meterLimit: limiter.effectiveLimit(TOKEN_ENDPOINT_LIMIT),
+          meterResetAtMs: nowMs + TOKEN_ENDPOINT_LIMIT.windowSec * 1000,
+        },
+        // The order of beforeClientAuth and its check before the grant: the address, then the client's.
+        refuseSpent(addressWindow, failuresWindow) {
+          for (const [stored, rule] of [
+            [addressWindow, CLIENT_AUTH_FAILURE_LIMIT],
+            [failuresWindow, TOKEN_ENDPOINT_LIMIT],
+          ] as const) {
+            const decision = limiter.unspent(rule, stored, nowMs);
+            if (!decision.allowed) return refusal(caller, decision);
+          }
+          return null;
+        },
         settle: (stored) => settle(caller, limiter.decide(TOKEN_ENDPOINT_LIMIT, stored)),
       };
     },
@@ -147,11 +169,23 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
 }
 
 /**
- * The meter's charge as a statement of the grant counts it (store.meterRefreshToken): the bucket
- * is `bucketPrefix` and the user's id; `settle` takes the count the statement got back and
- * answers null to go on, or the 429.
+ * The endpoint's limits as the refresh grant's statement counts them (store.rotateRefreshTokenStatement):
+ * `values` are the limits' part of what it binds. `refuseSpent` takes the failure budgets it read
+ * and answers the 429 when one is spent (then it counted nothing), else null; `settle` takes the
+ * meter's count it got back and answers null to go on, or the 429.
  */
-interface StatementCharge extends MeterCharge {
+export interface StatementCharge {
+  values: {
+    nowMs: number;
+    addressBucket: string;
+    addressLimit: number;
+    failuresBucket: string;
+    failuresLimit: number;
+    meterBucketPrefix: string;
+    meterLimit: number;
+    meterResetAtMs: number;
+  };
+  refuseSpent(address: StoredWindow | null, failures: StoredWindow | null): OAuthError | null;
   settle(stored: StoredWindow): OAuthError | null;
 }
 
@@ -163,9 +197,4 @@ export interface GrantMeter {
   (userId: string): Promise<OAuthError | null>;
   /** The same charge counted in this process only, for the SQLite hot path (one process, no await). */
   inProcess(userId: string): OAuthError | null;
-  /**
-   * The same charge counted by the grant's own statement on PostgreSQL; null on SQLite. Once
-   * settled for a user, calling the meter for that user again counts nothing more.
-   */
-  inStatement(): (MeterCharge & { settle(userId: string, stored: StoredWindow): OAuthError | null }) | null;
 }

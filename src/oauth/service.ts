@@ -1,6 +1,5 @@
 import { LRUCache } from 'lru-cache';
 import { inTransaction, type Executor } from '../db/tx.js';
-import type { StoredWindow } from '../db/store/rate-limit-windows.js';
 import { notFound } from '../http/errors.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { isUuid } from '../lib/ids.js';
@@ -15,7 +14,7 @@ import { isMetadataDocumentId } from './metadata-documents.js';
 import { createRegistration } from './registration.js';
 import { invalidRequest, invalidTarget, OAuthError } from './errors.js';
 import { authorizationCodeGrant } from './grants/authorization-code.js';
-import { refreshTokenGrant } from './grants/refresh-token.js';
+import { refreshTokenGrant, refreshTokenInOneStatement, type RotationStatement } from './grants/refresh-token.js';
 import { createMcpAuth } from './mcp-auth.js';
 import { parseResource, type ResourceKind } from './resources.js';
 import { createTokens, type TokenResponse } from './tokens.js';
@@ -90,18 +89,6 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
           chargedInProcess = true;
           return limits.chargeInProcess(endpoint, caller, clientId, userId);
         },
-        inStatement: () => {
-          const charge = limits.chargeInStatement(endpoint, caller, clientId);
-          if (!charge) return null;
-          return {
-            ...charge,
-            settle: (userId: string, stored: StoredWindow) => {
-              const refusal = charge.settle(stored);
-              charged = { userId, refusal: Promise.resolve(refusal) };
-              return refusal;
-            },
-          };
-        },
       },
     );
     try {
@@ -131,6 +118,34 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     return parsed.kind;
   }
 
+  let rotation: RotationStatement | null = null;
+
+  /**
+   * PostgreSQL's refresh grant in one round trip (grants/refresh-token.ts): for a well-formed
+   * request of a client that authenticates, the failure budgets, the meter and the rotation
+   * are one statement. Null whenever it cannot answer, having changed nothing: `metered` then
+   * runs the request from the start, as on SQLite (a failed authentication, for one, is counted
+   * there).
+   */
+  async function refreshInOneStatement(credentials: ClientCredentials, caller: EndpointCaller) {
+    if (credentials.body.grant_type !== 'refresh_token' || !limits.countsInStatements) return null;
+    let client: Client;
+    let body: Record<string, string | undefined>;
+    let resource: ResourceKind | null;
+    try {
+      client = (await authenticateClient(clients, credentials)).client;
+      body = params(credentials.body);
+      resource = target(body.resource);
+    } catch (err) {
+      if (err instanceof OAuthError) return null;
+      throw err;
+    }
+    const charge = limits.inStatement('oauth.token', caller, client.id);
+    if (!charge) return null;
+    rotation ??= store.rotateRefreshTokenStatement(db);
+    return refreshTokenInOneStatement(kernel, tokens, client, body, resource, charge, rotation);
+  }
+
   const granted = kernel.metrics.counter(
     'gantry_oauth_token_grants_total',
     'Tokens issued at /oauth/token, by grant type',
@@ -156,6 +171,8 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
      * endpoint-limits.ts says: the grant charges its user before it changes anything.
      */
     async token(credentials: ClientCredentials, caller: EndpointCaller): Promise<TokenResponse> {
+      const rotated = await refreshInOneStatement(credentials, caller);
+      if (rotated) return counted('refresh_token')(rotated);
       return metered('oauth.token', caller, credentials, (client, meter) => {
         const body = params(credentials.body);
         const grantType = body.grant_type;

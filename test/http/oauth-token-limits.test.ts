@@ -299,9 +299,16 @@ describe('token and revoke rate limits', () => {
     const refused = await refresh(client, 'not-a-token', '10.73.0.1');
     assert.equal(refused.statusCode, 429);
     assert.equal(refused.headers['retry-after'], '60');
+    // A good token from there too, before anything is counted or consumed: neither its user's
+    // budget nor the token is spent.
+    const good = await refresh(client, refreshToken, '10.73.0.1');
+    assert.equal(good.statusCode, 429);
+    assert.equal(good.json().error, 'invalid_request');
+    assert.equal(good.headers['x-ratelimit-remaining'], '0');
     // Another address of the same client, and its failure budget of client authentication, are untouched.
     const elsewhere = await refresh(client, refreshToken, '10.73.0.2');
     assert.equal(elsewhere.statusCode, 200, elsewhere.payload);
+    assert.equal(elsewhere.headers['x-ratelimit-remaining'], String(120 - 2), 'the code exchange and this refresh');
   });
 
   test('revoke counts per client and user of the token, and a token naming nobody per client and address', async () => {
