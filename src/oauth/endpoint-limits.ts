@@ -134,17 +134,15 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
     inStatement(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string): StatementCharge | null {
       if (!limiter.countsShared(TOKEN_ENDPOINT_LIMIT)) return null;
       const nowMs = clock.now().getTime();
-      const address = addressBucket(caller);
       return {
         values: {
-          nowMs,
-          addressBucket: address,
+          addressBucket: addressBucket(caller),
           addressLimit: limiter.effectiveLimit(CLIENT_AUTH_FAILURE_LIMIT),
           failuresBucket: grantFailureBucket(endpoint, clientId, caller),
           failuresLimit: limiter.effectiveLimit(TOKEN_ENDPOINT_LIMIT),
           meterBucketPrefix: userBucket(endpoint, clientId, ''),
           meterLimit: limiter.effectiveLimit(TOKEN_ENDPOINT_LIMIT),
-          meterResetAtMs: nowMs + TOKEN_ENDPOINT_LIMIT.windowSec * 1000,
+          meterWindowMs: TOKEN_ENDPOINT_LIMIT.windowSec * 1000,
         },
         // The order of beforeClientAuth and its check before the grant: the address, then the client's.
         refuseSpent(addressWindow, failuresWindow) {
@@ -169,21 +167,20 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
 }
 
 /**
- * The endpoint's limits as the refresh grant's statement counts them (store.rotateRefreshTokenStatement):
+ * The endpoint's limits as the refresh grant's statement counts them (store.rotateRefreshTokensStatement):
  * `values` are the limits' part of what it binds. `refuseSpent` takes the failure budgets it read
  * and answers the 429 when one is spent (then it counted nothing), else null; `settle` takes the
  * meter's count it got back and answers null to go on, or the 429.
  */
 export interface StatementCharge {
   values: {
-    nowMs: number;
     addressBucket: string;
     addressLimit: number;
     failuresBucket: string;
     failuresLimit: number;
     meterBucketPrefix: string;
     meterLimit: number;
-    meterResetAtMs: number;
+    meterWindowMs: number;
   };
   refuseSpent(address: StoredWindow | null, failures: StoredWindow | null): OAuthError | null;
   settle(stored: StoredWindow): OAuthError | null;

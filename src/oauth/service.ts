@@ -14,7 +14,8 @@ import { isMetadataDocumentId } from './metadata-documents.js';
 import { createRegistration } from './registration.js';
 import { invalidRequest, invalidTarget, OAuthError } from './errors.js';
 import { authorizationCodeGrant } from './grants/authorization-code.js';
-import { refreshTokenGrant, refreshTokenInOneStatement, type RotationStatement } from './grants/refresh-token.js';
+import { createRefreshBatches } from './grants/refresh-batches.js';
+import { refreshTokenGrant } from './grants/refresh-token.js';
 import { createMcpAuth } from './mcp-auth.js';
 import { parseResource, type ResourceKind } from './resources.js';
 import { createTokens, type TokenResponse } from './tokens.js';
@@ -118,12 +119,12 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     return parsed.kind;
   }
 
-  let rotation: RotationStatement | null = null;
+  const batches = createRefreshBatches(kernel, tokens);
 
   /**
-   * PostgreSQL's refresh grant in one round trip (grants/refresh-token.ts): for a well-formed
-   * request of a client that authenticates, the failure budgets, the meter and the rotation
-   * are one statement. Null whenever it cannot answer, having changed nothing: `metered` then
+   * PostgreSQL's refresh grant in one round trip (grants/refresh-batches.ts): for a
+   * well-formed request of a client that authenticates, the failure budgets, the meter and the
+   * rotation are one statement, shared with the other refreshes of the same turn. Null whenever it cannot answer, having changed nothing: `metered` then
    * runs the request from the start, as on SQLite (a failed authentication, for one, is counted
    * there).
    */
@@ -142,8 +143,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     }
     const charge = limits.inStatement('oauth.token', caller, client.id);
     if (!charge) return null;
-    rotation ??= store.rotateRefreshTokenStatement(db);
-    return refreshTokenInOneStatement(kernel, tokens, client, body, resource, charge, rotation);
+    return batches.rotate(client, body, resource, charge);
   }
 
   const granted = kernel.metrics.counter(

@@ -172,8 +172,7 @@ export function createTokens(kernel: Kernel) {
     await changes.publish(executor, REVOKED_TOPIC, `grant:${grantId}`);
   }
 
-  function newRefreshToken(): FreshRefreshToken {
-    const now = clock.now();
+  function newRefreshToken(now: Date = clock.now()): FreshRefreshToken {
     const token = randomToken(32);
     return {
       token,

@@ -2,7 +2,7 @@ import { inTransaction } from '../../db/tx.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { Kernel } from '../../kernel.js';
 import type { Client } from '../clients.js';
-import type { GrantMeter, StatementCharge } from '../endpoint-limits.js';
+import type { GrantMeter } from '../endpoint-limits.js';
 import { invalidGrant, invalidRequest, invalidScope, invalidTarget, type OAuthError } from '../errors.js';
 import { BUSY, type HotRefreshRow } from '../hot-store.js';
 import type { ResourceKind } from '../resources.js';
@@ -46,8 +46,8 @@ function precheck(
  * nothing interleaves with, so of N simultaneous uses exactly one wins and the others are
  * reuse. On SQLite the usual case runs synchronously over prepared statements in a
  * group-committed transaction (hot-store.ts); while a kysely transaction holds the connection
- * it takes the ordinary path instead. On PostgreSQL the service first tries
- * `refreshTokenInOneStatement`.
+ * it takes the ordinary path instead. On PostgreSQL the service first tries a batch's
+ * statement (refresh-batches.ts).
  */
 export async function refreshTokenGrant(
   kernel: Kernel,
@@ -125,7 +125,7 @@ export async function refreshTokenGrant(
 }
 
 /** A refresh token shown again: its whole family is revoked; the error to answer. */
-async function reuseDetected(
+export async function reuseDetected(
   kernel: Kernel,
   tokens: OAuthTokens,
   client: Client,
@@ -141,64 +141,4 @@ async function reuseDetected(
     userId: row.user_id,
   });
   return invalidGrant('The refresh token was already used; the authorization is revoked');
-}
-
-/** store.rotateRefreshTokenStatement, compiled once by the service. */
-export type RotationStatement = ReturnType<typeof store.rotateRefreshTokenStatement>;
-
-/**
- * PostgreSQL's usual case in one round trip and no transaction (docs/postgres.md,
- * Transactions): one statement reads the endpoint's failure budgets, finds a token every rule
- * lets this client rotate, charges its user's meter, and consumes it for a successor made
- * beforehand (store.rotateRefreshTokenStatement). Answers the tokens, or throws the 429 or
- * the reuse. Null when the statement found no such token and so changed nothing: the
- * ordinary path (the service's `metered`, then `refreshTokenGrant`) tells why, with the same
- * rules.
- */
-export async function refreshTokenInOneStatement(
-  kernel: Kernel,
-  tokens: OAuthTokens,
-  client: Client,
-  params: Record<string, string | undefined>,
-  target: ResourceKind | null,
-  charge: StatementCharge,
-  statement: RotationStatement,
-): Promise<TokenResponse | null> {
-  const { refresh_token: refreshToken, scope } = params;
-  if (!refreshToken) return null;
-  const requested = scope === undefined ? null : parseScope(scope);
-  if (requested === null && scope !== undefined) return null;
-  const next = tokens.newRefreshToken();
-  const query = statement({
-    ...charge.values,
-    tokenHash: sha256Hex(refreshToken),
-    clientId: client.id,
-    requested,
-    resource: target,
-    at: next.row.created_at,
-    nextTokenHash: next.row.token_hash,
-    nextExpiresAt: next.row.expires_at,
-  });
-  const [row] = (await kernel.db.executeQuery(query)).rows;
-  const window = (count: number | null, resetAtMs: number | null) =>
-    count === null || resetAtMs === null ? null : { count, resetAtMs };
-  const spent = charge.refuseSpent(
-    window(row.address_count, row.address_reset_at_ms),
-    window(row.failures_count, row.failures_reset_at_ms),
-  );
-  if (spent) throw spent;
-  if (row.id === null || row.user_id === null || row.grant_id === null) return null;
-  const refused = charge.settle({ count: Number(row.meter_count), resetAtMs: Number(row.meter_reset_at_ms) });
-  if (refused) throw refused;
-  // Consumed since it was found: another use won, and this one is a reuse.
-  if (!row.rotated) throw await reuseDetected(kernel, tokens, client, { grant_id: row.grant_id, user_id: row.user_id });
-  const grant = {
-    id: row.grant_id,
-    clientId: client.id,
-    userId: row.user_id,
-    resource: row.resource as ResourceKind,
-    workspaceId: row.workspace_id,
-  };
-  // The new refresh token keeps the whole grant; only this access token is narrowed (RFC 6749 6).
-  return tokens.respond(grant, requested ? formatScope(requested) : (row.scopes as string), next.token);
 }
