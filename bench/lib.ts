@@ -376,10 +376,12 @@ export function refreshRequests(url: string, authorization: string, pool: string
       {
         method: 'POST',
         headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
-        setupRequest: (req) => ({
-          ...req,
-          body: `grant_type=refresh_token&refresh_token=${pool[next++ % pool.length]}`,
-        }),
+        setupRequest: (req) => {
+          // A token spent twice is a reuse: it revokes its family and turns the rest into 400s.
+          if (next === pool.length)
+            console.error(`refresh token pool of ${pool.length} spent: its tokens are reused; raise the pool size`);
+          return { ...req, body: `grant_type=refresh_token&refresh_token=${pool[next++ % pool.length]}` };
+        },
       },
     ],
   };

@@ -32,7 +32,7 @@ const CONNECTIONS = 20;
 /** Refresh tokens minted per engine: more than one measured run spends, so none is reused. */
 const POOL = {
   sqlite: Number(process.env.BENCH_POOL_SQLITE ?? 60_000),
-  postgres: Number(process.env.BENCH_POOL_PG ?? 20_000),
+  postgres: Number(process.env.BENCH_POOL_PG ?? 40_000),
 };
 
 /**
