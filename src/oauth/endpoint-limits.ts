@@ -35,9 +35,11 @@ export interface EndpointCaller {
  * - failed client authentication: `oauth.client-auth|ip:<address>`, and
  *   `oauth.client-auth|client:<client_id>` when the id is a confidential client's; 20 per 60 s
  *   each, shared by both endpoints, so guessing a secret is bounded from one address and across
- *   addresses. The address's bucket is checked before the secret is. The client_id's is not: a
- *   client_id is public (it is in every authorize URL), so a spent client_id bucket only turns a
- *   failed authentication's 401 into a 429, and the holder of the secret is never locked out.
+ *   addresses. The address's bucket is checked before the secret is (PostgreSQL's refresh
+ *   batches compare the secret first, then answer right and wrong alike: service.ts). The
+ *   client_id's is not: a client_id is public (it is in every authorize URL), so a spent
+ *   client_id bucket only turns a failed authentication's 401 into a 429, and the holder of the
+ *   secret is never locked out.
  * All are exact across the nodes of a cluster (docs/postgres.md, Rate limits); on SQLite they are
  * plain in-memory hits of the kernel's limiter (the refresh grant's hot path stays cheap).
  */

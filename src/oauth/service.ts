@@ -123,25 +123,34 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
 
   /**
    * PostgreSQL's refresh grant in one round trip (grants/refresh-batches.ts): for a
-   * well-formed request of a client that authenticates, the failure budgets, the meter and the
-   * rotation are one statement, shared with the other refreshes of the same turn. Null whenever it cannot answer, having changed nothing: `metered` then
-   * runs the request from the start, as on SQLite (a failed authentication, for one, is counted
-   * there).
+   * well-formed request, the failure budgets, the meter and the rotation are one statement,
+   * shared with the other refreshes of the same turn. A client that fails to authenticate
+   * takes the same statement, which only reads its address's budget: a spent address is then
+   * answered the same way whether the secret was right or wrong (docs/security.md). Null
+   * whenever it cannot answer, having changed nothing: `metered` then runs the request from
+   * the start, as on SQLite (a failed authentication, for one, is counted there).
    */
   async function refreshInOneStatement(credentials: ClientCredentials, caller: EndpointCaller) {
     if (credentials.body.grant_type !== 'refresh_token' || !limits.countsInStatements) return null;
-    let client: Client;
+    const claimed = claimedClientId(credentials);
+    if (claimed === null) return null;
     let body: Record<string, string | undefined>;
     let resource: ResourceKind | null;
     try {
-      client = (await authenticateClient(clients, credentials)).client;
       body = params(credentials.body);
       resource = target(body.resource);
     } catch (err) {
       if (err instanceof OAuthError) return null;
       throw err;
     }
-    const charge = limits.inStatement('oauth.token', caller, client.id);
+    const client = await authenticateClient(clients, credentials).then(
+      (authenticated) => authenticated.client,
+      (err: unknown) => {
+        if (err instanceof OAuthError) return null;
+        throw err;
+      },
+    );
+    const charge = limits.inStatement('oauth.token', caller, client?.id ?? claimed);
     if (!charge) return null;
     return batches.rotate(client, body, resource, charge);
   }

@@ -11,7 +11,8 @@ import { reuseDetected } from './refresh-token.js';
 
 /** One refresh waiting for its batch. */
 interface Pending {
-  client: Client;
+  /** Null when the client failed to authenticate: only its address's budget is read. */
+  client: Client | null;
   tokenHash: string;
   requested: string[] | null;
   target: ResourceKind | null;
@@ -42,12 +43,13 @@ export function createRefreshBatches(kernel: Kernel, tokens: OAuthTokens) {
   async function answer(item: Pending, row: store.RotationRow, next: { token: string }): Promise<TokenResponse | null> {
     const window = (count: number | null, resetAtMs: number | null) =>
       count === null || resetAtMs === null ? null : { count, resetAtMs };
+    const { client } = item;
     const spent = item.charge.refuseSpent(
       window(row.address_count, row.address_reset_at_ms),
-      window(row.failures_count, row.failures_reset_at_ms),
+      client ? window(row.failures_count, row.failures_reset_at_ms) : null,
     );
     if (spent) throw spent;
-    if (row.id === null || row.user_id === null || row.grant_id === null) return null;
+    if (client === null || row.id === null || row.user_id === null || row.grant_id === null) return null;
     const refused: OAuthError | null = item.charge.settle({
       count: Number(row.meter_count),
       resetAtMs: Number(row.meter_reset_at_ms),
@@ -55,10 +57,10 @@ export function createRefreshBatches(kernel: Kernel, tokens: OAuthTokens) {
     if (refused) throw refused;
     // Consumed by another use, in this batch or another statement: this one is a reuse.
     if (!row.rotated)
-      throw await reuseDetected(kernel, tokens, item.client, { grant_id: row.grant_id, user_id: row.user_id });
+      throw await reuseDetected(kernel, tokens, client, { grant_id: row.grant_id, user_id: row.user_id });
     const grant = {
       id: row.grant_id,
-      clientId: item.client.id,
+      clientId: client.id,
       userId: row.user_id,
       resource: row.resource as ResourceKind,
       workspaceId: row.workspace_id,
@@ -81,7 +83,7 @@ export function createRefreshBatches(kernel: Kernel, tokens: OAuthTokens) {
       ({ rows } = await db.executeQuery(
         statement({
           tokenHashes: batch.map((item) => item.tokenHash),
-          clientIds: batch.map((item) => item.client.id),
+          clientIds: batch.map((item) => item.client?.id ?? null),
           requested: batch.map((item) => (item.requested ? item.requested.join(' ') : null)),
           resources: batch.map((item) => item.target),
           addressBuckets: batch.map((item) => item.charge.values.addressBucket),
@@ -114,12 +116,12 @@ export function createRefreshBatches(kernel: Kernel, tokens: OAuthTokens) {
 
   return {
     /**
-     * A refresh of an authenticated client in the next batch: the tokens, a throw (the 429,
-     * the reuse), or null when no token could be rotated and nothing changed, for the ordinary
-     * path to tell why.
+     * A refresh in the next batch: the tokens, a throw (the 429, the reuse), or null when no
+     * token could be rotated and nothing changed, for the ordinary path to tell why. A client
+     * that failed to authenticate (null) finds no token; its address's budget is still read.
      */
     rotate(
-      client: Client,
+      client: Client | null,
       params: Record<string, string | undefined>,
       target: ResourceKind | null,
       charge: StatementCharge,
