@@ -74,12 +74,13 @@ export function createRefreshBatches(kernel: Kernel, tokens: OAuthTokens) {
     const batch = queue;
     queue = [];
     sizes.observe(batch.length);
-    const now = clock.now();
-    const next = batch.map(() => tokens.newRefreshToken(now));
-    const limits = batch[0].charge.values;
-    statement ??= store.rotateRefreshTokensStatement(db);
     let rows: store.RotationRow[];
+    let next: Array<ReturnType<OAuthTokens['newRefreshToken']>>;
     try {
+      const now = clock.now();
+      next = batch.map(() => tokens.newRefreshToken(now));
+      const limits = batch[0].charge.values;
+      statement ??= store.rotateRefreshTokensStatement(db);
       ({ rows } = await db.executeQuery(
         statement({
           tokenHashes: batch.map((item) => item.tokenHash),
