@@ -376,29 +376,25 @@ export function refreshRequests(url: string, authorization: string, pool: string
       {
         method: 'POST',
         headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
-        setupRequest: (req) => ({
-          ...req,
-          body: `grant_type=refresh_token&refresh_token=${pool[next++ % pool.length]}`,
-        }),
+        setupRequest: (req) => {
+          // A token spent twice is a reuse: it revokes its family and turns the rest into 400s.
+          if (next === pool.length)
+            console.error(`refresh token pool of ${pool.length} spent: its tokens are reused; raise the pool size`);
+          return { ...req, body: `grant_type=refresh_token&refresh_token=${pool[next++ % pool.length]}` };
+        },
       },
     ],
   };
 }
 
 /**
- * A confidential client, a user, 50 grants, `size` refresh tokens and one access token,
- * minted through the services of an app on `env`'s database, closed before the server that
- * is measured starts.
+ * A confidential client, `users` users with 50 grants among them, `size` refresh tokens spread
+ * over the grants, and one access token, minted through the services of an app on `env`'s
+ * database, closed before the server that is measured starts.
  */
-export async function mintRefreshTokens(env: NodeJS.ProcessEnv, size: number) {
+export async function mintRefreshTokens(env: NodeJS.ProcessEnv, size: number, users = 1) {
   const app = await createAppContext(resolveConfig({}, env), { logger: createLogger('warn'), env });
   try {
-    const user = await app.services.identity.createUser({
-      email: 'bench@example.test',
-      password: 'bench password',
-      fullName: 'Bench User',
-      verified: true,
-    });
     const client = await app.services.oauth.clients.create({
       name: 'Bench',
       type: 'confidential',
@@ -408,35 +404,49 @@ export async function mintRefreshTokens(env: NodeJS.ProcessEnv, size: number) {
     const authorization = `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`;
     const grants: Array<{ id: string; clientId: string; userId: string; resource: 'api'; workspaceId: null }> = [];
     let accessToken = '';
-    for (let i = 0; i < 50; i++) {
-      const verifier = randomBytes(32).toString('base64url');
-      const redirect = await app.services.oauth.authorize.approve(user.id, {
-        clientId: client.clientId,
-        redirectUri: 'https://app.example/cb',
-        scopes: ['email:read', 'profile:read'],
-        state: null,
-        codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
-        resource: 'api',
+    for (let u = 0; u < users; u++) {
+      const user = await app.services.identity.createUser({
+        email: `bench-${u}@example.test`,
+        password: 'bench password',
+        fullName: 'Bench User',
+        verified: true,
       });
-      const issued = await app.services.oauth.token(
-        {
-          authorization,
-          body: {
-            grant_type: 'authorization_code',
-            code: new URL(redirect).searchParams.get('code')!,
-            redirect_uri: 'https://app.example/cb',
-            code_verifier: verifier,
+      for (let i = 0; i < Math.ceil(50 / users); i++) {
+        const verifier = randomBytes(32).toString('base64url');
+        const redirect = await app.services.oauth.authorize.approve(user.id, {
+          clientId: client.clientId,
+          redirectUri: 'https://app.example/cb',
+          scopes: ['email:read', 'profile:read'],
+          state: null,
+          codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
+          resource: 'api',
+        });
+        const issued = await app.services.oauth.token(
+          {
+            authorization,
+            body: {
+              grant_type: 'authorization_code',
+              code: new URL(redirect).searchParams.get('code')!,
+              redirect_uri: 'https://app.example/cb',
+              code_verifier: verifier,
+            },
           },
-        },
-        { address: '127.0.0.1' },
-      );
-      accessToken = issued.access_token;
-      const row = await app.kernel.db
-        .selectFrom('oauth_refresh_tokens')
-        .select('grant_id')
-        .orderBy('created_at', 'desc')
-        .executeTakeFirstOrThrow();
-      grants.push({ id: row.grant_id, clientId: client.clientId, userId: user.id, resource: 'api', workspaceId: null });
+          { address: '127.0.0.1' },
+        );
+        accessToken = issued.access_token;
+        const row = await app.kernel.db
+          .selectFrom('oauth_refresh_tokens')
+          .select('grant_id')
+          .orderBy('created_at', 'desc')
+          .executeTakeFirstOrThrow();
+        grants.push({
+          id: row.grant_id,
+          clientId: client.clientId,
+          userId: user.id,
+          resource: 'api',
+          workspaceId: null,
+        });
+      }
     }
     const pool: string[] = [];
     while (pool.length < size) {

@@ -32,8 +32,16 @@ const CONNECTIONS = 20;
 /** Refresh tokens minted per engine: more than one measured run spends, so none is reused. */
 const POOL = {
   sqlite: Number(process.env.BENCH_POOL_SQLITE ?? 60_000),
-  postgres: Number(process.env.BENCH_POOL_PG ?? 20_000),
+  postgres: Number(process.env.BENCH_POOL_PG ?? 40_000),
 };
+
+/**
+ * Whose tokens the refresh rows spend: 50 users by default, one grant each. One user may refresh
+ * 120 times a minute (docs/oauth.md, Rate limits); the bench lifts that limit, and with one
+ * user's tokens every refresh would queue on that user's meter row (docs/postgres.md,
+ * Transactions), a load no client can send. BENCH_USERS=1 measures that case.
+ */
+const USERS = Number(process.env.BENCH_USERS ?? 50);
 
 /** The server processes of a row, by group, whose CPU time is measured (each with its children). */
 type ServerProcesses = Record<string, number[]>;
@@ -92,10 +100,10 @@ async function main() {
       for (const node of cluster.nodes) execSync(`taskset -a -cp 1 ${node.proc.pid}`, { stdio: 'ignore' });
     const pgEnv = { ...common, ...cluster.env, GANTRY_DATA_DIR: path.join(home, 'pg-mint') };
     let t = Date.now();
-    const sqlite = await mintRefreshTokens(sqliteEnv, POOL.sqlite);
+    const sqlite = await mintRefreshTokens(sqliteEnv, POOL.sqlite, USERS);
     console.log(`minted ${POOL.sqlite} refresh tokens on SQLite in ${Date.now() - t} ms`);
     t = Date.now();
-    const postgres = await mintRefreshTokens(pgEnv, POOL.postgres);
+    const postgres = await mintRefreshTokens(pgEnv, POOL.postgres, USERS);
     console.log(`minted ${POOL.postgres} refresh tokens on PostgreSQL in ${Date.now() - t} ms`);
     const sqliteNode = await startOnServerCore(
       [path.join(ROOT, 'bin/gantry'), 'serve'],
@@ -174,7 +182,7 @@ async function main() {
     for (const [name, split, servers] of rows) results.set(name, await measure(split, servers));
 
     console.log(
-      `\nPostgreSQL beside SQLite: ${CONNECTIONS} connections in all, ${WARMUP_SEC} s warm-up + ${DURATION_SEC} s measured, pinned=${HAS_TASKSET}`,
+      `\nPostgreSQL beside SQLite: ${CONNECTIONS} connections in all, ${WARMUP_SEC} s warm-up + ${DURATION_SEC} s measured, refresh tokens of ${USERS} users, pinned=${HAS_TASKSET}`,
     );
     console.log(
       `${'target'.padEnd(40)} ${'2xx/s'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'non-2xx'.padStart(8)} ${'server µs'.padStart(10)} ${'postgres µs'.padStart(12)}`,

@@ -1,4 +1,6 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
+import type pg from 'pg';
+import { preparedName } from './compiled.js';
 import type { DbHandle } from './connection.js';
 import type { DB } from './schema.js';
 import { openKysely } from './transaction-guard.js';
@@ -38,6 +40,7 @@ export function openPostgres(
   const pool = async () => {
     const pg = await loadPg();
     const created = new pg.Pool({
+      Client: preparingClient(pg.Client),
       connectionString: url,
       max: options.maxConnections ?? 10,
       connectionTimeoutMillis: options.connectWaitMs ?? 30_000,
@@ -64,6 +67,25 @@ export function openPostgres(
       closed = true;
       await db.destroy(); // ends the pool
     },
+  };
+}
+
+/**
+ * pg's client, except that a statement compiled once (compiled.ts) runs as a named prepared
+ * statement: PostgreSQL parses and plans it on a connection's first use only, which for the
+ * refresh grant's statement was most of the database's CPU time per request (docs/postgres.md,
+ * Benchmarks). Kysely's driver hands the client SQL text and values; everything else passes
+ * through unchanged.
+ */
+function preparingClient(Client: typeof pg.Client): typeof pg.Client {
+  return class PreparingClient extends Client {
+    // pg's query() has many overloads; this one only adds a name to a text query.
+    override query(...args: any[]): any {
+      const [text, values, callback] = args;
+      const name = typeof text === 'string' ? preparedName(text) : undefined;
+      if (name === undefined) return (super.query as (...a: unknown[]) => unknown)(...args);
+      return (super.query as (...a: unknown[]) => unknown)({ name, text, values }, callback);
+    }
   };
 }
 

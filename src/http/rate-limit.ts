@@ -126,8 +126,11 @@ export class RateLimiter {
     }
   }
 
-  /** The decision on a read: what is left of the window, the whole limit when there is none. */
-  private unspent(rule: RateLimitRule, stored: StoredWindow | null, nowMs: number): RateDecision {
+  /**
+   * The decision on a read: what is left of the window, the whole limit when there is none.
+   * Also on a read a domain store's statement made in the shared table (`countsShared`).
+   */
+  unspent(rule: RateLimitRule, stored: StoredWindow | null, nowMs: number): RateDecision {
     const limit = this.effectiveLimit(rule);
     return stored
       ? this.decision(limit, stored, false)

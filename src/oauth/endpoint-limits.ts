@@ -4,7 +4,6 @@ import type { RateLimitRule } from '../http/route-config.js';
 import { isUuid } from '../lib/ids.js';
 import { OAuthError } from './errors.js';
 import type { StoredWindow } from '../db/store/rate-limit-windows.js';
-import type { MeterCharge } from './store/index.js';
 
 export type OAuthEndpoint = 'oauth.token' | 'oauth.revoke';
 
@@ -36,9 +35,11 @@ export interface EndpointCaller {
  * - failed client authentication: `oauth.client-auth|ip:<address>`, and
  *   `oauth.client-auth|client:<client_id>` when the id is a confidential client's; 20 per 60 s
  *   each, shared by both endpoints, so guessing a secret is bounded from one address and across
- *   addresses. The address's bucket is checked before the secret is. The client_id's is not: a
- *   client_id is public (it is in every authorize URL), so a spent client_id bucket only turns a
- *   failed authentication's 401 into a 429, and the holder of the secret is never locked out.
+ *   addresses. The address's bucket is checked before the secret is (PostgreSQL's refresh
+ *   batches compare the secret first, then answer right and wrong alike: service.ts). The
+ *   client_id's is not: a client_id is public (it is in every authorize URL), so a spent
+ *   client_id bucket only turns a failed authentication's 401 into a 429, and the holder of the
+ *   secret is never locked out.
  * All are exact across the nodes of a cluster (docs/postgres.md, Rate limits); on SQLite they are
  * plain in-memory hits of the kernel's limiter (the refresh grant's hot path stays cheap).
  */
@@ -74,6 +75,9 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
   }
 
   return {
+    /** Whether the endpoint's limits count in the shared table (PostgreSQL), so `inStatement` applies. */
+    countsInStatements: limiter.countsShared(TOKEN_ENDPOINT_LIMIT),
+
     /**
      * Before the secret is looked at: throws the 429 when this address has used up its failed
      * authentications. Reads, in the same query, the claimed client's failed requests from this
@@ -125,16 +129,34 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
     },
 
     /**
-     * `charge` as one statement of the grant's own counts it, in the shared table (PostgreSQL):
-     * the user's bucket up to the user id, the window, and the decision on the count the
-     * statement got back. Null when the limits count in memory (SQLite).
+     * The failure budgets' reads and `charge`, as one statement of the refresh grant counts them
+     * in the shared table (PostgreSQL): the values it binds, and the decisions on what it read
+     * and counted. Null when the limits count in memory (SQLite).
      */
-    chargeInStatement(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string): StatementCharge | null {
+    inStatement(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string): StatementCharge | null {
       if (!limiter.countsShared(TOKEN_ENDPOINT_LIMIT)) return null;
+      const nowMs = clock.now().getTime();
       return {
-        bucketPrefix: userBucket(endpoint, clientId, ''),
-        nowMs: clock.now().getTime(),
-        windowMs: TOKEN_ENDPOINT_LIMIT.windowSec * 1000,
+        values: {
+          addressBucket: addressBucket(caller),
+          addressLimit: limiter.effectiveLimit(CLIENT_AUTH_FAILURE_LIMIT),
+          failuresBucket: grantFailureBucket(endpoint, clientId, caller),
+          failuresLimit: limiter.effectiveLimit(TOKEN_ENDPOINT_LIMIT),
+          meterBucketPrefix: userBucket(endpoint, clientId, ''),
+          meterLimit: limiter.effectiveLimit(TOKEN_ENDPOINT_LIMIT),
+          meterWindowMs: TOKEN_ENDPOINT_LIMIT.windowSec * 1000,
+        },
+        // The order of beforeClientAuth and its check before the grant: the address, then the client's.
+        refuseSpent(addressWindow, failuresWindow) {
+          for (const [stored, rule] of [
+            [addressWindow, CLIENT_AUTH_FAILURE_LIMIT],
+            [failuresWindow, TOKEN_ENDPOINT_LIMIT],
+          ] as const) {
+            const decision = limiter.unspent(rule, stored, nowMs);
+            if (!decision.allowed) return refusal(caller, decision);
+          }
+          return null;
+        },
         settle: (stored) => settle(caller, limiter.decide(TOKEN_ENDPOINT_LIMIT, stored)),
       };
     },
@@ -147,11 +169,22 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
 }
 
 /**
- * The meter's charge as a statement of the grant counts it (store.meterRefreshToken): the bucket
- * is `bucketPrefix` and the user's id; `settle` takes the count the statement got back and
- * answers null to go on, or the 429.
+ * The endpoint's limits as the refresh grant's statement counts them (store.rotateRefreshTokensStatement):
+ * `values` are the limits' part of what it binds. `refuseSpent` takes the failure budgets it read
+ * and answers the 429 when one is spent (then it counted nothing), else null; `settle` takes the
+ * meter's count it got back and answers null to go on, or the 429.
  */
-interface StatementCharge extends MeterCharge {
+export interface StatementCharge {
+  values: {
+    addressBucket: string;
+    addressLimit: number;
+    failuresBucket: string;
+    failuresLimit: number;
+    meterBucketPrefix: string;
+    meterLimit: number;
+    meterWindowMs: number;
+  };
+  refuseSpent(address: StoredWindow | null, failures: StoredWindow | null): OAuthError | null;
   settle(stored: StoredWindow): OAuthError | null;
 }
 
@@ -163,9 +196,4 @@ export interface GrantMeter {
   (userId: string): Promise<OAuthError | null>;
   /** The same charge counted in this process only, for the SQLite hot path (one process, no await). */
   inProcess(userId: string): OAuthError | null;
-  /**
-   * The same charge counted by the grant's own statement on PostgreSQL; null on SQLite. Once
-   * settled for a user, calling the meter for that user again counts nothing more.
-   */
-  inStatement(): (MeterCharge & { settle(userId: string, stored: StoredWindow): OAuthError | null }) | null;
 }

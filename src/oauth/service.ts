@@ -1,6 +1,5 @@
 import { LRUCache } from 'lru-cache';
 import { inTransaction, type Executor } from '../db/tx.js';
-import type { StoredWindow } from '../db/store/rate-limit-windows.js';
 import { notFound } from '../http/errors.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { isUuid } from '../lib/ids.js';
@@ -15,6 +14,7 @@ import { isMetadataDocumentId } from './metadata-documents.js';
 import { createRegistration } from './registration.js';
 import { invalidRequest, invalidTarget, OAuthError } from './errors.js';
 import { authorizationCodeGrant } from './grants/authorization-code.js';
+import { createRefreshBatches } from './grants/refresh-batches.js';
 import { refreshTokenGrant } from './grants/refresh-token.js';
 import { createMcpAuth } from './mcp-auth.js';
 import { parseResource, type ResourceKind } from './resources.js';
@@ -90,18 +90,6 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
           chargedInProcess = true;
           return limits.chargeInProcess(endpoint, caller, clientId, userId);
         },
-        inStatement: () => {
-          const charge = limits.chargeInStatement(endpoint, caller, clientId);
-          if (!charge) return null;
-          return {
-            ...charge,
-            settle: (userId: string, stored: StoredWindow) => {
-              const refusal = charge.settle(stored);
-              charged = { userId, refusal: Promise.resolve(refusal) };
-              return refusal;
-            },
-          };
-        },
       },
     );
     try {
@@ -131,6 +119,42 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     return parsed.kind;
   }
 
+  const batches = createRefreshBatches(kernel, tokens);
+
+  /**
+   * PostgreSQL's refresh grant in one round trip (grants/refresh-batches.ts): for a
+   * well-formed request, the failure budgets, the meter and the rotation are one statement,
+   * shared with the other refreshes of the same turn. A client that fails to authenticate
+   * takes the same statement, which only reads its address's budget: a spent address is then
+   * answered the same way whether the secret was right or wrong (docs/security.md). Null
+   * whenever it cannot answer, having changed nothing: `metered` then runs the request from
+   * the start, as on SQLite (a failed authentication, for one, is counted there).
+   */
+  async function refreshInOneStatement(credentials: ClientCredentials, caller: EndpointCaller) {
+    if (credentials.body.grant_type !== 'refresh_token' || !limits.countsInStatements) return null;
+    const claimed = claimedClientId(credentials);
+    if (claimed === null) return null;
+    let body: Record<string, string | undefined>;
+    let resource: ResourceKind | null;
+    try {
+      body = params(credentials.body);
+      resource = target(body.resource);
+    } catch (err) {
+      if (err instanceof OAuthError) return null;
+      throw err;
+    }
+    const client = await authenticateClient(clients, credentials).then(
+      (authenticated) => authenticated.client,
+      (err: unknown) => {
+        if (err instanceof OAuthError) return null;
+        throw err;
+      },
+    );
+    const charge = limits.inStatement('oauth.token', caller, client?.id ?? claimed);
+    if (!charge) return null;
+    return batches.rotate(client, body, resource, charge);
+  }
+
   const granted = kernel.metrics.counter(
     'gantry_oauth_token_grants_total',
     'Tokens issued at /oauth/token, by grant type',
@@ -156,6 +180,8 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
      * endpoint-limits.ts says: the grant charges its user before it changes anything.
      */
     async token(credentials: ClientCredentials, caller: EndpointCaller): Promise<TokenResponse> {
+      const rotated = await refreshInOneStatement(credentials, caller);
+      if (rotated) return counted('refresh_token')(rotated);
       return metered('oauth.token', caller, credentials, (client, meter) => {
         const body = params(credentials.body);
         const grantType = body.grant_type;

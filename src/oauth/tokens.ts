@@ -39,6 +39,20 @@ export interface AccessTokenClaims {
   workspaceId: string | null;
 }
 
+/** A refresh token's stored row: only its hash is kept. */
+export interface RefreshTokenRow {
+  grant_id: string;
+  token_hash: string;
+  created_at: string;
+  expires_at: string;
+}
+
+/** A refresh token made before its grant is known: the token, and its row but for the grant. */
+export interface FreshRefreshToken {
+  token: string;
+  row: Omit<RefreshTokenRow, 'grant_id'>;
+}
+
 /** The grant a token is minted in, with what its tokens are for. */
 export interface GrantRef {
   id: string;
@@ -158,6 +172,41 @@ export function createTokens(kernel: Kernel) {
     await changes.publish(executor, REVOKED_TOPIC, `grant:${grantId}`);
   }
 
+  function newRefreshToken(now: Date = clock.now()): FreshRefreshToken {
+    const token = randomToken(32);
+    return {
+      token,
+      row: {
+        token_hash: sha256Hex(token),
+        created_at: now.toISOString(),
+        expires_at: new Date(now.getTime() + REFRESH_TOKEN_TTL_SEC * 1000).toISOString(),
+      },
+    };
+  }
+
+  function respond(grant: GrantRef, scopes: string, refreshToken: string): TokenResponse {
+    const iat = Math.floor(clock.now().getTime() / 1000);
+    const accessToken = signer.sign({
+      iss: config.publicUrl,
+      sub: grant.userId,
+      aud: audiences[grant.resource],
+      client_id: grant.clientId,
+      scope: scopes,
+      jti: newId(),
+      gid: grant.id,
+      ...(grant.workspaceId === null ? {} : { workspace_id: grant.workspaceId }),
+      iat,
+      exp: iat + ACCESS_TOKEN_TTL_SEC,
+    });
+    return {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: ACCESS_TOKEN_TTL_SEC,
+      refresh_token: refreshToken,
+      scope: scopes,
+    };
+  }
+
   return {
     verifier,
     readAccessToken,
@@ -167,42 +216,22 @@ export function createTokens(kernel: Kernel) {
     hot,
 
     /**
+     * A new refresh token and what stores it, its grant aside: made before the statement that
+     * stores it, where that statement also finds the grant (grants/refresh-token.ts).
+     */
+    newRefreshToken,
+
+    /** The token response in a grant: a new access token, and the refresh token given. */
+    respond,
+
+    /**
      * A new access token and refresh token in a grant (family). Synchronous apart from the
      * insert, so the refresh hot path can run it inside a better-sqlite3 transaction.
      */
-    mint(
-      grant: GrantRef,
-      scopes: string,
-      insert: (row: { grant_id: string; token_hash: string; created_at: string; expires_at: string }) => void,
-    ): TokenResponse {
-      const now = clock.now();
-      const refreshToken = randomToken(32);
-      insert({
-        grant_id: grant.id,
-        token_hash: sha256Hex(refreshToken),
-        created_at: now.toISOString(),
-        expires_at: new Date(now.getTime() + REFRESH_TOKEN_TTL_SEC * 1000).toISOString(),
-      });
-      const iat = Math.floor(now.getTime() / 1000);
-      const accessToken = signer.sign({
-        iss: config.publicUrl,
-        sub: grant.userId,
-        aud: audiences[grant.resource],
-        client_id: grant.clientId,
-        scope: scopes,
-        jti: newId(),
-        gid: grant.id,
-        ...(grant.workspaceId === null ? {} : { workspace_id: grant.workspaceId }),
-        iat,
-        exp: iat + ACCESS_TOKEN_TTL_SEC,
-      });
-      return {
-        access_token: accessToken,
-        token_type: 'Bearer',
-        expires_in: ACCESS_TOKEN_TTL_SEC,
-        refresh_token: refreshToken,
-        scope: scopes,
-      };
+    mint(grant: GrantRef, scopes: string, insert: (row: RefreshTokenRow) => void): TokenResponse {
+      const fresh = newRefreshToken();
+      insert({ grant_id: grant.id, ...fresh.row });
+      return respond(grant, scopes, fresh.token);
     },
 
     /** The same, inside a kysely transaction. */

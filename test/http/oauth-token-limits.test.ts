@@ -57,6 +57,16 @@ describe('token and revoke rate limits', () => {
     return { user, refreshToken: res.json().refresh_token };
   }
 
+  /** How many statements of PostgreSQL's refresh batches ran (none on SQLite). */
+  async function refreshBatches() {
+    const values = (await t.app.kernel.metrics.registry.getSingleMetric('gantry_oauth_refresh_batch_size')?.get())
+      ?.values;
+    return (
+      values?.find((v) => (v as { metricName?: string }).metricName === 'gantry_oauth_refresh_batch_size_count')
+        ?.value ?? 0
+    );
+  }
+
   const refresh = (client: Client, refreshToken: string, remoteAddress: string, secret = client.clientSecret!) =>
     post(
       TOKEN,
@@ -143,11 +153,18 @@ describe('token and revoke rate limits', () => {
       assert.equal(res.headers['x-ratelimit-limit'], '20');
       assert.equal(res.headers['x-ratelimit-remaining'], String(19 - i));
     }
-    // The right secret is not even looked at now; nor is another client's from that address.
+    // The right secret is refused now, as a wrong one is; nor is another client's from that address.
+    const batchesBefore = await refreshBatches();
     const refused = await refresh(client, refreshToken, ip);
     assert.equal(refused.statusCode, 429);
     assert.equal(refused.json().error, 'invalid_request');
     assert.equal(refused.headers['retry-after'], '60');
+    const wrong = await refresh(client, refreshToken, ip, 'guess-20');
+    assert.equal(wrong.statusCode, 429);
+    assert.deepEqual(wrong.json(), refused.json());
+    // On PostgreSQL both went through the refresh batches' statement, which read the spent
+    // budget: one path whether the secret is right or wrong (docs/security.md).
+    assert.equal(await refreshBatches(), batchesBefore + (TEST_ENGINE === 'postgres' ? 2 : 0));
     assert.equal((await refresh(other, otherToken, ip)).statusCode, 429);
     // The refresh token is intact: the real client, from its own address, uses it.
     const real = await refresh(other, otherToken, '10.71.0.2');
@@ -299,9 +316,16 @@ describe('token and revoke rate limits', () => {
     const refused = await refresh(client, 'not-a-token', '10.73.0.1');
     assert.equal(refused.statusCode, 429);
     assert.equal(refused.headers['retry-after'], '60');
+    // A good token from there too, before anything is counted or consumed: neither its user's
+    // budget nor the token is spent.
+    const good = await refresh(client, refreshToken, '10.73.0.1');
+    assert.equal(good.statusCode, 429);
+    assert.equal(good.json().error, 'invalid_request');
+    assert.equal(good.headers['x-ratelimit-remaining'], '0');
     // Another address of the same client, and its failure budget of client authentication, are untouched.
     const elsewhere = await refresh(client, refreshToken, '10.73.0.2');
     assert.equal(elsewhere.statusCode, 200, elsewhere.payload);
+    assert.equal(elsewhere.headers['x-ratelimit-remaining'], String(120 - 2), 'the code exchange and this refresh');
   });
 
   test('revoke counts per client and user of the token, and a token naming nobody per client and address', async () => {

@@ -13,9 +13,9 @@ const TOKEN = '/api/v1/oauth/token';
 
 /**
  * Every way a refresh token can be refused, with its exact answer, and what each leaves behind.
- * On PostgreSQL the usual case runs as two statements that find nothing when a rule fails; the
- * transactional path then tells which rule (src/oauth/grants/refresh-token.ts): these pin that
- * every answer is the same as on SQLite.
+ * On PostgreSQL the usual case runs as one statement that finds nothing when a rule fails; the
+ * transactional path then tells which rule (src/oauth/grants/refresh-batches.ts,
+ * refresh-token.ts): these pin that every answer is the same as on SQLite.
  */
 describe('refresh_token grant: each refusal and its answer', () => {
   let t: TestApp;

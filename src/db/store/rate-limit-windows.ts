@@ -9,14 +9,15 @@ export interface StoredWindow {
 }
 
 /**
- * The conflict clause that counts one more hit: a fresh window when the bucket's has ended, else
- * one more in the current one. Also used by a domain store's statement that charges a limit
- * together with its own work (docs/postgres.md, Transactions).
+ * The conflict clause that counts the inserted row's hits (one, or a batch's several) on the
+ * bucket: a fresh window when the bucket's has ended, else more in the current one. Also used
+ * by a domain store's statement that charges a limit together with its own work
+ * (docs/postgres.md, Transactions).
  */
 export const countHitOnConflict = (nowMs: number) => (oc: OnConflictBuilder<DB, 'rate_limit_windows'>) => {
   const live = sql<boolean>`rate_limit_windows.reset_at_ms > ${nowMs}`;
   return oc.column('bucket').doUpdateSet({
-    count: sql<number>`case when ${live} then rate_limit_windows.count + 1 else 1 end`,
+    count: sql<number>`case when ${live} then rate_limit_windows.count + excluded.count else excluded.count end`,
     reset_at_ms: sql<number>`case when ${live} then rate_limit_windows.reset_at_ms else excluded.reset_at_ms end`,
   });
 };

@@ -44,9 +44,10 @@ function precheck(
  * the token; a consumed one shown again revokes the whole family, access tokens included.
  * No grace window (docs/interface.md, OAuth). The consume is conditional and runs in a transaction that
  * nothing interleaves with, so of N simultaneous uses exactly one wins and the others are
- * reuse. The usual case runs synchronously over prepared statements in a group-committed
- * transaction (hot-store.ts); while a kysely transaction holds the connection it takes the
- * ordinary path instead.
+ * reuse. On SQLite the usual case runs synchronously over prepared statements in a
+ * group-committed transaction (hot-store.ts); while a kysely transaction holds the connection
+ * it takes the ordinary path instead. On PostgreSQL the service first tries a batch's
+ * statement (refresh-batches.ts).
  */
 export async function refreshTokenGrant(
   kernel: Kernel,
@@ -64,7 +65,7 @@ export async function refreshTokenGrant(
     if (!requested) throw invalidScope('scope is malformed');
   }
 
-  const { db, clock, logger } = kernel;
+  const { db, clock } = kernel;
   const tokenHash = sha256Hex(refreshToken);
   const finish = (row: HotRefreshRow, now: string, insert: Parameters<OAuthTokens['mint']>[2]): Outcome => {
     if (row.expires_at <= now) return { error: 'The refresh token has expired' };
@@ -80,29 +81,6 @@ export async function refreshTokenGrant(
     return { tokens: tokens.mint(ref, scope, insert) };
   };
 
-  /**
-   * PostgreSQL's usual case in two statements and no transaction: one finds a token every rule
-   * lets this client rotate and charges the meter; one consumes it and inserts its successor
-   * (store.meterRefreshToken, store.rotateRefreshToken; docs/postgres.md, Transactions). Null
-   * when the first finds nothing: the transaction below tells why, with the same rules.
-   */
-  async function rotateInStatements(): Promise<Outcome | null> {
-    const charge = meter.inStatement();
-    if (!charge) return null;
-    const at = clock.now().toISOString();
-    const claim = { tokenHash, clientId: client.id, requested, resource: target, at };
-    const found = await store.meterRefreshToken(db, claim, charge);
-    if (!found) return null;
-    const refused = charge.settle(found.user_id, { count: Number(found.count), resetAtMs: Number(found.reset_at_ms) });
-    if (refused) return { refused };
-    const successors: Array<Parameters<typeof store.rotateRefreshToken>[3]> = [];
-    const result = finish(found, at, (row) => successors.push(row));
-    if (!('tokens' in result)) return result;
-    // Consumed since it was found: another use won, and this one is a reuse.
-    if (!(await store.rotateRefreshToken(db, tokenHash, at, successors[0]))) return { reuse: found };
-    return result;
-  }
-
   const { hot } = tokens;
   let outcome: Outcome | typeof BUSY = await hot.run((): Outcome => {
     const row = hot.findRefreshToken(tokenHash);
@@ -116,7 +94,6 @@ export async function refreshTokenGrant(
     if (!hot.consumeRefreshToken(row!.id, now)) return { reuse: row! };
     return finish(row!, now, hot.insertRefreshToken);
   });
-  if (outcome === BUSY) outcome = (await rotateInStatements()) ?? BUSY;
   if (outcome === BUSY) {
     outcome = await inTransaction<Outcome>(
       db,
@@ -139,22 +116,29 @@ export async function refreshTokenGrant(
     );
   }
 
-  if ('reuse' in outcome) {
-    const row = outcome.reuse;
-    await inTransaction(db, (trx) => tokens.revokeGrant(trx, row.grant_id, 'refresh_token_reuse'));
-    kernel.metrics
-      .counter('gantry_oauth_refresh_reuse_total', 'Refresh tokens used twice (each revokes its authorization)')
-      .inc();
-    logger.warn('oauth refresh token reuse detected; family revoked', {
-      clientId: client.id,
-      grantId: row.grant_id,
-      userId: row.user_id,
-    });
-    throw invalidGrant('The refresh token was already used; the authorization is revoked');
-  }
+  if ('reuse' in outcome) throw await reuseDetected(kernel, tokens, client, outcome.reuse);
   if ('refused' in outcome) throw outcome.refused;
   if ('scopeError' in outcome) throw invalidScope(outcome.scopeError);
   if ('targetError' in outcome) throw invalidTarget(outcome.targetError);
   if ('error' in outcome) throw invalidGrant(outcome.error);
   return outcome.tokens;
+}
+
+/** A refresh token shown again: its whole family is revoked; the error to answer. */
+export async function reuseDetected(
+  kernel: Kernel,
+  tokens: OAuthTokens,
+  client: Client,
+  row: { grant_id: string; user_id: string },
+): Promise<OAuthError> {
+  await inTransaction(kernel.db, (trx) => tokens.revokeGrant(trx, row.grant_id, 'refresh_token_reuse'));
+  kernel.metrics
+    .counter('gantry_oauth_refresh_reuse_total', 'Refresh tokens used twice (each revokes its authorization)')
+    .inc();
+  kernel.logger.warn('oauth refresh token reuse detected; family revoked', {
+    clientId: client.id,
+    grantId: row.grant_id,
+    userId: row.user_id,
+  });
+  return invalidGrant('The refresh token was already used; the authorization is revoked');
 }
