@@ -126,10 +126,7 @@ export class RateLimiter {
     }
   }
 
-  /**
-   * The decision on a read: what is left of the window, the whole limit when there is none.
-   * Also on a read a domain store's statement made in the shared table (`countsShared`).
-   */
+  /** The decision on a read (also a domain statement's, `countsShared`): what is left, all of it without a window. */
   unspent(rule: RateLimitRule, stored: StoredWindow | null, nowMs: number): RateDecision {
     const limit = this.effectiveLimit(rule);
     return stored
