@@ -24,6 +24,29 @@ export async function makeClient(
   });
 }
 
+/**
+ * A user's approval of the client for the REST API, made through the service: the form of the
+ * token request that exchanges its code (authorization_code, with the PKCE verifier).
+ */
+export async function approvedCodeForm(
+  t: TestApp,
+  clientId: string,
+  userId: string,
+  scopes = ['email:read', 'profile:read'],
+): Promise<Record<string, string>> {
+  const { verifier, challenge } = pkcePair();
+  const redirect = await t.app.services.oauth.authorize.approve(userId, {
+    clientId,
+    redirectUri: REDIRECT,
+    scopes,
+    state: null,
+    codeChallenge: challenge,
+    resource: 'api',
+  });
+  const code = new URL(redirect).searchParams.get('code')!;
+  return { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier };
+}
+
 export function authorizeQuery(clientId: string, challenge: string, extra: Record<string, string | undefined> = {}) {
   const params: Record<string, string> = {
     response_type: 'code',

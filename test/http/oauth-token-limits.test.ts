@@ -6,7 +6,7 @@ import { TEST_ENGINE, untilBackendWaitsOnLock } from '../helpers/postgres.js';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import { makeUser } from '../helpers/factories.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { basic, form, FORM_HEADERS, makeClient, pkcePair, REDIRECT } from '../helpers/oauth.js';
+import { approvedCodeForm, basic, form, FORM_HEADERS, makeClient } from '../helpers/oauth.js';
 
 const TOKEN = '/api/v1/oauth/token';
 const REVOKE = '/api/v1/oauth/revoke';
@@ -37,19 +37,9 @@ describe('token and revoke rate limits', () => {
   /** A user's first tokens for the client, through a code the user approved (one token request). */
   async function tokensFor(client: Client, remoteAddress: string) {
     const user = await makeUser(t.app);
-    const { verifier, challenge } = pkcePair();
-    const redirect = await t.app.services.oauth.authorize.approve(user.id, {
-      clientId: client.clientId,
-      redirectUri: REDIRECT,
-      scopes: ['email:read'],
-      state: null,
-      codeChallenge: challenge,
-      resource: 'api',
-    });
-    const code = new URL(redirect).searchParams.get('code')!;
     const res = await post(
       TOKEN,
-      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier },
+      await approvedCodeForm(t, client.clientId, user.id, ['email:read']),
       remoteAddress,
       basic(client.clientId, client.clientSecret!),
     );
@@ -270,16 +260,7 @@ describe('token and revoke rate limits', () => {
   test("a public client's id, which anyone may send, cannot be locked: failures claiming it count by address only", async () => {
     const app = await makeClient(t, { type: 'public' });
     const user = await makeUser(t.app);
-    const { verifier, challenge } = pkcePair();
-    const redirect = await t.app.services.oauth.authorize.approve(user.id, {
-      clientId: app.clientId,
-      redirectUri: REDIRECT,
-      scopes: ['email:read'],
-      state: null,
-      codeChallenge: challenge,
-      resource: 'api',
-    });
-    const code = new URL(redirect).searchParams.get('code')!;
+    const exchange = await approvedCodeForm(t, app.clientId, user.id, ['email:read']);
     for (let i = 0; i < 25; i++) {
       const res = await post(
         TOKEN,
@@ -290,17 +271,7 @@ describe('token and revoke rate limits', () => {
       assert.equal(res.statusCode, 401);
       assert.equal(res.json().error, 'invalid_client');
     }
-    const res = await post(
-      TOKEN,
-      {
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: REDIRECT,
-        code_verifier: verifier,
-        client_id: app.clientId,
-      },
-      '10.75.2.1',
-    );
+    const res = await post(TOKEN, { ...exchange, client_id: app.clientId }, '10.75.2.1');
     assert.equal(res.statusCode, 200, res.payload);
     assert.ok(res.json().access_token);
   });

@@ -7,7 +7,7 @@ import { ManualClock } from '../../src/lib/clock.js';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import type { EndpointCaller } from '../../src/oauth/endpoint-limits.js';
 import { OAuthError } from '../../src/oauth/errors.js';
-import { basic, makeClient, pkcePair, REDIRECT } from '../helpers/oauth.js';
+import { approvedCodeForm, basic, makeClient } from '../helpers/oauth.js';
 
 /**
  * Refreshes that arrive together: on PostgreSQL those of one turn of the event loop are one
@@ -49,18 +49,7 @@ describe('refresh grants arriving together', () => {
     const user = await makeUser(t.app);
     const tokens: string[] = [];
     for (let i = 0; i < count; i++) {
-      const { verifier, challenge } = pkcePair();
-      const redirect = await t.app.services.oauth.authorize.approve(user.id, {
-        clientId: client.clientId,
-        redirectUri: REDIRECT,
-        scopes: ['email:read', 'profile:read'],
-        state: null,
-        codeChallenge: challenge,
-        resource: 'api',
-      });
-      const code = new URL(redirect).searchParams.get('code')!;
-      const body = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier };
-      tokens.push((await token(client, body)).refresh_token);
+      tokens.push((await token(client, await approvedCodeForm(t, client.clientId, user.id))).refresh_token);
       // The code exchanges count on the same meter: each in a window of its own.
       clock.advance(61_000);
     }

@@ -7,7 +7,7 @@ import { makeUser } from '../helpers/factories.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import { resourceUrl } from '../../src/oauth/resources.js';
-import { basic, form, FORM_HEADERS, makeClient, pkcePair, REDIRECT } from '../helpers/oauth.js';
+import { approvedCodeForm, basic, form, FORM_HEADERS, makeClient } from '../helpers/oauth.js';
 
 const TOKEN = '/api/v1/oauth/token';
 
@@ -38,20 +38,7 @@ describe('refresh_token grant: each refusal and its answer', () => {
   /** A fresh authorization for the REST API (email:read profile:read) and its first refresh token. */
   async function grantOf(client: Client) {
     const user = await makeUser(t.app);
-    const { verifier, challenge } = pkcePair();
-    const redirect = await t.app.services.oauth.authorize.approve(user.id, {
-      clientId: client.clientId,
-      redirectUri: REDIRECT,
-      scopes: ['email:read', 'profile:read'],
-      state: null,
-      codeChallenge: challenge,
-      resource: 'api',
-    });
-    const code = new URL(redirect).searchParams.get('code')!;
-    const res = await token(
-      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier },
-      client,
-    );
+    const res = await token(await approvedCodeForm(t, client.clientId, user.id), client);
     assert.equal(res.statusCode, 200, res.payload);
     return res.json().refresh_token;
   }
