@@ -130,11 +130,10 @@ export function createEndpointLimits(kernel: Pick<Kernel, 'limiter' | 'clock'>) 
 
     /**
      * The failure budgets' reads and `charge`, as one statement of the refresh grant counts them
-     * in the shared table (PostgreSQL): the values it binds, and the decisions on what it read
-     * and counted. Null when the limits count in memory (SQLite).
+     * in the shared table (PostgreSQL, `countsInStatements`): the values it binds, and the
+     * decisions on what it read and counted.
      */
-    inStatement(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string): StatementCharge | null {
-      if (!limiter.countsShared(TOKEN_ENDPOINT_LIMIT)) return null;
+    inStatement(endpoint: OAuthEndpoint, caller: EndpointCaller, clientId: string): StatementCharge {
       const nowMs = clock.now().getTime();
       return {
         values: {

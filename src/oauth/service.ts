@@ -150,9 +150,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
         throw err;
       },
     );
-    const charge = limits.inStatement('oauth.token', caller, client?.id ?? claimed);
-    if (!charge) return null;
-    return batches.rotate(client, body, resource, charge);
+    return batches.rotate(client, body, resource, limits.inStatement('oauth.token', caller, client?.id ?? claimed));
   }
 
   const granted = kernel.metrics.counter(
