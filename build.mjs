@@ -3,8 +3,11 @@
 import { build } from 'esbuild';
 
 await build({
-  entryPoints: ['src/main.ts'],
-  outfile: 'dist/gantry.cjs',
+  // The JSON Schema worker is a file of its own beside the bundle: a worker thread loads only
+  // what it runs (ajv, re2js), not the whole appliance (src/connectors/json-schema/engine.ts).
+  entryPoints: { gantry: 'src/main.ts', 'json-schema-worker': 'src/connectors/json-schema/worker.ts' },
+  outdir: 'dist',
+  outExtension: { '.js': '.cjs' },
   bundle: true,
   platform: 'node',
   target: 'node20',
@@ -20,7 +23,10 @@ await build({
   // (docs/operations.md, Memory).
   external: ['better-sqlite3', 'pg', 'pg-native', '@modelcontextprotocol/*', 'stripe', 'nodemailer'],
   // import.meta.url is not defined in CJS output; libraries that read it get the bundle's own URL.
-  define: { 'import.meta.url': 'importMetaUrl' },
+  define: {
+    'import.meta.url': 'importMetaUrl',
+    GANTRY_JSON_SCHEMA_WORKER: JSON.stringify('./json-schema-worker.cjs'),
+  },
   banner: { js: "const importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
 });

@@ -42,6 +42,8 @@ export interface Kernel {
   /** Logs a credential key this node lacks once per process (docs/postgres.md, Secrets). */
   reportMissingKey: MissingKeyReport;
   migration: MigrationResult;
+  /** Something a domain holds that must end with the kernel (a worker thread); run first by close(). */
+  onClose(hook: () => Promise<void>): void;
   close(): Promise<void>;
 }
 
@@ -77,6 +79,7 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
     // transactions too (the token endpoint's), and a transaction holding one connection of the
     // main pool must never wait for another one (docs/postgres.md, Rate limits). Past 2 s of
     // waiting, the limiter counts in memory.
+    const closeHooks: Array<() => Promise<void>> = [];
     counters = config.databaseUrl
       ? openPostgres(config.databaseUrl, { maxConnections: 2, connectWaitMs: 2_000 })
       : null;
@@ -99,7 +102,11 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
       pages: createPageKit(config.brand),
       reportMissingKey: createMissingKeyReport(logger),
       migration,
+      onClose(hook) {
+        closeHooks.push(hook);
+      },
       async close() {
+        await Promise.all(closeHooks.map((hook) => hook()));
         await changes.stop();
         await mailer.close();
         await counters?.close();

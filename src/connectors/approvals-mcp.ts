@@ -101,7 +101,7 @@ export function createMcpApprovals(ctx: ConnectorsContext) {
       if (!tool) throw notFound('Tool');
       assertRunnable(instance, tool);
       // An approver is never asked about a call that could not run: the arguments are checked first.
-      ctx.definitions.assertValid(JSON.parse(tool.input_schema) as Record<string, unknown>, args, 'input', 'input');
+      await ctx.definitions.assertValid(tool.input_schema, args, 'input', 'input');
       const argsDigest = argumentsDigest(args);
       if (!toBool(tool.requires_approval))
         return { proceed: true, approvalId: null, argsDigest, consume: async () => true };

@@ -17,16 +17,20 @@ const KEY_PATTERN = /^[a-z0-9][a-z0-9_-]{1,62}$/;
 /** The catalog, JSON Schema validation of configs and tool schemas (json-schema/). */
 export function createDefinitions(kernel: Kernel) {
   const { db, clock } = kernel;
-  const schemas = createJsonSchemaEngine();
+  const schemas = createJsonSchemaEngine({ logger: kernel.logger });
+  kernel.onClose(() => schemas.close());
 
   /** Proves a value is a JSON Schema Gantry evaluates (size, meta-schema, RE2 patterns, compile). */
-  function assertJsonSchema(schema: unknown, field: string): void {
-    schemas.assertSchema(schema, field);
+  function assertJsonSchema(schema: unknown, field: string): Promise<void> {
+    return schemas.assertSchema(schema, field);
   }
 
-  /** Validates a value against a schema; failures list every failing path in error.details. */
-  function assertValid(schema: Record<string, unknown>, value: unknown, root: string, what: string): void {
-    schemas.assertValid(schema, value, root, what);
+  /**
+   * Validates a value against a schema (an object, or its JSON as stored); failures list every
+   * failing path in error.details.
+   */
+  function assertValid(schema: string | Record<string, unknown>, value: unknown, root: string, what: string) {
+    return schemas.assertValid(schema, value, root, what);
   }
 
   function fromRow(row: ConnectorDefinitionsTable): Definition {
@@ -123,7 +127,6 @@ export function createDefinitions(kernel: Kernel) {
     async defineSystem(executor: Executor, input: SystemDefinitionInput): Promise<Definition> {
       await assertKeyFree(executor, input.key, null);
       const schema = input.configSchema ?? EMPTY_CONFIG_SCHEMA;
-      assertJsonSchema(schema, 'configSchema');
       for (const [field, url] of [
         ['authorizeUrl', input.authorizeUrl],
         ['tokenUrl', input.tokenUrl],
@@ -164,7 +167,6 @@ export function createDefinitions(kernel: Kernel) {
     async createCustom(executor: Executor, workspaceId: string, input: CustomDefinitionInput): Promise<Definition> {
       await assertKeyFree(executor, input.key, workspaceId);
       const schema = input.configSchema ?? EMPTY_CONFIG_SCHEMA;
-      assertJsonSchema(schema, 'configSchema');
       const now = clock.now().toISOString();
       const row: ConnectorDefinitionsTable = {
         id: newId(),

@@ -30,7 +30,7 @@ export function createInstances(ctx: ConnectorsContext) {
 
   /** Config validated against the definition's schema (ajv), and an MCP url against the SSRF guard. */
   async function checkConfig(def: Definition, value: Record<string, unknown>) {
-    ctx.definitions.assertValid(def.configSchema, value, 'config', 'config');
+    await ctx.definitions.assertValid(def.configSchema, value, 'config', 'config');
     if (def.adapter !== 'mcp') return;
     const refused = credentialHeaderDetails(value.headers);
     if (refused.length > 0) throw badRequest('config.headers may not carry credentials', refused);

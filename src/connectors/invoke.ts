@@ -149,7 +149,7 @@ export function createInvoker(
       const tool = cached ? cached.tool : await toolStore.find(db, instanceId, toolId);
       if (!tool) throw notFound('Tool');
       assertRunnable(instance, tool);
-      ctx.definitions.assertValid(JSON.parse(tool.input_schema) as Record<string, unknown>, input, 'input', 'input');
+      await ctx.definitions.assertValid(tool.input_schema, input, 'input', 'input');
       if (tool.rate_limit_rpm !== null) {
         const decision = await limiter.charge(`connector-tool:${tool.id}`, {
           limit: tool.rate_limit_rpm,

@@ -16,6 +16,7 @@ import { createMcpSessions } from './mcp-sessions.js';
 import { callbackUrl } from './oauth-client.js';
 import { createOauthLinking } from './oauth-linking.js';
 import { createTokenRefresh } from './oauth-refresh.js';
+import { EMPTY_CONFIG_SCHEMA } from './builtins.js';
 import { presentDefinition } from './presenters.js';
 import { CONNECTOR_SEALED_COLUMNS, reloadKeyring, KEYRING_TOPIC } from './rotation.js';
 import { createToolCatalog } from './tools.js';
@@ -69,6 +70,8 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
 
     async createDefinition(actor: Actor, input: CustomDefinitionInput) {
       ctx.assertWriter(actor.ws);
+      // Checked by the schema worker before the transaction, which never waits on it.
+      await definitions.assertJsonSchema(input.configSchema ?? EMPTY_CONFIG_SCHEMA, 'configSchema');
       const def = await inTransaction(db, async (trx) => {
         const created = await definitions.createCustom(trx, actor.ws.workspaceId, input);
         await ctx.audit(trx, actor, 'connector.created', created.key, { definition: created.key });
@@ -79,6 +82,7 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
 
     /** `gantry connector define`: the operator's system OAuth definition, with the callback URL to register at the provider. */
     async defineSystem(input: SystemDefinitionInput) {
+      await definitions.assertJsonSchema(input.configSchema ?? EMPTY_CONFIG_SCHEMA, 'configSchema');
       const def = await inTransaction(db, async (trx) => {
         const created = await definitions.defineSystem(trx, input);
         // Every workspace sees system definitions: all exposed catalogs are rebuilt.

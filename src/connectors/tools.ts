@@ -122,8 +122,8 @@ export function createToolCatalog(ctx: ConnectorsContext) {
       const instance = await ctx.requireInstance(actor.ws, instanceId);
       const def = await ctx.definitions.require(instance.connector_key, actor.ws.workspaceId);
       if (def.isSystem) throw conflict('Manual tools can only be added to custom connectors');
-      ctx.definitions.assertJsonSchema(input.inputSchema, 'inputSchema');
-      ctx.definitions.assertJsonSchema(input.outputSchema, 'outputSchema');
+      await ctx.definitions.assertJsonSchema(input.inputSchema, 'inputSchema');
+      await ctx.definitions.assertJsonSchema(input.outputSchema, 'outputSchema');
       const now = clock.now().toISOString();
       const row: ToolRow = {
         seq: 0,

@@ -246,7 +246,7 @@ describe('connector JSON Schemas: linear-time patterns, bounded size and memory'
   it('keeps compiled schemas in a cache bounded by size, and ajv itself retains none of them', async () => {
     const { h, id } = await customInstance();
     const engine = t.app.services.connectors.definitions.schemas;
-    const before = engine.stats();
+    const before = await engine.stats();
     // 45 distinct 60 KB schemas: their estimated weight is past the cache's bound.
     for (let i = 0; i < 45; i++) {
       const res = await addTool(
@@ -261,7 +261,7 @@ describe('connector JSON Schemas: linear-time patterns, bounded size and memory'
       );
       assert.equal(res.statusCode, 201);
     }
-    const after = engine.stats();
+    const after = await engine.stats();
     assert.ok(after.cachedBytes <= after.maxBytes, `${after.cachedBytes} > ${after.maxBytes}`);
     assert.ok(after.cached < before.cached + 45, 'older validators were evicted');
     assert.deepEqual(after.ajvRetained, before.ajvRetained, 'the long-lived ajv instance holds no user schema');

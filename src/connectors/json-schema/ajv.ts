@@ -2,35 +2,88 @@ import { Ajv, type ErrorObject, type Format } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { RE2JS } from 're2js';
 
+/**
+ * RE2's lazy DFA caches the states it builds, up to 8 MB per pattern by default (re2js's
+ * DFA maxMem): one 22-character pattern kept 7.7 MB after one random 256 KiB input. Past this
+ * smaller budget RE2 falls back to its NFA, which runs in the same linear bound, so a pattern
+ * retains at most this much however it is used (docs/connectors.md, "JSON Schema").
+ */
+export const DFA_MAX_BYTES = 64 * 1024;
+
+/** Thrown by a pattern test when the validation's pattern work is spent. */
+export class PatternWorkExceeded extends Error {}
+
+/**
+ * The pattern work one validation may still do, in RE2 steps: a test of a string costs its
+ * length times the pattern's program size (the NFA's bound per character, and the DFA's cost
+ * of a new state), or its length alone for a one-pass pattern (one instruction per character).
+ * The worker sets `remaining` before each validation.
+ */
+export interface PatternMeter {
+  remaining: number;
+}
+
+/** re2js's internals this file relies on (pinned version; test/unit/json-schema-patterns.test.ts checks them). */
+interface Re2Internals {
+  re2Input: { prog: unknown; onepass: unknown; lazyDFA: unknown; readonly dfa: object };
+}
+
+/** A pattern compiled for RE2 whose every test is charged to a meter. */
+export interface MeteredPattern {
+  readonly program: number;
+  test(s: string): boolean;
+}
+
 /** A JSON Schema `pattern` (ECMA-262 syntax) compiled for RE2; throws when RE2 cannot run it. */
-export function re2(pattern: string, flags = ''): RE2JS {
-  return RE2JS.compile(
+export function re2(pattern: string, flags: string, meter: PatternMeter): MeteredPattern {
+  const re = RE2JS.compile(
     RE2JS.translateRegExp(pattern),
     (flags.includes('i') ? RE2JS.CASE_INSENSITIVE : 0) | (flags.includes('m') ? RE2JS.MULTILINE : 0),
   );
+  const inner = (re as unknown as Re2Internals).re2Input;
+  const Dfa = inner.dfa.constructor as new (prog: unknown, maxMem: number) => unknown;
+  inner.lazyDFA = new Dfa(inner.prog, DFA_MAX_BYTES);
+  const program = re.programSize();
+  const perCharacter = inner.onepass !== null ? 1 : program;
+  return {
+    program,
+    test(s: string) {
+      const units = s.length * perCharacter;
+      if (units > meter.remaining) throw new PatternWorkExceeded();
+      meter.remaining -= units;
+      return re.test(s);
+    },
+  };
 }
+
+/** Patterns a schema's inspection compiled, by `flags/pattern`: ajv reuses them instead of compiling again. */
+export type CompiledPatterns = Map<string, MeteredPattern>;
+export const patternKey = (pattern: string, flags: string) => `${flags}/${pattern}`;
 
 /**
  * ajv's `code.regExp` engine: called as regExp(pattern, flags), it needs an object with test();
  * toString() keys ajv's per-schema pattern table, so it must differ between patterns.
  */
-function re2Engine(pattern: string, flags: string) {
-  const re = re2(pattern, flags);
-  return { test: (s: string) => re.test(s), toString: () => `/${pattern}/${flags}` };
+function re2Engine(meter: PatternMeter, compiled: CompiledPatterns) {
+  const engine = (pattern: string, flags: string) => {
+    const re = compiled.get(patternKey(pattern, flags)) ?? re2(pattern, flags, meter);
+    return { test: (s: string) => re.test(s), toString: () => `/${pattern}/${flags}` };
+  };
+  // Only used when ajv writes standalone code, which Gantry never does.
+  engine.code = 'require("re2js")';
+  return engine;
 }
-// Only used when ajv writes standalone code, which Gantry never does.
-re2Engine.code = 'require("re2js")';
 
 /**
  * ajv-formats' formats with every regular expression run by RE2. The three whose expressions
  * use lookarounds get linear equivalents; `uri` uses the "fast" expression (the full one is a
  * function over a large backtracking expression).
  */
-function safeFormats(): Record<string, Format> {
+function safeFormats(meter: PatternMeter): Record<string, Format> {
   const get = (addFormatsModule as unknown as { get: (name: string, mode?: string) => Format }).get;
   const out: Record<string, Format> = {};
   const asRe2 = (re: RegExp) => {
-    const compiled = re2(re.source, re.flags);
+    const compiled = re2(re.source, re.flags, meter);
     return (s: string) => compiled.test(s);
   };
   const names = [
@@ -67,12 +120,16 @@ function safeFormats(): Record<string, Format> {
     // only compile their input (regex): linear already.
     else out[name] = format;
   }
-  const duration = re2('^P(?:(?:\\d+Y)?(?:\\d+M)?(?:\\d+D)?(?:T(?:\\d+H)?(?:\\d+M)?(?:\\d+S)?)?|\\d+W)$');
+  const duration = re2('^P(?:(?:\\d+Y)?(?:\\d+M)?(?:\\d+D)?(?:T(?:\\d+H)?(?:\\d+M)?(?:\\d+S)?)?|\\d+W)$', '', meter);
   // ISO 8601 durations (RFC 3339 appendix A): at least one part, and T only before a time part.
   out.duration = (s: string) => s !== 'P' && !s.endsWith('T') && duration.test(s);
-  const label = re2('^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\\.[a-z0-9](?:[-0-9a-z]{0,61}[0-9a-z])?)*\\.?$', 'i');
+  const label = re2(
+    '^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\\.[a-z0-9](?:[-0-9a-z]{0,61}[0-9a-z])?)*\\.?$',
+    'i',
+    meter,
+  );
   out.hostname = (s: string) => s.replace(/\.$/, '').length <= 253 && label.test(s);
-  const url = re2('^(?:https?|ftp)://[^\\s/?#]+[^\\s]*$', 'i');
+  const url = re2('^(?:https?|ftp)://[^\\s/?#]+[^\\s]*$', 'i', meter);
   out.url = (s: string) => url.test(s);
   return out;
 }
@@ -119,13 +176,14 @@ function uniqueItems(this: unknown, schema: boolean, data: unknown[]): boolean {
  * uniqueItems). `fresh()` is a throwaway instance per compiled schema, because an Ajv instance
  * retains every schema it compiled (its `_cache` and its code scope); `meta()` is the one
  * long-lived instance, which only checks schemas against the meta-schema and so keeps none.
+ * Every pattern and format test of every instance is charged to `meter`.
  */
-export function ajvInstances() {
+export function ajvInstances(meter: PatternMeter) {
   // Built on first use: compiling ajv's meta-schemas is start-up memory most runs never need.
   let formats: Record<string, Format> | null = null;
   let metaAjv: Ajv | null = null;
-  const newAjv = (meta: boolean): Ajv => {
-    formats ??= safeFormats();
+  const newAjv = (meta: boolean, compiled: CompiledPatterns): Ajv => {
+    formats ??= safeFormats(meter);
     // optimize: false: ajv's optimizer passes cost several times the compile itself.
     const ajv = new Ajv({
       allErrors: true,
@@ -133,7 +191,7 @@ export function ajvInstances() {
       meta,
       validateSchema: false,
       addUsedSchema: false,
-      code: { regExp: re2Engine, optimize: false },
+      code: { regExp: re2Engine(meter, compiled), optimize: false },
     });
     (addFormatsModule as unknown as (a: Ajv, o: object) => void)(ajv, { mode: 'fast', keywords: true });
     for (const [name, format] of Object.entries(formats)) ajv.addFormat(name, format);
@@ -148,8 +206,9 @@ export function ajvInstances() {
     return ajv;
   };
   return {
-    fresh: (): Ajv => newAjv(false),
-    meta: (): Ajv => (metaAjv ??= newAjv(true)),
+    /** A throwaway instance; `compiled` holds the schema's patterns, already compiled by its inspection. */
+    fresh: (compiled: CompiledPatterns): Ajv => newAjv(false, compiled),
+    meta: (): Ajv => (metaAjv ??= newAjv(true, new Map())),
   };
 }
 

@@ -1,122 +1,237 @@
-import { createHash } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
+import { existsSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { badRequest, DomainError } from '../../http/errors.js';
-import { ajvInstances } from './ajv.js';
-import { ajvDetails, type Compiled, compileSchema, type Detail, SchemaRefusal, schemaText } from './schema-checks.js';
+import type { Logger } from '../../lib/logger.js';
+import { schemaText, SchemaRefusal, type Detail } from './refusals.js';
+import type { Outcome, ValidatorStats } from './validators.js';
+import type { Answer, Job, JobRequest } from './worker.js';
 
 /**
  * JSON Schema for connector configs and tool inputs (ajv 8 + ajv-formats), made safe for schemas
  * written by any user or by an upstream MCP server (docs/connectors.md, "JSON Schema"):
  * - every `pattern`, `patternProperties` key and format regex runs on RE2 (re2js), whose matching
- *   is linear in the input, so no pattern can backtrack for hours; patterns RE2 cannot express
- *   (lookarounds, backreferences) are refused (ajv.ts, schema-checks.ts);
- * - a schema's size, object count and depth are bounded, so compiling it is bounded
- *   (schema-checks.ts); a validated value is at most VALUE_MAX_BYTES;
- * - compiled validators live in one bounded cache sized by count and by an estimate of their
- *   memory, and ajv itself keeps nothing: each schema is compiled by a throwaway Ajv instance,
- *   because an Ajv instance retains every schema it compiled (its `_cache` and its code scope).
+ *   is linear in the input; a pattern's program is estimated from its syntax and bounded before
+ *   it is compiled, and so is a validation's pattern work (pattern-cost.ts, ajv.ts);
+ * - a schema's size, object count, depth and patterns are bounded (schema-checks.ts); a
+ *   validated value is at most VALUE_MAX_BYTES;
+ * - compiling and validating run in a worker thread (worker.ts) with a heap limit, and a job
+ *   past JOB_TIME_LIMIT_MS ends the worker: however costly a schema the bounds still let
+ *   through, the main thread keeps answering (docs/security.md, N-H1);
+ * - compiled validators live in the worker's bounded cache (validators.ts).
  */
 const VALUE_MAX_BYTES = 256 * 1024;
-/** A compiled validator weighs about 22 times its schema's JSON (measured on ajv 8): 32 leaves room. */
-const COMPILED_BYTES_PER_SCHEMA_BYTE = 32;
-const COMPILED_BASE_BYTES = 64 * 1024;
-const CACHE_MAX_BYTES = 64 * 1024 * 1024;
+/** The worst accepted schema compiles in about 0.5 s here; past this a job is stuck. */
+const JOB_TIME_LIMIT_MS = 5_000;
+/** Jobs waiting for the worker at once; more answer 429 until it catches up. */
+const QUEUE_MAX = 1_000;
+/** An idle worker ends (its validators with it) so that an idle server holds no second heap. */
+const IDLE_MS = 60_000;
+const WORKER_HEAP_MB = 256;
+
+/** Set by build.mjs in the bundle: the worker's file beside it. */
+declare const GANTRY_JSON_SCHEMA_WORKER: string | undefined;
+
+/** The worker's script: beside the bundle, or beside this module (compiled, or TypeScript under tsx). */
+function workerScript(): URL {
+  if (typeof GANTRY_JSON_SCHEMA_WORKER === 'string') return new URL(GANTRY_JSON_SCHEMA_WORKER, import.meta.url);
+  const compiled = new URL('./worker.js', import.meta.url);
+  return existsSync(compiled) ? compiled : new URL('./worker.ts', import.meta.url);
+}
+
+interface Pending {
+  job: Job;
+  resolve: (answer: Answer) => void;
+}
+
+export interface JsonSchemaEngineOptions {
+  logger: Logger;
+  /** The running job's time limit, read as each job starts (tests lower it to see a stuck job end the worker). */
+  jobTimeLimitMs?: () => number;
+}
 
 /** The one JSON Schema engine of the connectors domain (configSchema, inputSchema, outputSchema). */
-export function createJsonSchemaEngine() {
-  const ajvs = ajvInstances();
+export function createJsonSchemaEngine(options: JsonSchemaEngineOptions) {
+  const { logger } = options;
+  const timeLimit = options.jobTimeLimitMs ?? (() => JOB_TIME_LIMIT_MS);
+  let worker: Worker | null = null;
+  let nextId = 1;
+  // In the order sent, which is the order the worker runs them: the first is the one running.
+  const pending = new Map<number, Pending>();
+  let headTimer: NodeJS.Timeout | null = null;
+  let idleTimer: NodeJS.Timeout | null = null;
 
-  const compiled = new LRUCache<string, Compiled>({
-    max: 2000,
-    maxSize: CACHE_MAX_BYTES,
-    sizeCalculation: (value, key) =>
-      value instanceof SchemaRefusal
-        ? 1024
-        : COMPILED_BASE_BYTES + COMPILED_BYTES_PER_SCHEMA_BYTE * Number(key.slice(0, key.indexOf(':'))),
-    ttl: 3_600_000,
-  });
-
-  /** The compiled validator of a schema, or why it is refused (cached either way). */
-  function validator(schema: unknown): Compiled {
-    const json = schemaText(schema);
-    if (json instanceof SchemaRefusal) return json;
-    const { text, bytes } = json;
-    const key = `${bytes}:${createHash('sha256').update(text).digest('base64url')}`;
-    let fn = compiled.get(key);
-    if (!fn) {
-      fn = compileSchema(ajvs, schema, text);
-      compiled.set(key, fn);
-    }
-    return fn;
+  function start(): Worker {
+    const w = new Worker(workerScript(), {
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
+      stdout: false,
+      stderr: false,
+    });
+    w.on('message', (answer: Answer) => {
+      if (worker !== w) return;
+      const entry = pending.get(answer.id);
+      if (!entry) return;
+      pending.delete(answer.id);
+      entry.resolve(answer);
+      settled();
+    });
+    w.on('error', (err: Error & { code?: string }) => {
+      if (worker !== w) return;
+      // A heap past its limit is what a too costly schema does; anything else is ours.
+      const outOfMemory = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
+      logger.warn('json schema worker failed', { error: outOfMemory ? err.code : (err.stack ?? err.message) });
+      replace(outOfMemory ? { kind: 'too-costly' } : null);
+    });
+    w.on('exit', (code) => {
+      if (worker !== w) return;
+      logger.warn('json schema worker exited', { code });
+      replace(null);
+    });
+    return w;
   }
 
-  const located = (refusal: SchemaRefusal, field: string): Detail[] =>
-    refusal.details.map((d) => ({ ...d, field: `${field}${d.field}` }));
+  /** Ends the worker and fails the job it was running; the others run again on a new one. */
+  function replace(outcome: Outcome | null) {
+    const stuck = worker;
+    worker = null;
+    void stuck?.terminate();
+    const [head] = pending.values();
+    if (head) {
+      pending.delete(head.job.id);
+      head.resolve(outcome ? { id: head.job.id, outcome } : { id: head.job.id, failure: 'the schema worker stopped' });
+    }
+    const rest = [...pending.values()];
+    if (rest.length > 0) {
+      worker = start();
+      for (const entry of rest) worker.postMessage(entry.job);
+    }
+    settled();
+  }
+
+  /** Re-arms the running job's time limit, and lets the process exit while nothing waits. */
+  function settled() {
+    if (headTimer) clearTimeout(headTimer);
+    headTimer = null;
+    const [head] = pending.values();
+    if (head) {
+      const limitMs = timeLimit();
+      headTimer = setTimeout(() => {
+        logger.warn('json schema job passed its time limit', { op: head.job.op, limitMs });
+        replace({ kind: 'too-costly' });
+      }, limitMs);
+      worker?.ref();
+      return;
+    }
+    worker?.unref();
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => {
+      if (pending.size > 0) return;
+      const idle = worker;
+      worker = null;
+      void idle?.terminate();
+    }, IDLE_MS);
+    idleTimer.unref();
+  }
+
+  function run(job: JobRequest): Promise<Answer> {
+    if (pending.size >= QUEUE_MAX)
+      throw new DomainError(
+        'RATE_LIMIT_EXCEEDED',
+        'Too many schema checks are waiting; try again in a second',
+        undefined,
+        {
+          'Retry-After': '1',
+        },
+      );
+    const full: Job = { ...job, id: nextId++ };
+    return new Promise<Answer>((resolve) => {
+      const first = pending.size === 0;
+      pending.set(full.id, { job: full, resolve });
+      worker ??= start();
+      worker.postMessage(full);
+      if (first) settled();
+    });
+  }
+
+  async function outcomeOf(job: JobRequest): Promise<Outcome> {
+    const answer = await run(job);
+    if ('outcome' in answer) return answer.outcome;
+    throw new Error(`json schema worker: ${'failure' in answer ? answer.failure : 'unexpected answer'}`);
+  }
+
+  const located = (details: Detail[], field: string): Detail[] =>
+    details.map((d) => ({ ...d, field: `${field}${d.field}` }));
+  const tooCostly = (field: string) => [{ field, message: 'is too costly to check', type: 'jsonschema.cost' }];
 
   return {
     /** Refuses (400 VALIDATION_FAILED, details naming the schema paths) a schema Gantry will not evaluate. */
-    assertSchema(schema: unknown, field: string): void {
-      const fn = validator(schema);
-      if (fn instanceof SchemaRefusal) throw badRequest(`${field} ${fn.message}`, located(fn, field));
+    async assertSchema(schema: unknown, field: string): Promise<void> {
+      const json = schemaText(schema);
+      if (json instanceof SchemaRefusal) throw badRequest(`${field} ${json.message}`, located(json.details, field));
+      const outcome = await outcomeOf({ op: 'check', schema: json.text });
+      if (outcome.kind === 'refused') throw badRequest(`${field} ${outcome.message}`, located(outcome.details, field));
+      if (outcome.kind === 'too-costly') throw badRequest(`${field} is too costly to check`, tooCostly(field));
     },
 
     /**
-     * Validates a value against a schema; failures list every failing path in error.details.
-     * A value over VALUE_MAX_BYTES is refused unread. A stored schema that is refused (an
-     * upstream tool's, synced as the server sent it) answers 409: the call cannot be checked,
-     * so it is not made.
+     * Validates a value against a schema (an object, or its JSON as stored); failures list every
+     * failing path in error.details. A value over VALUE_MAX_BYTES is refused unread. A stored
+     * schema that is refused (an upstream tool's, synced as the server sent it) answers 409:
+     * the call cannot be checked, so it is not made.
      */
-    assertValid(schema: Record<string, unknown>, value: unknown, root: string, what: string): void {
+    async assertValid(schema: string | Record<string, unknown>, value: unknown, root: string, what: string) {
       const tooDeep = () =>
         badRequest(`${what} is too deeply nested`, [
           { field: root, message: 'is too deeply nested', type: 'jsonschema.depth' },
         ]);
-      let size: number;
+      let text: string;
       try {
-        size = Buffer.byteLength(JSON.stringify(value) ?? '');
+        text = JSON.stringify(value) ?? 'null';
       } catch {
         throw tooDeep();
       }
-      if (size > VALUE_MAX_BYTES)
+      if (Buffer.byteLength(text) > VALUE_MAX_BYTES)
         throw badRequest(`${what} is larger than ${VALUE_MAX_BYTES / 1024} KiB`, [
           { field: root, message: `must be at most ${VALUE_MAX_BYTES} bytes as JSON`, type: 'jsonschema.size' },
         ]);
-      const fn = validator(schema);
-      if (fn instanceof SchemaRefusal)
-        throw new DomainError('CONFLICT', `${what} cannot be checked: its schema ${fn.message}`, located(fn, 'schema'));
-      let valid: boolean;
-      try {
-        valid = fn(value) as boolean;
-      } catch (err) {
-        if (err instanceof RangeError) throw tooDeep();
-        throw err;
+      const json = typeof schema === 'string' ? { text: schema } : schemaText(schema);
+      const outcome: Outcome =
+        json instanceof SchemaRefusal
+          ? { kind: 'refused', message: json.message, details: json.details }
+          : await outcomeOf({ op: 'validate', schema: json.text, value: text });
+      switch (outcome.kind) {
+        case 'ok':
+          return;
+        case 'refused':
+          throw new DomainError(
+            'CONFLICT',
+            `${what} cannot be checked: its schema ${outcome.message}`,
+            located(outcome.details, 'schema'),
+          );
+        case 'invalid':
+          throw badRequest(`${what} does not match its schema`, located(outcome.details, root));
+        case 'too-deep':
+          throw tooDeep();
+        case 'too-costly':
+          throw badRequest(`${what} needs more pattern matching to check than Gantry allows`, tooCostly(root));
       }
-      if (!valid) throw badRequest(`${what} does not match its schema`, ajvDetails(fn.errors, root));
     },
 
-    /**
-     * What the engine holds: cached validators (count, estimated bytes, bound) and how many
-     * schemas and code values the long-lived meta-schema Ajv retains (constant by design).
-     */
-    stats() {
-      const meta = ajvs.meta() as unknown as {
-        _cache: Map<unknown, unknown>;
-        schemas: object;
-        refs: object;
-        scope: { _values: Record<string, Map<unknown, unknown>> };
-      };
-      const scopeValues = Object.values(meta.scope._values).reduce((n, m) => n + m.size, 0);
-      return {
-        cached: compiled.size,
-        cachedBytes: compiled.calculatedSize,
-        maxBytes: CACHE_MAX_BYTES,
-        ajvRetained: {
-          cache: meta._cache.size,
-          schemas: Object.keys(meta.schemas).length,
-          refs: Object.keys(meta.refs).length,
-          scopeValues,
-        },
-      };
+    /** The worker's cache (validators.ts, stats). */
+    async stats(): Promise<ValidatorStats> {
+      const answer = await run({ op: 'stats' });
+      if ('stats' in answer) return answer.stats;
+      throw new Error('json schema worker gave no stats');
+    },
+
+    /** Ends the worker; jobs still waiting fail. */
+    async close(): Promise<void> {
+      if (headTimer) clearTimeout(headTimer);
+      if (idleTimer) clearTimeout(idleTimer);
+      const w = worker;
+      worker = null;
+      for (const [id, entry] of pending) entry.resolve({ id, failure: 'the server is stopping' });
+      pending.clear();
+      await w?.terminate();
     },
   };
 }

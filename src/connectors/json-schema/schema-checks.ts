@@ -1,17 +1,21 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { re2, type AjvInstances } from './ajv.js';
+import { patternKey, re2, type AjvInstances, type CompiledPatterns, type PatternMeter } from './ajv.js';
+import { patternCost } from './pattern-cost.js';
+import { SCHEMA_MAX_DEPTH, SchemaRefusal, type Detail } from './refusals.js';
 
 /**
  * Which schemas Gantry evaluates (docs/connectors.md, "JSON Schema"): at most SCHEMA_MAX_BYTES
  * serialized, SCHEMA_MAX_NODES objects and SCHEMA_MAX_DEPTH deep, so compiling one is bounded;
- * every pattern expressible in RE2; valid against its meta-schema.
+ * every pattern expressible in RE2 and within its program bound (pattern-cost.ts), at most
+ * SCHEMA_MAX_PATTERNS of them and SCHEMA_MAX_PROGRAM instructions in all; valid against its
+ * meta-schema.
+ *
+ * Objects in a schema: ajv's compile time grows with them (up to about 0.5 ms each).
  */
-const SCHEMA_MAX_BYTES = 64 * 1024;
-const SCHEMA_MAX_DEPTH = 32;
-/** Objects in a schema: ajv's compile time grows with them (up to about 0.5 ms each). */
 const SCHEMA_MAX_NODES = 500;
-
-export type Detail = { field: string; message: string; type: string };
+/** Patterns (`pattern`, `patternProperties` keys) in one schema, and their programs' sum. */
+const SCHEMA_MAX_PATTERNS = 64;
+const SCHEMA_MAX_PROGRAM = 10_000;
 
 /** Paths of ajv errors as error.details entries. */
 export function ajvDetails(errors: ErrorObject[] | null | undefined, root: string): Detail[] {
@@ -31,34 +35,32 @@ export function ajvDetails(errors: ErrorObject[] | null | undefined, root: strin
   });
 }
 
-/** Why a schema is refused: the fields it names are paths inside the schema. */
-export class SchemaRefusal {
-  constructor(
-    readonly message: string,
-    readonly details: Detail[],
-  ) {}
-}
-
-export type Compiled = ValidateFunction | SchemaRefusal;
-
 const SKIP_VALUES = new Set(['enum', 'const', 'default', 'examples']);
 
 /**
  * Checks the size, depth and every pattern of a schema before ajv sees it, so a refusal names
- * the path of the offending keyword (ajv's compile errors name none).
+ * the path of the offending keyword (ajv's compile errors name none). The patterns are
+ * compiled here, once, for ajv to reuse (`patterns`), and only once their cost is known.
  */
-function inspect(schema: unknown): Detail[] {
+function inspect(schema: unknown, meter: PatternMeter, patterns: CompiledPatterns): Detail[] {
   const out: Detail[] = [];
   let nodes = 0;
+  let program = 0;
   const tryRe2 = (pattern: string, field: string) => {
+    const refuse = (message: string) => out.push({ field, message, type: 'jsonschema.pattern' });
+    const key = patternKey(pattern, 'u');
+    if (patterns.has(key)) return;
+    if (patterns.size === SCHEMA_MAX_PATTERNS)
+      return refuse(`is one pattern more than the ${SCHEMA_MAX_PATTERNS} a schema may have`);
+    const cost = patternCost(pattern);
+    if ('refused' in cost) return refuse(cost.refused);
+    if (program + cost.program > SCHEMA_MAX_PROGRAM)
+      return refuse(`takes the schema's patterns past ${SCHEMA_MAX_PROGRAM} RE2 instructions in all`);
+    program += cost.program;
     try {
-      re2(pattern, 'u');
+      patterns.set(key, re2(pattern, 'u', meter));
     } catch (err) {
-      out.push({
-        field,
-        message: `is not supported: ${(err as Error).message} (RE2 syntax: no lookarounds or backreferences)`,
-        type: 'jsonschema.pattern',
-      });
+      refuse(`is not supported: ${(err as Error).message} (RE2 syntax: no lookarounds or backreferences)`);
     }
   };
   const walk = (node: unknown, path: string, depth: number): void => {
@@ -83,32 +85,22 @@ function inspect(schema: unknown): Detail[] {
   return out;
 }
 
-/** A schema's JSON text and its size in bytes, or why it is refused before any closer look. */
-export function schemaText(schema: unknown): { text: string; bytes: number } | SchemaRefusal {
-  if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
-    return new SchemaRefusal('must be a JSON Schema object', [
-      { field: '', message: 'must be an object', type: 'jsonschema.schema' },
-    ]);
-  let text: string;
-  try {
-    text = JSON.stringify(schema);
-  } catch {
-    return new SchemaRefusal(`nests deeper than ${SCHEMA_MAX_DEPTH} levels`, [
-      { field: '', message: 'too deeply nested', type: 'jsonschema.depth' },
-    ]);
-  }
-  const bytes = Buffer.byteLength(text);
-  if (bytes > SCHEMA_MAX_BYTES)
-    return new SchemaRefusal(`is larger than ${SCHEMA_MAX_BYTES / 1024} KiB`, [
-      { field: '', message: `must be at most ${SCHEMA_MAX_BYTES} bytes as JSON`, type: 'jsonschema.size' },
-    ]);
-  return { text, bytes };
+/** A compiled validator, and the patterns it holds (what it weighs: validators.ts). */
+export interface Validator {
+  validate: ValidateFunction;
+  patterns: CompiledPatterns;
 }
 
 /** The validator of a schema (whose JSON is `text`), or why it is refused. */
-export function compileSchema(ajvs: AjvInstances, schema: unknown, text: string): Compiled {
-  // Size and depth first: the meta-schema check recurses as deep as the schema does.
-  const problems = inspect(schema);
+export function compileSchema(
+  ajvs: AjvInstances,
+  meter: PatternMeter,
+  schema: unknown,
+  text: string,
+): Validator | SchemaRefusal {
+  // Size, depth and patterns first: the meta-schema check recurses as deep as the schema does.
+  const patterns: CompiledPatterns = new Map();
+  const problems = inspect(schema, meter, patterns);
   if (problems.length > 0)
     return new SchemaRefusal(
       problems.some((p) => p.type === 'jsonschema.pattern')
@@ -129,7 +121,7 @@ export function compileSchema(ajvs: AjvInstances, schema: unknown, text: string)
   if (!valid) return new SchemaRefusal('is not a valid JSON Schema', ajvDetails(meta.errors, ''));
   try {
     // A throwaway instance: the validator keeps it alive while cached, and nothing else does.
-    return ajvs.fresh().compile(JSON.parse(text) as object);
+    return { validate: ajvs.fresh(patterns).compile(JSON.parse(text) as object), patterns };
   } catch (err) {
     return new SchemaRefusal(`is not a valid JSON Schema: ${(err as Error).message}`, [
       { field: '', message: (err as Error).message, type: 'jsonschema.compile' },
