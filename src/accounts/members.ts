@@ -212,7 +212,10 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
   ): Promise<string> {
     let status: string;
     try {
-      const answer = await adapter.releaseSeat({ releaseId, accountId, userId });
+      // Counted by the provider inside its queue for the seat item, after earlier releases
+      // finished: a count taken here could be stale by then (docs/billing.md, Seat releases).
+      const billedMembers = () => store.countBilledMembers(db, accountId);
+      const answer = await adapter.releaseSeat({ releaseId, accountId, userId, billedMembers });
       status = answer.accepted ? SEAT_RELEASE.requested : answer.reason;
     } catch (err) {
       deps.kernel.logger.warn('seat release request failed', {

@@ -46,7 +46,21 @@ export interface OpenedStream {
   end(how: 'succeeded' | 'cancelled' | ProviderError): void;
 }
 
-export type StreamOutcome = OpenedStream | (Failed & { cancelled: boolean });
+/**
+ * A provider that accepted a streamed request (answered 2xx with an event stream) and had
+ * produced no text when the client left: it was sent the prompt, and bills its input.
+ */
+interface AcceptedBeforeText {
+  provider: ProviderName;
+  model: string;
+  /** The input tokens the provider reported before any text (Anthropic, Gemini), else null. */
+  inputTokens: number | null;
+}
+
+export type StreamOutcome =
+  | OpenedStream
+  | (Failed & { cancelled: false })
+  | (Failed & { cancelled: true; accepted: AcceptedBeforeText | null });
 
 /** Which call a provider call was, for the call counter (docs/operations.md, Metrics). */
 type CallKind = 'chat' | 'stream' | 'probe';
@@ -189,11 +203,14 @@ export class Router {
         await stream?.close();
         const latencyMs = Math.round(performance.now() - started);
         if (signal.aborted) {
-          // The client left: nothing is known about the provider.
+          // The client left: nothing is known about the provider's health. Whether it had
+          // accepted the request (its stream open) decides whether the prompt is charged.
           breaker.release();
           this.observe(config.name, 'stream', 'cancelled');
-          attempts.push({ provider: config.name, model, outcome: 'cancelled', httpStatus: null, latencyMs });
-          return { ok: false, attempts, refusal: null, retryAt: null, cancelled: true };
+          const httpStatus = stream ? 200 : null;
+          attempts.push({ provider: config.name, model, outcome: 'cancelled', httpStatus, latencyMs });
+          const accepted = stream && { provider: config.name, model, inputTokens: stream.inputTokens };
+          return { ok: false, attempts, refusal: null, retryAt: null, cancelled: true, accepted };
         }
         const failure = asProviderError(config.name, err);
         if (this.failed(breaker, 'stream', failure, attempts, model, latencyMs))

@@ -14,6 +14,9 @@ export type ChatStreamEvent =
   | { event: 'run'; data: ReturnType<typeof presentRun> }
   | { event: 'error'; data: { code: string; message: string; details: unknown } };
 
+/** The prompt's input tokens, estimated, for a provider that never reported them. */
+const promptTokens = (held: Held) => estimateTokens(held.prompt.map((m) => m.content).join('\n'));
+
 /** Sends a streamed run's events as they happen; resolves once the run is settled. */
 type StreamRelay = (send: (event: ChatStreamEvent) => void) => Promise<void>;
 
@@ -77,7 +80,7 @@ export function createStreamRuns(
         provider,
         model: attempt.model,
         text: stream.text,
-        inputTokens: stream.inputTokens ?? estimateTokens(held.prompt.map((m) => m.content).join('\n')),
+        inputTokens: stream.inputTokens ?? promptTokens(held),
         outputTokens: Math.max(stream.outputTokens ?? 0, estimateTokens(stream.text)),
         attempts,
         completedAt,
@@ -120,14 +123,17 @@ export function createStreamRuns(
     if (outcome.ok) return relay(run, held, outcome, signal, t0);
     const durationMs = Math.round(performance.now() - t0);
     if (!outcome.cancelled) return settleFailure(run, held.row.id, outcome, durationMs, now());
-    // The client left before any text: nothing was answered, nothing is charged.
+    // The client left before any text. A provider that accepted the request was sent the prompt
+    // and bills it: the input is charged as for a run left mid-stream. One that refused or never
+    // answered costs nothing (docs/ai.md, Streamed runs).
+    const { accepted } = outcome;
     await settlePartial(run, held, {
       status: 'cancelled',
       errorCode: 'CLIENT_CLOSED',
-      provider: null,
-      model: null,
+      provider: accepted?.provider ?? null,
+      model: accepted?.model ?? null,
       text: '',
-      inputTokens: 0,
+      inputTokens: accepted ? (accepted.inputTokens ?? promptTokens(held)) : 0,
       outputTokens: 0,
       attempts: outcome.attempts,
       completedAt: now(),

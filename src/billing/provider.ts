@@ -11,10 +11,12 @@ export interface BillingProvider {
   /** Starts a hosted payment page for a one-off wallet top-up. */
   createTopUpCheckout(input: TopUpCheckoutInput): Promise<TopUpCheckout>;
   /**
-   * Lowers the seat subscription item's quantity by one. `releaseId` is the idempotency key:
-   * sending the same release twice never lowers the quantity twice.
+   * Lowers the seat subscription item's quantity by one, only while it is above
+   * `billedMembers()`, called after the quantity is read with the item's other releases held
+   * off; else answers `seat_minimum_reached` and changes nothing. `releaseId` is the
+   * idempotency key: sending the same release twice never lowers the quantity twice.
    */
-  lowerSeatQuantity(input: { seatItemId: string; releaseId: string }): Promise<SeatChangeAnswer>;
+  lowerSeatQuantity(input: SeatChangeInput): Promise<SeatChangeAnswer>;
   /**
    * Verifies a webhook over its raw bytes before anything is parsed, then maps it to an event
    * the service knows. Throws InvalidWebhookError when the signature, its age or the body is bad.
@@ -40,6 +42,13 @@ export interface TopUpCheckout {
   sessionId: string;
   checkoutUrl: string;
   expiresAt: Date;
+}
+
+export interface SeatChangeInput {
+  seatItemId: string;
+  releaseId: string;
+  /** The account's members still billed, counted when called (docs/billing.md, Seat releases). */
+  billedMembers(): Promise<number>;
 }
 
 export type SeatChangeAnswer = { accepted: true } | { accepted: false; reason: string };

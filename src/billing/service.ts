@@ -58,10 +58,10 @@ export function createBillingService(kernel: Kernel, deps: BillingDeps) {
   /** What accounts calls after a removal with releaseSeat=true commits (never inside a transaction). */
   const seatAdapter: BillingAdapter | null = provider && {
     name: provider.name,
-    async releaseSeat({ releaseId, accountId }) {
+    async releaseSeat({ releaseId, accountId, billedMembers }) {
       const link = await store.findAccountLink(db, accountId);
       if (!link?.seat_item_id) return { accepted: false, reason: 'billing_account_not_linked' };
-      return provider.lowerSeatQuantity({ seatItemId: link.seat_item_id, releaseId });
+      return provider.lowerSeatQuantity({ seatItemId: link.seat_item_id, releaseId, billedMembers });
     },
   };
 

@@ -7,6 +7,7 @@ import {
   type BillingEvent,
   type BillingProvider,
   type SeatChangeAnswer,
+  type SeatChangeInput,
   type TopUpCheckout,
   type TopUpCheckoutInput,
 } from './provider.js';
@@ -67,22 +68,41 @@ export function createStripeProvider(
     return next;
   }
 
-  async function lowerSeatQuantityNow(seatItemId: string, releaseId: string): Promise<SeatChangeAnswer> {
+  /**
+   * One release, run in the seat item's queue. The quantity is read fresh from Stripe and the
+   * billed members are counted after it, both after every earlier release of the item, so a
+   * seat is given back only while the quantity is above the members still billed: a removed
+   * member outside the paid quantity gives nothing back (docs/billing.md, Seat releases).
+   */
+  async function lowerSeatQuantityNow({
+    seatItemId,
+    releaseId,
+    billedMembers,
+  }: SeatChangeInput): Promise<SeatChangeAnswer> {
+    const failed = (err: unknown): SeatChangeAnswer => {
+      const failure = failureOf(err);
+      logger.warn('stripe seat release failed', { releaseId, seatItemId, ...failure.log });
+      return { accepted: false, reason: failure.reason };
+    };
+    let item: Stripe.SubscriptionItem;
     try {
-      const item = await client.subscriptionItems.retrieve(seatItemId);
-      // Already lowered by this release (an earlier attempt whose answer was lost).
-      if (item.metadata?.[SEAT_RELEASE_KEY] === releaseId) return { accepted: true };
-      if ((item.quantity ?? 0) < 1) return { accepted: false, reason: 'seat_minimum_reached' };
+      item = await client.subscriptionItems.retrieve(seatItemId);
+    } catch (err) {
+      return failed(err);
+    }
+    // Already lowered by this release (an earlier attempt whose answer was lost).
+    if (item.metadata?.[SEAT_RELEASE_KEY] === releaseId) return { accepted: true };
+    const quantity = item.quantity ?? 0;
+    if (quantity <= (await billedMembers())) return { accepted: false, reason: 'seat_minimum_reached' };
+    try {
       await client.subscriptionItems.update(
         seatItemId,
-        { quantity: (item.quantity ?? 0) - 1, metadata: { [SEAT_RELEASE_KEY]: releaseId } },
+        { quantity: quantity - 1, metadata: { [SEAT_RELEASE_KEY]: releaseId } },
         { idempotencyKey: `gantry-seat-release-${releaseId}` },
       );
       return { accepted: true };
     } catch (err) {
-      const failure = failureOf(err);
-      logger.warn('stripe seat release failed', { releaseId, seatItemId, ...failure.log });
-      return { accepted: false, reason: failure.reason };
+      return failed(err);
     }
   }
 
@@ -122,8 +142,8 @@ export function createStripeProvider(
       }
     },
 
-    lowerSeatQuantity({ seatItemId, releaseId }): Promise<SeatChangeAnswer> {
-      return oneAtATime(seatItemId, () => lowerSeatQuantityNow(seatItemId, releaseId));
+    lowerSeatQuantity(input: SeatChangeInput): Promise<SeatChangeAnswer> {
+      return oneAtATime(input.seatItemId, () => lowerSeatQuantityNow(input));
     },
 
     verifyWebhook(rawBody: Buffer, signature: string | undefined, now: Date): BillingEvent {

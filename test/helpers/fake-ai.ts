@@ -11,9 +11,11 @@ type FakeMode = 'ok' | '429' | '500' | 'hang' | 'malformed' | 'no-usage' | 'bad-
  * event, google an error chunk); hold (two deltas, then nothing until the client leaves);
  * no-end (every delta, then the connection ends without usage or end mark); error-chunk (openai
  * only: two deltas, then the in-band error chunk `streamError`, then the end, as OpenAI, Ollama
- * and vLLM report a failure once the 200 is sent).
+ * and vLLM report a failure once the 200 is sent); hold-before-text (the 200 and the stream's
+ * opening events, Anthropic's and Gemini's with the input usage, then nothing until the client
+ * leaves: a provider that accepted the request and has not produced its first token yet).
  */
-type StreamMode = 'ok' | 'fail-mid' | 'hold' | 'no-end' | 'error-chunk';
+type StreamMode = 'ok' | 'fail-mid' | 'hold' | 'no-end' | 'error-chunk' | 'hold-before-text';
 
 interface RecordedRequest {
   method: string;
@@ -35,6 +37,8 @@ export interface FakeProvider {
   streamError: Record<string, unknown>;
   /** Answers (streamed, or never given in hang mode) whose client closed the connection first. */
   closedByClient: number;
+  /** Streamed answers whose status and opening events were written out (flushed to the socket). */
+  streamsOpened: number;
   /** Chat calls only (model-list probes excluded). */
   chats(): RecordedRequest[];
   close(): Promise<void>;
@@ -90,6 +94,8 @@ function streamAnswer(fake: FakeProvider, res: ServerResponse, body: Record<stri
       modelVersion: decodeURIComponent(model ?? ''),
     });
 
+  // Gemini has no opening event: a first chunk without text carries the input usage.
+  if (mode === 'hold-before-text' && kind === 'google') gemini(null, false);
   if (kind === 'openai') chunk({ role: 'assistant', content: '' });
   if (kind === 'anthropic') {
     event('message_start', {
@@ -105,6 +111,10 @@ function streamAnswer(fake: FakeProvider, res: ServerResponse, body: Record<stri
     });
     event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
     event('ping', { type: 'ping' });
+  }
+  if (mode === 'hold-before-text') {
+    res.write(': opened\n\n', () => fake.streamsOpened++);
+    return;
   }
   for (const word of shown) {
     if (kind === 'openai') chunk({ content: word });
@@ -186,6 +196,7 @@ export async function startFakeProvider(
       },
     },
     closedByClient: 0,
+    streamsOpened: 0,
     chats: () => fake.requests.filter((r) => r.method === 'POST'),
     close: async () => {
       server.closeAllConnections();

@@ -48,6 +48,26 @@ describe('streamed chat runs (SSE over a listening server, streaming fake provid
       .where('user_id', '=', userId)
       .where('reason', '=', 'ai_run')
       .execute();
+  /** Nothing is answered before the first text, so the client is a bare request it can drop. */
+  function bareRequest(headers: Record<string, string>, payload: object) {
+    const req = http.request(`${base}${RUNS}`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json', accept: 'text/event-stream' },
+    });
+    req.on('error', () => undefined);
+    req.end(JSON.stringify({ ...payload, stream: true }));
+    return req;
+  }
+  /** The user's only run, once it is no longer running. */
+  const settledRunOf = (userId: string) =>
+    until(async () => {
+      const r = await t.app.kernel.db
+        .selectFrom('ai_runs')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      return r && r.status !== 'running' ? r : undefined;
+    }, 'the run to settle');
   async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 5000): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -292,7 +312,7 @@ describe('streamed chat runs (SSE over a listening server, streaming fake provid
     }
   });
 
-  it('a client that leaves before the first text closes the provider call; the run is cancelled and costs nothing', async () => {
+  it('a client that leaves before the provider answered closes the provider call; the run is cancelled and costs nothing', async () => {
     const m = await aiMember(t.app);
     const closed = fakes.openai.closedByClient;
     const calls = fakes.openai.chats().length;
@@ -304,27 +324,14 @@ describe('streamed chat runs (SSE over a listening server, streaming fake provid
     });
     fakes.openai.mode = 'hang';
     try {
-      // Nothing is answered before the first text, so the client is a bare request.
-      const req = http.request(`${base}${RUNS}`, {
-        method: 'POST',
-        headers: { ...m.headers, 'content-type': 'application/json', accept: 'text/event-stream' },
-      });
-      req.on('error', () => undefined);
-      req.end(JSON.stringify({ ...userSays('hello'), stream: true }));
+      const req = bareRequest(m.headers, userSays('hello'));
       await until(async () => (fakes.openai.chats().length > calls ? true : undefined), 'the provider call');
       req.destroy();
       await until(
         async () => (fakes.openai.closedByClient > closed ? true : undefined),
         'the provider to see its connection closed',
       );
-      const row = await until(async () => {
-        const r = await t.app.kernel.db
-          .selectFrom('ai_runs')
-          .selectAll()
-          .where('user_id', '=', m.user.id)
-          .executeTakeFirst();
-        return r && r.status !== 'running' ? r : undefined;
-      }, 'the run to settle');
+      const row = await settledRunOf(m.user.id);
       assert.deepEqual(
         [row.status, row.error_code, row.reply, row.provider, row.charged_micros, row.reserved_micros],
         ['cancelled', 'CLIENT_CLOSED', null, null, 0, 0],
@@ -348,6 +355,51 @@ describe('streamed chat runs (SSE over a listening server, streaming fake provid
       fakes.openai.mode = 'ok';
     }
   });
+
+  for (const kind of KINDS) {
+    it(`${kind}: a client that leaves after the provider accepted, before its first text, is charged the input (N-L1)`, async () => {
+      const m = await aiMember(t.app);
+      const opened = fakes[kind].streamsOpened;
+      const closed = fakes[kind].closedByClient;
+      fakes[kind].streamMode = 'hold-before-text';
+      try {
+        // 30,000 characters of prompt: about 7,500 tokens the provider is sent and bills.
+        const req = bareRequest(m.headers, { ...userSays('x'.repeat(30_000)), model: `${kind}-test-model` });
+        await until(
+          async () => (fakes[kind].streamsOpened > opened ? true : undefined),
+          'the provider to open its stream',
+        );
+        req.destroy();
+        await until(
+          async () => (fakes[kind].closedByClient > closed ? true : undefined),
+          'the provider to see its connection closed',
+        );
+        const row = await settledRunOf(m.user.id);
+        assert.deepEqual(
+          [row.status, row.error_code, row.reply, row.provider, row.model, row.output_tokens, row.reserved_micros],
+          ['cancelled', 'CLIENT_CLOSED', null, kind, `${kind}-test-model`, 0, 0],
+        );
+        // openai reports usage only at the end: the input is estimated from the prompt (one
+        // token per 4 bytes). anthropic and google reported it in their opening events.
+        if (kind === 'openai') assert.ok(row.input_tokens >= 7_500, String(row.input_tokens));
+        else assert.equal(row.input_tokens, 12);
+        assert.equal(row.cost_micros, cost(row.input_tokens, 0));
+        assert.equal(row.charged_micros, row.cost_micros);
+        assert.deepEqual(await ledger(m.user.id), [{ amount_micros: -row.charged_micros, reference: row.id }]);
+        assert.deepEqual(
+          (JSON.parse(row.attempts) as Array<{ provider: string; outcome: string; httpStatus: number }>).map((a) => [
+            a.provider,
+            a.outcome,
+            a.httpStatus,
+          ]),
+          [[kind, 'cancelled', 200]],
+        );
+        assert.equal(t.app.services.ai.router.breaker(kind).snapshot().consecutiveFailures, 0);
+      } finally {
+        fakes[kind].streamMode = 'ok';
+      }
+    });
+  }
 
   it('a stream that ends without usage or end mark is a failure, charged by estimate and never above the hold', async () => {
     const m = await aiMember(t.app);
@@ -405,6 +457,11 @@ describe('streamed chat runs (SSE over a listening server, streaming fake provid
       assert.equal(row.status, 'failed');
       assert.equal(row.charged_micros, 0);
       assert.equal(row.error_code, 'PROVIDERS_FAILED');
+      // Providers that refused or failed before accepting the request charge nothing.
+      assert.deepEqual(
+        (await ledger(m.user.id)).filter((l) => l.reference === row.id),
+        [],
+      );
     } finally {
       for (const f of Object.values(fakes)) f.mode = 'ok';
       for (const kind of KINDS) t.app.services.ai.router.reset(kind);

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { auditOf, call, lastAudit } from '../helpers/accounts.js';
-import { makeAccount, makeTeam, signedInUser } from '../helpers/factories.js';
+import { makeAccount, makeTeam, makeUser, signedInUser } from '../helpers/factories.js';
 import { FAKE_STRIPE_KEY, startFakeStripe, type FakeStripe } from '../helpers/fake-stripe.js';
 
 const WEB_URL = 'https://app.example.test';
@@ -298,6 +298,97 @@ describe('billing on Stripe: wallet top-ups, webhook, seat releases', () => {
       );
       assert.equal(updates.length, 2);
       assert.equal(updates[0].idempotencyKey, updates[1].idempotencyKey);
+
+      // The same release asked again later: the item's metadata names it, nothing is written.
+      const releaseId = team.item.metadata.gantry_seat_release;
+      const again = await t.app.services.billing.seatAdapter!.releaseSeat({
+        releaseId,
+        accountId: team.account.id,
+        userId: team.members.member.user.id,
+        billedMembers: async () => 0,
+      });
+      assert.deepEqual(again, { accepted: true });
+      assert.equal(team.item.quantity, 2);
+      assert.equal(
+        stripe.requests.filter((r) => r.method === 'POST' && r.path === `/v1/subscription_items/${team.item.id}`)
+          .length,
+        2,
+      );
+    });
+
+    it('add-and-remove cycles by an admin never lower the quantity below the billed members (N-M1)', async () => {
+      const team = await makeTeam(t.app, ['admin', 'member']);
+      const item = stripe.addSeatItem(5);
+      await t.app.services.billing.linkAccount(team.account.id, { customerId: 'cus_Seats3', seatItemId: item.id });
+      const admin = team.members.admin.headers;
+      const writes = () =>
+        stripe.requests.filter((r) => r.method === 'POST' && r.path === `/v1/subscription_items/${item.id}`).length;
+      const statuses: string[] = [];
+      const quantities: number[] = [];
+      for (let cycle = 0; cycle < 3; cycle++) {
+        const throwaway = await makeUser(t.app);
+        const added = await call(t, 'POST', `accounts/${team.account.id}/members`, admin, {
+          chainerId: throwaway.id,
+          role: 'viewer',
+        });
+        assert.equal(added.status, 201, JSON.stringify(added.body));
+        const writesBefore = writes();
+        const removed = await call(
+          t,
+          'DELETE',
+          `accounts/${team.account.id}/members/${throwaway.id}?releaseSeat=true`,
+          admin,
+        );
+        assert.equal(removed.status, 200);
+        statuses.push(removed.body.data.seatRelease.status);
+        quantities.push(item.quantity);
+        const audit = await lastAudit(t.app, team.account.id, 'seat.release_requested');
+        assert.equal(audit.targetId, throwaway.id);
+        assert.equal(audit.metadata.status, removed.body.data.seatRelease.status);
+        if (cycle === 2) assert.equal(writes(), writesBefore, 'the third release wrote nothing to Stripe');
+      }
+      // Two seats were paid beyond the 3 members: those two come back, and not one more.
+      assert.deepEqual(statuses, ['requested', 'requested', 'seat_minimum_reached']);
+      assert.deepEqual(quantities, [4, 3, 3]);
+      const members = await call(t, 'GET', `accounts/${team.account.id}/members`, team.owner.headers);
+      assert.equal(members.body.meta.total, 3);
+      const released = await t.app.kernel.db
+        .selectFrom('account_seat_releases')
+        .select('status')
+        .where('account_id', '=', team.account.id)
+        .execute();
+      assert.deepEqual(released.map((r) => r.status).sort(), ['requested', 'requested', 'seat_minimum_reached']);
+    });
+
+    it('a billed member gives back their seat; an invited member is billed and holds the floor', async () => {
+      const team = await makeTeam(t.app, ['admin', 'member']);
+      const item = stripe.addSeatItem(3);
+      await t.app.services.billing.linkAccount(team.account.id, { customerId: 'cus_Seats4', seatItemId: item.id });
+      const removeOne = (userId: string) =>
+        call(t, 'DELETE', `accounts/${team.account.id}/members/${userId}?releaseSeat=true`, team.owner.headers);
+      // 3 seats, 3 members: the member was paid for, so their seat goes back.
+      const first = await removeOne(team.members.member.user.id);
+      assert.deepEqual(first.body.data.seatRelease, { status: 'requested' });
+      assert.equal(item.quantity, 2);
+      assert.equal(
+        item.metadata.gantry_seat_release,
+        (await lastAudit(t.app, team.account.id, 'seat.release_requested')).metadata.releaseId,
+      );
+
+      // An invitation holds a seat: owner, admin and the invited user are 3 billed on 2 seats.
+      const invitee = await signedInUser(t.app);
+      const invited = await call(t, 'POST', `accounts/${team.account.id}/invitations`, team.owner.headers, {
+        email: invitee.user.email,
+        role: 'viewer',
+      });
+      assert.equal(invited.status, 201);
+      const second = await removeOne(team.members.admin.user.id);
+      assert.deepEqual(second.body.data.seatRelease, { status: 'seat_minimum_reached' });
+      assert.equal(item.quantity, 2);
+      assert.equal(
+        (await lastAudit(t.app, team.account.id, 'seat.release_requested')).metadata.status,
+        'seat_minimum_reached',
+      );
     });
 
     it('two removals at once on one account release two seats (Stripe sets quantities, it cannot subtract)', async () => {

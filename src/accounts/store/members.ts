@@ -57,6 +57,20 @@ export async function countMembers(db: Executor, accountId: string): Promise<num
   return Number(row.n);
 }
 
+/** The membership statuses that hold a paid seat: an invitation holds one (docs/accounts.md, Member). */
+const SEAT_HOLDING = ['active', 'invited'];
+
+/** The members a seat is billed for: what a seat release never lowers the quantity below. */
+export async function countBilledMembers(db: Executor, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom('account_members')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('status', 'in', SEAT_HOLDING)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 export async function countOwners(db: Executor, accountId: string): Promise<number> {
   const row = await db
     .selectFrom('account_members')
