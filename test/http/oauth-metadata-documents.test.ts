@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import net, { type AddressInfo } from 'node:net';
 import { ManualClock } from '../../src/lib/clock.js';
 import { createTestApp } from '../helpers/app.js';
 import { bearer, makeUser } from '../helpers/factories.js';
@@ -32,6 +33,27 @@ async function refused(clientId: string, message: RegExp, redirectUri = REDIRECT
   assert.equal(res.statusCode, 400, res.payload);
   assert.equal(res.headers.location, undefined);
   assert.match(res.payload, message);
+}
+
+/** The whole answer of a failed fetch, the same whatever the cause (docs/oauth.md, Client ID Metadata Documents). */
+const NOT_FETCHED_PAGE =
+  /<h1>This sign-in request cannot be completed<\/h1>\n<p>This application&#39;s metadata document could not be fetched\.<\/p>/;
+
+/**
+ * A document that could not be fetched: 400, no redirect, the one message (its text returned to
+ * compare), and the cause in the log line only.
+ */
+async function notFetched(app: typeof t, clientId: string, cause: RegExp) {
+  const res = await app.inject(authorizeQuery(clientId, pkcePair().challenge));
+  assert.equal(res.statusCode, 400, res.payload);
+  assert.equal(res.headers.location, undefined);
+  const shown = NOT_FETCHED_PAGE.exec(res.payload);
+  assert.ok(shown, res.payload);
+  const line = app.logs
+    .map((l) => JSON.parse(l) as { msg: string; clientId?: string; cause?: string })
+    .findLast((l) => l.msg === 'oauth client metadata document not fetched' && l.clientId === clientId);
+  assert.match(line?.cause ?? '', cause, JSON.stringify(line));
+  return { page: shown[0], body: res.payload };
 }
 
 describe('Client ID Metadata Documents at authorize', () => {
@@ -103,22 +125,22 @@ describe('Client ID Metadata Documents at authorize', () => {
 
   test('an oversized document is refused', async () => {
     const url = host.serve('/big.json', { redirect_uris: [REDIRECT], padding: 'a'.repeat(20_000) });
-    await refused(url, /larger than 16384 bytes/);
+    await notFetched(t, url, /larger than 16384 bytes/);
   });
 
   test('a host that does not answer in time is given up on', async () => {
     const url = host.serve('/slow.json', { redirect_uris: [REDIRECT] }, { delayMs: 8_000 });
     const started = Date.now();
-    await refused(url, /did not arrive in time/);
+    await notFetched(t, url, /no answer within 5000 ms/);
     assert.ok(Date.now() - started < 7_000);
   });
 
   test('not JSON, an error status or a redirect is refused', async () => {
     host.routes.set('/text.json', { body: 'hello' });
-    await refused(`${host.base}/text.json`, /not JSON/);
-    await refused(`${host.base}/missing.json`, /HTTP 404/);
+    await notFetched(t, `${host.base}/text.json`, /not JSON/);
+    await notFetched(t, `${host.base}/missing.json`, /HTTP 404/);
     host.routes.set('/moved.json', { status: 302, body: '', headers: { location: `${host.base}/cache.json` } });
-    await refused(`${host.base}/moved.json`, /HTTP 302/);
+    await notFetched(t, `${host.base}/moved.json`, /HTTP 302/);
   });
 
   test('client_id URLs that are not in the allowed form are refused unfetched', async () => {
@@ -195,15 +217,39 @@ test('a document URL that resolves to a private address is refused when private 
   try {
     host.serve('/private.json', { redirect_uris: [REDIRECT] });
     const port = new URL(host.base).port;
-    for (const url of [`https://127.0.0.1:${port}/private.json`, `https://localhost:${port}/private.json`]) {
-      const res = await guarded.inject(authorizeQuery(url, pkcePair().challenge));
-      assert.equal(res.statusCode, 400);
-      assert.match(res.payload, /internal address|loopback, private/);
-    }
+    for (const url of [`https://127.0.0.1:${port}/private.json`, `https://localhost:${port}/private.json`])
+      await notFetched(guarded, url, /internal address|loopback, private/);
     const plain = await guarded.inject(authorizeQuery(`${host.base}/private.json`, pkcePair().challenge));
     assert.equal(plain.statusCode, 400);
     assert.match(plain.payload, /must use https/);
     assert.equal(host.hits.get('/private.json'), undefined);
+  } finally {
+    await guarded.close();
+  }
+});
+
+test('N-L4: the authorize page is no DNS or port oracle: every fetch failure answers the same page', async () => {
+  // The review's cases: a name of an internal host, an internal address, a name that does not
+  // resolve, a port that refuses the connection. The precise cause is in the log line only.
+  const guarded = withJson(await createTestApp());
+  const closed = await new Promise<number>((resolve) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+  try {
+    const port = new URL(host.base).port;
+    const answers = [
+      await notFetched(guarded, `https://localhost:${port}/c.json`, /localhost is an internal address/),
+      await notFetched(guarded, `https://127.0.0.1:${port}/c.json`, /resolves to a loopback, private/),
+      await notFetched(guarded, 'https://doesnotexist-xyz.invalid/c.json', /does not resolve/),
+      await notFetched(t, `https://127.0.0.1:${closed}/c.json`, /ECONNREFUSED/),
+    ];
+    for (const answer of answers) {
+      assert.equal(answer.page, answers[0].page);
+      assert.doesNotMatch(answer.body, /resolve|internal|loopback|ECONNREFUSED|127\.0\.0\.1|localhost|invalid/i);
+    }
   } finally {
     await guarded.close();
   }
