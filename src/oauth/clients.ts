@@ -43,6 +43,7 @@ export interface SelfRegisteredClient {
   id: string;
   name: string;
   redirectUris: string[];
+  scopes: string[];
   registration: 'dynamic' | 'metadata_document';
   metadataExpiresAt: string | null;
 }
@@ -56,9 +57,8 @@ function toClient(row: ClientRow): Client {
     name: row.name,
     type: row.type,
     redirectUris: JSON.parse(row.redirect_uris) as string[],
-    // A self-registered client may ask for every scope: registering anew would get it any of them,
-    // so only the consent page decides (scopes added later included).
-    scopes: row.registration === 'cli' ? (JSON.parse(row.scopes) as string[]) : [...SCOPE_NAMES],
+    // What it was registered with, self-registered clients included (docs/oauth.md, Self-registered clients).
+    scopes: JSON.parse(row.scopes) as string[],
     secretHash: row.secret_hash,
     registration: row.registration,
     metadataExpiresAt: row.metadata_expires_at,
@@ -117,7 +117,7 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
       type: 'public' as const,
       secret_hash: null,
       redirect_uris: JSON.stringify(client.redirectUris),
-      scopes: JSON.stringify(SCOPE_NAMES),
+      scopes: JSON.stringify(formatScope(client.scopes).split(' ')),
       registration: client.registration,
       metadata_expires_at: client.metadataExpiresAt,
       created_at: now,

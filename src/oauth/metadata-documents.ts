@@ -1,7 +1,7 @@
 import type { Kernel } from '../kernel.js';
 import { guardedFetch, readLimited } from '../lib/outbound.js';
 import type { Client, SelfRegisteredClient } from './clients.js';
-import { clientNameProblem, selfRegisteredMetadataProblem } from './registration-rules.js';
+import { clientNameProblem, registeredScopes, selfRegisteredMetadataProblem } from './registration-rules.js';
 
 /** A document is small (a name and a few redirect URIs); anything bigger is refused unread. */
 const MAX_DOCUMENT_BYTES = 16 * 1024;
@@ -107,10 +107,13 @@ export function createMetadataDocuments(kernel: Pick<Kernel, 'clock' | 'config' 
     if (problem) return { problem: problem.description };
     const nameProblem = clientNameProblem(doc.client_name);
     if (nameProblem) return { problem: nameProblem };
+    const scope = registeredScopes(doc);
+    if ('error' in scope) return { problem: scope.description };
     return {
       id: url,
       name: typeof doc.client_name === 'string' ? doc.client_name.trim() : new URL(url).host,
       redirectUris: [...new Set(doc.redirect_uris as string[])],
+      scopes: scope.scopes,
       registration: 'metadata_document',
       metadataExpiresAt: null,
     };

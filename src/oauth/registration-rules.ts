@@ -1,4 +1,5 @@
 import { redirectUriProblem } from './redirect-uris.js';
+import { isScope, MCP_SCOPE, parseScope, SCOPE_NAMES } from './scopes.js';
 
 /** RFC 7591 3.2.2 error codes of the registration endpoint (also used for metadata documents). */
 export type RegistrationErrorCode = 'invalid_redirect_uri' | 'invalid_client_metadata';
@@ -72,4 +73,26 @@ export function selfRegisteredMetadataProblem(doc: Record<string, unknown>): Reg
   )
     return { error: 'invalid_client_metadata', description: 'response_types must be code' };
   return null;
+}
+
+/**
+ * The scopes a self-registered client is registered with: exactly those it asked for in `scope`
+ * (least privilege; an unknown one is refused, never dropped), and `tools:call` when it asked for
+ * none. A registration request does not say which resource it is for (RFC 7591 has no such
+ * field), so every one without a scope is taken for what most of them are: an MCP client, whose
+ * resource needs only `tools:call` (docs/oauth.md, Self-registered clients).
+ */
+export function registeredScopes(doc: Record<string, unknown>): { scopes: string[] } | RegistrationProblem {
+  const raw = doc.scope;
+  if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === ''))
+    return { scopes: [MCP_SCOPE] };
+  const scopes = typeof raw === 'string' ? parseScope(raw) : null;
+  if (!scopes) return { error: 'invalid_client_metadata', description: 'scope must be a space-separated string' };
+  const unknown = scopes.filter((s) => !isScope(s));
+  if (unknown.length > 0)
+    return {
+      error: 'invalid_client_metadata',
+      description: `Unknown scope ${unknown.join(' ')}; this server's scopes: ${SCOPE_NAMES.join(' ')}`,
+    };
+  return { scopes };
 }

@@ -4,6 +4,7 @@ import type { OAuthClients } from './clients.js';
 import { redirectHostOf } from './redirect-uris.js';
 import {
   clientNameProblem,
+  registeredScopes,
   SELF_REGISTERED_GRANT_TYPES,
   SELF_REGISTERED_RESPONSE_TYPES,
   selfRegisteredMetadataProblem,
@@ -58,12 +59,15 @@ export function createRegistration(kernel: Pick<Kernel, 'config' | 'logger'>, cl
       if (problem) throw new RegistrationError(problem.error, problem.description);
       const nameProblem = clientNameProblem(doc.client_name);
       if (nameProblem) throw new RegistrationError('invalid_client_metadata', nameProblem);
+      const scope = registeredScopes(doc);
+      if ('error' in scope) throw new RegistrationError(scope.error, scope.description);
       const redirectUris = [...new Set(doc.redirect_uris as string[])];
       const name = typeof doc.client_name === 'string' ? doc.client_name.trim() : redirectHostOf(redirectUris[0]);
       const client = await clients.saveSelfRegistered({
         id: newId(),
         name,
         redirectUris,
+        scopes: scope.scopes,
         registration: 'dynamic',
         metadataExpiresAt: null,
       });

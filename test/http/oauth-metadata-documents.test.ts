@@ -60,7 +60,7 @@ describe('Client ID Metadata Documents at authorize', () => {
   test('the document is fetched once, kept for its max-age, then fetched again', async () => {
     const url = host.serve(
       '/cache.json',
-      { client_name: 'Doc Client', redirect_uris: [REDIRECT] },
+      { client_name: 'Doc Client', redirect_uris: [REDIRECT], scope: 'email:read profile:read' },
       { headers: { 'cache-control': 'public, max-age=600' } },
     );
     const first = await authorizePage(url);
@@ -72,7 +72,11 @@ describe('Client ID Metadata Documents at authorize', () => {
     assert.equal(stored.registration, 'metadata_document');
     assert.equal(stored.type, 'public');
 
-    host.serve('/cache.json', { client_name: 'Doc Client 2', redirect_uris: [REDIRECT] });
+    host.serve('/cache.json', {
+      client_name: 'Doc Client 2',
+      redirect_uris: [REDIRECT],
+      scope: 'email:read profile:read',
+    });
     clock.advance(601_000);
     const again = await authorizePage(url);
     assert.equal(host.hits.get('/cache.json'), 2);
@@ -98,6 +102,18 @@ describe('Client ID Metadata Documents at authorize', () => {
     clock.advance(24 * 3_600_000 + 1000);
     await authorizePage(long);
     assert.equal(host.hits.get('/long.json'), 2);
+  });
+
+  test("a document's client is registered for the scopes it lists; none listed: the MCP scope", async () => {
+    const { clients } = t.app.services.oauth;
+    const bare = host.serve('/bare.json', { redirect_uris: [REDIRECT] });
+    const asked = await authorizePage(bare);
+    assert.equal(new URL(asked.headers.location as string).searchParams.get('error'), 'invalid_scope');
+    assert.deepEqual((await clients.show(bare)).scopes, ['tools:call']);
+    const listed = host.serve('/listed.json', { redirect_uris: [REDIRECT], scope: 'profile:read email:read' });
+    assert.equal((await authorizePage(listed)).statusCode, 200);
+    assert.deepEqual((await clients.show(listed)).scopes, ['email:read', 'profile:read']);
+    await refused(host.serve('/unknown.json', { redirect_uris: [REDIRECT], scope: 'admin' }), /Unknown scope admin/);
   });
 
   test('a document naming another client_id is refused', async () => {
@@ -154,6 +170,7 @@ describe('Client ID Metadata Documents at authorize', () => {
     const url = host.serve('/flow.json', {
       client_name: 'Flow Agent',
       redirect_uris: ['http://127.0.0.1/callback'],
+      scope: 'email:read profile:read',
       token_endpoint_auth_method: 'none',
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
