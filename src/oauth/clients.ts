@@ -5,7 +5,7 @@ import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.js';
 import { isUuid, newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
 import { createMetadataDocuments, isMetadataDocumentId, type ClientLookup } from './metadata-documents.js';
-import { redirectUriMatches, redirectUriProblem } from './redirect-uris.js';
+import { opensBrowser, redirectUriMatches, redirectUriProblem } from './redirect-uris.js';
 import { isScope, formatScope, SCOPE_NAMES } from './scopes.js';
 import * as store from './store/index.js';
 import type { ClientRow } from './store/index.js';
@@ -168,9 +168,14 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
       return client ? { client } : { problem: 'This application is not registered (unknown client_id).' };
     },
 
-    /** Exact match; a public client's loopback redirect on any port (docs/oauth.md, Redirect URIs). */
+    /**
+     * Exact match; a public client's loopback redirect on any port (docs/oauth.md, Redirect URIs).
+     * Never a scheme that launches a browser, even one registered before that was refused.
+     */
     redirectAllowed(client: Client, redirectUri: string): boolean {
-      return redirectUriMatches(client.redirectUris, redirectUri, client.type === 'public');
+      return (
+        !opensBrowser(redirectUri) && redirectUriMatches(client.redirectUris, redirectUri, client.type === 'public')
+      );
     },
 
     /** Registers a client; the secret (confidential only) is returned here and never again. */

@@ -105,7 +105,7 @@ export function createMetadataDocuments(kernel: Pick<Kernel, 'clock' | 'config' 
     if (doc.client_secret !== undefined) return { problem: 'the document must not carry a client_secret' };
     const problem = selfRegisteredMetadataProblem(doc);
     if (problem) return { problem: problem.description };
-    const nameProblem = clientNameProblem(doc.client_name);
+    const nameProblem = clientNameProblem(doc.client_name, config.brand.name);
     if (nameProblem) return { problem: nameProblem };
     const scope = registeredScopes(doc);
     if ('error' in scope) return { problem: scope.description };

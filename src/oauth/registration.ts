@@ -1,7 +1,7 @@
 import { newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
 import type { OAuthClients } from './clients.js';
-import { redirectHostOf } from './redirect-uris.js';
+import { redirectHostOf, type ApplicationType } from './redirect-uris.js';
 import {
   clientNameProblem,
   registeredScopes,
@@ -30,6 +30,7 @@ export class RegistrationError extends Error {
 /** The RFC 7591 3.2.1 answer: the client's metadata as registered. */
 export interface RegistrationResponse {
   client_id: string;
+  application_type: ApplicationType;
   client_id_issued_at: number;
   client_name: string;
   redirect_uris: string[];
@@ -57,7 +58,7 @@ export function createRegistration(kernel: Pick<Kernel, 'config' | 'logger'>, cl
         throw new RegistrationError('invalid_client_metadata', 'client_id and client_secret are assigned, not chosen');
       const problem = selfRegisteredMetadataProblem(doc);
       if (problem) throw new RegistrationError(problem.error, problem.description);
-      const nameProblem = clientNameProblem(doc.client_name);
+      const nameProblem = clientNameProblem(doc.client_name, config.brand.name);
       if (nameProblem) throw new RegistrationError('invalid_client_metadata', nameProblem);
       const scope = registeredScopes(doc);
       if ('error' in scope) throw new RegistrationError(scope.error, scope.description);
@@ -75,6 +76,7 @@ export function createRegistration(kernel: Pick<Kernel, 'config' | 'logger'>, cl
       return {
         client_id: client.id,
         client_id_issued_at: Math.floor(new Date(client.createdAt).getTime() / 1000),
+        application_type: doc.application_type === 'native' ? 'native' : 'web',
         client_name: client.name,
         redirect_uris: client.redirectUris,
         grant_types: [...SELF_REGISTERED_GRANT_TYPES],

@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { makeUser } from '../helpers/factories.js';
 import {
@@ -62,6 +63,26 @@ describe('GET /oauth/authorize: requests that must not redirect (RFC 6749 4.1.2.
       assert.equal(res.statusCode, 400, uri);
       assert.equal(res.headers.location, undefined, uri);
     }
+  });
+
+  test('N-L5: a redirect that launches a browser gets the page, even for a client registered before it was refused', async () => {
+    const launcher = 'microsoft-edge:https://evil.example/cb';
+    const client = await t.app.services.oauth.clients.saveSelfRegistered({
+      id: randomUUID(),
+      name: 'Older Agent',
+      redirectUris: [launcher, REDIRECT],
+      scopes: ['email:read', 'profile:read'],
+      registration: 'dynamic',
+      metadataExpiresAt: null,
+    });
+    // response_type=token would be answered by redirect (the deny of the review went there too).
+    const res = await t.inject(
+      authorizeQuery(client.id, pkcePair().challenge, { redirect_uri: launcher, response_type: 'token' }),
+    );
+    assert.equal(res.statusCode, 400);
+    assert.equal(res.headers.location, undefined);
+    assert.match(res.payload, /redirect_uri is not registered/);
+    assert.equal((await t.inject(authorizeQuery(client.id, pkcePair().challenge))).statusCode, 200, 'its https one');
   });
 
   test('missing redirect_uri gives an error page', async () => {

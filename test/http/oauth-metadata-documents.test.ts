@@ -139,6 +139,23 @@ describe('Client ID Metadata Documents at authorize', () => {
     await refused(host.serve('/noredirect.json', { client_name: 'x' }), /redirect_uris is required/);
   });
 
+  test('N-L5: a document may not name a browser-launching redirect nor a confusable name', async () => {
+    const launcher = 'microsoft-edge:https://evil.example/cb';
+    await refused(host.serve('/edge.json', { redirect_uris: [launcher] }), /must be an https URL/, launcher);
+    const native = { application_type: 'native', redirect_uris: [launcher] };
+    await refused(host.serve('/edge-native.json', native), /a browser or the system handles/, launcher);
+    await refused(host.serve('/app.json', { redirect_uris: ['com.example.app:/cb'] }), /application_type native/);
+    await refused(host.serve('/brand.json', { client_name: 'Gantry', redirect_uris: [REDIRECT] }), /the name Gantry/);
+    const bidi = { client_name: 'Claude\u202Eedoc', redirect_uris: [REDIRECT] };
+    await refused(host.serve('/bidi.json', bidi), /invisible or text-direction/);
+    const app = host.serve('/native.json', {
+      application_type: 'native',
+      redirect_uris: ['com.example.app:/cb'],
+      scope: 'email:read profile:read',
+    });
+    assert.equal((await authorizePage(app, 'com.example.app:/cb')).statusCode, 200, "a native app's own scheme");
+  });
+
   test('an oversized document is refused', async () => {
     const url = host.serve('/big.json', { redirect_uris: [REDIRECT], padding: 'a'.repeat(20_000) });
     await notFetched(t, url, /larger than 16384 bytes/);

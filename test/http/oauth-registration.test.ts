@@ -57,6 +57,7 @@ describe('RFC 7591 registration', () => {
       {
         client_id: undefined,
         client_id_issued_at: undefined,
+        application_type: 'native',
         client_name: 'My MCP Client',
         redirect_uris: ['http://127.0.0.1:33418/callback', 'https://app.example/cb'],
         grant_types: ['authorization_code', 'refresh_token'],
@@ -78,6 +79,7 @@ describe('RFC 7591 registration', () => {
     assert.deepEqual(body.grant_types, ['authorization_code', 'refresh_token']);
     assert.deepEqual(body.response_types, ['code']);
     assert.equal(body.token_endpoint_auth_method, 'none');
+    assert.equal(body.application_type, 'web');
   });
 
   test('a client is registered with exactly the scopes it asked for; none asked: the MCP scope', async () => {
@@ -113,9 +115,11 @@ describe('RFC 7591 registration', () => {
 
   test("a native app's private-use scheme is accepted; browser schemes are not", async () => {
     const ok = await register({
+      application_type: 'native',
       redirect_uris: ['cursor://anysphere.cursor-retrieval/oauth/callback', 'com.example.app:/cb'],
     });
     assert.equal(ok.statusCode, 201, ok.body);
+    assert.equal(ok.json().application_type, 'native');
     for (const uri of ['javascript:alert(1)//', 'data:text/html,x', 'file:///etc/passwd']) {
       const res = await register({ redirect_uris: [uri] });
       assert.equal(res.statusCode, 400, uri);
