@@ -4,6 +4,7 @@ import { inTransaction } from '../db/tx.js';
 import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.js';
 import { isUuid, newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
+import { showClient, type NamedClient } from './client-labels.js';
 import { createMetadataDocuments, isMetadataDocumentId, type ClientLookup } from './metadata-documents.js';
 import { opensBrowser, redirectUriMatches, redirectUriProblem } from './redirect-uris.js';
 import { isScope, formatScope, SCOPE_NAMES } from './scopes.js';
@@ -157,6 +158,9 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
     find,
     require,
     saveSelfRegistered,
+
+    /** A client's name as the pages show it, marked when self-registered (`kind` first: `Agent (MCP, unverified)`). */
+    label: (client: NamedClient, kind?: string): string => showClient(client, kind).label,
 
     /**
      * The client an authorize request names: a stored one, or for a URL the metadata

@@ -195,14 +195,17 @@ describe('Client ID Metadata Documents at authorize', () => {
     const user = await makeUser(t.app);
     const { verifier, challenge } = pkcePair();
     const redirectUri = 'http://127.0.0.1:41000/callback';
-    const { location, consent } = await authorizeAndAllow(
-      t,
-      authorizeQuery(url, challenge, { redirect_uri: redirectUri }),
-      user.email,
-      user.password,
-    );
-    assert.match(consent.payload, /Flow Agent/);
-    assert.match(consent.payload, /unverified/);
+    const query = authorizeQuery(url, challenge, { redirect_uri: redirectUri });
+    // N-L5: the document's host is shown with the name it chose, on both pages.
+    const named = `Flow Agent (unverified, published by ${new URL(host.base).host})`;
+    const published = `with a document published by <strong>${new URL(host.base).host}</strong>`;
+    const signInPage = (await t.inject(query)).payload;
+    assert.ok(signInPage.includes(`<h1>Sign in to continue to ${named}</h1>`), signInPage);
+    assert.ok(signInPage.includes(published), signInPage);
+    const { location, consent } = await authorizeAndAllow(t, query, user.email, user.password);
+    assert.ok(consent.payload.includes(`<h1>${named} wants to access your Gantry account</h1>`), consent.payload);
+    assert.ok(consent.payload.includes(published));
+    assert.match(consent.payload, /<strong>unverified<\/strong>/);
     assert.match(consent.payload, /127\.0\.0\.1:41000/);
     const res = await t.inject({
       method: 'POST',
