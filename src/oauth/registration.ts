@@ -30,8 +30,8 @@ export class RegistrationError extends Error {
 /** The RFC 7591 3.2.1 answer: the client's metadata as registered. */
 export interface RegistrationResponse {
   client_id: string;
-  application_type: ApplicationType;
   client_id_issued_at: number;
+  application_type: ApplicationType;
   client_name: string;
   redirect_uris: string[];
   grant_types: string[];
