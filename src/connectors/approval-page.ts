@@ -106,7 +106,9 @@ export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
         workspaceName: workspace?.name ?? review.workspaceId,
         requester: requester ? `${requester.full_name ?? ''} <${requester.email}>`.trim() : 'a former member',
         clientName: review.approval.clientId
-          ? `${client?.name ?? 'an unknown client'} (MCP)`
+          ? client
+            ? oauth.clients.label(client, 'MCP')
+            : 'an unknown client (MCP)'
           : 'the REST API (the call runs when approved)',
         csrf: oauth.authorize.csrfFor(sessionValue, csrfPurpose(id)),
       }),

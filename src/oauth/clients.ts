@@ -4,8 +4,9 @@ import { inTransaction } from '../db/tx.js';
 import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.js';
 import { isUuid, newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
+import { showClient, type NamedClient } from './client-labels.js';
 import { createMetadataDocuments, isMetadataDocumentId, type ClientLookup } from './metadata-documents.js';
-import { redirectUriMatches, redirectUriProblem } from './redirect-uris.js';
+import { opensBrowser, redirectUriMatches, redirectUriProblem } from './redirect-uris.js';
 import { isScope, formatScope, SCOPE_NAMES } from './scopes.js';
 import * as store from './store/index.js';
 import type { ClientRow } from './store/index.js';
@@ -43,6 +44,7 @@ export interface SelfRegisteredClient {
   id: string;
   name: string;
   redirectUris: string[];
+  scopes: string[];
   registration: 'dynamic' | 'metadata_document';
   metadataExpiresAt: string | null;
 }
@@ -56,9 +58,8 @@ function toClient(row: ClientRow): Client {
     name: row.name,
     type: row.type,
     redirectUris: JSON.parse(row.redirect_uris) as string[],
-    // A self-registered client may ask for every scope: registering anew would get it any of them,
-    // so only the consent page decides (scopes added later included).
-    scopes: row.registration === 'cli' ? (JSON.parse(row.scopes) as string[]) : [...SCOPE_NAMES],
+    // What it was registered with, self-registered clients included (docs/oauth.md, Self-registered clients).
+    scopes: JSON.parse(row.scopes) as string[],
     secretHash: row.secret_hash,
     registration: row.registration,
     metadataExpiresAt: row.metadata_expires_at,
@@ -117,7 +118,7 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
       type: 'public' as const,
       secret_hash: null,
       redirect_uris: JSON.stringify(client.redirectUris),
-      scopes: JSON.stringify(SCOPE_NAMES),
+      scopes: JSON.stringify(formatScope(client.scopes).split(' ')),
       registration: client.registration,
       metadata_expires_at: client.metadataExpiresAt,
       created_at: now,
@@ -158,6 +159,9 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
     require,
     saveSelfRegistered,
 
+    /** A client's name as the pages show it, marked when self-registered (`kind` first: `Agent (MCP, unverified)`). */
+    label: (client: NamedClient, kind?: string): string => showClient(client, kind).label,
+
     /**
      * The client an authorize request names: a stored one, or for a URL the metadata
      * document's, fetched when the stored copy is older than its cache lifetime.
@@ -168,9 +172,14 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
       return client ? { client } : { problem: 'This application is not registered (unknown client_id).' };
     },
 
-    /** Exact match; a public client's loopback redirect on any port (docs/oauth.md, Redirect URIs). */
+    /**
+     * Exact match; a public client's loopback redirect on any port (docs/oauth.md, Redirect URIs).
+     * Never a scheme that launches a browser, even one registered before that was refused.
+     */
     redirectAllowed(client: Client, redirectUri: string): boolean {
-      return redirectUriMatches(client.redirectUris, redirectUri, client.type === 'public');
+      return (
+        !opensBrowser(redirectUri) && redirectUriMatches(client.redirectUris, redirectUri, client.type === 'public')
+      );
     },
 
     /** Registers a client; the secret (confidential only) is returned here and never again. */

@@ -1,7 +1,7 @@
 import type { Kernel } from '../kernel.js';
 import { guardedFetch, readLimited } from '../lib/outbound.js';
 import type { Client, SelfRegisteredClient } from './clients.js';
-import { clientNameProblem, selfRegisteredMetadataProblem } from './registration-rules.js';
+import { clientNameProblem, registeredScopes, selfRegisteredMetadataProblem } from './registration-rules.js';
 
 /** A document is small (a name and a few redirect URIs); anything bigger is refused unread. */
 const MAX_DOCUMENT_BYTES = 16 * 1024;
@@ -11,6 +11,8 @@ const MAX_URL_LENGTH = 1024;
 const MIN_CACHE_SEC = 5 * 60;
 const MAX_CACHE_SEC = 24 * 3600;
 const DEFAULT_CACHE_SEC = 3600;
+/** The one answer for every failure to fetch a document, whatever the cause (see fetchDocument). */
+const NOT_FETCHED = "This application's metadata document could not be fetched.";
 
 /** What the document module needs of the clients: reading the stored copy and storing a new one. */
 export interface ClientLookup {
@@ -67,24 +69,30 @@ export function createMetadataDocuments(kernel: Pick<Kernel, 'clock' | 'config' 
     maxBytes: MAX_DOCUMENT_BYTES,
   });
 
-  async function fetchDocument(url: string): Promise<{ document: unknown; maxAgeSec: number } | { problem: string }> {
+  /**
+   * The document, or null when it could not be had: no answer, a refused or unknown host, a
+   * status other than 200, too big, too slow, not JSON. Every such failure gets one message, and
+   * the cause goes to the log only: a page that said which would tell anyone which internal names
+   * exist and which ports answer from Gantry's address (docs/oauth.md, Client ID Metadata Documents).
+   */
+  async function fetchDocument(url: string): Promise<{ document: unknown; maxAgeSec: number } | null> {
+    const notFetched = (cause: string) => {
+      logger.warn('oauth client metadata document not fetched', { clientId: url, cause });
+      return null;
+    };
     let response: Response;
     let text: string;
     try {
       response = await fetchOut(url, { headers: { accept: 'application/json' } });
       text = await readLimited(response, MAX_DOCUMENT_BYTES);
     } catch (err) {
-      const reason = (err as Error).message;
-      logger.warn('oauth client metadata document not fetched', { clientId: url, reason });
-      if (/larger than/.test(reason)) return { problem: `the document is larger than ${MAX_DOCUMENT_BYTES} bytes` };
-      if (/abort|no answer/i.test(reason)) return { problem: 'the document did not arrive in time' };
-      return { problem: `the document could not be fetched (${reason})` };
+      return notFetched((err as Error).message);
     }
-    if (response.status !== 200) return { problem: `fetching the document answered HTTP ${response.status}` };
+    if (response.status !== 200) return notFetched(`the host answered HTTP ${response.status}`);
     try {
       return { document: JSON.parse(text), maxAgeSec: cacheSeconds(response.headers.get('cache-control')) };
     } catch {
-      return { problem: 'the document is not JSON' };
+      return notFetched('the answer is not JSON');
     }
   }
 
@@ -97,12 +105,15 @@ export function createMetadataDocuments(kernel: Pick<Kernel, 'clock' | 'config' 
     if (doc.client_secret !== undefined) return { problem: 'the document must not carry a client_secret' };
     const problem = selfRegisteredMetadataProblem(doc);
     if (problem) return { problem: problem.description };
-    const nameProblem = clientNameProblem(doc.client_name);
+    const nameProblem = clientNameProblem(doc.client_name, config.brand.name);
     if (nameProblem) return { problem: nameProblem };
+    const scope = registeredScopes(doc);
+    if ('error' in scope) return { problem: scope.description };
     return {
       id: url,
       name: typeof doc.client_name === 'string' ? doc.client_name.trim() : new URL(url).host,
       redirectUris: [...new Set(doc.redirect_uris as string[])],
+      scopes: scope.scopes,
       registration: 'metadata_document',
       metadataExpiresAt: null,
     };
@@ -119,7 +130,7 @@ export function createMetadataDocuments(kernel: Pick<Kernel, 'clock' | 'config' 
       if (stored?.metadataExpiresAt && stored.metadataExpiresAt > now.toISOString()) return { client: stored };
 
       const fetched = await fetchDocument(url);
-      if ('problem' in fetched) return fail(fetched.problem);
+      if (!fetched) return { problem: NOT_FETCHED };
       const read = readDocument(url, fetched.document);
       if ('problem' in read) return fail(read.problem);
       read.metadataExpiresAt = new Date(now.getTime() + fetched.maxAgeSec * 1000).toISOString();

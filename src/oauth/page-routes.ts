@@ -35,7 +35,7 @@ export function oauthPageRoutes(app: PluginDeps): ServerRoute[] {
           typeof request.query.prompt === 'string' && request.query.prompt.split(' ').includes('consent');
         if (userId && sessionValue)
           return consent.showOrApprove(h, sessionValue, userId, result.request, result.client, forceConsent);
-        return signIn.show(request, h, result.request, result.client.name);
+        return signIn.show(request, h, result.request, result.client);
       },
     },
     {
@@ -80,8 +80,8 @@ export function oauthPageRoutes(app: PluginDeps): ServerRoute[] {
         }
         if (formField(body, 'action') === 'signout') return consent.signOut(request, h, req, body);
         const decision = formField(body, 'decision');
-        if (decision !== undefined) return consent.decide(request, h, req, client.name, decision, body);
-        return signIn.submit(request, h, req, client.name, body);
+        if (decision !== undefined) return consent.decide(request, h, req, client, decision, body);
+        return signIn.submit(request, h, req, client, body);
       },
     },
     ...magicLinkRoutes(pages),

@@ -23,6 +23,28 @@ const BROWSER_SCHEMES = new Set([
   'wss:',
 ]);
 
+/**
+ * Schemes that hand their URL to a browser or to the system (docs/oauth.md, Self-registered
+ * clients): `microsoft-edge:https://evil.example/cb` opens evil.example in Edge, and iOS does the
+ * same for `x-safari-https:` and `googlechromes:`, so a code sent there lands on a web page of the
+ * client's choosing. Never a redirect target, whatever the client says it is. The families are
+ * the browsers' and Windows' own launchers (`ms-settings:`, `search-ms:`), browser extensions
+ * (`chrome-extension:`, `moz-extension:`), and lookalikes of http(s) (`https.evil:`).
+ */
+const LAUNCHER_SCHEMES = [
+  /^microsoft-edge/,
+  /^x-safari-/,
+  /^googlechrome/,
+  /^(firefox|opera|brave|vivaldi|chromium|safari)([-+.]|$)/,
+  /-extension$/,
+  /^ms-/,
+  /^search-ms$/,
+  /^http(?!s?$)/,
+];
+
+/** OpenID Connect Dynamic Client Registration 1.0, 2: `web` (the default) or `native`. */
+export type ApplicationType = 'web' | 'native';
+
 function parse(raw: string): URL | null {
   try {
     return new URL(raw);
@@ -33,14 +55,27 @@ function parse(raw: string): URL | null {
 
 const isLoopbackHttp = (url: URL) => url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname);
 
+/** A scheme no redirect may use: a browser's own (BROWSER_SCHEMES) or one that launches a browser. */
+function refusedScheme(protocol: string): boolean {
+  const scheme = protocol.slice(0, -1);
+  return BROWSER_SCHEMES.has(protocol) || LAUNCHER_SCHEMES.some((family) => family.test(scheme));
+}
+
+/** Whether a redirect URI's scheme is one no client may be sent to (checked again at authorize, for older rows). */
+export function opensBrowser(raw: string): boolean {
+  const url = parse(raw);
+  return url !== null && refusedScheme(url.protocol);
+}
+
 /**
  * A redirect URI a client may register: absolute, no fragment (RFC 6749 3.1.2), https unless
  * the host is loopback (RFC 8252 7.3; RFC 9700 2.1: no open redirectors, so no wildcards).
- * Self-registered clients may also use a native app's private-use scheme (RFC 8252 7.1,
- * `cursor://...`, `com.example.app:/cb`); browser schemes are refused (docs/oauth.md,
- * Self-registered clients).
+ * A self-registered client of application_type `native` may also use its own private-use
+ * scheme (RFC 8252 7.1, `cursor://...`, `com.example.app:/cb`), never one a browser handles or
+ * that launches one; a `web` client (the default) is a browser's, so https or loopback only
+ * (docs/oauth.md, Self-registered clients). Operator-created clients pass no type: https or loopback.
  */
-export function redirectUriProblem(raw: string, options: { privateUseSchemes?: boolean } = {}): string | null {
+export function redirectUriProblem(raw: string, applicationType?: ApplicationType): string | null {
   const url = parse(raw);
   if (!url) return `"${raw}" is not an absolute URL`;
   if (url.hash || raw.includes('#')) return `"${raw}" must not carry a fragment`;
@@ -48,8 +83,12 @@ export function redirectUriProblem(raw: string, options: { privateUseSchemes?: b
   if (url.protocol === 'https:') return null;
   if (isLoopbackHttp(url)) return null;
   if (url.protocol === 'http:') return `"${raw}" must use https (plain http is allowed only for loopback hosts)`;
-  if (options.privateUseSchemes && !BROWSER_SCHEMES.has(url.protocol) && /^[a-z][a-z0-9+.-]*:$/.test(url.protocol))
-    return null;
+  if (applicationType === 'native') {
+    if (!refusedScheme(url.protocol) && /^[a-z][a-z0-9+.-]*:$/.test(url.protocol)) return null;
+    return `"${raw}" uses a scheme that a browser or the system handles, not a native app's own`;
+  }
+  if (applicationType === 'web')
+    return `"${raw}" must be an https URL (a native app's own scheme needs application_type native)`;
   return `"${raw}" must be an https URL`;
 }
 

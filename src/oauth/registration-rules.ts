@@ -1,4 +1,6 @@
+import { confusableNameProblem } from './client-names.js';
 import { redirectUriProblem } from './redirect-uris.js';
+import { isScope, MCP_SCOPE, parseScope, SCOPE_NAMES } from './scopes.js';
 
 /** RFC 7591 3.2.2 error codes of the registration endpoint (also used for metadata documents). */
 export type RegistrationErrorCode = 'invalid_redirect_uri' | 'invalid_client_metadata';
@@ -18,23 +20,31 @@ export const SELF_REGISTERED_RESPONSE_TYPES = ['code'] as const;
 const stringList = (value: unknown): value is string[] =>
   Array.isArray(value) && value.every((v) => typeof v === 'string');
 
-/** A client_name, when given: 1 to 120 characters, no control characters (the consent page shows it). */
-export function clientNameProblem(name: unknown): string | null {
+/**
+ * A client_name, when given: 1 to 120 characters, no control characters, and nothing that hides
+ * text or passes for the operator's brand or a checked application (the pages show it;
+ * docs/oauth.md, Client names).
+ */
+export function clientNameProblem(name: unknown, brandName: string): string | null {
   if (name === undefined) return null;
   if (typeof name !== 'string' || name.trim().length < 1 || name.trim().length > 120)
     return 'client_name must be a string of 1 to 120 characters';
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(name)) return 'client_name must not contain control characters';
-  return null;
+  return confusableNameProblem(name, brandName);
 }
 
 /**
- * The metadata rules a registration request and a metadata document share: redirect URIs
- * (required; https, http on loopback, or a native app's private-use scheme), and only a public
- * client (`none`) of the code flow. Absent fields take those values; RFC 7591 2 lets the server
+ * The metadata rules a registration request and a metadata document share: `application_type`
+ * (`web` by default, OpenID Connect Dynamic Client Registration 1.0, 2), redirect URIs (required;
+ * https, http on loopback, or for a native app its private-use scheme), and only a public client
+ * (`none`) of the code flow. Absent fields take those values; RFC 7591 2 lets the server
  * choose them, and the registration response says what was registered.
  */
 export function selfRegisteredMetadataProblem(doc: Record<string, unknown>): RegistrationProblem | null {
+  const type = doc.application_type ?? 'web';
+  if (type !== 'web' && type !== 'native')
+    return { error: 'invalid_client_metadata', description: 'application_type must be web or native' };
   const uris = doc.redirect_uris;
   if (uris === undefined) return { error: 'invalid_redirect_uri', description: 'redirect_uris is required' };
   if (!stringList(uris) || uris.length === 0 || uris.length > MAX_REDIRECT_URIS)
@@ -45,7 +55,7 @@ export function selfRegisteredMetadataProblem(doc: Record<string, unknown>): Reg
   for (const uri of uris) {
     if (uri.length > MAX_REDIRECT_URI_LENGTH)
       return { error: 'invalid_redirect_uri', description: `a redirect URI is longer than ${MAX_REDIRECT_URI_LENGTH}` };
-    const problem = redirectUriProblem(uri, { privateUseSchemes: true });
+    const problem = redirectUriProblem(uri, type);
     if (problem) return { error: 'invalid_redirect_uri', description: `redirect URI ${problem}` };
   }
   const method = doc.token_endpoint_auth_method;
@@ -72,4 +82,26 @@ export function selfRegisteredMetadataProblem(doc: Record<string, unknown>): Reg
   )
     return { error: 'invalid_client_metadata', description: 'response_types must be code' };
   return null;
+}
+
+/**
+ * The scopes a self-registered client is registered with: exactly those it asked for in `scope`
+ * (least privilege; an unknown one is refused, never dropped), and `tools:call` when it asked for
+ * none. A registration request does not say which resource it is for (RFC 7591 has no such
+ * field), so every one without a scope is taken for what most of them are: an MCP client, whose
+ * resource needs only `tools:call` (docs/oauth.md, Self-registered clients).
+ */
+export function registeredScopes(doc: Record<string, unknown>): { scopes: string[] } | RegistrationProblem {
+  const raw = doc.scope;
+  if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === ''))
+    return { scopes: [MCP_SCOPE] };
+  const scopes = typeof raw === 'string' ? parseScope(raw) : null;
+  if (!scopes) return { error: 'invalid_client_metadata', description: 'scope must be a space-separated string' };
+  const unknown = scopes.filter((s) => !isScope(s));
+  if (unknown.length > 0)
+    return {
+      error: 'invalid_client_metadata',
+      description: `Unknown scope ${unknown.join(' ')}; this server's scopes: ${SCOPE_NAMES.join(' ')}`,
+    };
+  return { scopes };
 }

@@ -1,9 +1,10 @@
 import { newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
 import type { OAuthClients } from './clients.js';
-import { redirectHostOf } from './redirect-uris.js';
+import { redirectHostOf, type ApplicationType } from './redirect-uris.js';
 import {
   clientNameProblem,
+  registeredScopes,
   SELF_REGISTERED_GRANT_TYPES,
   SELF_REGISTERED_RESPONSE_TYPES,
   selfRegisteredMetadataProblem,
@@ -30,6 +31,7 @@ export class RegistrationError extends Error {
 export interface RegistrationResponse {
   client_id: string;
   client_id_issued_at: number;
+  application_type: ApplicationType;
   client_name: string;
   redirect_uris: string[];
   grant_types: string[];
@@ -56,14 +58,17 @@ export function createRegistration(kernel: Pick<Kernel, 'config' | 'logger'>, cl
         throw new RegistrationError('invalid_client_metadata', 'client_id and client_secret are assigned, not chosen');
       const problem = selfRegisteredMetadataProblem(doc);
       if (problem) throw new RegistrationError(problem.error, problem.description);
-      const nameProblem = clientNameProblem(doc.client_name);
+      const nameProblem = clientNameProblem(doc.client_name, config.brand.name);
       if (nameProblem) throw new RegistrationError('invalid_client_metadata', nameProblem);
+      const scope = registeredScopes(doc);
+      if ('error' in scope) throw new RegistrationError(scope.error, scope.description);
       const redirectUris = [...new Set(doc.redirect_uris as string[])];
       const name = typeof doc.client_name === 'string' ? doc.client_name.trim() : redirectHostOf(redirectUris[0]);
       const client = await clients.saveSelfRegistered({
         id: newId(),
         name,
         redirectUris,
+        scopes: scope.scopes,
         registration: 'dynamic',
         metadataExpiresAt: null,
       });
@@ -71,6 +76,7 @@ export function createRegistration(kernel: Pick<Kernel, 'config' | 'logger'>, cl
       return {
         client_id: client.id,
         client_id_issued_at: Math.floor(new Date(client.createdAt).getTime() / 1000),
+        application_type: doc.application_type === 'native' ? 'native' : 'web',
         client_name: client.name,
         redirect_uris: client.redirectUris,
         grant_types: [...SELF_REGISTERED_GRANT_TYPES],

@@ -29,7 +29,11 @@ before(async () => {
       payload: { client_name: 'Registered', redirect_uris: ['http://127.0.0.1/cb'] },
     });
     dynamicId = JSON.parse(registered.payload).client_id;
-    documentId = host.serve('/client.json', { client_name: 'Documented', redirect_uris: [REDIRECT] });
+    documentId = host.serve('/client.json', {
+      client_name: 'Documented',
+      redirect_uris: [REDIRECT],
+      scope: 'email:read profile:read',
+    });
     assert.equal((await t.inject(authorizeQuery(documentId, pkcePair().challenge))).statusCode, 200);
   } finally {
     await t.close();

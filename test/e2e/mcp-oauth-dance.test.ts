@@ -130,9 +130,11 @@ describe('MCP clients of both eras doing the OAuth dance against the built binar
       assert.equal(asked.searchParams.get('scope'), 'tools:call');
       assert.equal(asked.searchParams.get('client_id'), clientId);
 
-      // The browser: sign-in, then consent naming the client, unverified, with a workspace choice.
+      // The browser: sign-in, then consent naming the client, unverified (a document with its
+      // host), with a workspace choice.
+      const marks = cimd ? `unverified, published by ${new URL(documentUrl!).host}` : 'unverified';
       const { consentHtml, workspaces, callback } = await playBrowser(asked, team.owner.user, 'Research');
-      assert.ok(consentHtml.includes(`${name} wants to access your Gantry account`));
+      assert.ok(consentHtml.includes(`${name} (${marks}) wants to access your Gantry account`), consentHtml);
       assert.match(consentHtml, /<strong>unverified<\/strong>/);
       assert.ok(consentHtml.includes(`<strong>http://127.0.0.1:${new URL(redirect).port}</strong>`));
       assert.deepEqual(
@@ -188,7 +190,7 @@ describe('MCP clients of both eras doing the OAuth dance against the built binar
       const admin = team.members.admin;
       if (cimd) {
         const review = await approveOnPage(approval.url, admin.user);
-        assert.ok(review.includes(`<dd>${name} (MCP)</dd>`) && review.includes('<dd>Research</dd>'), review);
+        assert.ok(review.includes(`<dd>${name} (MCP, ${marks})</dd>`) && review.includes('<dd>Research</dd>'), review);
       } else {
         const route = `/connectors/approvals/${approval.id}/approve`;
         assert.equal((await api('POST', route, admin, { workspace: researchId })).status, 'approved');

@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { createTestApp } from '../helpers/app.js';
 import { withJson } from '../helpers/json-inject.js';
 import { makeUser } from '../helpers/factories.js';
@@ -53,6 +54,33 @@ describe('the approval page (GET/POST /approvals/:id)', () => {
       assert.ok(!html.includes('do-not-show'));
       assert.ok(html.includes(approval.expiresAt));
     }
+  });
+
+  it('N-L5: names a self-registered client as unverified, a metadata document with its host', async () => {
+    const owner = await browser(setup.team.owner.user.id);
+    const through = async (clientId: string, target: string) => {
+      const gate = await setup.gate({ target }, { clientId });
+      if (gate.proceed) throw new Error('expected a pending approval');
+      return /<dt>Through<\/dt><dd>([^<]*)<\/dd>/.exec((await open(gate.approval.id, owner)).body)?.[1];
+    };
+    assert.equal(await through(setup.client.clientId, '/cli'), 'Claude Test (MCP)', "the operator's client: verified");
+    const { clients } = t.app.services.oauth;
+    const saved = (id: string, registration: 'dynamic' | 'metadata_document') =>
+      clients.saveSelfRegistered({
+        id,
+        name: 'Claude Code',
+        redirectUris: ['http://127.0.0.1/cb'],
+        scopes: ['tools:call'],
+        registration,
+        metadataExpiresAt: null,
+      });
+    const dynamic = await saved(randomUUID(), 'dynamic');
+    assert.equal(await through(dynamic.id, '/dcr'), 'Claude Code (MCP, unverified)');
+    const documented = await saved('https://agents.example:8443/claude.json', 'metadata_document');
+    assert.equal(
+      await through(documented.id, '/cimd'),
+      'Claude Code (MCP, unverified, published by agents.example:8443)',
+    );
   });
 
   it('a member sees a 403 page; a stranger too; an unknown id is a 404 page', async () => {

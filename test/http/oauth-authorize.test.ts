@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { makeUser } from '../helpers/factories.js';
 import {
@@ -62,6 +63,26 @@ describe('GET /oauth/authorize: requests that must not redirect (RFC 6749 4.1.2.
       assert.equal(res.statusCode, 400, uri);
       assert.equal(res.headers.location, undefined, uri);
     }
+  });
+
+  test('N-L5: a redirect that launches a browser gets the page, even for a client registered before it was refused', async () => {
+    const launcher = 'microsoft-edge:https://evil.example/cb';
+    const client = await t.app.services.oauth.clients.saveSelfRegistered({
+      id: randomUUID(),
+      name: 'Older Agent',
+      redirectUris: [launcher, REDIRECT],
+      scopes: ['email:read', 'profile:read'],
+      registration: 'dynamic',
+      metadataExpiresAt: null,
+    });
+    // response_type=token would be answered by redirect (the deny of the review went there too).
+    const res = await t.inject(
+      authorizeQuery(client.id, pkcePair().challenge, { redirect_uri: launcher, response_type: 'token' }),
+    );
+    assert.equal(res.statusCode, 400);
+    assert.equal(res.headers.location, undefined);
+    assert.match(res.payload, /redirect_uri is not registered/);
+    assert.equal((await t.inject(authorizeQuery(client.id, pkcePair().challenge))).statusCode, 200, 'its https one');
   });
 
   test('missing redirect_uri gives an error page', async () => {
@@ -226,6 +247,38 @@ describe('sign-in and consent pages', () => {
     assert.equal(consent.headers['x-frame-options'], 'DENY');
     assert.match(String(consent.headers['content-security-policy']), /frame-ancestors 'none'/);
     assert.equal(consent.headers['cache-control'], 'no-store');
+  });
+
+  test("N-L5: a self-registered client is marked unverified wherever the pages name it; the operator's is not", async () => {
+    // A name registered before such names were refused (the review's): the mark is what warns.
+    const stored = await t.app.services.oauth.clients.saveSelfRegistered({
+      id: randomUUID(),
+      name: 'Gantry Admin Console',
+      redirectUris: [REDIRECT],
+      scopes: ['email:read', 'profile:read'],
+      registration: 'dynamic',
+      metadataExpiresAt: null,
+    });
+    const notice =
+      /<strong>unverified<\/strong> application: it registered itself and Gantry has not checked its name\./;
+    const url = authorizeQuery(stored.id, pkcePair().challenge);
+    const first = await t.inject(url);
+    assert.match(first.payload, /<h1>Sign in to continue to Gantry Admin Console \(unverified\)<\/h1>/);
+    assert.match(first.payload, notice);
+    const user = await makeUser(t.app);
+    const wrong = await signIn(t, url, user.email, 'not-the-password');
+    assert.equal(wrong.res.statusCode, 401);
+    assert.match(wrong.res.payload, /<h1>Sign in to continue to Gantry Admin Console \(unverified\)<\/h1>/);
+    const { cookies } = await signIn(t, url, user.email, user.password);
+    const consent = await t.inject({ method: 'GET', url, headers: { cookie: cookieHeader(cookies) } });
+    assert.match(consent.payload, /<h1>Gantry Admin Console \(unverified\) wants to access your Gantry account<\/h1>/);
+    assert.match(consent.payload, /If you allow it, Gantry Admin Console \(unverified\) will be able to:/);
+    assert.match(consent.payload, notice);
+
+    const partner = await makeClient(t, { name: 'Partner App' });
+    const plain = await t.inject(authorizeQuery(partner.clientId, pkcePair().challenge));
+    assert.match(plain.payload, /<h1>Sign in to continue to Partner App<\/h1>/);
+    assert.doesNotMatch(plain.payload, /unverified/);
   });
 
   test('the session cookie is stored hashed server-side', async () => {

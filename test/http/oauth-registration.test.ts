@@ -5,7 +5,15 @@ import { ManualClock } from '../../src/lib/clock.js';
 import { createTestApp } from '../helpers/app.js';
 import { makeUser } from '../helpers/factories.js';
 import { withJson } from '../helpers/json-inject.js';
-import { authorizeAndAllow, authorizeQuery, form, FORM_HEADERS, makeClient, pkcePair } from '../helpers/oauth.js';
+import {
+  authorizeAndAllow,
+  authorizeQuery,
+  form,
+  FORM_HEADERS,
+  makeClient,
+  pkcePair,
+  REDIRECT,
+} from '../helpers/oauth.js';
 
 const REGISTER = '/api/v1/oauth/register';
 const TOKEN = '/api/v1/oauth/token';
@@ -49,12 +57,13 @@ describe('RFC 7591 registration', () => {
       {
         client_id: undefined,
         client_id_issued_at: undefined,
+        application_type: 'native',
         client_name: 'My MCP Client',
         redirect_uris: ['http://127.0.0.1:33418/callback', 'https://app.example/cb'],
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
         token_endpoint_auth_method: 'none',
-        scope: 'email:read profile:read execution:run wallet:read tools:call',
+        scope: 'tools:call',
       },
     );
     const stored = await t.app.services.oauth.clients.show(body.client_id);
@@ -70,13 +79,47 @@ describe('RFC 7591 registration', () => {
     assert.deepEqual(body.grant_types, ['authorization_code', 'refresh_token']);
     assert.deepEqual(body.response_types, ['code']);
     assert.equal(body.token_endpoint_auth_method, 'none');
+    assert.equal(body.application_type, 'web');
+  });
+
+  test('a client is registered with exactly the scopes it asked for; none asked: the MCP scope', async () => {
+    const cases: Array<[unknown, string]> = [
+      ['tools:call', 'tools:call'],
+      ['wallet:read email:read', 'email:read wallet:read'],
+      ['', 'tools:call'],
+      [undefined, 'tools:call'],
+    ];
+    for (const [scope, registered] of cases) {
+      const res = await register({ redirect_uris: ['https://app.example/cb'], scope });
+      assert.equal(res.statusCode, 201, res.body);
+      assert.equal(res.json().scope, registered, String(scope));
+      const stored = await t.app.services.oauth.clients.show(res.json().client_id);
+      assert.deepEqual(stored.scopes, registered.split(' '));
+    }
+    for (const scope of ['tools:call admin:all', 'offline_access', ['tools:call'], 'tools:call\temail:read']) {
+      const res = await register({ redirect_uris: ['https://app.example/cb'], scope });
+      assert.equal(res.statusCode, 400, String(scope));
+      assert.equal(res.json().error, 'invalid_client_metadata');
+    }
+  });
+
+  test('a client registered for tools:call cannot be authorized for more (it was widened to all five)', async () => {
+    const { client_id } = (await register({ redirect_uris: [REDIRECT], scope: 'tools:call' })).json();
+    const res = await t.inject(authorizeQuery(client_id, pkcePair().challenge, { scope: 'wallet:read tools:call' }));
+    assert.equal(res.statusCode, 302, res.body);
+    const back = new URL(res.headers.location as string);
+    assert.equal(back.searchParams.get('error'), 'invalid_scope');
+    const asked = await t.inject(authorizeQuery(client_id, pkcePair().challenge, { scope: 'tools:call' }));
+    assert.equal(asked.statusCode, 200, asked.body);
   });
 
   test("a native app's private-use scheme is accepted; browser schemes are not", async () => {
     const ok = await register({
+      application_type: 'native',
       redirect_uris: ['cursor://anysphere.cursor-retrieval/oauth/callback', 'com.example.app:/cb'],
     });
     assert.equal(ok.statusCode, 201, ok.body);
+    assert.equal(ok.json().application_type, 'native');
     for (const uri of ['javascript:alert(1)//', 'data:text/html,x', 'file:///etc/passwd']) {
       const res = await register({ redirect_uris: [uri] });
       assert.equal(res.statusCode, 400, uri);
@@ -154,7 +197,11 @@ describe('RFC 7591 registration', () => {
 
   test('a registered client goes through the whole code flow with PKCE, on any loopback port', async () => {
     const registered = (
-      await register({ client_name: 'Loop <Tool>', redirect_uris: ['http://127.0.0.1/callback'] })
+      await register({
+        client_name: 'Loop <Tool>',
+        redirect_uris: ['http://127.0.0.1/callback'],
+        scope: 'email:read profile:read',
+      })
     ).json();
     const user = await makeUser(t.app);
     const { verifier, challenge } = pkcePair();
@@ -231,7 +278,7 @@ test('the purge job removes self-registered clients unused after a day, and noth
   const job = collectJobs(t.app).find((j) => j.name === 'oauth.purge-unused-clients')!;
   const { clients } = t.app.services.oauth;
   const unused = (await register({ redirect_uris: ['https://gc.example/cb'] })).json().client_id;
-  const used = (await register({ redirect_uris: ['https://app.example/cb'] })).json().client_id;
+  const used = (await register({ redirect_uris: [REDIRECT], scope: 'email:read profile:read' })).json().client_id;
   const user = await makeUser(t.app);
   await authorizeAndAllow(t, authorizeQuery(used, pkcePair().challenge), user.email, user.password);
   const cliClient = (await makeClient(t, { type: 'public' })).clientId;

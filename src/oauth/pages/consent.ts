@@ -2,6 +2,7 @@ import type { Request, ResponseToolkit } from '@hapi/hapi';
 import { DomainError } from '../../http/errors.js';
 import { bindsWorkspace, type AuthorizeRequest } from '../authorize.js';
 import { BROWSER_SESSION_COOKIE } from '../browser-sessions.js';
+import { showClient, type NamedClient } from '../client-labels.js';
 import { redirectHostOf } from '../redirect-uris.js';
 import { consentPage, messagePage } from './views.js';
 import { AUTHORIZE_PATH, cookie, formField, page, redirect, type PagesContext } from './respond.js';
@@ -22,10 +23,10 @@ export function createConsent(pages: PagesContext, signIn: SignIn) {
     sessionValue: string,
     userId: string,
     req: AuthorizeRequest,
-    client: { name: string; type: string; registration: string },
+    client: NamedClient & { type: string },
     forceConsent: boolean,
   ) {
-    const clientName = client.name;
+    const shown = showClient(client);
     if (!forceConsent && client.type === 'confidential' && (await authorize.hasConsent(userId, req)))
       return redirect(h, await authorize.approve(userId, req));
     const workspaces = bindsWorkspace(req) ? await authorize.workspaceOptions(userId) : undefined;
@@ -34,7 +35,7 @@ export function createConsent(pages: PagesContext, signIn: SignIn) {
         h,
         messagePage(
           'No workspace to share',
-          `${clientName} asks to use the tools of one of your workspaces, and you belong to none yet. Create or join an account, then try again.`,
+          `${shown.label} asks to use the tools of one of your workspaces, and you belong to none yet. Create or join an account, then try again.`,
         ),
         403,
       );
@@ -43,15 +44,13 @@ export function createConsent(pages: PagesContext, signIn: SignIn) {
       h,
       consentPage({
         action: AUTHORIZE_PATH,
-        clientName,
+        client: shown,
         userEmail: user.email,
         scopes: req.scopes,
         requestState: authorize.sealRequest(req),
         csrf: authorize.csrfFor(sessionValue, 'consent'),
         signOutCsrf: authorize.csrfFor(sessionValue, 'signout'),
         redirectHost: redirectHostOf(req.redirectUri),
-        // A self-registered client named itself: the page says so.
-        unverified: client.registration !== 'cli',
         brandName: pages.app.kernel.config.brand.name,
         workspaces,
       }),
@@ -81,14 +80,14 @@ export function createConsent(pages: PagesContext, signIn: SignIn) {
     request: Request,
     h: ResponseToolkit,
     req: AuthorizeRequest,
-    clientName: string,
+    client: NamedClient,
     decision: string,
     body: Record<string, unknown>,
   ) {
     const sessionValue = cookie(request, BROWSER_SESSION_COOKIE);
     const userId = await browserSessions.userOf(sessionValue);
     if (!userId || !sessionValue)
-      return signIn.show(request, h, req, clientName, {
+      return signIn.show(request, h, req, client, {
         status: 401,
         error: 'Your session has ended. Sign in again.',
       });

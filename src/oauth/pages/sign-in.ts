@@ -6,6 +6,7 @@ import { FORGOT_PASSWORD_PAGE } from '../../identity/pages.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { AuthorizeRequest } from '../authorize.js';
 import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from '../browser-sessions.js';
+import { showClient, type NamedClient } from '../client-labels.js';
 import { messagePage, signInPage } from './views.js';
 import {
   AUTHORIZE_PATH,
@@ -29,7 +30,7 @@ export function createSignIn(pages: PagesContext) {
     request: Request,
     h: ResponseToolkit,
     req: AuthorizeRequest,
-    clientName: string,
+    client: NamedClient,
     extra: SignInExtra = {},
   ) {
     const pre = pages.preSession(request);
@@ -37,7 +38,8 @@ export function createSignIn(pages: PagesContext) {
       h,
       signInPage({
         action: AUTHORIZE_PATH,
-        clientName,
+        client: showClient(client),
+        brandName: app.kernel.config.brand.name,
         requestState: authorize.sealRequest(req),
         csrf: authorize.csrfFor(pre.value, 'signin'),
         forgotPasswordUrl: `${FORGOT_PASSWORD_PAGE}?${new URLSearchParams({ return_to: authorize.requestUrl(req) })}`,
@@ -54,7 +56,7 @@ export function createSignIn(pages: PagesContext) {
     request: Request,
     h: ResponseToolkit,
     req: AuthorizeRequest,
-    clientName: string,
+    client: NamedClient,
     body: Record<string, unknown>,
   ) {
     if (!authorize.csrfMatches(cookie(request, PRE_SESSION_COOKIE), 'signin', body.csrf)) {
@@ -77,7 +79,7 @@ export function createSignIn(pages: PagesContext) {
     if (!spent.allowed) {
       // The refusing budget's headers (X-RateLimit-* from the kernel, Retry-After here), as on the API.
       (request.app as { rateLimit?: RateDecision }).rateLimit = spent;
-      const res = await show(request, h, req, clientName, {
+      const res = await show(request, h, req, client, {
         status: 429,
         email,
         error: 'Too many attempts. Wait a few minutes, then try again.',
@@ -89,14 +91,14 @@ export function createSignIn(pages: PagesContext) {
     }
     if (magic) {
       if (!email)
-        return show(request, h, req, clientName, {
+        return show(request, h, req, client, {
           status: 400,
           error: 'Enter your email to receive a sign-in link.',
         });
       // The csrf check above proved this cookie exists; the link continues only where it is.
       const pre = cookie(request, PRE_SESSION_COOKIE)!;
       await identity.magicLinks.request(email, { returnTo: authorize.requestUrl(req), browser: sha256Hex(pre) });
-      const res = await show(request, h, req, clientName, {
+      const res = await show(request, h, req, client, {
         email,
         notice: 'If an account exists for this email, a sign-in link is on its way. Open it in this browser.',
       });
@@ -107,7 +109,7 @@ export function createSignIn(pages: PagesContext) {
     }
     const password = formField(body, 'password') ?? '';
     if (!email || !password)
-      return show(request, h, req, clientName, {
+      return show(request, h, req, client, {
         status: 400,
         email,
         error: 'Enter your email and password.',
@@ -117,7 +119,7 @@ export function createSignIn(pages: PagesContext) {
       userId = (await identity.authenticate(email, password)).id;
     } catch (err) {
       if (err instanceof DomainError && err.status === 401)
-        return show(request, h, req, clientName, { status: 401, email, error: 'Wrong email or password.' });
+        return show(request, h, req, client, { status: 401, email, error: 'Wrong email or password.' });
       throw err;
     }
     const sessionValue = await browserSessions.start(userId);

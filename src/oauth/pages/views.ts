@@ -1,3 +1,4 @@
+import type { ShownClient } from '../client-labels.js';
 import { SCOPES, type Scope } from '../scopes.js';
 import type { WorkspaceOptions } from '../workspace-choice.js';
 import { escapeHtml } from '../../http/html.js';
@@ -7,7 +8,9 @@ const hidden = (name: string, value: string) => `<input type="hidden" name="${na
 
 export interface SignInView {
   action: string;
-  clientName: string;
+  /** The client, named with its marks (unverified, a document's host). */
+  client: ShownClient;
+  brandName: string;
   requestState: string;
   csrf: string;
   /** Where "Forgot your password?" leads (the reset page, returning to this request). */
@@ -16,6 +19,15 @@ export interface SignInView {
   error?: string;
   notice?: string;
 }
+
+/**
+ * The warning under a self-registered client's name (docs/oauth.md, Authorize, Pages): it named
+ * itself, and for a metadata document, the host that publishes it.
+ */
+const unverifiedNotice = (client: ShownClient, brandName: string, advice = '') =>
+  client.unverified
+    ? `<p class="warning" role="note"><strong>unverified</strong> application: it registered itself${client.documentHost ? ` with a document published by <strong>${escapeHtml(client.documentHost)}</strong>` : ''} and ${escapeHtml(brandName)} has not checked its name.${advice}</p>\n`
+    : '';
 
 const alerts = (v: { error?: string; notice?: string }) =>
   `${v.error ? `<p class="error" role="alert">${escapeHtml(v.error)}</p>\n` : ''}${v.notice ? `<p class="notice" role="status">${escapeHtml(v.notice)}</p>\n` : ''}`;
@@ -27,8 +39,8 @@ const alerts = (v: { error?: string; notice?: string }) =>
 export function signInPage(view: SignInView): PageView {
   return {
     title: 'Sign in',
-    body: `<h1>Sign in to continue to ${escapeHtml(view.clientName)}</h1>
-${alerts(view)}<form method="post" action="${escapeHtml(view.action)}">
+    body: `<h1>Sign in to continue to ${escapeHtml(view.client.label)}</h1>
+${unverifiedNotice(view.client, view.brandName)}${alerts(view)}<form method="post" action="${escapeHtml(view.action)}">
 ${hidden('csrf', view.csrf)}
 ${hidden('request_state', view.requestState)}
 <label for="email">Email</label>
@@ -46,26 +58,20 @@ ${hidden('request_state', view.requestState)}
 
 export interface ConsentView {
   action: string;
-  clientName: string;
+  /** The client, named with its marks (unverified, a document's host). */
+  client: ShownClient;
   userEmail: string;
   scopes: readonly string[];
   requestState: string;
   csrf: string;
   /** Where the answer is sent: the host of the redirect URI (docs/oauth.md, Authorize). */
   redirectHost: string;
-  /** A self-registered client: its name is its own claim; the redirect host is what can be checked. */
-  unverified: boolean;
   /** The CSRF value of the "Not you? Sign out" form (bound to the session). */
   signOutCsrf: string;
   brandName: string;
   /** For a request that binds a workspace (MCP): the choice, field `workspace_id`. */
   workspaces?: WorkspaceOptions;
 }
-
-const unverifiedNotice = (view: ConsentView) =>
-  view.unverified
-    ? `<p class="warning" role="note"><strong>unverified</strong> application: it registered itself and ${escapeHtml(view.brandName)} has not checked its name. Check the address below.</p>\n`
-    : '';
 
 const option = (w: { id: string; name: string }, selected: string) =>
   `<option value="${escapeHtml(w.id)}"${w.id === selected ? ' selected' : ''}>${escapeHtml(w.name)}</option>`;
@@ -99,9 +105,9 @@ export function consentPage(view: ConsentView): PageView {
     .join('\n');
   return {
     title: 'Allow access',
-    body: `<h1>${escapeHtml(view.clientName)} wants to access your ${escapeHtml(view.brandName)} account</h1>
+    body: `<h1>${escapeHtml(view.client.label)} wants to access your ${escapeHtml(view.brandName)} account</h1>
 <p class="muted">Signed in as <strong>${escapeHtml(view.userEmail)}</strong>. <button class="btn-link" type="submit" form="signout" name="action" value="signout">Not you? Sign out</button></p>
-${unverifiedNotice(view)}<p>If you allow it, ${escapeHtml(view.clientName)} will be able to:</p>
+${unverifiedNotice(view.client, view.brandName, ' Check the address below.')}<p>If you allow it, ${escapeHtml(view.client.label)} will be able to:</p>
 <ul class="scopes">
 ${items}
 </ul>
