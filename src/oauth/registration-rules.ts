@@ -35,6 +35,19 @@ export function clientNameProblem(name: unknown, brandName: string): string | nu
 }
 
 /**
+ * The client's `application_type`: as it says; when it says nothing, `native` if every redirect
+ * URI is an app's own scheme (Cursor registers `cursor://...` and no type: an app, not a web
+ * page), else `web`. A launcher scheme is refused either way (redirect-uris.ts).
+ */
+export function applicationTypeOf(doc: Record<string, unknown>): unknown {
+  if (doc.application_type !== undefined) return doc.application_type;
+  const uris = doc.redirect_uris;
+  const appSchemes =
+    stringList(uris) && uris.length > 0 && uris.every((u) => !/^https?:/i.test(u) && /^[a-z][a-z0-9+.-]*:/i.test(u));
+  return appSchemes ? 'native' : 'web';
+}
+
+/**
  * The metadata rules a registration request and a metadata document share: `application_type`
  * (`web` by default, OpenID Connect Dynamic Client Registration 1.0, 2), redirect URIs (required;
  * https, http on loopback, or for a native app its private-use scheme), and only a public client
@@ -42,7 +55,7 @@ export function clientNameProblem(name: unknown, brandName: string): string | nu
  * choose them, and the registration response says what was registered.
  */
 export function selfRegisteredMetadataProblem(doc: Record<string, unknown>): RegistrationProblem | null {
-  const type = doc.application_type ?? 'web';
+  const type = applicationTypeOf(doc);
   if (type !== 'web' && type !== 'native')
     return { error: 'invalid_client_metadata', description: 'application_type must be web or native' };
   const uris = doc.redirect_uris;

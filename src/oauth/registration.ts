@@ -3,6 +3,7 @@ import type { Kernel } from '../kernel.js';
 import type { OAuthClients } from './clients.js';
 import { redirectHostOf, type ApplicationType } from './redirect-uris.js';
 import {
+  applicationTypeOf,
   clientNameProblem,
   registeredScopes,
   SELF_REGISTERED_GRANT_TYPES,
@@ -76,7 +77,7 @@ export function createRegistration(kernel: Pick<Kernel, 'config' | 'logger'>, cl
       return {
         client_id: client.id,
         client_id_issued_at: Math.floor(new Date(client.createdAt).getTime() / 1000),
-        application_type: doc.application_type === 'native' ? 'native' : 'web',
+        application_type: applicationTypeOf(doc) === 'native' ? 'native' : 'web',
         client_name: client.name,
         redirect_uris: client.redirectUris,
         grant_types: [...SELF_REGISTERED_GRANT_TYPES],

@@ -141,10 +141,14 @@ describe('Client ID Metadata Documents at authorize', () => {
 
   test('N-L5: a document may not name a browser-launching redirect nor a confusable name', async () => {
     const launcher = 'microsoft-edge:https://evil.example/cb';
-    await refused(host.serve('/edge.json', { redirect_uris: [launcher] }), /must be an https URL/, launcher);
+    await refused(host.serve('/edge.json', { redirect_uris: [launcher] }), /a browser or the system handles/, launcher);
+    const web = { application_type: 'web', redirect_uris: [launcher] };
+    await refused(host.serve('/edge-web.json', web), /must be an https URL/, launcher);
     const native = { application_type: 'native', redirect_uris: [launcher] };
     await refused(host.serve('/edge-native.json', native), /a browser or the system handles/, launcher);
-    await refused(host.serve('/app.json', { redirect_uris: ['com.example.app:/cb'] }), /application_type native/);
+    // An https redirect beside the app's scheme, and no type: a web client's document.
+    const mixed = { redirect_uris: [REDIRECT, 'com.example.app:/cb'] };
+    await refused(host.serve('/app.json', mixed), /application_type native/);
     await refused(host.serve('/brand.json', { client_name: 'Gantry', redirect_uris: [REDIRECT] }), /the name Gantry/);
     const bidi = { client_name: 'Claude\u202Eedoc', redirect_uris: [REDIRECT] };
     await refused(host.serve('/bidi.json', bidi), /invisible or text-direction/);

@@ -46,12 +46,29 @@ const LAUNCHERS = [
 
 describe('N-L5: redirect URIs by application_type', () => {
   test('a web client (the default, or said) may use only https or loopback http', async () => {
-    for (const type of [undefined, 'web'])
-      for (const uri of [...LAUNCHERS, 'com.example.app:/cb', 'cursor://anysphere.cursor-retrieval/oauth/callback'])
-        await refused({ application_type: type, redirect_uris: [uri] }, 'invalid_redirect_uri', /must be an https URL/);
+    for (const uri of [...LAUNCHERS, 'com.example.app:/cb', 'cursor://anysphere.cursor-retrieval/oauth/callback'])
+      await refused({ application_type: 'web', redirect_uris: [uri] }, 'invalid_redirect_uri', /must be an https URL/);
+    // No type, and an https URI beside the app's scheme: a web client.
+    await refused(
+      { redirect_uris: ['https://app.example/cb', 'com.example.app:/cb'] },
+      'invalid_redirect_uri',
+      /must be an https URL/,
+    );
     const ok = await register({ redirect_uris: ['https://app.example/cb', 'http://127.0.0.1/cb'] });
     assert.equal(ok.statusCode, 201, ok.body);
     assert.equal(ok.json().application_type, 'web');
+  });
+
+  test('a registration naming no type whose redirect URIs are all an app scheme is native (Cursor), launchers still refused', async () => {
+    for (const uri of LAUNCHERS)
+      await refused({ redirect_uris: [uri] }, 'invalid_redirect_uri', /a browser or the system handles/);
+    const cursor = await register({
+      client_name: 'Cursor',
+      redirect_uris: ['cursor://anysphere.cursor-retrieval/oauth/user-gantry/callback'],
+      token_endpoint_auth_method: 'none',
+    });
+    assert.equal(cursor.statusCode, 201, cursor.body);
+    assert.equal(cursor.json().application_type, 'native');
   });
 
   test('a native client may use its own scheme, never one that launches a browser', async () => {
