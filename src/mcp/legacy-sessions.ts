@@ -110,8 +110,8 @@ export function createLegacySessions(
     const { userId } = caller.principal;
     if (!makeRoom(userId)) return busy(now);
     const server = factory({ era: 'legacy' });
-    // The id is chosen here so the session holds its place while the initialize runs: two
-    // initializes at once cannot both take the last place.
+    // The id is chosen here and the session counted at once, not when the SDK reports it
+    // opened: should the initialize ever wait on I/O, another one cannot take the same place.
     const id = randomToken(24);
     let opened = false;
     const transport = new sdk.WebStandardStreamableHTTPServerTransport({
