@@ -61,6 +61,8 @@ export interface Config {
    * GANTRY_CONNECTOR_<KEY>_{CLIENT_ID,CLIENT_SECRET,AUTHORIZE_URL,TOKEN_URL,CHECK_URL}.
    */
   readonly connectorProviders: Readonly<Record<string, ConnectorProviderConfig>>;
+  /** 2025-era MCP sessions this process keeps open (GANTRY_MCP_MAX_SESSIONS; docs/mcp.md, Protocol eras). */
+  readonly mcpMaxSessions: number;
   /** AI providers: per-call timeout, output cap, breaker threshold and cool-down, probe cron. */
   readonly ai: {
     timeoutMs: number;
@@ -263,6 +265,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
       'GANTRY_NOTIFICATION_HEARTBEAT_MS',
       env.GANTRY_NOTIFICATION_HEARTBEAT_MS || 15_000,
     ),
+    mcpMaxSessions: Math.ceil(parsePositive('GANTRY_MCP_MAX_SESSIONS', env.GANTRY_MCP_MAX_SESSIONS || 2_000)),
     connectorRefreshCron: env.GANTRY_CONNECTOR_REFRESH_CRON || '*/5 * * * *',
     scryptCost: parsePositive('GANTRY_SCRYPT_COST', env.GANTRY_SCRYPT_COST || 16384),
     brand: parseBrand(env, publicUrl),

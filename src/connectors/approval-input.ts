@@ -1,6 +1,8 @@
-/** What an approver sees of a parked call's input: secrets masked, size capped. */
+import { cutToFit, type InputCut } from './approval-input-cuts.js';
 
-/** Past this many characters of JSON, the approver gets the start of the text instead. */
+/** What an approver sees of a parked call's input: secrets masked, long parts shortened, no key hidden. */
+
+/** The most JSON text of input an approver is shown (approval-input-cuts.ts shortens what is longer). */
 export const APPROVAL_INPUT_MAX_CHARS = 16 * 1024;
 const REDACTED = '[redacted]';
 const MAX_DEPTH = 32;
@@ -43,14 +45,20 @@ function redact(schema: unknown, value: unknown, depth: number): unknown {
   return value;
 }
 
+export interface ApprovalInputView {
+  input: unknown;
+  /** Whether anything was shortened (inputCut lists what). */
+  inputTruncated: boolean;
+  inputCut: InputCut[];
+}
+
 /**
  * The input as the approver sees it: fields the tool's input schema marks writeOnly (or
- * format password) replaced by "[redacted]" ($ref is not followed), and when the JSON is
- * longer than APPROVAL_INPUT_MAX_CHARS, its first characters as a string, flagged truncated.
+ * format password) replaced by "[redacted]" ($ref is not followed); when its JSON is longer
+ * than APPROVAL_INPUT_MAX_CHARS, long strings are shortened one by one, with a marker saying
+ * how much was cut, so that every key stays in view (docs/connectors.md, Invocation and approvals).
  */
-export function approvalInputView(inputSchema: unknown, input: unknown): { input: unknown; inputTruncated: boolean } {
-  const shown = redact(inputSchema, input, 0);
-  const text = JSON.stringify(shown);
-  if (text.length <= APPROVAL_INPUT_MAX_CHARS) return { input: shown, inputTruncated: false };
-  return { input: text.slice(0, APPROVAL_INPUT_MAX_CHARS), inputTruncated: true };
+export function approvalInputView(inputSchema: unknown, input: unknown): ApprovalInputView {
+  const fitted = cutToFit(redact(inputSchema, input, 0), APPROVAL_INPUT_MAX_CHARS);
+  return { input: fitted.input, inputTruncated: fitted.cuts.length > 0, inputCut: fitted.cuts };
 }

@@ -10,6 +10,7 @@ import type { PageView } from '../http/pages.js';
 import { cookie, formField, page, redirect } from '../oauth/pages/respond.js';
 import { messagePage } from '../oauth/pages/views.js';
 import { createApprovalSignIn } from './approval-sign-in.js';
+import type { InputCut } from './approval-input-cuts.js';
 import { approvalPagePath } from './approvals-mcp.js';
 
 const STATUS_TEXT: Record<string, string> = {
@@ -27,6 +28,24 @@ interface ReviewView extends Review {
   requester: string;
   clientName: string;
   csrf: string;
+}
+
+/** At most this many shortened parts are named on the page; the API lists them all. */
+const CUTS_NAMED = 10;
+
+/** What was shortened in the arguments, said plainly (docs/connectors.md, Invocation and approvals). */
+function cutNotice(cuts: InputCut[]): string {
+  if (cuts.length === 0) return '';
+  const n = (x: number) => x.toLocaleString('en-US');
+  const where = (path: string) => path || 'the arguments';
+  const named = cuts.slice(0, CUTS_NAMED).map((c) => {
+    if (c.kind === 'string') return `${where(c.path)} (${n(c.originalLength)} characters)`;
+    if (c.kind === 'key') return `the name of the key ${c.path} (${n(c.originalLength)} characters)`;
+    const unit = c.kind === 'array' ? 'items' : 'keys';
+    return `${where(c.path)} (${n(c.originalLength)} ${unit}, the first ones shown)`;
+  });
+  const more = cuts.length > CUTS_NAMED ? `, and ${n(cuts.length - CUTS_NAMED)} more` : '';
+  return `<p class="notice" id="arguments-cut">${escape(`Parts of the arguments are long and were shortened: ${named.join(', ')}${more}. Each shortened part ends with "…[cut …]".`)}</p>`;
 }
 
 function reviewPage(v: ReviewView): PageView {
@@ -60,7 +79,8 @@ function reviewPage(v: ReviewView): PageView {
 <dl class="details">
 ${details}
 </dl>
-<p>Arguments${a.inputTruncated ? ' (truncated)' : ''}:</p>
+<p>Arguments:</p>
+${cutNotice(a.inputCut)}
 <pre class="arguments">${escape(args ?? 'null')}</pre>
 ${actions}`,
   };

@@ -1,4 +1,5 @@
 import { toBool } from '../db/tx.js';
+import type { ApprovalInputView } from './approval-input.js';
 import type { Definition } from './types.js';
 import type {
   ConnectorCredentialsTable,
@@ -131,11 +132,7 @@ export function presentDefinition(def: Definition) {
  * `view` is the call's input as approvalInputView shows it, for those who may see it (the
  * approvers and the requester); others get input null.
  */
-export function presentApproval(
-  row: ApprovalRow,
-  now: Date,
-  view: { input: unknown; inputTruncated: boolean } | null = null,
-) {
+export function presentApproval(row: ApprovalRow, now: Date, view: ApprovalInputView | null = null) {
   return {
     id: row.id,
     mode: row.mode,
@@ -144,6 +141,7 @@ export function presentApproval(
     targetOrigin: row.target_origin,
     input: view ? view.input : null,
     inputTruncated: view ? view.inputTruncated : false,
+    inputCut: view ? view.inputCut : [],
     status: approvalStatus(row, now),
     requestedBy: row.requested_by,
     clientId: row.client_id,

@@ -136,6 +136,13 @@ const approval = shape({
   targetOrigin: Joi.string().allow(null),
   input: Joi.any().allow(null),
   inputTruncated: Joi.boolean(),
+  inputCut: Joi.array().items(
+    shape({
+      path: Joi.string().allow(''),
+      kind: Joi.string().valid('string', 'key', 'array', 'object'),
+      originalLength: Joi.number().integer(),
+    }),
+  ),
   status: Joi.string(),
   requestedBy: Joi.string().allow(null),
   clientId: Joi.string().allow(null),

@@ -8,15 +8,16 @@ import type { ServerFactory, ServerSdk } from './mcp-server.js';
 
 /** A session unused this long is closed (its GET stream, if any, with it). */
 const IDLE_MS = 30 * 60_000;
-/** Sessions per user (the oldest goes first) and in all. */
-const MAX_PER_USER = 16;
-const MAX_SESSIONS = 2_000;
+/** Sessions per user, whatever client or workspace opened them (docs/mcp.md, Protocol eras). */
+const MAX_SESSIONS_PER_USER = 16;
 
 type Transport = InstanceType<ServerSdk['WebStandardStreamableHTTPServerTransport']>;
 
 interface Session {
   transport: Transport;
   server: ReturnType<ServerFactory>;
+  /** Whose it is: the caps count per user. */
+  userId: string;
   /** Who opened it: a later request must come from the same user, client and workspace. */
   owner: string;
   ws: WorkspaceContext;
@@ -28,70 +29,120 @@ interface Session {
 const ownerOf = (caller: McpCaller) => `${caller.principal.userId}\n${caller.token.clientId}\n${caller.ws.workspaceId}`;
 
 /** A JSON-RPC error answer outside any session (the shape the SDK's transport uses). */
-const rpcError = (status: number, code: number, message: string) =>
-  Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status });
+const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
+  Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status, headers });
 
 /**
  * The 2025-11-25 era (docs/mcp.md, Protocol eras): `initialize` opens a session (Mcp-Session-Id),
  * later requests, the GET stream and DELETE name it. Sessions live in this process, bound to the
  * user, client and workspace that opened them (anyone else gets 404, as for an unknown id).
+ *
+ * Caps, by last use: a user keeps `MAX_SESSIONS_PER_USER` over all their clients and workspaces,
+ * the process `maxSessions`. A full process takes room from the opener's own sessions only, never
+ * another user's; an opener with none is refused (503). Both maps are kept in least recently used
+ * order (a use moves the session to the end), so a request and an eviction cost O(1), and idle
+ * sessions are found at the front.
  */
 export function createLegacySessions(
   sdk: ServerSdk,
   factory: ServerFactory,
   clock: Clock,
   fingerprint: (ws: WorkspaceContext) => Promise<string | null>,
+  maxSessions: number,
 ) {
   const sessions = new Map<string, Session>();
+  const byUser = new Map<string, Map<string, Session>>();
 
   function drop(id: string): void {
     const session = sessions.get(id);
     if (!session) return;
     sessions.delete(id);
+    const mine = byUser.get(session.userId);
+    mine?.delete(id);
+    if (mine?.size === 0) byUser.delete(session.userId);
     void session.transport.close().catch(() => undefined);
     void session.server.close().catch(() => undefined);
   }
 
-  /** Idle sessions out; then room for one more of this owner and in all (oldest first: Map order). */
-  function makeRoom(owner: string): void {
-    const now = clock.now().getTime();
-    for (const [id, s] of sessions) if (now - s.lastUsed > IDLE_MS) drop(id);
-    const mine = [...sessions].filter(([, s]) => s.owner === owner);
-    for (const [id] of mine.slice(0, Math.max(0, mine.length - MAX_PER_USER + 1))) drop(id);
-    for (const [id] of [...sessions].slice(0, Math.max(0, sessions.size - MAX_SESSIONS + 1))) drop(id);
+  /** Moves a session to the most recently used end of both maps. */
+  function touch(id: string, session: Session): void {
+    session.lastUsed = clock.now().getTime();
+    sessions.delete(id);
+    sessions.set(id, session);
+    const mine = byUser.get(session.userId)!;
+    mine.delete(id);
+    mine.set(id, session);
+  }
+
+  /** Idle sessions out: they are at the front, so this stops at the first one still in use. */
+  function closeIdle(now: number): void {
+    for (const [id, session] of sessions) {
+      if (now - session.lastUsed <= IDLE_MS) break;
+      drop(id);
+    }
+  }
+
+  const dropOldest = (mine: Map<string, Session>) => drop(mine.keys().next().value!);
+
+  /**
+   * Room for one more session of `userId`: their least recently used goes while they are at
+   * their cap or the process at its own. False when the process is full and none of it is theirs.
+   */
+  function makeRoom(userId: string): boolean {
+    const mine = byUser.get(userId);
+    while (mine && mine.size > 0 && (mine.size >= MAX_SESSIONS_PER_USER || sessions.size >= maxSessions))
+      dropOldest(mine);
+    return sessions.size < maxSessions;
+  }
+
+  /** 503 with the seconds until the least recently used session goes idle (the earliest a place frees by itself). */
+  function busy(now: number): Response {
+    const oldest = sessions.values().next().value;
+    const wait = oldest ? Math.ceil((IDLE_MS - (now - oldest.lastUsed)) / 1000) : 1;
+    return rpcError(503, -32000, 'Server busy: too many MCP sessions are open on this server; try again later', {
+      'Retry-After': String(Math.max(1, wait)),
+    });
   }
 
   async function open(request: Request, parsedBody: unknown, caller: McpCaller, authInfo: AuthInfo) {
-    const owner = ownerOf(caller);
-    makeRoom(owner);
+    const now = clock.now().getTime();
+    closeIdle(now);
+    const { userId } = caller.principal;
+    if (!makeRoom(userId)) return busy(now);
     const server = factory({ era: 'legacy' });
-    let opened: string | null = null;
+    // The id is chosen here and the session counted at once, not when the SDK reports it
+    // opened: should the initialize ever wait on I/O, another one cannot take the same place.
+    const id = randomToken(24);
+    let opened = false;
     const transport = new sdk.WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomToken(24),
+      sessionIdGenerator: () => id,
       // Resumable streams: priming events with an id and `retry:`, replay after Last-Event-ID.
       eventStore: sessionEventStore(),
       retryInterval: RESUME_RETRY_MS,
-      onsessioninitialized: (id) => {
-        opened = id;
-        sessions.set(id, {
-          transport,
-          server,
-          owner,
-          ws: caller.ws,
-          fingerprint: fingerprint(caller.ws),
-          lastUsed: clock.now().getTime(),
-        });
+      onsessioninitialized: () => {
+        opened = true;
       },
-      onsessionclosed: (id) => drop(id),
+      onsessionclosed: (closed) => drop(closed),
     });
-    await server.connect(transport);
-    const response = await transport.handleRequest(request, { parsedBody, authInfo });
-    // A failed initialize opened nothing: nothing to keep.
-    if (opened === null) {
-      void transport.close().catch(() => undefined);
-      void server.close().catch(() => undefined);
+    const session: Session = {
+      transport,
+      server,
+      userId,
+      owner: ownerOf(caller),
+      ws: caller.ws,
+      fingerprint: fingerprint(caller.ws),
+      lastUsed: now,
+    };
+    sessions.set(id, session);
+    if (!byUser.has(userId)) byUser.set(userId, new Map());
+    byUser.get(userId)!.set(id, session);
+    try {
+      await server.connect(transport);
+      return await transport.handleRequest(request, { parsedBody, authInfo });
+    } finally {
+      // A failed initialize opened nothing: nothing to keep.
+      if (!opened) drop(id);
     }
-    return response;
   }
 
   return {
@@ -102,9 +153,10 @@ export function createLegacySessions(
           return open(request, parsedBody, caller, authInfo);
         return rpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required (initialize first)');
       }
+      closeIdle(clock.now().getTime());
       const session = sessions.get(id);
       if (!session || session.owner !== ownerOf(caller)) return rpcError(404, -32001, 'Session not found');
-      session.lastUsed = clock.now().getTime();
+      touch(id, session);
       return session.transport.handleRequest(request, { parsedBody, authInfo });
     },
 

@@ -85,6 +85,7 @@ export function mcpRoutes(app: PluginDeps): ServerRoute[] {
               400: jsonBody(Joi.object().unknown(), 'A JSON-RPC error (a batch, a bad message)'),
               404: jsonBody(Joi.object().unknown(), 'A JSON-RPC error: the session is unknown or ended'),
               405: jsonBody(Joi.object().unknown(), 'Only POST, GET and DELETE'),
+              503: jsonBody(Joi.object().unknown(), 'A JSON-RPC error: no room for another session (Retry-After)'),
             },
             errors: ['FORBIDDEN', 'NOT_FOUND', 'CONFLICT', 'METHOD_NOT_ALLOWED'],
           },

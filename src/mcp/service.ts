@@ -51,7 +51,7 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
         maxSubscriptions: MAX_LISTENS,
       }),
       listens,
-      legacy: createLegacySessions(sdk, factory, kernel.clock, fingerprint),
+      legacy: createLegacySessions(sdk, factory, kernel.clock, fingerprint, kernel.config.mcpMaxSessions),
     };
   }
   let entry: ReturnType<typeof load> | null = null;

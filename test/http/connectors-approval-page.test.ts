@@ -83,6 +83,28 @@ describe('the approval page (GET/POST /approvals/:id)', () => {
     );
   });
 
+  it('a padded call (N-L6): the page shows every argument and says which were shortened', async () => {
+    const approval = await ask({ note: 'n'.repeat(16_500), scope: 'ALL PRODUCTION DATA' });
+    const res = await open(approval.id, await browser(setup.team.owner.user.id));
+    assert.equal(res.statusCode, 200, res.body);
+    assert.match(res.body, /&quot;scope&quot;: &quot;ALL PRODUCTION DATA&quot;/);
+    assert.match(res.body, /n…\[cut [\d,]+ characters\]&quot;/);
+    assert.match(
+      res.body,
+      /<p class="notice" id="arguments-cut">Parts of the arguments are long and were shortened: note \(16,500 characters\)\./,
+    );
+    assert.ok(!res.body.includes('(truncated)'));
+    // Thousands of keys: the first ones, a count of the rest, and the page says so.
+    const many = await ask(Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`key${i}`, i])));
+    const crowded = await open(many.id, await browser(setup.team.owner.user.id));
+    assert.match(crowded.body, /&quot;key0&quot;: 0,/);
+    assert.match(crowded.body, /&quot;…&quot;: &quot;\[cut [\d,]+ more keys\]&quot;/);
+    assert.match(crowded.body, /shortened: the arguments \(3,000 keys, the first ones shown\)\./);
+    // A call that fits says nothing of the kind.
+    const short = await open((await ask({ target: '/short' })).id, await browser(setup.team.owner.user.id));
+    assert.ok(!short.body.includes('arguments-cut'));
+  });
+
   it('a member sees a 403 page; a stranger too; an unknown id is a 404 page', async () => {
     const approval = await ask({ target: '/member' });
     const member = await open(approval.id, await browser(setup.team.members.member.user.id));

@@ -83,6 +83,27 @@ describe('approvals of MCP tool calls (retry mode)', () => {
     assert.match(row.args_digest ?? '', /^[0-9a-f]{64}$/);
   });
 
+  it('a padded call (N-L6): the approver sees every argument, the long one shortened with a count', async () => {
+    // The review's case: 16.5 KB of harmless note first, the scope that matters last.
+    const args = { note: 'n'.repeat(16_500), token: 't'.repeat(20_000), scope: 'ALL PRODUCTION DATA' };
+    const approval = pending(await setup.gate(args));
+    const list = (
+      await t.inject({ method: 'GET', url: `${C}/approvals?status=pending`, headers: setup.team.owner.headers })
+    ).json().data;
+    const shown = list.find((a: { id: string }) => a.id === approval.id);
+    assert.deepEqual(Object.keys(shown.input), ['note', 'token', 'scope']);
+    assert.equal(shown.input.scope, 'ALL PRODUCTION DATA');
+    assert.equal(shown.input.token, '[redacted]', 'masked before anything is cut: no part of the secret shows');
+    assert.match(shown.input.note, /^n+…\[cut [\d,]+ characters\]$/);
+    assert.ok(JSON.stringify(shown.input).length <= 16 * 1024);
+    assert.equal(shown.inputTruncated, true);
+    assert.deepEqual(shown.inputCut, [{ path: 'note', kind: 'string', originalLength: 16_500 }]);
+    // The approver's decision answers the same view.
+    const decided = (await setup.decide(approval.id, 'reject')).json().data;
+    assert.equal(decided.input.scope, 'ALL PRODUCTION DATA');
+    assert.deepEqual(decided.inputCut, shown.inputCut);
+  });
+
   it('approving through REST runs nothing; the identical retry proceeds and is consumed once', async () => {
     const approval = pending(await setup.gate({ target: '/once' }));
     const res = await setup.decide(approval.id, 'approve');

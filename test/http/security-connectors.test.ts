@@ -572,11 +572,14 @@ describe('connector security', () => {
         .data.find((a: { id: string }) => a.id === mine.id);
       assert.equal(other.input, null);
       assert.equal(other.targetOrigin, new URL(bank.url).origin);
-      // A large input is cut to its first 16 KiB of JSON text.
-      const big = (await invoke(requester, inst.id, tool.id, { to: 'acct-1', note: 'n'.repeat(40_000) })).json().data
-        .approval;
+      // A large input (N-L6: padding before what matters) keeps every key; the long value is cut.
+      const big = (
+        await invoke(requester, inst.id, tool.id, { note: 'n'.repeat(40_000), to: 'acct-1', amount: 5 })
+      ).json().data.approval;
       assert.equal(big.inputTruncated, true);
-      assert.equal(big.input.length, 16 * 1024);
+      assert.deepEqual({ to: big.input.to, amount: big.input.amount }, { to: 'acct-1', amount: 5 });
+      assert.match(big.input.note, /^n+…\[cut [\d,]+ characters\]$/);
+      assert.deepEqual(big.inputCut, [{ path: 'note', kind: 'string', originalLength: 40_000 }]);
       const decided = (
         await t.inject({ method: 'POST', url: `${C}/approvals/${mine.id}/approve`, headers: owner.headers })
       ).json().data;
