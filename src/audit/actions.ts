@@ -41,6 +41,8 @@ const AuditActions = [
   'connector.oauth_linked',
   'connector.tool_created',
   'connector.tool_toggled',
+  'connector.tools_synced',
+  'connector.tool_definition_accepted',
   'connector.tool_approval_decided',
   'connector.tool_approval_consumed',
   'mcp.tool_called',

@@ -1,4 +1,3 @@
-import { OWNER_OR_ADMIN, type Role } from '../accounts/roles.js';
 import type { WorkspaceContext } from '../accounts/access.js';
 import { inTransaction, toBool } from '../db/tx.js';
 import type { Principal } from '../http/auth.js';
@@ -74,16 +73,6 @@ export function createMcpApprovals(ctx: ConnectorsContext) {
   const { db, clock, secrets, config } = ctx.kernel;
   const urlOf = (id: string) => `${config.publicUrl}${approvalPagePath(id)}`;
 
-  /** The account's active owners and admins: who decide (approvals.ts). */
-  async function approvers(accountId: string): Promise<string[]> {
-    const ids = (await ctx.access.activeMemberIds(accountId)) ?? [];
-    const members = await Promise.all(ids.map((id) => ctx.access.membership(accountId, id)));
-    return ids.filter((_, i) => {
-      const m = members[i];
-      return m?.status === 'active' && OWNER_OR_ADMIN.includes(m.role as Role);
-    });
-  }
-
   return {
     /** Calls back with an approval's id when an owner/admin decided it (in any process). */
     onDecided(listener: (approvalId: string) => void): () => void {
@@ -120,7 +109,7 @@ export function createMcpApprovals(ctx: ConnectorsContext) {
       const actor = { principal: mcpPrincipal(userId, clientId), ws };
       // Read before the transaction: it holds the one connection (db/tx.ts).
       const def = await ctx.definitions.get(instance.connector_key, instance.workspace_id);
-      const notified = await approvers(ws.accountId);
+      const notified = await ctx.approvers(ws.accountId);
       return inTransaction(db, async (trx): Promise<McpGate> => {
         const now = clock.now();
         const at = now.toISOString();

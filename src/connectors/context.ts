@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Kernel } from '../kernel.js';
 import { KEYRING_TOPIC } from '../lib/sealed-rotation.js';
 import type { AccountAccess, WorkspaceContext } from '../accounts/access.js';
-import type { Role } from '../accounts/roles.js';
+import { OWNER_OR_ADMIN, type Role } from '../accounts/roles.js';
 import type { WorkspaceRole } from '../accounts/workspaces.js';
 import type { NotificationsService } from '../notifications/service.js';
 import type { AuditAction } from '../audit/actions.js';
@@ -59,6 +59,8 @@ export interface ConnectorsContext {
   mcpTarget(instance: TargetInstance, userId: string | null, options?: { bare?: boolean }): Promise<McpTarget>;
   /** A per_user instance's caller must have a usable link of their own (LinkRequired); others pass. */
   assertLinked(instance: TargetInstance, userId: string): Promise<void>;
+  /** The account's active owners and admins: who decide approvals and accept tool definitions. */
+  approvers(accountId: string): Promise<string[]>;
 }
 
 type TargetInstance = Pick<InstanceRow, 'id' | 'config' | 'connector_key' | 'credential_mode'>;
@@ -109,6 +111,15 @@ export function createConnectorsContext(
     credentialValues,
 
     toolsChanged: (ex, workspaceId) => kernel.changes.publish(ex, TOOLS_CHANGED_TOPIC, workspaceId),
+
+    async approvers(accountId) {
+      const ids = (await deps.access.activeMemberIds(accountId)) ?? [];
+      const members = await Promise.all(ids.map((id) => deps.access.membership(accountId, id)));
+      return ids.filter((_, i) => {
+        const m = members[i];
+        return m?.status === 'active' && OWNER_OR_ADMIN.includes(m.role as Role);
+      });
+    },
 
     async audit(ex, actor, action, targetId, metadata) {
       await deps.audit.record(ex, actor.principal, { accountId: actor.ws.accountId, action, targetId, metadata });

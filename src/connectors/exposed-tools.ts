@@ -4,9 +4,9 @@ import { WORKSPACE_DELETED_TOPIC } from '../accounts/service.js';
 import type { ConnectorsContext } from './context.js';
 import { canRunTools, isRunnable } from './invoke.js';
 import { presentExposedTool } from './presenters.js';
-import { instanceStore, toolStore } from './store/index.js';
+import { instanceStore, toolNameStore, toolStore } from './store/index.js';
 import type { InstanceRow, ToolRow } from './tables.js';
-import { exposedNames, toolPrefixOf } from './tool-names.js';
+import { exposedNames, nameOwner, toolPrefixOf } from './tool-names.js';
 import { TOOLS_CHANGED_TOPIC } from './types.js';
 
 type ExposedTool = ReturnType<typeof presentExposedTool>;
@@ -16,9 +16,12 @@ const CATALOGS_MAX = 1_000;
 
 /** A workspace's tools as MCP serves them, built once per change (docs/mcp.md, Performance). */
 interface Catalog {
-  /** Sorted by name; shared by every caller, so frozen. */
+  /** Sorted by name, without the tools whose definition waits for review; shared by every caller, so frozen. */
   tools: readonly ExposedTool[];
+  /** Every tool with a name, those waiting for review included: a call to one is refused, not unknown. */
   byName: Map<string, ExposedTool>;
+  /** Names agents have called (lower case): bound to their tool (docs/connectors.md, Tool names). */
+  bound: Set<string>;
   /** The rows each tool was built from, by tool id: what invoke would read for it now. */
   rows: Map<string, { instance: InstanceRow; tool: ToolRow }>;
 }
@@ -54,19 +57,26 @@ export function createExposedTools(ctx: ConnectorsContext) {
       const instance = instances.get(tool.instance_id);
       return instance && isRunnable(instance, tool) ? [{ tool, instance }] : [];
     });
+    const bindings = await toolNameStore.listByWorkspace(db, workspaceId);
+    const bound = new Map(
+      bindings.map((b) => [b.name_key, nameOwner({ instanceId: b.instance_id, toolKey: b.tool_key })]),
+    );
     const names = exposedNames(
       runnable.map(({ tool, instance }) => ({
         instanceId: instance.id,
         toolKey: tool.tool_key,
         prefix: toolPrefixOf(instance),
       })),
+      bound,
     );
-    const tools = runnable
-      .map(({ tool }, i) => presentExposedTool(tool, names[i]))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const named = runnable
+      .map(({ tool }, i) => ({ tool: presentExposedTool(tool, names[i]), held: tool.pending_definition !== null }))
+      .sort((a, b) => (a.tool.name < b.tool.name ? -1 : a.tool.name > b.tool.name ? 1 : 0));
     return {
-      tools: Object.freeze(tools),
-      byName: new Map(tools.map((t) => [t.name, t])),
+      // A changed definition is not served until an owner or admin accepts it (tool-definitions.ts).
+      tools: Object.freeze(named.filter((t) => !t.held).map((t) => t.tool)),
+      byName: new Map(named.map((t) => [t.tool.name, t.tool])),
+      bound: new Set(bound.keys()),
       rows: new Map(runnable.map((r) => [r.tool.id, r])),
     };
   }
@@ -98,9 +108,32 @@ export function createExposedTools(ctx: ConnectorsContext) {
       });
     },
 
-    /** The tool an MCP `tools/call` names, or null when the workspace serves none by that name. */
-    async findExposed(ws: WorkspaceContext, name: string): Promise<ExposedTool | null> {
-      return (await catalog(ws.workspaceId)).byName.get(name) ?? null;
+    /**
+     * The tool an MCP `tools/call` names, or null when the workspace serves none by that name
+     * (`retired`: an agent called a tool by it once, and that tool was renamed or removed).
+     */
+    async findExposed(ws: WorkspaceContext, name: string): Promise<{ tool: ExposedTool | null; retired: boolean }> {
+      const found = await catalog(ws.workspaceId);
+      const tool = found.byName.get(name) ?? null;
+      return { tool, retired: tool === null && found.bound.has(name.toLowerCase()) };
+    },
+
+    /**
+     * Binds a called name to its tool for good (docs/connectors.md, Tool names): the first call
+     * by a name writes it, later ones find it in the catalog and write nothing.
+     */
+    async bindCalledName(ws: WorkspaceContext, tool: ExposedTool): Promise<void> {
+      const found = await catalog(ws.workspaceId);
+      const key = tool.name.toLowerCase();
+      if (found.bound.has(key)) return;
+      await toolNameStore.bind(db, {
+        workspace_id: ws.workspaceId,
+        name_key: key,
+        instance_id: tool.instanceId,
+        tool_key: tool.toolKey,
+        bound_at: ctx.kernel.clock.now().toISOString(),
+      });
+      found.bound.add(key);
     },
 
     /**

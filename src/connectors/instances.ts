@@ -1,17 +1,19 @@
 import type { WorkspaceContext } from '../accounts/access.js';
 import { inTransaction } from '../db/tx.js';
-import { badRequest, notFound } from '../http/errors.js';
+import { badRequest, forbidden, notFound } from '../http/errors.js';
 import { offsetMeta } from '../http/pagination.js';
 import { newId } from '../lib/ids.js';
 import { assertPublicUrl } from '../lib/outbound.js';
 import { credentialOrigin, type ConnectorsContext } from './context.js';
 import { credentialHeaderDetails } from './credentials.js';
 import { presentInstance } from './presenters.js';
+import { toolPrefixOf } from './tool-names.js';
 import {
   approvalStore,
   credentialStore,
   instanceStore,
   oauthStateStore,
+  toolNameStore,
   toolStore,
   userCredentialStore,
 } from './store/index.js';
@@ -72,6 +74,18 @@ export function createInstances(ctx: ConnectorsContext) {
     if (dropped)
       await ctx.audit(trx, actor, 'connector.credentials_deleted', before.id, { ...dropped, reason: 'mode_changed' });
     if (changes.status === undefined && before.enabled) changes.status = 'pending_auth';
+  }
+
+  /**
+   * Renaming an instance (its display name or tool prefix: what its tools are called over MCP)
+   * and deleting it are for the member who created it and the account's owners and admins
+   * (docs/connectors.md, Tool names): a member who could rename another's instance could hand
+   * its tools' names, and the arguments agents send under them, to a server of their own.
+   */
+  function assertCreatorOrAdmin(actor: Actor, instance: InstanceRow, what: string) {
+    if (instance.created_by === actor.principal.userId) return;
+    if (!(OWNER_OR_ADMIN as readonly string[]).includes(actor.ws.role))
+      throw forbidden(`Only the member who created this connector instance, or an owner or admin, may ${what} it`);
   }
 
   return {
@@ -150,6 +164,10 @@ export function createInstances(ctx: ConnectorsContext) {
     ) {
       ctx.assertWriter(actor.ws);
       const current = await ctx.requireInstance(actor.ws, id);
+      const renaming =
+        (patch.displayName !== undefined && patch.displayName !== current.display_name) ||
+        (patch.toolPrefix !== undefined && patch.toolPrefix !== current.tool_prefix);
+      if (renaming) assertCreatorOrAdmin(actor, current, 'rename');
       let def: Definition | null = null;
       if (patch.config !== undefined || patch.credentialMode !== undefined) {
         def = await ctx.definitions.get(current.connector_key, actor.ws.workspaceId);
@@ -209,19 +227,37 @@ export function createInstances(ctx: ConnectorsContext) {
         if (changes.config !== undefined && changes.config !== before.config)
           await toolStore.releaseApprovalChoices(trx, id);
         await instanceStore.update(trx, id, changes);
+        const after = { ...before, ...changes };
         await ctx.audit(trx, actor, 'connector.updated', id, {
           fields: Object.keys(patch),
           ...(switching ? { fromCredentialMode: current.credential_mode, toCredentialMode: patch.credentialMode } : {}),
           ...(moved ? { fromOrigin: moved.from, toOrigin: moved.to } : {}),
+          // Old and new names: what the tools were called over MCP, and are now.
+          ...(renaming
+            ? {
+                fromDisplayName: before.display_name,
+                toDisplayName: after.display_name,
+                fromToolPrefix: before.tool_prefix,
+                toToolPrefix: after.tool_prefix,
+                fromNamePrefix: toolPrefixOf(before),
+                toNamePrefix: toolPrefixOf(after),
+              }
+            : {}),
         });
         return presentInstance((await instanceStore.findById(trx, id))!);
       });
     },
 
-    /** Deletes the instance with its credentials, tools, approvals and OAuth states. */
-    async remove(actor: Actor, id: string) {
+    /**
+     * Deletes the instance with its credentials, tools, approvals and OAuth states. The names
+     * agents called its tools by stay bound to it, so no other instance is served under them,
+     * unless an owner or admin releases them (`releaseToolNames`, docs/connectors.md, Tool names).
+     */
+    async remove(actor: Actor, id: string, options: { releaseToolNames?: boolean } = {}) {
       ctx.assertWriter(actor.ws);
       const current = await ctx.requireInstance(actor.ws, id);
+      assertCreatorOrAdmin(actor, current, 'delete');
+      if (options.releaseToolNames) ctx.access.requireRole(actor.ws, OWNER_OR_ADMIN);
       await inTransaction(db, async (trx) => {
         await approvalStore.deleteByInstance(trx, id);
         await oauthStateStore.deleteByInstance(trx, id);
@@ -229,7 +265,12 @@ export function createInstances(ctx: ConnectorsContext) {
         await credentialStore.delete(trx, id);
         await userCredentialStore.deleteByInstance(trx, id);
         await instanceStore.delete(trx, id);
-        await ctx.audit(trx, actor, 'connector.deleted', id, { connectorKey: current.connector_key });
+        const releasedToolNames = options.releaseToolNames ? await toolNameStore.releaseByInstance(trx, id) : 0;
+        await ctx.audit(trx, actor, 'connector.deleted', id, {
+          connectorKey: current.connector_key,
+          displayName: current.display_name,
+          ...(options.releaseToolNames ? { releasedToolNames } : {}),
+        });
       });
       return presentInstance(current);
     },

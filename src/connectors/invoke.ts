@@ -44,11 +44,23 @@ function notRunnable(instance: { enabled: number }, tool: { is_active: number })
   return null;
 }
 
+/** Whether a tool is one MCP names (exposed-tools.ts): enabled, whatever its definition's status. */
 export const isRunnable = (instance: { enabled: number }, tool: { is_active: number }) =>
   notRunnable(instance, tool) === null;
 
-export function assertRunnable(instance: { enabled: number }, tool: { is_active: number }): void {
-  const why = notRunnable(instance, tool);
+/**
+ * Refuses (409) a tool that cannot run now: disabled, or whose server changed its definition
+ * and no owner or admin accepted it yet (docs/connectors.md, Tool definitions).
+ */
+export function assertRunnable(
+  instance: { enabled: number },
+  tool: { is_active: number; pending_definition: string | null },
+): void {
+  const why =
+    notRunnable(instance, tool) ??
+    (tool.pending_definition !== null
+      ? "The tool's server changed its definition; an owner or admin must review and accept it before the tool runs again"
+      : null);
   if (why) throw conflict(why);
 }
 

@@ -55,6 +55,8 @@ export function createOauthLinking(ctx: ConnectorsContext) {
           expires_at: new Date(now.getTime() + OAUTH_STATE_TTL_MS).toISOString(),
           used_at: null,
           created_at: now.toISOString(),
+          browser_hash: null,
+          held_code_sealed: null,
         });
       };
       if (def.adapter === 'mcp') {

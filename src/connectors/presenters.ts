@@ -1,5 +1,6 @@
 import { toBool } from '../db/tx.js';
 import type { ApprovalInputView } from './approval-input.js';
+import { presentPendingDefinition } from './tool-definitions.js';
 import type { Definition } from './types.js';
 import type {
   ConnectorCredentialsTable,
@@ -50,6 +51,9 @@ export function presentTool(row: ToolRow, locale?: string) {
     rateLimitRpm: row.rate_limit_rpm,
     isActive: toBool(row.is_active),
     source: row.source,
+    /** docs/connectors.md, Tool definitions: `changed` while a sync's new definition waits for review. */
+    definitionStatus: row.pending_definition === null ? 'accepted' : 'changed',
+    pendingDefinition: presentPendingDefinition(row),
   };
 }
 

@@ -86,10 +86,16 @@ export function connectorRoutes(app: PluginDeps): ServerRoute[] {
       options: {
         id: 'connectors.instances.delete',
         plugins: { gantry: { responses: R.instance, errors: CONNECTOR_ERRORS } },
-        validate: { params: schemas.instanceParams },
+        validate: { params: schemas.instanceParams, query: schemas.deleteInstanceQuery },
       },
       handler: async (request, h) =>
-        reply(request, h, await connectors.remove(await actor(request), params(request).id)),
+        reply(
+          request,
+          h,
+          await connectors.remove(await actor(request), params(request).id, {
+            releaseToolNames: (request.query as { releaseToolNames: string }).releaseToolNames === 'true',
+          }),
+        ),
     },
     {
       method: 'POST',
@@ -164,6 +170,26 @@ export function connectorRoutes(app: PluginDeps): ServerRoute[] {
             params(request).id,
             params(request).toolId,
             body(request),
+          ),
+        ),
+    },
+    {
+      method: 'POST',
+      path: `${C}/instances/{id}/tools/{toolId}/accept-definition`,
+      options: {
+        id: 'connectors.tools.accept-definition',
+        plugins: { gantry: { responses: R.tool, errors: CONNECTOR_ERRORS } },
+        validate: { params: schemas.toolParams, payload: schemas.acceptDefinition },
+      },
+      handler: async (request, h) =>
+        reply(
+          request,
+          h,
+          await connectors.tools.acceptDefinition(
+            await actor(request),
+            params(request).id,
+            params(request).toolId,
+            (request.payload as { detectedAt?: string } | null) ?? {},
           ),
         ),
     },

@@ -36,6 +36,8 @@ export const schemas = {
   approvalParams: Joi.object({ approvalId: id }),
   callbackParams: Joi.object({ connectorKey: key.required() }),
   listQuery: Joi.object(offsetQuery({ max: 100 })),
+  /** Exactly `true` releases the names agents called the instance's tools by (owner/admin; docs/connectors.md, Tool names). */
+  deleteInstanceQuery: Joi.object({ releaseToolNames: Joi.string().valid('true', 'false').default('false') }),
   toolsQuery: Joi.object({ locale: Joi.string().pattern(/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/) }),
   approvalsQuery: Joi.object({ status: Joi.string().valid('pending', 'approved', 'rejected', 'failed') }),
   /** A client registered with an MCP server's authorization server (docs/connectors.md); all optional. */
@@ -99,6 +101,8 @@ export const schemas = {
     'rateLimitRpm',
   ),
   invokeTool: Joi.object({ input: jsonObject.default({}) }),
+  /** `detectedAt`: the changed definition the caller reviewed (409 when a later sync replaced it). */
+  acceptDefinition: Joi.object({ detectedAt: Joi.string().isoDate() }).allow(null),
 };
 
 const instance = shape({
@@ -127,6 +131,16 @@ const tool = shape({
   rateLimitRpm: Joi.number().allow(null),
   isActive: Joi.boolean(),
   source: Joi.string().valid('auto_discovered', 'manual'),
+  definitionStatus: Joi.string().valid('accepted', 'changed'),
+  pendingDefinition: shape({
+    title: Joi.string(),
+    description: Joi.string().allow(null, ''),
+    inputSchema: jsonObject,
+    outputSchema: jsonObject,
+    annotations: jsonObject.allow(null),
+    detectedAt: timestamp(),
+    changes: Joi.array().items(shape({ path: Joi.string(), before: Joi.any(), after: Joi.any() })),
+  }).allow(null),
 });
 const approval = shape({
   id: Joi.string(),
@@ -195,6 +209,7 @@ export const responses = {
   tested: ok(shape({ healthy: Joi.boolean(), message: Joi.string().allow(null, ''), latencyMs: Joi.number() })),
   tools: ok(Joi.array().items(tool)),
   toolCreated: created(tool),
+  tool: ok(tool),
   toolSettings: ok(
     shape({
       id: Joi.string(),

@@ -49,6 +49,7 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
       ...createToolCatalog(ctx),
       listExposed: exposed.listExposed,
       findExposed: exposed.findExposed,
+      bindCalledName: exposed.bindCalledName,
       onToolsChanged: exposed.onToolsChanged,
       invoke: invoker.invoke,
       listApprovals: approvals.listApprovals,

@@ -93,8 +93,21 @@ interface ConnectorToolsTable {
   is_active: number;
   source: string; // auto_discovered, manual
   translations: string; // JSON {locale: {displayName?, description?}}
+  /** JSON of a definition a sync found that differs from the accepted one (tool-definitions.ts); null: none. */
+  pending_definition: string | null;
+  pending_detected_at: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** A name an agent has called, bound to the tool it reached (tool-names.ts). */
+interface ConnectorToolNamesTable {
+  workspace_id: string;
+  /** The exposed name in lower case. */
+  name_key: string;
+  instance_id: string;
+  tool_key: string;
+  bound_at: string;
 }
 
 export interface ConnectorOauthStatesTable {
@@ -106,6 +119,10 @@ export interface ConnectorOauthStatesTable {
   expires_at: string;
   used_at: string | null;
   created_at: string;
+  /** SHA-256 of the cookie of the browser that started the link (oauth-linking.ts). */
+  browser_hash: string | null;
+  /** The callback's code, sealed, waiting for the linking member's confirmation (another browser finished). */
+  held_code_sealed: string | null;
 }
 
 interface ConnectorToolApprovalsTable {
@@ -137,6 +154,7 @@ export interface ConnectorsTables {
   connector_credentials: ConnectorCredentialsTable;
   connector_user_credentials: ConnectorUserCredentialsTable;
   connector_tools: ConnectorToolsTable;
+  connector_tool_names: ConnectorToolNamesTable;
   connector_oauth_states: ConnectorOauthStatesTable;
   connector_tool_approvals: ConnectorToolApprovalsTable;
 }

@@ -57,21 +57,37 @@ function hashed(t: NameInput, hexLength: number): string {
   return (prefix + sanitize(t.toolKey)).slice(0, room) + tail;
 }
 
+/** Who a bound name belongs to: an instance's tool, by its key. */
+export const nameOwner = (t: { instanceId: string; toolKey: string }) => `${t.instanceId}\n${t.toolKey}`;
+
 /**
- * The exposed name of each tool, in the order given: `{prefix}{toolKey}` when that fits in 40
- * characters and no other tool of the list has it (compared case-insensitively, as some
- * clients do); otherwise the hashed form. Every tool whose name collides is hashed, whichever
- * came first, so a name depends only on the set of tools, never on their order.
+ * The exposed name of each tool, in the order given (docs/connectors.md, Tool names):
+ * - a tool keeps a name an agent has called it by (`bound`: lower-case name -> nameOwner) as
+ *   long as that name is still one of its own forms (its full name, or a hashed one under its
+ *   current prefix): a rename retires it instead;
+ * - otherwise `{prefix}{toolKey}` when that fits in 40 characters, no other tool of the list has
+ *   it (compared case-insensitively, as some clients do) and no other tool is bound to it; else
+ *   the hashed form. Every unbound tool whose name collides is hashed, whichever came first, so
+ *   a name depends only on the set of tools and the bound names, never on their order.
  */
-export function exposedNames(tools: readonly NameInput[]): string[] {
-  const names = tools.map((t) => {
+export function exposedNames(tools: readonly NameInput[], bound: ReadonlyMap<string, string> = new Map()): string[] {
+  const takenByAnother = (name: string, t: NameInput) => {
+    const owner = bound.get(name.toLowerCase());
+    return owner !== undefined && owner !== nameOwner(t);
+  };
+  const forms = (t: NameInput) => [t.prefix + sanitize(t.toolKey), ...HASH_LENGTHS.map((n) => hashed(t, n))];
+  const kept = tools.map((t) => forms(t).find((name) => bound.get(name.toLowerCase()) === nameOwner(t)) ?? null);
+  const names = tools.map((t, i) => {
+    if (kept[i] !== null) return kept[i];
     const full = t.prefix + sanitize(t.toolKey);
-    return full.length <= NAME_TARGET ? full : hashed(t, HASH_LENGTHS[0]);
+    return full.length <= NAME_TARGET && !takenByAnother(full, t) ? full : hashed(t, HASH_LENGTHS[0]);
   });
   for (const hexLength of HASH_LENGTHS) {
     const seen = new Map<string, number>();
     for (const name of names) seen.set(name.toLowerCase(), (seen.get(name.toLowerCase()) ?? 0) + 1);
-    const clashing = names.flatMap((name, i) => ((seen.get(name.toLowerCase()) ?? 0) > 1 ? [i] : []));
+    const clashing = names.flatMap((name, i) =>
+      kept[i] === null && ((seen.get(name.toLowerCase()) ?? 0) > 1 || takenByAnother(name, tools[i])) ? [i] : [],
+    );
     if (clashing.length === 0) break;
     for (const i of clashing) names[i] = hashed(tools[i], hexLength);
   }

@@ -7,6 +7,7 @@ import type { ConnectorsContext } from './context.js';
 import { authRefusal, closeMcp, listAllTools, openMcp, type McpToolDefinition } from './mcp.js';
 import { createMcpReauth } from './mcp-reauth.js';
 import { presentTool } from './presenters.js';
+import { createToolDefinitions } from './tool-definitions.js';
 import { toolStore } from './store/index.js';
 import type { InstanceRow, ToolRow } from './tables.js';
 import type { Actor } from './types.js';
@@ -35,6 +36,7 @@ const TRANSLATIONS_META = 'gantry/translations';
 export function createToolCatalog(ctx: ConnectorsContext) {
   const { db, clock } = ctx.kernel;
   const reauth = createMcpReauth(ctx);
+  const definitions = createToolDefinitions(ctx);
 
   function toRow(instance: InstanceRow, t: McpToolDefinition, now: string): Omit<ToolRow, 'seq'> {
     const meta = (t as { _meta?: Record<string, unknown> })._meta;
@@ -56,6 +58,8 @@ export function createToolCatalog(ctx: ConnectorsContext) {
       is_active: 1,
       source: 'auto_discovered',
       translations: JSON.stringify(translations),
+      pending_definition: null,
+      pending_detected_at: null,
       created_at: now,
       updated_at: now,
     };
@@ -69,8 +73,9 @@ export function createToolCatalog(ctx: ConnectorsContext) {
 
     /**
      * Pulls the adapter's tools (MCP tools/list, walked page by page outside any transaction)
-     * and upserts them by toolKey in one transaction; auto-discovered tools the server no
-     * longer lists are deactivated. A server failing mid-sync changes nothing.
+     * and writes them by toolKey in one transaction: new ones accepted, changed definitions
+     * held for review (tool-definitions.ts); auto-discovered tools the server no longer lists
+     * are deactivated. A server failing mid-sync changes nothing. Every sync is audited.
      */
     async sync(actor: Actor, instanceId: string) {
       ctx.assertWriter(actor.ws);
@@ -108,12 +113,27 @@ export function createToolCatalog(ctx: ConnectorsContext) {
           discovered.filter((t) => typeof t?.name === 'string' && t.name.length > 0).map((t) => [t.name, t]),
         );
         const rows = [...unique.values()].map((t) => toRow(instance, t, now));
+        // Read before the transaction, which waits on nothing else (docs/kernel.md, Transactions).
+        const approvers = await ctx.approvers(actor.ws.accountId);
         await inTransaction(db, async (trx) => {
-          await toolStore.upsertDiscovered(trx, instanceId, rows, now);
-          await ctx.toolsChanged(trx, instance.workspace_id);
+          const synced = await definitions.applySync(trx, instance, rows, now);
+          await ctx.audit(trx, actor, 'connector.tools_synced', instanceId, {
+            listed: rows.length,
+            added: synced.added,
+            changed: synced.changed.length,
+            restored: synced.restored,
+            removed: synced.removed,
+            ...(synced.changed.length > 0 ? { changedToolKeys: synced.changed.slice(0, 50) } : {}),
+          });
+          if (synced.changed.length > 0) await definitions.notifyChanged(trx, approvers, instance, synced.changed);
         });
       }
       return (await toolStore.list(db, instanceId)).map((t) => presentTool(t));
+    },
+
+    /** Accepts a tool's changed definition (owner/admin; tool-definitions.ts). */
+    async acceptDefinition(actor: Actor, instanceId: string, toolId: string, expected: { detectedAt?: string }) {
+      return presentTool(await definitions.accept(actor, instanceId, toolId, expected));
     },
 
     /** Manual tools, only on custom (non-system) connectors; both schemas must be JSON Schema. */
@@ -143,6 +163,8 @@ export function createToolCatalog(ctx: ConnectorsContext) {
         is_active: 1,
         source: 'manual',
         translations: JSON.stringify(input.translations ?? {}),
+        pending_definition: null,
+        pending_detected_at: null,
         created_at: now,
         updated_at: now,
       };

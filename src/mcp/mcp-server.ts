@@ -98,7 +98,7 @@ export function createServerFactory(
         era === 'modern' ? await deps.rounds.serve(ctx, caller, name, input, run) : { answer: await run() };
       if ('input' in served) return served.input as never;
       const answer = served.answer;
-      if (!answer) throw invalidParams(`Unknown tool: ${name}`);
+      if (!answer) throw invalidParams(await deps.calls.unknownToolMessage(caller, name));
       // A pending approval's page, or the page to link one's own account, by URL elicitation
       // where the client declared it (approval-prompts.ts).
       const prompted = answer.pending

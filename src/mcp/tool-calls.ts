@@ -10,7 +10,7 @@ import { argumentsDigest } from '../lib/canonical-json.js';
 import { missingKeyMessage, type MissingKeyReport } from '../lib/missing-key.js';
 import { MissingCredentialKeyError } from '../lib/sealed.js';
 
-type ExposedTool = NonNullable<Awaited<ReturnType<ConnectorsService['tools']['findExposed']>>>;
+type ExposedTool = NonNullable<Awaited<ReturnType<ConnectorsService['tools']['findExposed']>>['tool']>;
 
 /** A `tools/call` result as MCP defines it; an upstream's own result passes through unchanged. */
 export type ToolCallResult = Record<string, unknown> & { content: unknown[]; isError?: boolean };
@@ -186,8 +186,10 @@ export function createToolCalls(
       args: Record<string, unknown>,
       relay?: McpRelay,
     ): Promise<CallAnswer | null> {
-      const tool = await connectors.tools.findExposed(caller.ws, name);
+      const { tool } = await connectors.tools.findExposed(caller.ws, name);
       if (!tool) return null;
+      // From now on the name means this tool only (docs/connectors.md, Tool names).
+      await connectors.tools.bindCalledName(caller.ws, tool);
       const started = performance.now();
       const ended = await (tool.requiresApproval ? gate : run)(caller, tool, args, relay).catch((err: unknown) =>
         refusal(err, kernel.reportMissingKey),
@@ -211,6 +213,15 @@ export function createToolCalls(
         }),
       );
       return { result: ended.result, pending: ended.pending ?? null, link: ended.link ?? null };
+    },
+
+    /** Why no tool answers to a name: none ever did, or the one agents called by it was renamed or removed. */
+    async unknownToolMessage(caller: McpCaller, name: string): Promise<string> {
+      const { retired } = await connectors.tools.findExposed(caller.ws, name);
+      return retired
+        ? `Unknown tool: ${name}. A tool was called by this name before; it has been renamed or removed, and the name ` +
+            'is never given to another tool. List the tools again.'
+        : `Unknown tool: ${name}`;
     },
   };
 }

@@ -135,7 +135,7 @@ describe('the workspace tools served over MCP (connectors.tools.listExposed)', (
       headers: h,
       payload: { rateLimitRpm: 7, requiresApproval: true },
     });
-    const list = (await t.app.services.connectors.tools.findExposed(ws, 'github_tools_prod__list_issues'))!;
+    const list = (await t.app.services.connectors.tools.findExposed(ws, 'github_tools_prod__list_issues')).tool!;
     assert.equal(list.toolId, gh.tool('list_issues'));
     assert.equal(list.instanceId, gh.id);
     assert.equal(list.rateLimitRpm, 7);
@@ -172,14 +172,14 @@ describe('the workspace tools served over MCP (connectors.tools.listExposed)', (
       after.filter((x) => x.instanceId === a.id).map((x) => x.name),
       ['fetch', 'search'],
     );
-    assert.equal(await findExposed(ws, 'github_tools_prod__list_issues'), null);
+    assert.equal((await findExposed(ws, 'github_tools_prod__list_issues')).tool, null);
     // Another workspace with the same servers sees only its own instances, and cannot find ours.
     const other = await workspace();
     const theirs = await listExposed(other.ws);
     const ours = new Set([gh.id, a.id, b.id, pending.id]);
     assert.ok(theirs.length > 0 && theirs.every((x) => !ours.has(x.instanceId)));
     assert.ok(after.every((x) => ![other.gh.id, other.a.id, other.b.id].includes(x.instanceId)));
-    assert.equal((await findExposed(other.ws, 'search'))?.instanceId ?? null, null);
-    assert.equal((await findExposed(ws, 'search'))!.instanceId, a.id);
+    assert.equal((await findExposed(other.ws, 'search')).tool, null);
+    assert.equal((await findExposed(ws, 'search')).tool!.instanceId, a.id);
   });
 });

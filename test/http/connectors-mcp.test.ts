@@ -81,7 +81,11 @@ for (const era of ['2025-11-25', '2026-07-28'] as const) {
       assert.equal(again.length, 6);
       const byKey = Object.fromEntries(again.map((x: { toolKey: string }) => [x.toolKey, x]));
       assert.equal(byKey.tool_0.id, ids.get('tool_0'));
-      assert.equal(byKey.tool_0.description, 'Changed');
+      // A changed definition is held for review; the accepted one stays (docs/connectors.md, Tool definitions).
+      assert.equal(byKey.tool_0.definitionStatus, 'changed');
+      assert.notEqual(byKey.tool_0.description, 'Changed');
+      assert.equal(byKey.tool_0.pendingDefinition.description, 'Changed');
+      assert.equal(byKey.tool_1.definitionStatus, 'accepted');
       assert.equal(byKey.tool_3.isActive, false);
       assert.equal(byKey.tool_4.isActive, false);
       assert.equal(byKey.tool_new.isActive, true);

@@ -433,13 +433,18 @@ describe('connector security', () => {
       .where('id', '=', tool.id)
       .executeTakeFirstOrThrow();
     assert.equal(row.requires_approval, 1);
-    // Back to prod: the call still waits for an approver and prod runs nothing.
+    // Evil's definition is held for review: the tool does not run meanwhile (N-M2).
+    assert.equal((await invoke(mallory, inst.id, tool.id)).json().error.code, 'CONFLICT');
+    // Back to prod, synced: the accepted definition again, the call still waits for an approver
+    // and prod runs nothing.
     await t.inject({
       method: 'PATCH',
       url: `${C}/instances/${inst.id}`,
       headers: mallory,
       payload: { config: { url: prod.url } },
     });
+    const back = await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/sync-tools`, headers: mallory });
+    assert.equal(back.json().data.find((x: { id: string }) => x.id === tool.id).definitionStatus, 'accepted');
     const again = await invoke(mallory, inst.id, tool.id);
     assert.equal(again.statusCode, 202);
     assert.equal(again.json().data.status, 'pending_approval');
@@ -619,7 +624,8 @@ describe('connector security', () => {
       ).json().data;
       const asked = (await invoke(members.member.headers, inst.id, tool.id, { to: 'acct-666', amount: 5 })).json().data
         .approval;
-      // The server now marks the payee writeOnly, and the next sync stores that schema.
+      // The server now marks the payee writeOnly; the next sync holds that schema, and an owner
+      // accepts it (docs/connectors.md, Tool definitions).
       bank.options.tools[0].inputSchema = {
         type: 'object',
         properties: { to: { type: 'string', writeOnly: true }, amount: { type: 'number' } },
@@ -634,6 +640,12 @@ describe('connector security', () => {
         ).statusCode,
         200,
       );
+      const accepted = await t.inject({
+        method: 'POST',
+        url: `${C}/instances/${inst.id}/tools/${tool.id}/accept-definition`,
+        headers: owner.headers,
+      });
+      assert.equal(accepted.statusCode, 200, accepted.body);
       const shown = (await t.inject({ method: 'GET', url: `${C}/approvals?status=pending`, headers: owner.headers }))
         .json()
         .data.find((a: { id: string }) => a.id === asked.id);

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { exposedNames, toolPrefixOf } from '../../src/connectors/tool-names.js';
+import { exposedNames, nameOwner, toolPrefixOf } from '../../src/connectors/tool-names.js';
 
 const hash = (instanceId: string, toolKey: string, n = 6) =>
   createHash('sha256').update(`${instanceId}\n${toolKey}`).digest('hex').slice(0, n);
@@ -43,5 +43,40 @@ describe('MCP tool names (tool-names.ts)', () => {
     const names = exposedNames([long, { instanceId: 'i2', toolKey: hashedName, prefix: '' }]);
     assert.equal(new Set(names).size, 2);
     assert.ok(names.every((n) => n.length <= 40 && /^[A-Za-z0-9_.-]+$/.test(n)));
+  });
+
+  it('keeps a bound name for its tool, gives another tool a hashed one, and retires it when the owner is renamed', () => {
+    const alice = { instanceId: 'i-alice', toolKey: 'list_items', prefix: 'crm__' };
+    const mallory = { instanceId: 'i-mallory', toolKey: 'list_items', prefix: 'crm__' };
+    const bound = new Map([['crm__list_items', nameOwner(alice)]]);
+    // Without a binding both would be hashed; with it only the newcomer is.
+    assert.deepEqual(exposedNames([alice, mallory]), [
+      `crm__list_items_${hash('i-alice', 'list_items')}`,
+      `crm__list_items_${hash('i-mallory', 'list_items')}`,
+    ]);
+    assert.deepEqual(exposedNames([mallory, alice], bound), [
+      `crm__list_items_${hash('i-mallory', 'list_items')}`,
+      'crm__list_items',
+    ]);
+    // The owner renamed: its name is retired, and still not the newcomer's.
+    const renamed = { ...alice, prefix: 'sales__' };
+    assert.deepEqual(exposedNames([renamed, mallory], bound), [
+      'sales__list_items',
+      `crm__list_items_${hash('i-mallory', 'list_items')}`,
+    ]);
+    // Bound names compare ignoring case, as clients do.
+    assert.deepEqual(exposedNames([{ ...mallory, toolKey: 'LIST_ITEMS' }], bound), [
+      `crm__LIST_ITEMS_${hash('i-mallory', 'LIST_ITEMS')}`,
+    ]);
+  });
+
+  it('keeps a hashed name an agent called after the clash that caused it is gone', () => {
+    const a = { instanceId: 'i1', toolKey: 'search', prefix: '' };
+    const b = { instanceId: 'i2', toolKey: 'search', prefix: '' };
+    const [hashedA] = exposedNames([a, b]);
+    assert.equal(hashedA, `search_${hash('i1', 'search')}`);
+    const bound = new Map([[hashedA.toLowerCase(), nameOwner(a)]]);
+    assert.deepEqual(exposedNames([a], bound), [hashedA], 'not back to "search" under the agent');
+    assert.deepEqual(exposedNames([a]), ['search']);
   });
 });

@@ -4,5 +4,6 @@ export { credentialStore } from './credentials.js';
 export { definitionStore } from './definitions.js';
 export { instanceStore } from './instances.js';
 export { oauthStateStore } from './oauth-states.js';
+export { toolNameStore } from './tool-names.js';
 export { toolStore } from './tools.js';
 export { userCredentialStore } from './user-credentials.js';

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Executor } from '../../db/tx.js';
 import type { ToolRow } from '../tables.js';
 
@@ -49,42 +48,45 @@ export const toolStore = {
   deleteByInstance: (ex: Executor, instanceId: string) =>
     ex.deleteFrom('connector_tools').where('instance_id', '=', instanceId).execute(),
 
-  /**
-   * Upserts discovered tools by toolKey (in chunks) and deactivates the auto-discovered tools
-   * of the instance not among them. Run it inside one transaction.
-   */
-  async upsertDiscovered(
-    ex: Executor,
-    instanceId: string,
-    rows: Array<Omit<ToolRow, 'seq'>>,
-    now: string,
-  ): Promise<void> {
-    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+  /** New tools of a sync, in chunks (one statement each). */
+  async insertMany(ex: Executor, rows: Array<Omit<ToolRow, 'seq'>>): Promise<void> {
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK)
       await ex
         .insertInto('connector_tools')
         .values(rows.slice(i, i + INSERT_CHUNK))
-        .onConflict((oc) =>
-          oc.columns(['instance_id', 'tool_key']).doUpdateSet((eb) => ({
-            display_name: eb.ref('excluded.display_name'),
-            description: eb.ref('excluded.description'),
-            input_schema: eb.ref('excluded.input_schema'),
-            output_schema: eb.ref('excluded.output_schema'),
-            // A sync only ever raises the flag: the server at the url (which a member may
-            // have set) must not lift an approval gate; only an owner/admin lowers it. Once a
-            // person set the flag, the sync keeps their choice either way.
-            // The larger of the two, spelled as a case: max(a, b) is SQLite only.
-            requires_approval: sql<number>`case when connector_tools.requires_approval_set_by is not null
-              then connector_tools.requires_approval
-              when excluded.requires_approval > connector_tools.requires_approval then excluded.requires_approval
-              else connector_tools.requires_approval end`,
-            annotations: eb.ref('excluded.annotations'),
-            translations: eb.ref('excluded.translations'),
-            updated_at: eb.ref('excluded.updated_at'),
-          })),
-        )
         .execute();
-    }
-    const keys = rows.map((r) => r.tool_key);
+  },
+  /**
+   * What a sync changes on a tool it already had: a definition held for review (or none, when
+   * the server is back to the accepted one), and the approval gate raised.
+   */
+  updateSynced: (
+    ex: Executor,
+    id: string,
+    patch: Partial<Pick<ToolRow, 'pending_definition' | 'pending_detected_at' | 'requires_approval'>> &
+      Pick<ToolRow, 'updated_at'>,
+  ) => ex.updateTable('connector_tools').set(patch).where('id', '=', id).execute(),
+  /** An owner's or admin's acceptance: the held definition becomes the tool's, if it is still the one they saw. */
+  async acceptPending(
+    ex: Executor,
+    id: string,
+    detectedAt: string,
+    definition: Pick<
+      ToolRow,
+      'display_name' | 'description' | 'input_schema' | 'output_schema' | 'annotations' | 'translations'
+    >,
+    now: string,
+  ): Promise<boolean> {
+    const result = await ex
+      .updateTable('connector_tools')
+      .set({ ...definition, pending_definition: null, pending_detected_at: null, updated_at: now })
+      .where('id', '=', id)
+      .where('pending_detected_at', '=', detectedAt)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  },
+  /** Deactivates the auto-discovered tools of the instance a sync no longer found; how many. */
+  async deactivateMissing(ex: Executor, instanceId: string, keys: string[], now: string): Promise<number> {
     let gone = ex
       .updateTable('connector_tools')
       .set({ is_active: 0, updated_at: now })
@@ -92,6 +94,6 @@ export const toolStore = {
       .where('source', '=', 'auto_discovered')
       .where('is_active', '=', 1);
     if (keys.length > 0) gone = gone.where('tool_key', 'not in', keys);
-    await gone.execute();
+    return Number((await gone.executeTakeFirst()).numUpdatedRows);
   },
 };
