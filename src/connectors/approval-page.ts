@@ -9,7 +9,7 @@ import { BROWSER_SESSION_COOKIE } from '../oauth/browser-sessions.js';
 import type { PageView } from '../http/pages.js';
 import { cookie, formField, page, redirect } from '../oauth/pages/respond.js';
 import { messagePage } from '../oauth/pages/views.js';
-import { createApprovalSignIn } from './approval-sign-in.js';
+import { createPageSignIn } from './page-sign-in.js';
 import type { InputCut } from './approval-input-cuts.js';
 import { approvalPagePath } from './approvals-mcp.js';
 
@@ -89,7 +89,7 @@ ${actions}`,
 /** GET/POST /approvals/:id: an owner/admin approves or rejects a gated tool call in the browser. */
 export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
   const { connectors, identity, accounts, oauth } = app.services;
-  const signIn = createApprovalSignIn(app);
+  const signIn = createPageSignIn(app, 'Sign in to decide this approval');
   const options = {
     auth: false as const,
     plugins: {
@@ -149,7 +149,7 @@ export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
       options: { id: 'connectors.approvals.page', ...options },
       handler: async (request, h) => {
         const session = await signedIn(request);
-        if (!session) return signIn.show(request, h, idOf(request));
+        if (!session) return signIn.show(request, h, approvalPagePath(idOf(request)));
         return show(h, session.userId, session.sessionValue, idOf(request));
       },
     },
@@ -172,10 +172,13 @@ export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
       handler: async (request, h) => {
         const id = idOf(request);
         const body = (request.payload ?? {}) as Record<string, unknown>;
-        if (formField(body, 'action') === 'signin') return signIn.submit(request, h, id, body);
+        if (formField(body, 'action') === 'signin') return signIn.submit(request, h, approvalPagePath(id), body);
         const session = await signedIn(request);
         if (!session)
-          return signIn.show(request, h, id, { status: 401, error: 'Your session has ended. Sign in again.' });
+          return signIn.show(request, h, approvalPagePath(id), {
+            status: 401,
+            error: 'Your session has ended. Sign in again.',
+          });
         if (!oauth.authorize.csrfMatches(session.sessionValue, csrfPurpose(id), body.csrf))
           return page(
             h,

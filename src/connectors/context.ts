@@ -9,7 +9,7 @@ import type { AuditAction } from '../audit/actions.js';
 import type { AuditService } from '../audit/service.js';
 import type { Executor } from '../db/tx.js';
 import { conflict, notFound } from '../http/errors.js';
-import { authHeaders, openCredentials, originOf } from './credentials.js';
+import { authHeaders, boundTo, credentialTargetOf, openCredentials } from './credentials.js';
 import type { Definitions } from './definitions.js';
 import type { McpTarget } from './mcp.js';
 import { credentialStore, instanceStore, userCredentialStore } from './store/index.js';
@@ -66,11 +66,12 @@ export interface ConnectorsContext {
 type TargetInstance = Pick<InstanceRow, 'id' | 'config' | 'connector_key' | 'credential_mode'>;
 
 /**
- * The origin an instance's credentials are bound to: the MCP url's, since a member can
- * change that url; null for definitions whose destinations only the operator sets.
+ * What an instance's credentials are bound to: the MCP url's origin and path
+ * (credentialTargetOf), since a member can change that url; null for definitions whose
+ * destinations only the operator sets.
  */
-export function credentialOrigin(def: Definition | null, instanceConfig: Record<string, unknown>): string | null {
-  return def?.adapter === 'mcp' ? originOf(instanceConfig.url) : null;
+export function credentialTarget(def: Definition | null, instanceConfig: Record<string, unknown>): string | null {
+  return def?.adapter === 'mcp' ? credentialTargetOf(instanceConfig.url) : null;
 }
 
 export function createConnectorsContext(
@@ -158,9 +159,9 @@ export function createConnectorsContext(
         if (!values) opened.set(key, (values = openUserCredentials(secrets, row)));
         cred = { row, values };
       } else cred = await credentialValues(instance.id);
-      if (cred && cred.row.origin !== null && cred.row.origin !== originOf(cfg.url)) {
+      if (cred && cred.row.origin !== null && !boundTo(cred.row.origin, cfg.url)) {
         throw conflict(
-          `The stored credentials are bound to ${cred.row.origin}, not to ${originOf(cfg.url) ?? 'this url'}: store them again for this url`,
+          `The stored credentials are bound to ${cred.row.origin}, not to ${credentialTargetOf(cfg.url) ?? 'this url'}: store them again for this url`,
         );
       }
       return {

@@ -5,10 +5,15 @@ import { htmlErrorFormat } from '../http/pages.js';
 import { responses as R, schemas } from './schemas.js';
 import type { McpClientChoice } from './mcp-auth.js';
 import { CONNECTOR_ERRORS, connectorRequests, UPSTREAM_ERRORS } from './route-helpers.js';
+import { randomToken } from '../lib/crypto.js';
+import { cookie, pagesContext } from '../oauth/pages/respond.js';
+import { LINK_COOKIE, LINK_COOKIE_TTL_SEC, linkPagePath } from './link-page.js';
 
 /** An instance's credentials and OAuth linking (docs/connectors.md). */
 export function connectorCredentialRoutes(app: PluginDeps): ServerRoute[] {
   const { connectors } = app.services;
+  const pages = pagesContext(app);
+  const linkCookie = (token: string) => `${LINK_COOKIE}=${token}; ${pages.attrs(LINK_COOKIE_TTL_SEC)}`;
   const C = '/connectors';
   const { actor, params, body } = connectorRequests(app);
   return [
@@ -53,16 +58,18 @@ export function connectorCredentialRoutes(app: PluginDeps): ServerRoute[] {
         plugins: { gantry: { responses: R.oauthInitiated, errors: UPSTREAM_ERRORS } },
         validate: { params: schemas.instanceParams, payload: schemas.oauthInitiate },
       },
-      handler: async (request, h) =>
-        reply(
-          request,
-          h,
-          await connectors.oauth.initiate(
-            await actor(request),
-            params(request).id,
-            (request.payload as McpClientChoice | null) ?? {},
-          ),
-        ),
+      handler: async (request, h) => {
+        // The browser that asks is the one that may finish the link (docs/connectors.md, OAuth
+        // linking): a cookie it already has, or a new one set here.
+        const browserToken = cookie(request, LINK_COOKIE) ?? randomToken(32);
+        const started = await connectors.oauth.initiate(
+          await actor(request),
+          params(request).id,
+          (request.payload as McpClientChoice | null) ?? {},
+          browserToken,
+        );
+        return reply(request, h, started).header('Set-Cookie', linkCookie(browserToken), { append: true });
+      },
     },
     {
       // Gantry's Client ID Metadata Document (docs/connectors.md, Authorization of remote MCP servers).
@@ -89,11 +96,20 @@ export function connectorCredentialRoutes(app: PluginDeps): ServerRoute[] {
         validate: { params: schemas.callbackParams, query: schemas.callbackQuery },
       },
       handler: async (request, h) => {
-        const location = await connectors.oauth.callback(
+        const outcome = await connectors.oauth.callback(
           params(request).connectorKey,
           request.query as { code?: string; state?: string; error?: string; iss?: string },
+          cookie(request, LINK_COOKIE),
         );
-        return h.response().redirect(location).code(302).header('Cache-Control', 'no-store');
+        if ('location' in outcome)
+          return h.response().redirect(outcome.location).code(302).header('Cache-Control', 'no-store');
+        // Another browser finished it: the code waits for the linking member to confirm, here.
+        return h
+          .response()
+          .redirect(linkPagePath(outcome.hold))
+          .code(303)
+          .header('Cache-Control', 'no-store')
+          .header('Set-Cookie', linkCookie(outcome.bindToken), { append: true });
       },
     },
   ];

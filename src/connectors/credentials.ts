@@ -62,6 +62,25 @@ export function openCredentials(
 }
 
 /** The origin (scheme://host:port, RFC 6454 §4) of an http(s) URL; null for anything else. */
+/**
+ * What an MCP server's credentials are bound to (docs/connectors.md, Bound to a server): its
+ * url's origin and path, without the query. One host may serve several MCP servers, one a path
+ * (docs/security.md, N-L3), so a credential entrusted to one path never goes to another.
+ */
+export function credentialTargetOf(url: unknown): string | null {
+  const origin = originOf(url);
+  return origin === null ? null : `${origin}${new URL(String(url)).pathname}`;
+}
+
+/**
+ * Whether a stored binding admits a url: its target exactly. A binding stored before targets
+ * (an origin alone, no path) admits the same origin, as it did; the url's path can still only
+ * change by an update, which drops the credentials (instances.ts).
+ */
+export function boundTo(binding: string, url: unknown): boolean {
+  return originOf(binding) === binding ? binding === originOf(url) : binding === credentialTargetOf(url);
+}
+
 export function originOf(url: unknown): string | null {
   try {
     const parsed = new URL(String(url));

@@ -3,7 +3,7 @@ import type { AuditService } from '../audit/service.js';
 import { notFound } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import type { Secrets } from '../lib/secrets.js';
-import { credentialOrigin, type ConnectorsContext } from './context.js';
+import { credentialTarget, type ConnectorsContext } from './context.js';
 import { assertCredentialKeys, sealCredentials } from './credentials.js';
 import { presentCredentialRecord, presentCredentialStatus, presentUserCredentialStatus } from './presenters.js';
 import { credentialStore, instanceStore, userCredentialStore } from './store/index.js';
@@ -14,7 +14,7 @@ export interface CredentialReplacement {
   instanceId: string;
   credType: CredType;
   values: Record<string, string>;
-  /** The origin the values are bound to (credentialOrigin), sealed into their context. */
+  /** What the values are bound to (credentialTarget: origin and path), sealed into their context. */
   origin: string | null;
   scopes: string[] | null;
   expiresAt: string | null;
@@ -93,7 +93,7 @@ export function createInstanceCredentials(ctx: ConnectorsContext, audit: AuditSe
       assertCredentialKeys(input.credType, input.credentials);
       const values = input.credentials as Record<string, string>;
       const now = clock.now().toISOString();
-      const origin = credentialOrigin(
+      const origin = credentialTarget(
         await ctx.definitions.get(instance.connector_key, actor.ws.workspaceId),
         JSON.parse(instance.config) as Record<string, unknown>,
       );

@@ -4,7 +4,8 @@ import { badRequest, forbidden, notFound } from '../http/errors.js';
 import { offsetMeta } from '../http/pagination.js';
 import { newId } from '../lib/ids.js';
 import { assertPublicUrl } from '../lib/outbound.js';
-import { credentialOrigin, type ConnectorsContext } from './context.js';
+import { credentialTarget, type ConnectorsContext } from './context.js';
+import { originOf } from './credentials.js';
 import { credentialHeaderDetails } from './credentials.js';
 import { presentInstance } from './presenters.js';
 import { toolPrefixOf } from './tool-names.js';
@@ -195,29 +196,32 @@ export function createInstances(ctx: ConnectorsContext) {
         // Compared with the config as it is now, inside the transaction (not as read above).
         const before = await instanceStore.findById(trx, id);
         if (!before) throw notFound('Connector instance');
-        const from = credentialOrigin(def, JSON.parse(before.config) as Record<string, unknown>);
-        const to = patch.config !== undefined ? credentialOrigin(def, patch.config) : from;
-        const moved = from !== to ? { from, to } : null;
+        const from = credentialTarget(def, JSON.parse(before.config) as Record<string, unknown>);
+        const to = patch.config !== undefined ? credentialTarget(def, patch.config) : from;
+        // Another origin, or another path on it (one host may serve several servers: N-L3).
+        const moved =
+          from !== to
+            ? {
+                reason: originOf(from) === originOf(to) ? 'path_changed' : 'origin_changed',
+                fromOrigin: originOf(from),
+                toOrigin: originOf(to),
+                fromTarget: from,
+                toTarget: to,
+              }
+            : null;
         const dropped = moved ? await credentialStore.find(trx, id) : undefined;
         if (moved && dropped) {
           await credentialStore.delete(trx, id);
           if (changes.status === undefined) changes.status = 'pending_auth';
-          await ctx.audit(trx, actor, 'connector.credentials_deleted', id, {
-            credType: dropped.cred_type,
-            reason: 'origin_changed',
-            fromOrigin: moved.from,
-            toOrigin: moved.to,
-          });
+          await ctx.audit(trx, actor, 'connector.credentials_deleted', id, { credType: dropped.cred_type, ...moved });
         }
-        // Members' own links were entrusted to the old origin too.
+        // Members' own links were entrusted to the old server too.
         const links = moved ? await userCredentialStore.deleteByInstance(trx, id) : 0;
         if (links > 0)
           await ctx.audit(trx, actor, 'connector.credentials_deleted', id, {
             credentialMode: 'per_user',
             memberLinks: links,
-            reason: 'origin_changed',
-            fromOrigin: moved!.from,
-            toOrigin: moved!.to,
+            ...moved!,
           });
         if (switching && before.credential_mode !== patch.credentialMode)
           await switchMode(trx, actor, before, patch.credentialMode!, changes);
@@ -231,7 +235,7 @@ export function createInstances(ctx: ConnectorsContext) {
         await ctx.audit(trx, actor, 'connector.updated', id, {
           fields: Object.keys(patch),
           ...(switching ? { fromCredentialMode: current.credential_mode, toCredentialMode: patch.credentialMode } : {}),
-          ...(moved ? { fromOrigin: moved.from, toOrigin: moved.to } : {}),
+          ...(moved ? { fromOrigin: moved.fromOrigin, toOrigin: moved.toOrigin } : {}),
           // Old and new names: what the tools were called over MCP, and are now.
           ...(renaming
             ? {

@@ -1,32 +1,42 @@
-import { userPrincipal } from '../http/auth.js';
 import { createHash } from 'node:crypto';
-import type { WorkspaceContext } from '../accounts/access.js';
-import { inTransaction } from '../db/tx.js';
-import { randomToken, sha256Hex } from '../lib/crypto.js';
+import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.js';
 import { open, seal } from '../lib/sealed.js';
 import type { ConnectorsContext } from './context.js';
-import { replaceCredentials } from './instance-credentials.js';
-import { callbackUrl, createTokenClient, OauthFailure, ready, type TokenAnswer } from './oauth-client.js';
-import { originOf } from './credentials.js';
-import { createMcpAuth, type McpClientChoice, type McpOauthLink } from './mcp-auth.js';
-import { verifierContext } from './sealing.js';
+import { credentialTargetOf, originOf } from './credentials.js';
+import { createMcpAuth, type McpClientChoice } from './mcp-auth.js';
+import { callbackUrl, ready } from './oauth-client.js';
+import { createLinkCompletion, settingsUrlOf } from './oauth-link-completion.js';
+import { heldCodeContext, verifierContext } from './sealing.js';
 import { instanceStore, oauthStateStore } from './store/index.js';
 import type { Actor } from './types.js';
-import { isPerUser, replaceUserCredentials } from './user-links.js';
+import { isPerUser } from './user-links.js';
 
 /** docs/connectors.md: state is single-use with a short TTL; ours lives 10 minutes. */
 const OAUTH_STATE_TTL_MS = 10 * 60_000;
+/** A link whose callback another browser finished, as its confirmation page shows it. */
+export interface HeldLink {
+  userId: string;
+  instanceName: string;
+  connectorKey: string;
+  perUser: boolean;
+  server: string | null;
+  expiresAt: string;
+}
+
+/** A held link's address is its state's SHA-256 (hex). */
+const HOLD_ID = /^[0-9a-f]{64}$/;
 
 /** Linking an instance through the provider (RFC 6749 §4.1): initiate, the public callback, state pruning. */
 export function createOauthLinking(ctx: ConnectorsContext) {
   const { db, clock, secrets, config } = ctx.kernel;
-  const tokenClient = createTokenClient(ctx.kernel);
   const mcpAuth = createMcpAuth(ctx);
 
-  function settingsUrl(query: Record<string, string>): string {
-    // Always our own configured web URL: the redirect target never comes from the request.
-    return `${config.webUrl}/settings/connectors?${new URLSearchParams(query).toString()}`;
-  }
+  const settingsUrl = (query: Record<string, string>) => settingsUrlOf(config.webUrl, query);
+  const complete = createLinkCompletion(ctx);
+
+  /** Whether the browser presenting `browserToken` is the one the state is bound to. */
+  const sameBrowser = (record: { browser_hash: string | null }, browserToken: string | null) =>
+    browserToken !== null && record.browser_hash !== null && safeEqual(sha256Hex(browserToken), record.browser_hash);
 
   return {
     clientMetadata: () => mcpAuth.clientMetadata(),
@@ -37,8 +47,11 @@ export function createOauthLinking(ctx: ConnectorsContext) {
       return oauthStateStore.pruneBefore(db, cutoff);
     },
 
-    /** Returns the provider's authorization URL and a state (single-use, 10 min, bound to user and instance). */
-    async initiate(actor: Actor, instanceId: string, choice: McpClientChoice = {}) {
+    /**
+     * Returns the provider's authorization URL and a state (single-use, 10 min, bound to user,
+     * instance and the browser that asked: `browserToken`, its link cookie).
+     */
+    async initiate(actor: Actor, instanceId: string, choice: McpClientChoice, browserToken: string) {
       ctx.assertWriter(actor.ws);
       const instance = await ctx.requireInstance(actor.ws, instanceId);
       const def = await ctx.definitions.require(instance.connector_key, actor.ws.workspaceId);
@@ -55,7 +68,7 @@ export function createOauthLinking(ctx: ConnectorsContext) {
           expires_at: new Date(now.getTime() + OAUTH_STATE_TTL_MS).toISOString(),
           used_at: null,
           created_at: now.toISOString(),
-          browser_hash: null,
+          browser_hash: sha256Hex(browserToken),
           held_code_sealed: null,
         });
       };
@@ -71,7 +84,12 @@ export function createOauthLinking(ctx: ConnectorsContext) {
         );
         // The mode too: a link started for one mode is never stored for the other.
         await saveState(
-          JSON.stringify({ verifier: started.verifier, link: started.link, mode: instance.credential_mode }),
+          JSON.stringify({
+            verifier: started.verifier,
+            link: started.link,
+            mode: instance.credential_mode,
+            target: credentialTargetOf((JSON.parse(instance.config) as { url?: unknown }).url),
+          }),
         );
         return { redirectUrl: started.redirectUrl, state };
       }
@@ -93,120 +111,94 @@ export function createOauthLinking(ctx: ConnectorsContext) {
 
     /**
      * The public callback: consumes the state (conditional update: single use), checks its
-     * expiry, connector and that its user still reaches the instance, exchanges the code
-     * (no transaction open), stores the tokens sealed and moves pending_auth -> active.
-     * Always answers with a redirect URL on our own web URL.
+     * expiry and connector. The browser that started the link (its cookie, `browserToken`)
+     * finishes it at once (oauth-link-completion.ts). Any other browser only holds the code:
+     * the page /connectors/link/{hold} then asks the member who started the link, signed in
+     * there, to confirm (docs/connectors.md, OAuth linking; docs/security.md, N-H3).
      */
     async callback(
       connectorKey: string,
       query: { code?: string; state?: string; error?: string; iss?: string },
-    ): Promise<string> {
-      const fail = (reason: string, instanceId?: string) =>
-        settingsUrl({ connector: connectorKey, ...(instanceId ? { instanceId } : {}), status: 'error', reason });
+      browserToken: string | null,
+    ): Promise<{ location: string } | { hold: string; bindToken: string }> {
+      const fail = (reason: string, instanceId?: string) => ({
+        location: settingsUrl({
+          connector: connectorKey,
+          ...(instanceId ? { instanceId } : {}),
+          status: 'error',
+          reason,
+        }),
+      });
       if (!query.state) return fail('missing_state');
       const stateHash = sha256Hex(query.state);
-      const now = clock.now();
+      const now = clock.now().toISOString();
       const record = await oauthStateStore.find(db, stateHash);
       if (!record || record.connector_key !== connectorKey) return fail('invalid_state');
       if (record.used_at) return fail('state_already_used', record.instance_id);
-      if (record.expires_at <= now.toISOString()) return fail('state_expired', record.instance_id);
-      if (!(await oauthStateStore.consume(db, stateHash, now.toISOString())))
+      if (record.expires_at <= now) return fail('state_expired', record.instance_id);
+      if (query.error || !query.code) {
+        if (!(await oauthStateStore.consume(db, stateHash, now))) return fail('state_already_used', record.instance_id);
+        return fail(query.error ? 'provider_denied' : 'missing_code', record.instance_id);
+      }
+      if (sameBrowser(record, browserToken)) {
+        if (!(await oauthStateStore.consume(db, stateHash, now))) return fail('state_already_used', record.instance_id);
+        return { location: await complete(record, query.code, query.iss) };
+      }
+      const bindToken = randomToken(32);
+      const held = seal(secrets, JSON.stringify({ code: query.code, iss: query.iss }), heldCodeContext(stateHash));
+      if (!(await oauthStateStore.hold(db, stateHash, held, sha256Hex(bindToken), now)))
         return fail('state_already_used', record.instance_id);
-      if (query.error) return fail('provider_denied', record.instance_id);
-      if (!query.code) return fail('missing_code', record.instance_id);
+      return { hold: stateHash, bindToken };
+    },
+
+    /** What the confirmation page shows of a held link, to the browser that holds it; else why not. */
+    async held(hold: string, browserToken: string | null): Promise<HeldLink | { refused: 'gone' | 'other_browser' }> {
+      const record = HOLD_ID.test(hold) ? await oauthStateStore.find(db, hold) : undefined;
+      if (!record || record.held_code_sealed === null || record.expires_at <= clock.now().toISOString())
+        return { refused: 'gone' };
+      if (!sameBrowser(record, browserToken)) return { refused: 'other_browser' };
       const instance = await instanceStore.findById(db, record.instance_id);
-      if (!instance) return fail('instance_gone');
-      // The state is bound to its user: they must still be able to act in the instance's workspace.
-      let ws: WorkspaceContext;
-      try {
-        ws = await ctx.access.workspace(userPrincipal(record.user_id), { workspaceId: instance.workspace_id });
-        ctx.assertWriter(ws);
-      } catch {
-        return fail('access_revoked', instance.id);
-      }
-      const def = await ctx.definitions.get(connectorKey, instance.workspace_id);
-      if (!def) return fail('unknown_connector', instance.id);
-      let tokens: TokenAnswer;
-      let mcpLink: McpOauthLink | null = null;
-      const own = isPerUser(instance);
-      try {
-        const verifier = record.verifier_sealed
-          ? open(secrets, record.verifier_sealed, verifierContext(stateHash))
-          : null;
-        if (def.adapter === 'mcp') {
-          const kept = JSON.parse(verifier ?? '{}') as { verifier: string; link: McpOauthLink; mode?: string };
-          mcpLink = kept.link;
-          // Switched since the initiate: a member's token must not become everyone's, nor the reverse.
-          if ((kept.mode ?? 'shared') !== instance.credential_mode) return fail('mode_changed', instance.id);
-          // A url moved to another origin since the initiate: these tokens are not for it.
-          if (originOf(kept.link.resource) !== originOf((JSON.parse(instance.config) as { url?: unknown }).url))
-            return fail('target_changed', instance.id);
-          const answer = await mcpAuth.exchange(
-            kept.link,
-            query.code,
-            kept.verifier,
-            callbackUrl(config.publicUrl, connectorKey),
-            query.iss,
-          );
-          tokens = answer;
-        } else
-          tokens = await tokenClient.request(def, {
-            grant_type: 'authorization_code',
-            code: query.code,
-            redirect_uri: callbackUrl(config.publicUrl, connectorKey),
-            ...(verifier ? { code_verifier: verifier } : {}),
-          });
-      } catch (err) {
-        ctx.kernel.logger.warn('connector oauth exchange failed', {
-          instanceId: instance.id,
-          error: (err as Error).name,
-        });
-        return fail(err instanceof OauthFailure ? err.reason : 'token_exchange_failed', instance.id);
-      }
-      const stored = clock.now();
-      const values: Record<string, string> = {
-        access_token: tokens.access_token,
-        ...(tokens.refresh_token ? { refresh_token: tokens.refresh_token } : {}),
-        // Where and as whom the refresh job refreshes them (sealed with them).
-        ...(mcpLink ? { mcp_oauth: JSON.stringify(mcpLink) } : {}),
+      if (!instance) return { refused: 'gone' };
+      const url = (JSON.parse(instance.config) as { url?: unknown }).url;
+      return {
+        userId: record.user_id,
+        instanceName: instance.display_name,
+        connectorKey: record.connector_key,
+        perUser: isPerUser(instance),
+        server: typeof url === 'string' ? originOf(url) : null,
+        expiresAt: record.expires_at,
       };
-      // No scope in the answer: the one asked for was granted (RFC 6749 §5.1).
-      const asked = mcpLink ? (mcpLink.scope?.split(' ').filter(Boolean) ?? []) : (def.oauth?.scopes ?? []);
-      const scopes = tokens.scope ? tokens.scope.split(' ').filter(Boolean) : asked;
-      await inTransaction(db, async (trx) => {
-        // Linked tokens go only to the definition's token and check URLs, which the operator
-        // sets and no member can change: no origin to bind (docs/connectors.md, Credentials).
-        // An MCP server's tokens are bound to its url's origin, as any of its credentials.
-        const expiresAt = tokens.expires_in
-          ? new Date(stored.getTime() + tokens.expires_in * 1000).toISOString()
-          : null;
-        const replacement = {
-          instanceId: instance.id,
-          credType: 'oauth2' as const,
-          values,
-          origin: mcpLink ? originOf((JSON.parse(instance.config) as { url?: unknown }).url) : null,
-          scopes,
-          expiresAt,
-          at: stored.toISOString(),
-        };
-        // per_user: the tokens are the linking member's own (docs/connectors.md, Credential modes).
-        if (own) await replaceUserCredentials(trx, secrets, record.user_id, replacement);
-        else await replaceCredentials(trx, secrets, replacement);
-        // docs/interface.md, States: pending_auth -> active on a successful callback, and re-initiating the flow is
-        // how an instance in error recovers. An instance the team disabled stays inactive.
-        await instanceStore.activateLinked(trx, instance.id, stored.toISOString());
-        await ctx.audit(
-          trx,
-          {
-            principal: userPrincipal(record.user_id),
-            ws,
-          },
-          'connector.oauth_linked',
-          instance.id,
-          { connectorKey, scopes, ...(own ? { credentialMode: 'per_user' } : {}) },
-        );
-      });
-      return settingsUrl({ connector: connectorKey, instanceId: instance.id, status: 'success' });
+    },
+
+    /**
+     * Finishes (`confirm`) or drops a held link, from the browser that holds it, for the member
+     * who started it: the code never becomes another member's link. Answers the outcome's
+     * settings URL, or why it was refused.
+     */
+    async finishHeld(
+      hold: string,
+      browserToken: string | null,
+      userId: string,
+      decision: 'confirm' | 'cancel',
+    ): Promise<{ location: string } | { refused: 'gone' | 'other_browser' | 'other_user' }> {
+      const record = HOLD_ID.test(hold) ? await oauthStateStore.find(db, hold) : undefined;
+      if (!record || record.held_code_sealed === null || record.expires_at <= clock.now().toISOString())
+        return { refused: 'gone' };
+      if (!sameBrowser(record, browserToken)) return { refused: 'other_browser' };
+      if (userId !== record.user_id) {
+        // Someone else's link: the code (this browser's upstream account) is never used.
+        await oauthStateStore.releaseHeld(db, hold);
+        ctx.kernel.logger.warn('connector link refused: finished by another member', {
+          instanceId: record.instance_id,
+        });
+        return { refused: 'other_user' };
+      }
+      const sealed = record.held_code_sealed;
+      if (!(await oauthStateStore.releaseHeld(db, hold))) return { refused: 'gone' };
+      const base = { connector: record.connector_key, instanceId: record.instance_id };
+      if (decision === 'cancel') return { location: settingsUrl({ ...base, status: 'error', reason: 'cancelled' }) };
+      const { code, iss } = JSON.parse(open(secrets, sealed, heldCodeContext(hold))) as { code: string; iss?: string };
+      return { location: await complete(record, code, iss) };
     },
   };
 }

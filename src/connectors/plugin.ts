@@ -1,5 +1,6 @@
 import type { DomainPlugin } from '../http/plugin.js';
 import { approvalPageRoutes } from './approval-page.js';
+import { linkPageRoutes } from './link-page.js';
 import { connectorPageRoutes, connectorRoutes } from './routes.js';
 
 export const connectorsPlugin: DomainPlugin = {
@@ -10,8 +11,9 @@ export const connectorsPlugin: DomainPlugin = {
   },
 };
 
-/** The connector settings page and the approval page (at the root). */
+/** The connector settings page, the approval page and the page that finishes a held link (at the root). */
 export const connectorsPagesPlugin: DomainPlugin = {
   name: 'connectors-pages',
-  register: (server, deps) => server.route([...connectorPageRoutes(), ...approvalPageRoutes(deps)]),
+  register: (server, deps) =>
+    server.route([...connectorPageRoutes(), ...approvalPageRoutes(deps), ...linkPageRoutes(deps)]),
 };

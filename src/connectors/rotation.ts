@@ -4,6 +4,7 @@ import {
   approvalInputContext,
   clientSecretContext,
   credentialContext,
+  heldCodeContext,
   userCredentialContext,
   verifierContext,
 } from './sealing.js';
@@ -46,6 +47,13 @@ export const CONNECTOR_SEALED_COLUMNS: readonly SealedColumn[] = [
     column: 'verifier_sealed',
     contextColumns: [],
     context: (r) => verifierContext(String(r.state_hash)),
+  },
+  {
+    table: 'connector_oauth_states',
+    keyColumn: 'state_hash',
+    column: 'held_code_sealed',
+    contextColumns: [],
+    context: (r) => heldCodeContext(String(r.state_hash)),
   },
   {
     table: 'connector_tool_approvals',

@@ -254,6 +254,9 @@ export const responses = {
   },
   callback: {
     302: redirect('To the connector settings page, with status=success or status=error&reason=CODE'),
+    303: redirect(
+      'Finished in another browser than the one that started the link: to the page where the member who started it confirms (/connectors/link/{hold})',
+    ),
   },
   settingsPage: { 200: page('States the outcome of a connector OAuth link') },
 };

@@ -22,6 +22,8 @@ export const clientSecretContext = (definitionKey: string) => `connector_definit
 
 /** A linking state's PKCE verifier, bound to the state's hash. */
 export const verifierContext = (stateHash: string) => `connector_oauth_states:${stateHash}:verifier`;
+/** A callback's code held for the linking member's confirmation (oauth-linking.ts). */
+export const heldCodeContext = (stateHash: string) => `connector_oauth_states:${stateHash}:held_code`;
 
 /** A parked tool call's input, bound to its approval. */
 export const approvalInputContext = (approvalId: string) => `connector_tool_approvals:${approvalId}:input`;

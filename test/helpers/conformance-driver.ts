@@ -32,6 +32,9 @@ async function main(serverUrl: string): Promise<void> {
     client_id?: string;
     client_secret?: string;
   };
+  // The browser's cookie for Gantry: the link cookie an initiate sets, sent back to Gantry's
+  // callback, so the browser that started a link finishes it (docs/connectors.md, OAuth linking).
+  let linkCookie: string | null = null;
   const api = async (method: string, route: string, body?: object) => {
     const res = await fetch(`${base}${route}`, {
       method,
@@ -42,6 +45,8 @@ async function main(serverUrl: string): Promise<void> {
       },
       body: body ? JSON.stringify(body) : undefined,
     });
+    const set = res.headers.getSetCookie().find((c) => c.startsWith('gantry_connector_link='));
+    if (set) linkCookie = set.split(';')[0];
     const text = await res.text();
     try {
       return { status: res.status, ...(JSON.parse(text) as Envelope) };
@@ -73,7 +78,8 @@ async function main(serverUrl: string): Promise<void> {
     const { redirectUrl } = (await must('POST', `${at}/oauth/initiate`, given)) as { redirectUrl: string };
     let url = new URL(redirectUrl);
     for (let hop = 0; hop < 10 && !url.pathname.endsWith('/settings/connectors'); hop++) {
-      const res = await fetch(url, { redirect: 'manual' });
+      const toGantry = url.origin === new URL(base).origin && linkCookie !== null;
+      const res = await fetch(url, { redirect: 'manual', headers: toGantry ? { cookie: linkCookie! } : {} });
       const location = res.headers.get('location');
       if (!location) throw new Error(`${url.href} answered ${res.status} without a redirect`);
       url = new URL(location, url);

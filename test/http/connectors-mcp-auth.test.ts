@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createTestApp } from '../helpers/app.js';
-import { withJson } from '../helpers/json-inject.js';
+import { withJson, type JsonResponse } from '../helpers/json-inject.js';
+import { linkCookieOf } from '../helpers/connector-links.js';
 import { makeTeam } from '../helpers/factories.js';
 import { startProtectedMcp, type ProtectedMcp } from '../helpers/mcp-protected.js';
 import { ManualClock } from '../../src/lib/clock.js';
@@ -44,11 +45,11 @@ describe('mcp-generic instances on OAuth-protected MCP servers (shared mode)', (
       headers: h,
       ...(payload ? { payload } : {}),
     });
-  /** Follows the authorization URL as a browser would, then Gantry's callback. */
-  async function authorize(redirectUrl: string) {
-    const answer = await fetch(redirectUrl, { redirect: 'manual' });
+  /** Follows the authorization URL as the browser that initiated would, then Gantry's callback. */
+  async function authorize(started: JsonResponse) {
+    const answer = await fetch(started.json().data.redirectUrl, { redirect: 'manual' });
     const back = new URL(String(answer.headers.get('location')));
-    const res = await t.inject({ method: 'GET', url: back.pathname + back.search });
+    const res = await t.inject({ method: 'GET', url: back.pathname + back.search, headers: linkCookieOf(started) });
     return { res, back, location: new URL(String(res.headers.location)) };
   }
   const getInstance = async (h: Record<string, string>, id: string) =>
@@ -86,7 +87,7 @@ describe('mcp-generic instances on OAuth-protected MCP servers (shared mode)', (
     const registration = server.registrations.at(-1)!;
     assert.deepEqual(registration.redirect_uris, [url.searchParams.get('redirect_uri')]);
     assert.equal(registration.token_endpoint_auth_method, 'client_secret_basic');
-    const { res, location } = await authorize(redirectUrl);
+    const { res, location } = await authorize(started);
     assert.equal(res.statusCode, 302);
     assert.equal(location.searchParams.get('status'), 'success', location.href);
     const exchange = server.tokenRequests.at(-1)!;
@@ -143,8 +144,7 @@ describe('mcp-generic instances on OAuth-protected MCP servers (shared mode)', (
 
   it('a refresh the server refuses moves the instance to error', async () => {
     const { h, inst } = await protectedInstance();
-    const { redirectUrl } = (await initiate(h, inst.id)).json().data;
-    await authorize(redirectUrl);
+    await authorize(await initiate(h, inst.id));
     server.validRefresh.clear();
     const run = await t.app.services.connectors.oauth.refreshDue(clock.now(), 2 * 3600_000);
     assert.ok(run.failed >= 1);
@@ -168,7 +168,7 @@ describe('mcp-generic instances on OAuth-protected MCP servers (shared mode)', (
     assert.equal(server.registrations.length, before);
     assert.equal(url.searchParams.get('client_id'), 'pre-client');
     assert.equal(url.searchParams.get('scope'), 'tools extra');
-    const { location } = await authorize(url.href);
+    const { location } = await authorize(started);
     assert.equal(location.searchParams.get('status'), 'success', location.href);
     const exchange = server.tokenRequests.at(-1)!;
     assert.equal(exchange.form.client_secret, 'pre-secret');
@@ -180,8 +180,7 @@ describe('mcp-generic instances on OAuth-protected MCP servers (shared mode)', (
 
   it('refuses a replayed, unknown or foreign state', async () => {
     const { h, inst } = await protectedInstance();
-    const { redirectUrl } = (await initiate(h, inst.id)).json().data;
-    const { back, location } = await authorize(redirectUrl);
+    const { back, location } = await authorize(await initiate(h, inst.id));
     assert.equal(location.searchParams.get('status'), 'success');
     const replay = await t.inject({ method: 'GET', url: back.pathname + back.search });
     assert.equal(new URL(String(replay.headers.location)).searchParams.get('reason'), 'state_already_used');
@@ -195,12 +194,12 @@ describe('mcp-generic instances on OAuth-protected MCP servers (shared mode)', (
 
   it('refuses a callback whose iss is not the authorization server (RFC 9207) without redeeming the code', async () => {
     const { h, inst } = await protectedInstance();
-    const { redirectUrl } = (await initiate(h, inst.id)).json().data;
-    const answer = await fetch(redirectUrl, { redirect: 'manual' });
+    const started = await initiate(h, inst.id);
+    const answer = await fetch(started.json().data.redirectUrl, { redirect: 'manual' });
     const back = new URL(String(answer.headers.get('location')));
     back.searchParams.set('iss', 'https://attacker.example');
     const requests = server.tokenRequests.length;
-    const res = await t.inject({ method: 'GET', url: back.pathname + back.search });
+    const res = await t.inject({ method: 'GET', url: back.pathname + back.search, headers: linkCookieOf(started) });
     const location = new URL(String(res.headers.location));
     assert.equal(location.searchParams.get('status'), 'error');
     assert.equal(location.searchParams.get('reason'), 'token_exchange_failed');
@@ -210,8 +209,8 @@ describe('mcp-generic instances on OAuth-protected MCP servers (shared mode)', (
 
   it('refuses a callback after the url moved to another origin, without redeeming the code', async () => {
     const { h, inst } = await protectedInstance();
-    const { redirectUrl } = (await initiate(h, inst.id)).json().data;
-    const answer = await fetch(redirectUrl, { redirect: 'manual' });
+    const started = await initiate(h, inst.id);
+    const answer = await fetch(started.json().data.redirectUrl, { redirect: 'manual' });
     const back = new URL(String(answer.headers.get('location')));
     const moved = await t.inject({
       method: 'PATCH',
@@ -221,7 +220,7 @@ describe('mcp-generic instances on OAuth-protected MCP servers (shared mode)', (
     });
     assert.equal(moved.statusCode, 200, moved.body);
     const requests = server.tokenRequests.length;
-    const res = await t.inject({ method: 'GET', url: back.pathname + back.search });
+    const res = await t.inject({ method: 'GET', url: back.pathname + back.search, headers: linkCookieOf(started) });
     assert.equal(new URL(String(res.headers.location)).searchParams.get('reason'), 'target_changed');
     assert.equal(server.tokenRequests.length, requests);
   });
@@ -274,7 +273,7 @@ describe('a Client ID Metadata Document when Gantry is public over https', () =>
       const answer = await fetch(url, { redirect: 'manual' });
       const back = new URL(String(answer.headers.get('location')));
       assert.equal(back.origin + back.pathname, callbackUrl);
-      const res = await t.inject({ method: 'GET', url: back.pathname + back.search });
+      const res = await t.inject({ method: 'GET', url: back.pathname + back.search, headers: linkCookieOf(started) });
       assert.equal(new URL(String(res.headers.location)).searchParams.get('status'), 'success');
       const exchange = server.tokenRequests.at(-1)!;
       assert.equal(exchange.form.client_id, documentUrl);

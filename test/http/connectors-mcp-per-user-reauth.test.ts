@@ -8,6 +8,7 @@ import { endpointOf, legacyClient } from '../helpers/mcp-gateway.js';
 import { mcpSetup, mcpTokens } from '../helpers/mcp-oauth.js';
 import { startProtectedMcp, type ProtectedMcp } from '../helpers/mcp-protected.js';
 import { openUserCredentials, REFUSED_401 } from '../../src/connectors/user-links.js';
+import { linkCookieOf } from '../helpers/connector-links.js';
 
 // docs/connectors.md, Re-authorization and Credential modes: on a per_user instance a refused
 // call refreshes, or waits for a new link of, the caller's own link only.
@@ -75,7 +76,7 @@ describe('re-authorization of members’ own links on a per_user instance', () =
     const authorizeUrl = new URL(started.json().data.redirectUrl);
     const answer = await fetch(authorizeUrl, { redirect: 'manual' });
     const back = new URL(String(answer.headers.get('location')));
-    const res = await t.inject({ method: 'GET', url: back.pathname + back.search });
+    const res = await t.inject({ method: 'GET', url: back.pathname + back.search, headers: linkCookieOf(started) });
     assert.equal(new URL(String(res.headers.location)).searchParams.get('status'), 'success');
     return authorizeUrl.searchParams;
   }

@@ -14,6 +14,7 @@ import { endpointOf, legacyClient } from '../helpers/mcp-gateway.js';
 import { mcpSetup, mcpTokens } from '../helpers/mcp-oauth.js';
 import { startProtectedMcp, type ProtectedMcp } from '../helpers/mcp-protected.js';
 import { openUserCredentials } from '../../src/connectors/user-links.js';
+import { linkCookieOf } from '../helpers/connector-links.js';
 
 // docs/connectors.md, Credential modes: a per_user instance calls its server with each
 // member's own linked account; a member without one is told to link it.
@@ -84,7 +85,7 @@ describe('per_user credential mode on an OAuth-protected MCP server', () => {
     assert.equal(started.statusCode, 200, started.body);
     const answer = await fetch(started.json().data.redirectUrl, { redirect: 'manual' });
     const back = new URL(String(answer.headers.get('location')));
-    const res = await t.inject({ method: 'GET', url: back.pathname + back.search });
+    const res = await t.inject({ method: 'GET', url: back.pathname + back.search, headers: linkCookieOf(started) });
     const location = new URL(String(res.headers.location));
     return { location, code: back.searchParams.get('code')! };
   }
@@ -405,7 +406,7 @@ describe('per_user credential mode on an OAuth-protected MCP server', () => {
     assert.equal(toShared.statusCode, 200, toShared.body);
     assert.equal(toShared.json().data.credentialMode, 'shared');
     assert.equal((await linksOf(inst.id)).length, 0);
-    const late = await t.inject({ method: 'GET', url: back.pathname + back.search });
+    const late = await t.inject({ method: 'GET', url: back.pathname + back.search, headers: linkCookieOf(started) });
     assert.equal(new URL(String(late.headers.location)).searchParams.get('reason'), 'mode_changed');
     assert.equal((await sharedRows()).length, 0);
 

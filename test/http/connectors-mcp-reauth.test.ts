@@ -4,6 +4,7 @@ import { createTestApp } from '../helpers/app.js';
 import { withJson } from '../helpers/json-inject.js';
 import { makeTeam } from '../helpers/factories.js';
 import { startProtectedMcp, type ProtectedMcp } from '../helpers/mcp-protected.js';
+import { linkCookieOf } from '../helpers/connector-links.js';
 
 const C = '/api/v1/connectors';
 type App = ReturnType<typeof withJson>;
@@ -33,7 +34,7 @@ describe('re-authorization when a linked MCP server refuses a call', () => {
     const authorizeUrl = new URL(started.json().data.redirectUrl);
     const answer = await fetch(authorizeUrl, { redirect: 'manual' });
     const back = new URL(String(answer.headers.get('location')));
-    const res = await t.inject({ method: 'GET', url: back.pathname + back.search });
+    const res = await t.inject({ method: 'GET', url: back.pathname + back.search, headers: linkCookieOf(started) });
     assert.equal(new URL(String(res.headers.location)).searchParams.get('status'), 'success');
     return authorizeUrl.searchParams;
   }

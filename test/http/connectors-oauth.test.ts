@@ -11,6 +11,7 @@ import { startFakeProvider, providerEnv, type FakeProvider } from '../helpers/oa
 import { ManualClock } from '../../src/lib/clock.js';
 import { openCredentials } from '../../src/connectors/credentials.js';
 import { refreshHorizonMs } from '../../src/connectors/jobs.js';
+import { linkCookieOf } from '../helpers/connector-links.js';
 
 const C = '/api/v1/connectors';
 type App = ReturnType<typeof withJson>;
@@ -40,13 +41,21 @@ describe('OAuth linking and the refresh job', () => {
     ).json().data;
     return { ...team, h: team.owner.headers, inst };
   }
+  // Each link is finished by the browser that started it: its cookie, by state.
+  const browsers = new Map<string, { cookie: string }>();
   async function initiate(h: Record<string, string>, id: string) {
     const res = await t.inject({ method: 'POST', url: `${C}/instances/${id}/oauth/initiate`, headers: h });
     assert.equal(res.statusCode, 200, res.body);
-    return res.json().data as { redirectUrl: string; state: string };
+    const data = res.json().data as { redirectUrl: string; state: string };
+    browsers.set(data.state, linkCookieOf(res));
+    return data;
   }
   const callback = (query: Record<string, string>, key = 'github') =>
-    t.inject({ method: 'GET', url: `${C}/oauth/${key}/callback?${new URLSearchParams(query)}` });
+    t.inject({
+      method: 'GET',
+      url: `${C}/oauth/${key}/callback?${new URLSearchParams(query)}`,
+      headers: browsers.get(query.state) ?? {},
+    });
   const location = (res: { headers: Record<string, unknown> }) => new URL(String(res.headers.location));
 
   it('links: PKCE S256, code exchanged, tokens sealed, pending_auth -> active, 302 to the web settings page', async () => {

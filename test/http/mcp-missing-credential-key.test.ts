@@ -6,6 +6,7 @@ import { sealUnderLostKey } from '../helpers/factories.js';
 import { startLegacyMcpServer, type McpFake } from '../helpers/mcp-servers.js';
 import { startProtectedMcp, type ProtectedMcp } from '../helpers/mcp-protected.js';
 import { addInstance, endpointOf, legacyClient, mcpUser, modernClient, type McpUser } from '../helpers/mcp-gateway.js';
+import { linkCookieOf } from '../helpers/connector-links.js';
 
 const C = '/api/v1/connectors';
 
@@ -129,7 +130,7 @@ describe('MCP tools/call on a node without the credential key', () => {
         redirect: 'manual',
       });
       const back = new URL(String(answer.headers.get('location')));
-      const res = await t.inject({ method: 'GET', url: back.pathname + back.search });
+      const res = await t.inject({ method: 'GET', url: back.pathname + back.search, headers: linkCookieOf(started) });
       assert.equal(new URL(String(res.headers.location)).searchParams.get('status'), 'success');
     };
     await link();

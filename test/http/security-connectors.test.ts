@@ -262,7 +262,7 @@ describe('connector security', () => {
         true,
       );
       assert.ok(sentTo(prod, c.secret) > 0, 'prod gets the credential');
-      // Same origin, another path: the credential stays.
+      // Same origin and path, another query: the credential stays.
       const samePlace = await t.inject({
         method: 'PATCH',
         url: `${C}/instances/${inst.id}`,
@@ -304,6 +304,8 @@ describe('connector security', () => {
         reason: 'origin_changed',
         fromOrigin: new URL(prod.url).origin,
         toOrigin: new URL(evil.url).origin,
+        fromTarget: `${new URL(prod.url).origin}${new URL(prod.url).pathname}`,
+        toTarget: `${new URL(evil.url).origin}${new URL(evil.url).pathname}`,
       });
       // Test, sync and invoke all reach the member's server without the owner's secret.
       assert.equal(
@@ -324,6 +326,52 @@ describe('connector security', () => {
       assert.equal(sentTo(evil, c.secret), 0, "the member's server never sees the owner's credential");
     });
   }
+
+  it('N-L3: another path on the same origin (one host, a server per path) drops the credential too', async () => {
+    const { owner, account, members } = await makeTeam(t.app, ['member']);
+    const mallory = members.member.headers;
+    const secret = 'OWNER-TOKEN-SAMEORIGIN';
+    const inst = (
+      await t.inject({
+        method: 'POST',
+        url: `${C}/instances`,
+        headers: owner.headers,
+        payload: { connectorKey: 'mcp-generic', displayName: 'Shared host', config: { url: prod.url } },
+      })
+    ).json().data;
+    await t.inject({
+      method: 'POST',
+      url: `${C}/instances/${inst.id}/credentials`,
+      headers: owner.headers,
+      payload: { credType: 'bearer_token', credentials: { token: secret } },
+    });
+    const elsewhere = `${new URL(prod.url).origin}/u/mallory/mcp`;
+    const moved = await t.inject({
+      method: 'PATCH',
+      url: `${C}/instances/${inst.id}`,
+      headers: mallory,
+      payload: { config: { url: elsewhere } },
+    });
+    assert.equal(moved.statusCode, 200);
+    assert.equal(moved.json().data.status, 'pending_auth');
+    const status = (
+      await t.inject({ method: 'GET', url: `${C}/instances/${inst.id}/credentials/status`, headers: owner.headers })
+    ).json().data;
+    assert.equal(status.configured, false);
+    const entry = await lastAudit(t.app, account.id, 'connector.credentials_deleted');
+    assert.deepEqual(entry.metadata, {
+      credType: 'bearer_token',
+      reason: 'path_changed',
+      fromOrigin: new URL(prod.url).origin,
+      toOrigin: new URL(prod.url).origin,
+      fromTarget: `${new URL(prod.url).origin}${new URL(prod.url).pathname}`,
+      toTarget: elsewhere,
+    });
+    const seen = prod.requests.length;
+    await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/test`, headers: mallory });
+    assert.ok(prod.requests.length > seen, 'the test reached the host');
+    assert.equal(sentTo(prod, secret), 0, 'without the owner’s token');
+  });
 
   it('refuses to send a bound credential to another origin, even if the url changed behind the API', async () => {
     const { owner } = await makeTeam(t.app);
@@ -347,7 +395,8 @@ describe('connector security', () => {
       .selectAll()
       .where('instance_id', '=', inst.id)
       .executeTakeFirstOrThrow();
-    assert.equal(row.origin, new URL(prod.url).origin);
+    // Bound to the server: its origin and path (N-L3).
+    assert.equal(row.origin, `${new URL(prod.url).origin}${new URL(prod.url).pathname}`);
     const before = evil.requests.length;
     // The url rewritten in the database: the call is refused before any request leaves.
     await t.app.kernel.db
@@ -357,7 +406,7 @@ describe('connector security', () => {
       .execute();
     const refused = (await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/test`, headers: h })).json().data;
     assert.equal(refused.healthy, false);
-    assert.match(refused.message, /bound to http:\/\/127\.0\.0\.1:\d+, not to/);
+    assert.match(refused.message, /bound to http:\/\/127\.0\.0\.1:\d+\/\S*, not to/);
     const sync = await t.inject({ method: 'POST', url: `${C}/instances/${inst.id}/sync-tools`, headers: h });
     assert.equal(sync.statusCode, 409);
     assert.equal(sync.json().error.code, 'CONFLICT');

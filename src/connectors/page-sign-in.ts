@@ -8,29 +8,30 @@ import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } f
 import { FORGOT_PASSWORD_PAGE } from '../identity/pages.js';
 import { cookie, formField, page, pagesContext, redirect } from '../oauth/pages/respond.js';
 import { messagePage } from '../oauth/pages/views.js';
-import { approvalPagePath } from './approvals-mcp.js';
 
 type Extra = { status?: number; error?: string; email?: string };
 
 /**
- * Signing in on the approval page, for an approver whose browser has no session yet: the same
- * browser session, password check, login budget and pre-session CSRF as the OAuth sign-in.
+ * Signing in on a connectors page (an approval, finishing an account link) for a browser with
+ * no session yet: the same browser session, password check, login budget and pre-session CSRF
+ * as the OAuth sign-in. `path` is the page's own, which the form posts to and which is shown
+ * again once signed in; `heading` says why the page asks.
  */
-export function createApprovalSignIn(app: PluginDeps) {
+export function createPageSignIn(app: PluginDeps, heading: string) {
   const pages = pagesContext(app);
   const { identity, oauth } = app.services;
 
-  function show(request: Request, h: ResponseToolkit, id: string, extra: Extra = {}) {
+  function show(request: Request, h: ResponseToolkit, path: string, extra: Extra = {}) {
     const pre = pages.preSession(request);
     const res = page(
       h,
       {
         title: 'Sign in',
-        body: `<h1>Sign in to decide this approval</h1>
+        body: `<h1>${escape(heading)}</h1>
 ${extra.error ? `<p class="error" role="alert">${escape(extra.error)}</p>` : ''}
-<form method="post" action="${escape(approvalPagePath(id))}">
+<form method="post" action="${escape(path)}">
 <input type="hidden" name="action" value="signin">
-<input type="hidden" name="csrf" value="${escape(oauth.authorize.csrfFor(pre.value, 'approval-signin'))}">
+<input type="hidden" name="csrf" value="${escape(oauth.authorize.csrfFor(pre.value, 'connectors-page-signin'))}">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" value="${escape(extra.email ?? '')}" required>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
 <p class="field-link"><a href="${FORGOT_PASSWORD_PAGE}">Forgot your password?</a></p>
@@ -43,8 +44,8 @@ ${extra.error ? `<p class="error" role="alert">${escape(extra.error)}</p>` : ''}
     return res;
   }
 
-  async function submit(request: Request, h: ResponseToolkit, id: string, body: Record<string, unknown>) {
-    if (!oauth.authorize.csrfMatches(cookie(request, PRE_SESSION_COOKIE), 'approval-signin', body.csrf))
+  async function submit(request: Request, h: ResponseToolkit, path: string, body: Record<string, unknown>) {
+    if (!oauth.authorize.csrfMatches(cookie(request, PRE_SESSION_COOKIE), 'connectors-page-signin', body.csrf))
       return page(
         h,
         messagePage(
@@ -59,24 +60,24 @@ ${extra.error ? `<p class="error" role="alert">${escape(extra.error)}</p>` : ''}
     const spent = await app.kernel.limiter.charge(rateLimitBucket('auth.login', request), SIGN_IN_LIMITS.login);
     if (!spent.allowed) {
       (request.app as { rateLimit?: RateDecision }).rateLimit = spent;
-      return show(request, h, id, {
+      return show(request, h, path, {
         status: 429,
         email,
         error: 'Too many attempts. Wait a few minutes, then try again.',
       }).header('Retry-After', rateLimitHeaders(spent, app.kernel.clock.now().getTime())['Retry-After'] as string);
     }
     if (!email || !password)
-      return show(request, h, id, { status: 400, email, error: 'Enter your email and password.' });
+      return show(request, h, path, { status: 400, email, error: 'Enter your email and password.' });
     let userId: string;
     try {
       userId = (await identity.authenticate(email, password)).id;
     } catch (err) {
       if (err instanceof DomainError && err.status === 401)
-        return show(request, h, id, { status: 401, email, error: 'Wrong email or password.' });
+        return show(request, h, path, { status: 401, email, error: 'Wrong email or password.' });
       throw err;
     }
     const sessionValue = await oauth.browserSessions.start(userId);
-    return redirect(h, approvalPagePath(id), 303).header(
+    return redirect(h, path, 303).header(
       'Set-Cookie',
       `${BROWSER_SESSION_COOKIE}=${sessionValue}; ${pages.attrs(BROWSER_SESSION_TTL_SEC)}`,
     );
