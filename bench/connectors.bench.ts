@@ -68,13 +68,17 @@ for (const [era, start] of [
   ['2025-11-25', startLegacyMcpServer],
   ['2026-07-28', startModernMcpServer],
 ] as const) {
-  const fake = await start({ tools, pageSize: 100 });
+  const fake = await start({ tools: structuredClone(tools), pageSize: 100 });
   const inst = await app.services.connectors.create(actor, {
     connectorKey: 'mcp-generic',
     displayName: `bench ${era}`,
     config: { url: fake.url },
   });
-  for (const label of ['first sync (1,000 inserts)', 'second sync (1,000 upserts)']) {
+  // The definitions pinned by the first sync (docs/connectors.md, Tool definitions): the second
+  // finds them unchanged, the third finds every one changed and holds it for review.
+  for (const label of ['first sync (1,000 new)', 'second sync (1,000 unchanged)', 'third sync (1,000 changed, held)']) {
+    if (label.startsWith('third'))
+      fake.options.tools = fake.options.tools.map((t) => ({ ...t, description: `${t.description}, changed` }));
     statements = 0;
     const t0 = performance.now();
     const out = await app.services.connectors.tools.sync(actor, inst.id);
