@@ -8,6 +8,7 @@ import { launchBrowser } from '../helpers/browser.js';
 import { makeUser } from '../helpers/factories.js';
 import { withJson } from '../helpers/json-inject.js';
 import { gatedTool } from '../helpers/mcp-approvals.js';
+import { startProtectedMcp } from '../helpers/mcp-protected.js';
 import { authorizeQuery, makeClient, pkcePair } from '../helpers/oauth.js';
 import { pageChecker, SCREENSHOT_DIR, watchCsp } from '../helpers/page-checks.js';
 
@@ -16,6 +17,8 @@ import { pageChecker, SCREENSHOT_DIR, watchCsp } from '../helpers/page-checks.js
  * checked by axe-core (no serious or critical finding) and kept as a screenshot in
  * test-results/pages/ (docs/kernel.md, Pages).
  */
+const C = '/api/v1/connectors';
+
 describe('the pages in a real browser: accessible, styled under the strict CSP, screenshots kept', () => {
   let t: ReturnType<typeof withJson>;
   let setup: Awaited<ReturnType<typeof gatedTool>>;
@@ -282,6 +285,62 @@ describe('the pages in a real browser: accessible, styled under the strict CSP, 
       await check(page, 'error-approval-not-found', csp);
     } finally {
       await context.close();
+    }
+  });
+
+  it('finishing a connector link another browser came back with: signing in, confirming, and a refusal', async () => {
+    const server = await startProtectedMcp([{ name: 'whoami', inputSchema: { type: 'object' } }]);
+    const context = await browser.newContext({ viewport: { width: 1024, height: 800 } });
+    try {
+      const owner = setup.team.owner;
+      const inst = await t.inject({
+        method: 'POST',
+        url: `${C}/instances`,
+        headers: owner.headers,
+        payload: {
+          connectorKey: 'mcp-generic',
+          displayName: 'Mail',
+          config: { url: server.url },
+          credentialMode: 'per_user',
+        },
+      });
+      // Started by the API (a client on another site): this browser has no link cookie.
+      const started = await t.inject({
+        method: 'POST',
+        url: `${C}/instances/${inst.json().data.id}/oauth/initiate`,
+        headers: owner.headers,
+      });
+      const back = new URL(
+        String((await fetch(started.json().data.redirectUrl, { redirect: 'manual' })).headers.get('location')),
+      );
+      const { page, csp } = await open(context);
+      assert.equal((await page.goto(`${base}${back.pathname}${back.search}`))?.status(), 401);
+      assert.match(page.url(), /\/connectors\/link\/[0-9a-f]{64}$/);
+      await check(page, 'link-sign-in', csp);
+      await page.fill('#email', owner.user.email);
+      await page.fill('#password', owner.user.password);
+      await Promise.all([
+        page.waitForResponse((r) => r.request().method() === 'GET' && r.status() === 200),
+        page.click('button[type=submit]'),
+      ]);
+      await page.waitForSelector('button[name=decision][value=confirm]');
+      assert.equal(await page.title(), 'Finish connecting · Gantry');
+      await check(page, 'link-confirm', csp);
+      // Connect: the answer sends the browser to the settings page of GANTRY_WEB_URL.
+      const linkUrl = page.url();
+      const [posted] = await Promise.all([
+        page.waitForResponse((r) => r.request().method() === 'POST'),
+        page.click('button[value=confirm]'),
+      ]);
+      assert.equal(posted.status(), 303);
+      assert.equal(new URL(String(posted.headers().location)).searchParams.get('status'), 'success');
+      // Once finished there is nothing left here (a new tab: this one went on to GANTRY_WEB_URL).
+      const { page: later, csp: laterCsp } = await open(context);
+      assert.equal((await later.goto(linkUrl))?.status(), 404);
+      await check(later, 'link-nothing-to-finish', laterCsp);
+    } finally {
+      await context.close();
+      await server.close();
     }
   });
 
