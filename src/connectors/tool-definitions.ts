@@ -54,11 +54,12 @@ function definitionValues(d: DefinitionColumns) {
   };
 }
 
+/** Equal texts first (a server lists the same JSON the same way), else JSON with keys sorted. */
 const sameDefinition = (a: DefinitionColumns, b: DefinitionColumns) =>
-  DEFINITION_COLUMNS.every((c) =>
-    JSON_COLUMNS.has(c)
-      ? canonical(JSON.parse(a[c] ?? 'null')) === canonical(JSON.parse(b[c] ?? 'null'))
-      : a[c] === b[c],
+  DEFINITION_COLUMNS.every(
+    (c) =>
+      a[c] === b[c] ||
+      (JSON_COLUMNS.has(c) && canonical(JSON.parse(a[c] ?? 'null')) === canonical(JSON.parse(b[c] ?? 'null'))),
   );
 
 const pick = (row: DefinitionColumns): DefinitionColumns =>

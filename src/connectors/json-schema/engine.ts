@@ -31,11 +31,22 @@ const WORKER_HEAP_MB = 256;
 /** Set by build.mjs in the bundle: the worker's file beside it. */
 declare const GANTRY_JSON_SCHEMA_WORKER: string | undefined;
 
-/** The worker's script: beside the bundle, or beside this module (compiled, or TypeScript under tsx). */
-function workerScript(): URL {
-  if (typeof GANTRY_JSON_SCHEMA_WORKER === 'string') return new URL(GANTRY_JSON_SCHEMA_WORKER, import.meta.url);
+/**
+ * The worker's script: beside the bundle, or beside this module compiled. Run from the
+ * TypeScript sources (under tsx: benchmarks, scripts), the worker first registers tsx's loader
+ * itself, since Node 20 does not apply an `--import` hook to a worker's entry.
+ */
+function startWorker(options: ConstructorParameters<typeof Worker>[1]): Worker {
+  if (typeof GANTRY_JSON_SCHEMA_WORKER === 'string')
+    return new Worker(new URL(GANTRY_JSON_SCHEMA_WORKER, import.meta.url), options);
   const compiled = new URL('./worker.js', import.meta.url);
-  return existsSync(compiled) ? compiled : new URL('./worker.ts', import.meta.url);
+  if (existsSync(compiled)) return new Worker(compiled, options);
+  const source = new URL('./worker.ts', import.meta.url).href;
+  const tsx = import.meta.resolve('tsx/esm/api');
+  return new Worker(
+    `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(source)}); });`,
+    { ...options, eval: true },
+  );
 }
 
 interface Pending {
@@ -61,7 +72,7 @@ export function createJsonSchemaEngine(options: JsonSchemaEngineOptions) {
   let idleTimer: NodeJS.Timeout | null = null;
 
   function start(): Worker {
-    const w = new Worker(workerScript(), {
+    const w = startWorker({
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
       stdout: false,
       stderr: false,
