@@ -26,6 +26,9 @@ await build({
   define: {
     'import.meta.url': 'importMetaUrl',
     GANTRY_JSON_SCHEMA_WORKER: JSON.stringify('./json-schema-worker.cjs'),
+    // Only the TypeScript sources under tsx resolve with it (the schema worker's loader); the
+    // bundle never reaches that code, and CJS output has no import.meta.resolve.
+    'import.meta.resolve': 'undefined',
   },
   banner: { js: "const importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',

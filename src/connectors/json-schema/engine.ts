@@ -1,6 +1,4 @@
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { badRequest, DomainError } from '../../http/errors.js';
 import type { Logger } from '../../lib/logger.js';
@@ -44,7 +42,7 @@ function startWorker(options: ConstructorParameters<typeof Worker>[1]): Worker {
   const compiled = new URL('./worker.js', import.meta.url);
   if (existsSync(compiled)) return new Worker(compiled, options);
   const source = new URL('./worker.ts', import.meta.url).href;
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api')).href;
+  const tsx = import.meta.resolve('tsx/esm/api');
   return new Worker(
     `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(source)}); });`,
     { ...options, eval: true },
