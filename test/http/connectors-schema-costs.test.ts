@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp } from '../helpers/app.js';
 import { withJson } from '../helpers/json-inject.js';
-import { makeTeam } from '../helpers/factories.js';
+import { customInstance } from '../helpers/custom-tools.js';
 
 type App = ReturnType<typeof withJson>;
 type Detail = { field: string; message: string; type: string };
@@ -39,39 +39,14 @@ describe('N-H1: schemas whose patterns compile to huge programs are refused befo
     await t.close();
   });
 
-  let seq = 0;
-  async function customInstance() {
-    const { owner } = await makeTeam(t.app);
-    const h = owner.headers;
-    const key = `costs-${++seq}-${Date.now()}`;
-    assert.equal(
-      (await t.inject({ method: 'POST', url: `${C}/definitions`, headers: h, payload: { key, name: 'S' } })).statusCode,
-      201,
-    );
-    const inst = await t.inject({
-      method: 'POST',
-      url: `${C}/instances`,
-      headers: h,
-      payload: { connectorKey: key, displayName: 's' },
-    });
-    assert.equal(inst.statusCode, 201);
-    return { h, key, id: inst.json().data.id as string };
-  }
-  const addTool = (h: Record<string, string>, id: string, inputSchema: unknown, toolKey = `t${++seq}`) =>
-    t.inject({
-      method: 'POST',
-      url: `${C}/instances/${id}/tools`,
-      headers: h,
-      payload: { toolKey, displayName: 'T', inputSchema, outputSchema: { type: 'object' } },
-    });
   const toolCount = async (instanceId: string) =>
     (await t.app.kernel.db.selectFrom('connector_tools').select('id').where('instance_id', '=', instanceId).execute())
       .length;
 
   it("refuses the review's 1.5 KB schema of 32 counted repetitions (it froze the server 12.5 s), naming the pattern that passes the schema's bound", async () => {
-    const { h, id } = await customInstance();
+    const { id, addTool } = await customInstance(t);
     const patterns = Array.from({ length: 32 }, (_, i) => `[^${ch(2 * i)}]{1000}[^${ch(2 * i + 1)}]{1000}`);
-    const res = await addTool(h, id, stringWith(patterns));
+    const res = await addTool(stringWith(patterns));
     assert.equal(res.statusCode, 400);
     assert.equal(res.json().error.code, 'VALIDATION_FAILED');
     const details = res.json().error.details as Detail[];
@@ -83,10 +58,10 @@ describe('N-H1: schemas whose patterns compile to huge programs are refused befo
   });
 
   it("refuses the review's out-of-memory schema (each pattern about 100,000 instructions) per pattern, with its path", async () => {
-    const { h, id } = await customInstance();
+    const { id, addTool } = await customInstance(t);
     const classes = (i: number) =>
       Array.from({ length: 100 }, (_, k) => `[^${String.fromCharCode(97 + ((i + k) % 26))}]`).join('');
-    const res = await addTool(h, id, stringWith(Array.from({ length: 3 }, (_, i) => `(?:${classes(i)}){1000}`)));
+    const res = await addTool(stringWith(Array.from({ length: 3 }, (_, i) => `(?:${classes(i)}){1000}`)));
     assert.equal(res.statusCode, 400);
     assert.deepEqual(
       (res.json().error.details as Detail[]).map((d) => [d.field, d.type]),
@@ -94,23 +69,23 @@ describe('N-H1: schemas whose patterns compile to huge programs are refused befo
     );
     assert.match(res.json().error.details[0].message, /compiles to about 100000 RE2 instructions, more than 2500/);
     // RE2's own bound on one repetition, and a pattern nested past reason.
-    const repeat = await addTool(h, id, stringWith(['a{1001}']));
+    const repeat = await addTool(stringWith(['a{1001}']));
     assert.deepEqual(repeat.json().error.details[0], {
       field: 'inputSchema.properties.x.allOf.0.pattern',
       message: 'repeats more than 1000 times',
       type: 'jsonschema.pattern',
     });
-    const many = await addTool(h, id, stringWith(Array.from({ length: 65 }, (_, i) => `^${i}$`)));
+    const many = await addTool(stringWith(Array.from({ length: 65 }, (_, i) => `^${i}$`)));
     assert.equal(many.json().error.details[0].field, 'inputSchema.properties.x.allOf.64.pattern');
     assert.match(many.json().error.details[0].message, /more than the 64 a schema may have/);
     assert.equal(await toolCount(id), 0);
   });
 
   it('/healthz answers within 100 ms while five of the costliest accepted schemas compile and one runs', async () => {
-    const { h, id } = await customInstance();
-    const first = await addTool(h, id, worstAccepted(0), 'worst-0');
+    const { h, id, addTool } = await customInstance(t);
+    const first = await addTool(worstAccepted(0), 'worst-0');
     assert.equal(first.statusCode, 201, first.payload);
-    const saves = Array.from({ length: 5 }, (_, i) => addTool(h, id, worstAccepted(i + 1), `worst-${i + 1}`));
+    const saves = Array.from({ length: 5 }, (_, i) => addTool(worstAccepted(i + 1), `worst-${i + 1}`));
     const invoke = t.inject({
       method: 'POST',
       url: `${C}/instances/${id}/tools/${first.json().data.id}/invoke`,
@@ -146,9 +121,9 @@ describe('N-H1: schemas whose patterns compile to huge programs are refused befo
   });
 
   it('an input that needs more pattern work than one check may do is a 400 on its field, before any call', async () => {
-    const { h, id } = await customInstance();
+    const { h, id, addTool } = await customInstance(t);
     // Not one-pass and without a literal to look for: every character costs the whole program.
-    const tool = await addTool(h, id, {
+    const tool = await addTool({
       type: 'object',
       properties: { x: { type: 'string', pattern: '[ab]*a[ab]{400}[^ab]' } },
     });
@@ -173,12 +148,12 @@ describe('N-H1: schemas whose patterns compile to huge programs are refused befo
   });
 
   it('weighs cached validators by their compiled patterns: the worker evicts them before its heap grows past the bound', async () => {
-    const { h, id } = await customInstance();
+    const { addTool } = await customInstance(t);
     const engine = t.app.services.connectors.definitions.schemas;
     // 8 patterns of 1,240 instructions each: little JSON, most of the weight in RE2 programs.
     const heavy = (seed: number) =>
       stringWith(Array.from({ length: 8 }, (_, i) => `[^${ch(2 * i)}]{1000}[^${ch(2 * i + 1)}]{238}${seed}`));
-    for (let i = 0; i < 50; i++) assert.equal((await addTool(h, id, heavy(i), `heavy-${i}`)).statusCode, 201);
+    for (let i = 0; i < 50; i++) assert.equal((await addTool(heavy(i), `heavy-${i}`)).statusCode, 201);
     const stats = await engine.stats();
     assert.ok(stats.cachedBytes <= stats.maxBytes, `${stats.cachedBytes} > ${stats.maxBytes}`);
     assert.ok(stats.cached < 50, `all 50 kept (${stats.cachedBytes} bytes): patterns were not weighed`);

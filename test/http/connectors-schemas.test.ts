@@ -6,6 +6,7 @@ import { createTestApp } from '../helpers/app.js';
 import { withJson } from '../helpers/json-inject.js';
 import { makeTeam } from '../helpers/factories.js';
 import { startLegacyMcpServer, type McpFake } from '../helpers/mcp-servers.js';
+import { customInstance } from '../helpers/custom-tools.js';
 
 type App = ReturnType<typeof withJson>;
 type Detail = { field: string; message: string; type: string };
@@ -30,32 +31,6 @@ describe('connector JSON Schemas: linear-time patterns, bounded size and memory'
     await mcp.close();
     await t.close();
   });
-
-  let seq = 0;
-  async function customInstance() {
-    const { owner } = await makeTeam(t.app);
-    const h = owner.headers;
-    const key = `schema-${++seq}-${Date.now()}`;
-    assert.equal(
-      (await t.inject({ method: 'POST', url: `${C}/definitions`, headers: h, payload: { key, name: 'S' } })).statusCode,
-      201,
-    );
-    const inst = await t.inject({
-      method: 'POST',
-      url: `${C}/instances`,
-      headers: h,
-      payload: { connectorKey: key, displayName: 's' },
-    });
-    assert.equal(inst.statusCode, 201);
-    return { h, key, id: inst.json().data.id as string };
-  }
-  const addTool = (h: Record<string, string>, id: string, inputSchema: unknown, toolKey = `t${++seq}`) =>
-    t.inject({
-      method: 'POST',
-      url: `${C}/instances/${id}/tools`,
-      headers: h,
-      payload: { toolKey, displayName: 'T', inputSchema, outputSchema: { type: 'object' } },
-    });
 
   it('answers at once when ^(a+)+$ meets 40 a\'s and a "!", in a tool inputSchema and in a configSchema; the process stays responsive', async () => {
     // Backtracking would block the process for hours on this input: the probe runs in a child
@@ -89,10 +64,8 @@ describe('connector JSON Schemas: linear-time patterns, bounded size and memory'
   });
 
   it('refuses at save time, naming the path, patterns RE2 cannot run (lookarounds, backreferences); nothing is stored', async () => {
-    const { h, id } = await customInstance();
+    const { h, id, addTool } = await customInstance(t);
     const res = await addTool(
-      h,
-      id,
       { type: 'object', properties: { code: { type: 'string', pattern: '^(?=\\d)\\w+$' } } },
       'lookahead',
     );
@@ -129,7 +102,7 @@ describe('connector JSON Schemas: linear-time patterns, bounded size and memory'
     );
 
     // RE2 syntax that is also ECMA-262 keeps working: classes, \d, \p{L}, \u escapes, bounded repeats.
-    const ok = await addTool(h, id, {
+    const ok = await addTool({
       type: 'object',
       properties: { a: { type: 'string', pattern: '^\\p{L}[\\w\\u00e9-]{1,8}\\d{2}$' } },
     });
@@ -195,14 +168,14 @@ describe('connector JSON Schemas: linear-time patterns, bounded size and memory'
   });
 
   it('caps schemas (64 KiB, 500 objects, 32 levels) and validated input (256 KiB) with 400s naming the field', async () => {
-    const { h, id } = await customInstance();
-    const bytes = await addTool(h, id, { type: 'object', description: 'x'.repeat(70 * 1024) });
+    const { h, id, addTool } = await customInstance(t);
+    const bytes = await addTool({ type: 'object', description: 'x'.repeat(70 * 1024) });
     assert.equal(bytes.statusCode, 400);
     assert.deepEqual(
       bytes.json().error.details.map((d: Detail) => [d.field, d.type]),
       [['inputSchema', 'jsonschema.size']],
     );
-    const many = await addTool(h, id, {
+    const many = await addTool({
       type: 'object',
       properties: Object.fromEntries(Array.from({ length: 600 }, (_, i) => [`p${i}`, { type: 'string' }])),
     });
@@ -214,13 +187,12 @@ describe('connector JSON Schemas: linear-time patterns, bounded size and memory'
     let deep: Record<string, unknown> = { type: 'string' };
     // 41 levels: past the schema bound (32), within the kernel's bound on any JSON body (64).
     for (let i = 0; i < 20; i++) deep = { type: 'object', properties: { a: deep } };
-    const nested = await addTool(h, id, deep);
+    const nested = await addTool(deep);
     assert.equal(nested.statusCode, 400);
     assert.equal(nested.json().error.details[0].type, 'jsonschema.depth');
 
-    const tool = (
-      await addTool(h, id, { type: 'object', properties: { list: { type: 'array', uniqueItems: true } } })
-    ).json().data;
+    const tool = (await addTool({ type: 'object', properties: { list: { type: 'array', uniqueItems: true } } })).json()
+      .data;
     const invoke = (input: unknown) =>
       t.inject({ method: 'POST', url: `${C}/instances/${id}/tools/${tool.id}/invoke`, headers: h, payload: { input } });
     const big = await invoke({ list: ['x'.repeat(300 * 1024)] });
@@ -244,14 +216,12 @@ describe('connector JSON Schemas: linear-time patterns, bounded size and memory'
   });
 
   it('keeps compiled schemas in a cache bounded by size, and ajv itself retains none of them', async () => {
-    const { h, id } = await customInstance();
+    const { addTool } = await customInstance(t);
     const engine = t.app.services.connectors.definitions.schemas;
     const before = await engine.stats();
     // 45 distinct 60 KB schemas: their estimated weight is past the cache's bound.
     for (let i = 0; i < 45; i++) {
       const res = await addTool(
-        h,
-        id,
         {
           type: 'object',
           description: `${i}`.padEnd(60 * 1024, '.'),
