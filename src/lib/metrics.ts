@@ -17,11 +17,13 @@ export class Metrics {
   /**
    * `processMetrics` only when something scrapes (GANTRY_METRICS_PORT): prom-client's process
    * collectors keep an event-loop delay monitor and a GC observer running, work nobody reads
-   * otherwise (docs/operations.md, Metrics).
+   * otherwise. They keep prom-client's standard names (`process_*`, `nodejs_*`), unprefixed,
+   * which the common Node.js dashboards query; Gantry's own metrics are `gantry_*`
+   * (docs/operations.md, Metrics).
    */
   constructor(database: DatabaseSize, options: { processMetrics: boolean }) {
     this.served = options.processMetrics;
-    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'gantry_' });
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
     if (typeof database !== 'string') {
       // PostgreSQL: the database's size as the server counts it (docs/operations.md, Metrics).
       this.gauge('gantry_db_size_bytes', 'Size of the PostgreSQL database', [], async function () {

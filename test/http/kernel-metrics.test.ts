@@ -62,7 +62,7 @@ describe('metrics (docs/operations.md, Metrics)', () => {
 
   it('has process metrics and the database size (file sizes on SQLite)', async () => {
     const samples = await scrape(t);
-    assert.ok((samples.get('gantry_process_resident_memory_bytes') ?? 0) > 0);
+    assert.ok((samples.get('process_resident_memory_bytes') ?? 0) > 0);
     if (TEST_ENGINE === 'postgres') {
       assert.ok((samples.get('gantry_db_size_bytes') ?? 0) > 0);
       assert.ok(!samples.has('gantry_db_file_bytes'), 'no SQLite file to measure');
@@ -131,5 +131,43 @@ describe('metrics listener (GANTRY_METRICS_PORT)', () => {
     assert.equal(samples.get('gantry_http_requests_total{route="kernel.healthz",method="GET",status="200"}'), 1);
     assert.equal((await fetch(`${base}/`)).status, 404);
     assert.equal((await fetch(`${publicUri}/metrics`)).status, 404);
+  });
+
+  it('serves the process and Node.js metrics under their standard names, Gantry’s own as gantry_*', async () => {
+    assert.equal((await fetch(`${running.servers[0].info.uri}/healthz`)).status, 200);
+    const response = await fetch(`http://127.0.0.1:${running.metrics?.address.port}/metrics`);
+    assert.equal(response.status, 200);
+    const samples = parseExposition(await response.text());
+    const names = new Set([...samples.keys()].map((key) => key.replace(/\{.*$/, '')));
+    // The names the common Node.js dashboards query: prom-client's defaults, unprefixed.
+    const standard = [
+      'process_cpu_user_seconds_total',
+      'process_cpu_system_seconds_total',
+      'process_resident_memory_bytes',
+      'process_start_time_seconds',
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_eventloop_lag_p99_seconds',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_heap_size_total_bytes',
+      'nodejs_version_info',
+    ];
+    assert.deepEqual(
+      standard.filter((name) => !names.has(name)),
+      [],
+      'standard process and Node.js metrics not served',
+    );
+    assert.ok((samples.get('process_resident_memory_bytes') ?? 0) > 0);
+    assert.ok((samples.get('nodejs_heap_size_used_bytes') ?? 0) > 0);
+    // Every other metric is Gantry's own, prefixed; the runtime's are not.
+    assert.deepEqual(
+      [...names].filter((name) => !/^(process|nodejs)_/.test(name) && !name.startsWith('gantry_')),
+      [],
+    );
+    assert.deepEqual(
+      [...names].filter((name) => /^gantry_(process|nodejs)_/.test(name)),
+      [],
+    );
+    assert.ok(names.has('gantry_http_requests_total'));
+    assert.ok(names.has(TEST_ENGINE === 'postgres' ? 'gantry_db_size_bytes' : 'gantry_db_file_bytes'));
   });
 });

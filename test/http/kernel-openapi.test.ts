@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { compileErrors, validate } from '@readme/openapi-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +18,17 @@ import { bearer, signedInUser } from '../helpers/factories.js';
 type Json = Record<string, any>;
 const openApiPath = (path: string) => path.replace(/\{(\w+)[*?]\d*\}/g, '{$1}');
 const methodsOf = (method: string) => (method === '*' ? ['get', 'post', 'delete'] : [method]);
+
+/**
+ * @readme/openapi-parser's validate(): the OpenAPI 3.1 schema and the rules the schema cannot say
+ * (each templated path parameter declared and required, unique operationIds...), all errors by
+ * default; it dereferences every $ref on the way. Fails with the validator's own messages.
+ */
+async function assertValidForReadme(document: Json): Promise<void> {
+  const result = await validate(structuredClone(document) as Parameters<typeof validate>[0]);
+  assert.equal(result.valid, true, result.valid ? '' : compileErrors(result));
+  assert.deepEqual(result.warnings, [], compileErrors(result));
+}
 
 describe('OpenAPI document (docs/openapi.md)', () => {
   let t: TestApp;
@@ -46,6 +58,37 @@ describe('OpenAPI document (docs/openapi.md)', () => {
     const result = await new Validator().validate(structuredClone(doc));
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
     assert.equal(doc.openapi, '3.1.0');
+  });
+
+  it('passes a second validator, @readme/openapi-parser, with every rule an error and no warning', async () => {
+    await assertValidForReadme(doc);
+  });
+
+  it('declares every parameter of every templated path, in the path and required, pages included', () => {
+    const undeclared: string[] = [];
+    for (const route of t.server.table()) {
+      const names = [...route.path.matchAll(/\{(\w+)[*?]?\d*\}/g)].map((m) => m[1]);
+      for (const method of methodsOf(route.method)) {
+        const operation = doc.paths[openApiPath(route.path)]?.[method] as Json | undefined;
+        const declared = ((operation?.parameters ?? []) as Json[]).filter((p) => p.in === 'path' && p.required);
+        for (const name of names)
+          if (!declared.some((p) => p.name === name)) undeclared.push(`${method.toUpperCase()} ${route.path}: ${name}`);
+      }
+    }
+    assert.deepEqual(undeclared, [], `Path parameters missing from the document:\n${undeclared.join('\n')}`);
+    // A page that reads its parameter itself (no validate.params): any string, from the template.
+    for (const [path, name] of [
+      ['/approvals/{approvalId}', 'approvalId'],
+      ['/connectors/link/{hold}', 'hold'],
+    ])
+      for (const method of ['get', 'post'])
+        assert.deepEqual(doc.paths[path][method].parameters, [
+          { name, in: 'path', required: true, schema: { type: 'string' } },
+        ]);
+    // A validated one keeps its joi schema.
+    assert.deepEqual(doc.paths['/api/v1/status/snapshots/{date}'].get.parameters, [
+      { name: 'date', in: 'path', required: true, schema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } },
+    ]);
   });
 
   it('has schemas that compile as JSON Schema 2020-12 (the dialect of OpenAPI 3.1)', () => {
@@ -216,6 +259,7 @@ describe('OpenAPI document (docs/openapi.md)', () => {
     try {
       const own = documentOf(status.server);
       assert.ok(own.paths['/api/v1/status']);
+      await assertValidForReadme(own);
       assert.equal(own.paths['/api/v1/accounts/me'], undefined);
       const res = await status.inject('/api/v1/openapi.json');
       assert.equal(res.statusCode, 404);

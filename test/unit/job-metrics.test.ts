@@ -55,7 +55,7 @@ describe('gantry_job_runs_total', () => {
   it('process metrics only where something scrapes (GANTRY_METRICS_PORT set)', async () => {
     const quiet = await new Metrics('/nonexistent/q.db', { processMetrics: false }).scrape();
     const served = await new Metrics('/nonexistent/s.db', { processMetrics: true }).scrape();
-    assert.doesNotMatch(quiet.body, /^gantry_process_resident_memory_bytes /m);
-    assert.match(served.body, /^gantry_process_resident_memory_bytes \d+/m);
+    assert.doesNotMatch(quiet.body, /^process_resident_memory_bytes /m);
+    assert.match(served.body, /^process_resident_memory_bytes \d+/m);
   });
 });

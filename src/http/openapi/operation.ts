@@ -23,17 +23,44 @@ export interface OperationContext {
 const JSON_TYPE = 'application/json';
 const BODY_METHODS = new Set(['post', 'put', 'patch']);
 
-/** Path, query or header parameters from a joi object schema (hapi compiles plain objects to joi). */
-function parameters(where: 'path' | 'query' | 'header', schema: unknown, ctx: OperationContext): Json[] {
-  if (!Joi.isSchema(schema)) return [];
+/** A joi object schema's properties as JSON Schema (hapi compiles plain objects to joi), and which are required. */
+function propertiesOf(schema: unknown, ctx: OperationContext) {
+  if (!Joi.isSchema(schema)) return { properties: {} as Record<string, Json>, required: new Set<string>() };
   const converted = toJsonSchema(schema as Schema, ctx.shared);
-  const properties = (converted.properties as Record<string, Json> | undefined) ?? {};
-  const required = new Set((converted.required as string[] | undefined) ?? []);
+  return {
+    properties: (converted.properties as Record<string, Json> | undefined) ?? {},
+    required: new Set((converted.required as string[] | undefined) ?? []),
+  };
+}
+
+/** Query or header parameters from the route's joi schema. */
+function parameters(where: 'query' | 'header', schema: unknown, ctx: OperationContext): Json[] {
+  const { properties, required } = propertiesOf(schema, ctx);
   return Object.entries(properties).map(([name, property]) => ({
     name,
     in: where,
-    required: where === 'path' || required.has(name),
+    required: required.has(name),
     schema: property,
+  }));
+}
+
+/** The names of a hapi path template's parameters (`{id}`, `{p?}`, `{p*}`, `{p*2}`). */
+const templateParameters = (path: string) => [...path.matchAll(/\{(\w+)[*?]?\d*\}/g)].map((m) => m[1]);
+
+/**
+ * Every parameter of the path template, whether the route validates it or not (a page reads its
+ * own): OpenAPI requires each templated name declared, and required (OpenAPI 3.1, Path
+ * Templating). Its schema is the route's `validate.params` entry, else any string. A validated
+ * name the template lacks is listed too, so the document's validators name that route's mistake.
+ */
+function pathParameters(path: string, schema: unknown, ctx: OperationContext): Json[] {
+  const { properties } = propertiesOf(schema, ctx);
+  const names = new Set([...templateParameters(path), ...Object.keys(properties)]);
+  return [...names].map((name) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: properties[name] ?? { type: 'string' },
   }));
 }
 
@@ -140,7 +167,7 @@ export function operationOf(route: RequestRoute, auth: RouteAuth, ctx: Operation
   const security = auth ? auth.strategies.flatMap((strategy) => ctx.security(strategy, config)) : [];
   operation.security = auth && auth.mode === 'optional' ? [...security, {}] : security;
   const params = [
-    ...parameters('path', validate.params, ctx),
+    ...pathParameters(route.path, validate.params, ctx),
     ...parameters('query', validate.query, ctx),
     ...parameters('header', validate.headers, ctx),
   ];
