@@ -18,6 +18,8 @@ import { loadDatabaseKeyring } from './lib/keyring.js';
 import { CursorCodec } from './http/pagination.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { createPageKit, type PageKit } from './http/pages.js';
+import { createPageForms, type PageForms } from './http/page-forms.js';
+import { hmacSha256 } from './lib/crypto.js';
 
 /** What every domain may use and none of them owns. Passed explicitly; no module state. */
 export interface Kernel {
@@ -39,6 +41,8 @@ export interface Kernel {
   metrics: Metrics;
   /** The pages' layout, stylesheet and brand (docs/kernel.md, Pages). */
   pages: PageKit;
+  /** The pages' cookies and CSRF values (docs/kernel.md, Pages). */
+  pageForms: PageForms;
   /** Logs a credential key this node lacks once per process (docs/postgres.md, Secrets). */
   reportMissingKey: MissingKeyReport;
   migration: MigrationResult;
@@ -100,6 +104,9 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
         processMetrics: config.metrics !== null,
       }),
       pages: createPageKit(config.brand),
+      // The key the OAuth pages' CSRF values had: a form shown by a node of the previous
+      // version is still accepted by one of this version (docs/scaling.md, rolling upgrades).
+      pageForms: createPageForms(config.publicUrl, hmacSha256(secrets.jwtSigningKey, 'gantry oauth pages v1')),
       reportMissingKey: createMissingKeyReport(logger),
       migration,
       onClose(hook) {

@@ -5,13 +5,13 @@ import { userPrincipal } from '../http/auth.js';
 import { DomainError } from '../http/errors.js';
 import { escapeHtml as escape } from '../http/html.js';
 import { htmlErrorFormat } from '../http/pages.js';
-import { BROWSER_SESSION_COOKIE } from '../oauth/browser-sessions.js';
+import { BROWSER_SESSION_COOKIE } from '../identity/browser-sessions.js';
 import type { PageView } from '../http/pages.js';
-import { cookie, formField, page, redirect } from '../oauth/pages/respond.js';
-import { messagePage } from '../oauth/pages/views.js';
-import { createPageSignIn } from './page-sign-in.js';
+
+import { createPageSignIn } from '../identity/page-sign-in.js';
 import type { InputCut } from './approval-input-cuts.js';
 import { approvalPagePath } from './approvals-mcp.js';
+import { cookie, formField, messagePage, page, redirect } from '../http/page-forms.js';
 
 const STATUS_TEXT: Record<string, string> = {
   approved: 'This call was approved.',
@@ -130,14 +130,14 @@ export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
             ? oauth.clients.label(client, 'MCP')
             : 'an unknown client (MCP)'
           : 'the REST API (the call runs when approved)',
-        csrf: oauth.authorize.csrfFor(sessionValue, csrfPurpose(id)),
+        csrf: app.kernel.pageForms.csrfFor(sessionValue, csrfPurpose(id)),
       }),
     );
   }
 
   const signedIn = async (request: Request) => {
     const sessionValue = cookie(request, BROWSER_SESSION_COOKIE);
-    const userId = await oauth.browserSessions.userOf(sessionValue);
+    const userId = await identity.browserSessions.userOf(sessionValue);
     return userId && sessionValue ? { userId, sessionValue } : null;
   };
   const idOf = (request: Request) => (request.params as { approvalId: string }).approvalId;
@@ -179,7 +179,7 @@ export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
             status: 401,
             error: 'Your session has ended. Sign in again.',
           });
-        if (!oauth.authorize.csrfMatches(session.sessionValue, csrfPurpose(id), body.csrf))
+        if (!app.kernel.pageForms.csrfMatches(session.sessionValue, csrfPurpose(id), body.csrf))
           return page(
             h,
             messagePage(

@@ -6,13 +6,13 @@ import { responses as R, schemas } from './schemas.js';
 import type { McpClientChoice } from './mcp-auth.js';
 import { CONNECTOR_ERRORS, connectorRequests, UPSTREAM_ERRORS } from './route-helpers.js';
 import { randomToken } from '../lib/crypto.js';
-import { cookie, pagesContext } from '../oauth/pages/respond.js';
 import { LINK_COOKIE, LINK_COOKIE_TTL_SEC, linkPagePath } from './link-page.js';
+import { cookie } from '../http/page-forms.js';
 
 /** An instance's credentials and OAuth linking (docs/connectors.md). */
 export function connectorCredentialRoutes(app: PluginDeps): ServerRoute[] {
   const { connectors } = app.services;
-  const pages = pagesContext(app);
+  const pages = app.kernel.pageForms;
   const linkCookie = (token: string) => `${LINK_COOKIE}=${token}; ${pages.attrs(LINK_COOKIE_TTL_SEC)}`;
   const C = '/connectors';
   const { actor, params, body } = connectorRequests(app);

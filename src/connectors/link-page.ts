@@ -3,11 +3,11 @@ import { escapeHtml as escape } from '../http/html.js';
 import { htmlPage, PAGE_ERRORS } from '../http/openapi/declare.js';
 import { htmlErrorFormat, type PageView } from '../http/pages.js';
 import type { PluginDeps } from '../http/plugin.js';
-import { BROWSER_SESSION_COOKIE } from '../oauth/browser-sessions.js';
-import { cookie, formField, page, redirect } from '../oauth/pages/respond.js';
-import { messagePage } from '../oauth/pages/views.js';
+import { BROWSER_SESSION_COOKIE } from '../identity/browser-sessions.js';
+
 import type { HeldLink } from './oauth-linking.js';
-import { createPageSignIn } from './page-sign-in.js';
+import { createPageSignIn } from '../identity/page-sign-in.js';
+import { cookie, formField, messagePage, page, redirect } from '../http/page-forms.js';
 
 /**
  * The cookie that binds a connector link to the browser that started it (docs/connectors.md,
@@ -64,7 +64,7 @@ const REFUSALS = {
  * (docs/security.md, N-H3).
  */
 export function linkPageRoutes(app: PluginDeps): ServerRoute[] {
-  const { connectors, identity, oauth } = app.services;
+  const { connectors, identity } = app.services;
   const signIn = createPageSignIn(app, 'Sign in to finish connecting');
   const plugins = {
     gantry: {
@@ -80,7 +80,7 @@ export function linkPageRoutes(app: PluginDeps): ServerRoute[] {
   };
   const signedIn = async (request: Request) => {
     const sessionValue = cookie(request, BROWSER_SESSION_COOKIE);
-    const userId = await oauth.browserSessions.userOf(sessionValue);
+    const userId = await identity.browserSessions.userOf(sessionValue);
     return userId && sessionValue ? { userId, sessionValue } : null;
   };
 
@@ -99,7 +99,7 @@ export function linkPageRoutes(app: PluginDeps): ServerRoute[] {
         const user = await identity.getUser(session.userId);
         return page(
           h,
-          confirmPage(held, hold, user.email, oauth.authorize.csrfFor(session.sessionValue, csrfPurpose(hold))),
+          confirmPage(held, hold, user.email, app.kernel.pageForms.csrfFor(session.sessionValue, csrfPurpose(hold))),
         );
       },
     },
@@ -122,7 +122,7 @@ export function linkPageRoutes(app: PluginDeps): ServerRoute[] {
             status: 401,
             error: 'Your session has ended. Sign in again.',
           });
-        if (!oauth.authorize.csrfMatches(session.sessionValue, csrfPurpose(hold), body.csrf))
+        if (!app.kernel.pageForms.csrfMatches(session.sessionValue, csrfPurpose(hold), body.csrf))
           return page(
             h,
             messagePage(

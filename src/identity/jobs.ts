@@ -2,7 +2,7 @@ import type { Kernel } from '../kernel.js';
 import type { JobSpec } from '../jobs/scheduler.js';
 import { purgeExpiredSecrets } from './store.js';
 
-/** Housekeeping: drop refresh tokens and one-time secrets well past their expiry. */
+/** Housekeeping: drop refresh tokens, one-time secrets and the pages' browser sessions well past their expiry. */
 export function identityJobs(kernel: Pick<Kernel, 'db'>): JobSpec[] {
   const { db } = kernel;
   return [

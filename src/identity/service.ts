@@ -6,6 +6,7 @@ import type { Kernel } from '../kernel.js';
 import type { Executor } from '../db/tx.js';
 import { presentUser } from './presenters.js';
 import { createSessions } from './sessions.js';
+import { createBrowserSessions } from './browser-sessions.js';
 import { createOneTimeTokens } from './one-time-tokens.js';
 import { createMagicLinks } from './magic-links.js';
 import { createAccountFlows, USER_CHANGED_TOPIC, type EndSignIns } from './flows.js';
@@ -40,6 +41,7 @@ export { normalizeEmail } from './email.js';
 export function createIdentityService(kernel: Kernel) {
   const { db, clock, config } = kernel;
   const sessions = createSessions(kernel);
+  const browserSessions = createBrowserSessions(kernel, sessions);
   const oneTimeTokens = createOneTimeTokens(clock);
   const resetHooks: SignInResetHook[] = [];
 
@@ -115,6 +117,8 @@ export function createIdentityService(kernel: Kernel) {
 
   return {
     sessions,
+    /** The pages' sign-in (docs/kernel.md, Pages): a cookie standing on an identity session. */
+    browserSessions,
     flows,
     sessionVerifier: sessions.verifier,
     oneTimeTokens,

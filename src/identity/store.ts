@@ -184,4 +184,15 @@ export const recordOneTimeTokenAttempt = (db: Executor, id: string, maxAttempts:
 export async function purgeExpiredSecrets(db: Executor, cutoff: string): Promise<void> {
   await db.deleteFrom('auth_refresh_tokens').where('expires_at', '<', cutoff).execute();
   await db.deleteFrom('one_time_tokens').where('expires_at', '<', cutoff).execute();
+  await db.deleteFrom('oauth_browser_sessions').where('expires_at', '<', cutoff).execute();
 }
+
+// Browser sessions of the pages (browser-sessions.ts)
+export const insertBrowserSession = (
+  db: Executor,
+  row: { id_hash: string; user_id: string; session_id: string; created_at: string; expires_at: string },
+) => db.insertInto('oauth_browser_sessions').values(row).execute();
+export const findBrowserSession = (db: Executor, idHash: string) =>
+  db.selectFrom('oauth_browser_sessions').selectAll().where('id_hash', '=', idHash).executeTakeFirst();
+export const deleteBrowserSession = (db: Executor, idHash: string) =>
+  db.deleteFrom('oauth_browser_sessions').where('id_hash', '=', idHash).returning('session_id').executeTakeFirst();

@@ -42,9 +42,23 @@ export interface OneTimeTokensTable {
   attempts: number;
 }
 
+/**
+ * The browser session of the pages (browser-sessions.ts); the cookie holds the id, we keep its
+ * hash. Named for the OAuth pages it began with: renaming it would stop the pages of a node
+ * not yet upgraded (docs/scaling.md, rolling upgrades).
+ */
+interface BrowserSessionsTable {
+  id_hash: string;
+  user_id: string;
+  session_id: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface IdentityTables {
   users: UsersTable;
   auth_sessions: AuthSessionsTable;
   auth_refresh_tokens: AuthRefreshTokensTable;
   one_time_tokens: OneTimeTokensTable;
+  oauth_browser_sessions: BrowserSessionsTable;
 }

@@ -170,22 +170,12 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients, workspace
   }
 
   /** Anti-CSRF value bound to a browser secret (the session or pre-session cookie) and a purpose. */
-  function csrfFor(browserSecret: string, purpose: string): string {
-    return hmacSha256(pageKey, `csrf|${purpose}|${sha256Hex(browserSecret)}`).toString('base64url');
-  }
-
-  function csrfMatches(browserSecret: string | null, purpose: string, presented: unknown): boolean {
-    return !!browserSecret && typeof presented === 'string' && safeEqual(presented, csrfFor(browserSecret, purpose));
-  }
-
   return {
     issuer,
     validate,
     sealRequest,
     openRequest,
     requestUrl,
-    csrfFor,
-    csrfMatches,
 
     /** The workspaces the consent page offers a request that binds one; null when the user has none. */
     workspaceOptions: workspaces.options,

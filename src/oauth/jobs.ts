@@ -4,7 +4,7 @@ import type { OAuthClients } from './clients.js';
 import * as store from './store/index.js';
 
 /**
- * Housekeeping: codes, refresh tokens, revoked-jti rows and page sessions past their expiry;
+ * Housekeeping: codes, refresh tokens and revoked-jti rows past their expiry;
  * self-registered clients that never reached a grant.
  */
 export function oauthJobs(
@@ -22,7 +22,6 @@ export function oauthJobs(
         await store.deleteExpiredCodes(db, cutoff);
         await store.deleteExpiredRefreshTokens(db, cutoff);
         await store.deleteExpiredRevokedJtis(db, now.toISOString());
-        await store.deleteExpiredBrowserSessions(db, cutoff);
       },
     },
     {

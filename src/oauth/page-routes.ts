@@ -2,19 +2,20 @@ import { htmlPage, PAGE_ERRORS } from '../http/openapi/declare.js';
 import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../http/plugin.js';
 import { htmlErrorFormat } from '../http/pages.js';
-import { BROWSER_SESSION_COOKIE } from './browser-sessions.js';
+import { BROWSER_SESSION_COOKIE } from '../identity/browser-sessions.js';
 import { createConsent } from './pages/consent.js';
 import { magicLinkRoutes } from './pages/magic-link.js';
-import { AUTHORIZE_PATH, cookie, formField, page, pageConfig, pagesContext, redirect } from './pages/respond.js';
+import { AUTHORIZE_PATH, pageConfig, pagesContext } from './pages/respond.js';
 import { createSignIn } from './pages/sign-in.js';
-import { messagePage } from './pages/views.js';
+import { cookie, formField, messagePage, page, redirect } from '../http/page-forms.js';
 
 /**
  * The browser side of the authorization server: GET/POST /oauth/authorize (sign-in, consent)
  * and the /auth/magic landing page of sign-in links. HTML, no JavaScript, outside the envelope.
  */
 export function oauthPageRoutes(app: PluginDeps): ServerRoute[] {
-  const { authorize, browserSessions, clients } = app.services.oauth;
+  const { authorize, clients } = app.services.oauth;
+  const { browserSessions } = app.services.identity;
   const pages = pagesContext(app);
   const signIn = createSignIn(pages);
   const consent = createConsent(pages, signIn);

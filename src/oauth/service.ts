@@ -6,7 +6,6 @@ import { isUuid } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
 import type { IdentityService } from '../identity/service.js';
 import { createAuthorize } from './authorize.js';
-import { createBrowserSessions } from './browser-sessions.js';
 import { authenticateClient, claimedClientId, type ClientCredentials } from './client-auth.js';
 import { createEndpointLimits, type EndpointCaller, type GrantMeter, type OAuthEndpoint } from './endpoint-limits.js';
 import { type Client, createClients } from './clients.js';
@@ -37,7 +36,6 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
   const clients = createClients(kernel, tokens);
   const authorize = createAuthorize(kernel, clients, createWorkspaceChoice(deps.accounts));
   const registration = createRegistration(kernel, clients);
-  const browserSessions = createBrowserSessions(kernel, deps.identity);
   const limits = createEndpointLimits(kernel);
   // The profile behind userinfo, kept one second: the same window docs/interface.md (Operations) gives any change
   // to reach a running server, and a hot client polling userinfo then costs no query.
@@ -168,7 +166,6 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     registration,
     tokens,
     authorize,
-    browserSessions,
     accessTokenVerifier: tokens.verifier,
     /** The MCP endpoint's side of OAuth: its metadata, challenges and token verifier (mcp-auth.ts). */
     mcp: createMcpAuth(kernel.config.publicUrl, tokens),

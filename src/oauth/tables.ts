@@ -73,15 +73,6 @@ interface OAuthConsentsTable {
   updated_at: string;
 }
 
-/** The browser session of the sign-in and consent pages; the cookie holds the id, we keep its hash. */
-interface OAuthBrowserSessionsTable {
-  id_hash: string;
-  user_id: string;
-  session_id: string;
-  created_at: string;
-  expires_at: string;
-}
-
 export interface OAuthTables {
   oauth_clients: OAuthClientsTable;
   oauth_grants: OAuthGrantsTable;
@@ -89,5 +80,4 @@ export interface OAuthTables {
   oauth_refresh_tokens: OAuthRefreshTokensTable;
   oauth_revoked_access_tokens: OAuthRevokedAccessTokensTable;
   oauth_consents: OAuthConsentsTable;
-  oauth_browser_sessions: OAuthBrowserSessionsTable;
 }

@@ -28,7 +28,7 @@ describe('the approval page (GET/POST /approvals/:id)', () => {
     return gate.approval;
   };
   const browser = async (userId: string) =>
-    `gantry_session=${await t.app.services.oauth.browserSessions.start(userId)}`;
+    `gantry_session=${await t.app.services.identity.browserSessions.start(userId)}`;
   const open = async (id: string, cookie: string) =>
     t.inject({ method: 'GET', url: `/approvals/${id}`, headers: { cookie } });
   const submit = (id: string, cookie: string, data: Record<string, string>) =>

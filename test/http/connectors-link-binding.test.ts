@@ -6,7 +6,8 @@ import { makeTeam, signedInUser, TEST_PASSWORD } from '../helpers/factories.js';
 import { addMember } from '../helpers/tenancy.js';
 import { withJson, type JsonResponse } from '../helpers/json-inject.js';
 import { startProtectedMcp, type ProtectedMcp } from '../helpers/mcp-protected.js';
-import { BROWSER_SESSION_COOKIE, PRE_SESSION_COOKIE } from '../../src/oauth/browser-sessions.js';
+import { BROWSER_SESSION_COOKIE } from '../../src/identity/browser-sessions.js';
+import { PRE_SESSION_COOKIE } from '../../src/http/page-forms.js';
 
 // Security review 3, N-H3: Mallory started her own per_user link and had Alice's browser open its
 // authorization URL; the callback stored Alice's upstream account as Mallory's link. The callback
@@ -61,7 +62,7 @@ describe('N-H3: a connector link is finished only by the browser, or the member,
   const status = async (h: Record<string, string>, id: string) =>
     (await t.inject({ method: 'GET', url: `${C}/instances/${id}/credentials/status`, headers: h })).json().data;
   const browserOf = async (userId: string) =>
-    `${BROWSER_SESSION_COOKIE}=${await t.app.services.oauth.browserSessions.start(userId)}`;
+    `${BROWSER_SESSION_COOKIE}=${await t.app.services.identity.browserSessions.start(userId)}`;
   const cookieFrom = (res: JsonResponse, name: string) =>
     ([res.headers['set-cookie']].flat() as string[]).find((c) => c?.startsWith(`${name}=`))!.split(';')[0];
   const linked = (accountId: string) =>

@@ -89,7 +89,7 @@ describe('consent: the redirect host and "Not you? Sign out"', () => {
     const again = await t.inject({ url, headers: { cookie: `gantry_session=${sessionCookie}` } });
     assert.equal(again.statusCode, 200);
     assert.match(again.payload, /name="password"/);
-    assert.equal(await t.app.services.oauth.browserSessions.userOf(sessionCookie), null);
+    assert.equal(await t.app.services.identity.browserSessions.userOf(sessionCookie), null);
     assert.equal(await t.app.services.identity.sessions.isActive(row.session_id), false);
   });
 
@@ -110,7 +110,7 @@ describe('consent: the redirect host and "Not you? Sign out"', () => {
       assert.match(res.payload, /This form cannot be accepted/);
       assert.equal(res.headers['set-cookie'], undefined);
     }
-    assert.ok(await t.app.services.oauth.browserSessions.userOf(cookies.gantry_session));
+    assert.ok(await t.app.services.identity.browserSessions.userOf(cookies.gantry_session));
   });
 
   it('a sign-out with no live session just goes back to the sign-in form of the request', async () => {

@@ -60,7 +60,7 @@ describe('the pages share one stylesheet under its hash and a strict CSP', () =>
     const approvalSignIn = await t.inject(`/approvals/${gate.approval.id}`);
     assert.equal(approvalSignIn.statusCode, 401);
     assertStrictPage('approval sign-in', approvalSignIn);
-    const owner = `gantry_session=${await t.app.services.oauth.browserSessions.start(setup.team.owner.user.id)}`;
+    const owner = `gantry_session=${await t.app.services.identity.browserSessions.start(setup.team.owner.user.id)}`;
     const approval = await t.inject({ url: `/approvals/${gate.approval.id}`, headers: { cookie: owner } });
     assert.equal(approval.statusCode, 200);
     assertStrictPage('approval', approval);

@@ -1,17 +1,19 @@
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 import { DomainError } from '../../http/errors.js';
 import { bindsWorkspace, type AuthorizeRequest } from '../authorize.js';
-import { BROWSER_SESSION_COOKIE } from '../browser-sessions.js';
+import { BROWSER_SESSION_COOKIE } from '../../identity/browser-sessions.js';
 import { showClient, type NamedClient } from '../client-labels.js';
 import { redirectHostOf } from '../redirect-uris.js';
-import { consentPage, messagePage } from './views.js';
-import { AUTHORIZE_PATH, cookie, formField, page, redirect, type PagesContext } from './respond.js';
+import { consentPage } from './views.js';
+import { AUTHORIZE_PATH, type PagesContext } from './respond.js';
 import type { SignIn } from './sign-in.js';
+import { cookie, formField, messagePage, page, redirect } from '../../http/page-forms.js';
 
 /** The consent page of /oauth/authorize: shown (or skipped), and the decision submitted. */
 export function createConsent(pages: PagesContext, signIn: SignIn) {
   const { identity } = pages.app.services;
-  const { authorize, browserSessions } = pages.app.services.oauth;
+  const { authorize } = pages.app.services.oauth;
+  const { browserSessions } = pages.app.services.identity;
 
   /**
    * A remembered consent skips the page only for a confidential client: anyone can send a public
@@ -48,8 +50,8 @@ export function createConsent(pages: PagesContext, signIn: SignIn) {
         userEmail: user.email,
         scopes: req.scopes,
         requestState: authorize.sealRequest(req),
-        csrf: authorize.csrfFor(sessionValue, 'consent'),
-        signOutCsrf: authorize.csrfFor(sessionValue, 'signout'),
+        csrf: pages.csrfFor(sessionValue, 'consent'),
+        signOutCsrf: pages.csrfFor(sessionValue, 'signout'),
         redirectHost: redirectHostOf(req.redirectUri),
         brandName: pages.app.kernel.config.brand.name,
         workspaces,
@@ -91,7 +93,7 @@ export function createConsent(pages: PagesContext, signIn: SignIn) {
         status: 401,
         error: 'Your session has ended. Sign in again.',
       });
-    if (!authorize.csrfMatches(sessionValue, 'consent', body.csrf)) {
+    if (!pages.csrfMatches(sessionValue, 'consent', body.csrf)) {
       return page(
         h,
         messagePage(
@@ -114,7 +116,7 @@ export function createConsent(pages: PagesContext, signIn: SignIn) {
   async function signOut(request: Request, h: ResponseToolkit, req: AuthorizeRequest, body: Record<string, unknown>) {
     const sessionValue = cookie(request, BROWSER_SESSION_COOKIE);
     if (sessionValue && (await browserSessions.userOf(sessionValue))) {
-      if (!authorize.csrfMatches(sessionValue, 'signout', body.csrf))
+      if (!pages.csrfMatches(sessionValue, 'signout', body.csrf))
         return page(
           h,
           messagePage(

@@ -3,15 +3,16 @@ import type { ServerRoute } from '@hapi/hapi';
 import { DomainError } from '../../http/errors.js';
 import { htmlErrorFormat } from '../../http/pages.js';
 import { sha256Hex } from '../../lib/crypto.js';
-import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from '../browser-sessions.js';
-import { magicLinkPage, messagePage } from './views.js';
-import { AUTHORIZE_PATH, cookie, page, pageConfig, redirect, type PagesContext } from './respond.js';
+import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC } from '../../identity/browser-sessions.js';
+import { PRE_SESSION_COOKIE, cookie, messagePage, page, redirect } from '../../http/page-forms.js';
+import { magicLinkPage } from './views.js';
+import { AUTHORIZE_PATH, pageConfig, type PagesContext } from './respond.js';
 
 /** GET/POST /auth/magic: the landing page of a sign-in link, and its Continue button. */
 export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
   const { app, attrs } = pages;
   const { identity } = app.services;
-  const { authorize, browserSessions } = app.services.oauth;
+  const { browserSessions } = identity;
   const publicOrigin = new URL(app.kernel.config.publicUrl).origin;
 
   return [
@@ -36,7 +37,7 @@ export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
         // The Continue button must come from this page in this browser (login CSRF): its value
         // is bound to the pre-session cookie, set here when the browser has none yet.
         const pre = pages.preSession(request);
-        const res = page(h, magicLinkPage(token, authorize.csrfFor(pre.value, 'magic'), app.kernel.config.brand.name));
+        const res = page(h, magicLinkPage(token, pages.csrfFor(pre.value, 'magic'), app.kernel.config.brand.name));
         if (pre.setCookie) res.header('Set-Cookie', pre.setCookie, { append: true });
         return res;
       },
@@ -70,7 +71,7 @@ export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
           request.headers['sec-fetch-site'] === 'cross-site' ||
           (origin !== undefined && origin !== 'null' && origin !== publicOrigin);
         const pre = cookie(request, PRE_SESSION_COOKIE);
-        if (crossSite || !authorize.csrfMatches(pre, 'magic', body.csrf)) {
+        if (crossSite || !pages.csrfMatches(pre, 'magic', body.csrf)) {
           return page(
             h,
             messagePage(

@@ -5,18 +5,19 @@ import { SIGN_IN_LIMITS } from '../../identity/limits.js';
 import { FORGOT_PASSWORD_PAGE } from '../../identity/pages.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { AuthorizeRequest } from '../authorize.js';
-import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from '../browser-sessions.js';
-import { showClient, type NamedClient } from '../client-labels.js';
-import { messagePage, signInPage } from './views.js';
+import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC } from '../../identity/browser-sessions.js';
 import {
-  AUTHORIZE_PATH,
+  PRE_SESSION_COOKIE,
+  PRE_SESSION_TTL_SEC,
   cookie,
   formField,
+  messagePage,
   page,
-  PRE_SESSION_TTL_SEC,
   redirect,
-  type PagesContext,
-} from './respond.js';
+} from '../../http/page-forms.js';
+import { showClient, type NamedClient } from '../client-labels.js';
+import { signInPage } from './views.js';
+import { AUTHORIZE_PATH, type PagesContext } from './respond.js';
 
 type SignInExtra = { status?: number; error?: string; notice?: string; email?: string };
 
@@ -24,7 +25,8 @@ type SignInExtra = { status?: number; error?: string; notice?: string; email?: s
 export function createSignIn(pages: PagesContext) {
   const { app, attrs } = pages;
   const { identity } = app.services;
-  const { authorize, browserSessions } = app.services.oauth;
+  const { authorize } = app.services.oauth;
+  const { browserSessions } = app.services.identity;
 
   async function show(
     request: Request,
@@ -41,7 +43,7 @@ export function createSignIn(pages: PagesContext) {
         client: showClient(client),
         brandName: app.kernel.config.brand.name,
         requestState: authorize.sealRequest(req),
-        csrf: authorize.csrfFor(pre.value, 'signin'),
+        csrf: pages.csrfFor(pre.value, 'signin'),
         forgotPasswordUrl: `${FORGOT_PASSWORD_PAGE}?${new URLSearchParams({ return_to: authorize.requestUrl(req) })}`,
         ...extra,
       }),
@@ -59,7 +61,7 @@ export function createSignIn(pages: PagesContext) {
     client: NamedClient,
     body: Record<string, unknown>,
   ) {
-    if (!authorize.csrfMatches(cookie(request, PRE_SESSION_COOKIE), 'signin', body.csrf)) {
+    if (!pages.csrfMatches(cookie(request, PRE_SESSION_COOKIE), 'signin', body.csrf)) {
       return page(
         h,
         messagePage(

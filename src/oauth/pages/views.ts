@@ -145,7 +145,3 @@ ${hidden('token', token)}
 </form>`,
   };
 }
-
-export function messagePage(title: string, message: string): PageView {
-  return { title, body: `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>` };
-}

@@ -204,15 +204,3 @@ export const listConsents = (db: Executor, userId: string) =>
     .where('c.user_id', '=', userId)
     .orderBy('c.created_at')
     .execute();
-
-// Browser sessions of the pages
-export const insertBrowserSession = (
-  db: Executor,
-  row: { id_hash: string; user_id: string; session_id: string; created_at: string; expires_at: string },
-) => db.insertInto('oauth_browser_sessions').values(row).execute();
-export const findBrowserSession = (db: Executor, idHash: string) =>
-  db.selectFrom('oauth_browser_sessions').selectAll().where('id_hash', '=', idHash).executeTakeFirst();
-export const deleteBrowserSession = (db: Executor, idHash: string) =>
-  db.deleteFrom('oauth_browser_sessions').where('id_hash', '=', idHash).returning('session_id').executeTakeFirst();
-export const deleteExpiredBrowserSessions = (db: Executor, before: string) =>
-  db.deleteFrom('oauth_browser_sessions').where('expires_at', '<', before).executeTakeFirst();

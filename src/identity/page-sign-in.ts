@@ -3,23 +3,22 @@ import type { PluginDeps } from '../http/plugin.js';
 import { DomainError } from '../http/errors.js';
 import { escapeHtml as escape } from '../http/html.js';
 import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../http/rate-limit.js';
-import { SIGN_IN_LIMITS } from '../identity/limits.js';
-import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC, PRE_SESSION_COOKIE } from '../oauth/browser-sessions.js';
-import { FORGOT_PASSWORD_PAGE } from '../identity/pages.js';
-import { cookie, formField, page, pagesContext, redirect } from '../oauth/pages/respond.js';
-import { messagePage } from '../oauth/pages/views.js';
+import { cookie, formField, messagePage, page, PRE_SESSION_COOKIE, redirect } from '../http/page-forms.js';
+import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC } from './browser-sessions.js';
+import { SIGN_IN_LIMITS } from './limits.js';
+import { FORGOT_PASSWORD_PAGE } from './pages.js';
 
 type Extra = { status?: number; error?: string; email?: string };
 
 /**
- * Signing in on a connectors page (an approval, finishing an account link) for a browser with
- * no session yet: the same browser session, password check, login budget and pre-session CSRF
- * as the OAuth sign-in. `path` is the page's own, which the form posts to and which is shown
- * again once signed in; `heading` says why the page asks.
+ * Signing in on a page of any domain (an approval, finishing an account link) for a browser
+ * with no session yet: the same browser session, password check, login budget and pre-session
+ * CSRF as the OAuth sign-in. `path` is the page's own, which the form posts to and which is
+ * shown again once signed in; `heading` says why the page asks.
  */
 export function createPageSignIn(app: PluginDeps, heading: string) {
-  const pages = pagesContext(app);
-  const { identity, oauth } = app.services;
+  const pages = app.kernel.pageForms;
+  const { identity } = app.services;
 
   function show(request: Request, h: ResponseToolkit, path: string, extra: Extra = {}) {
     const pre = pages.preSession(request);
@@ -31,7 +30,7 @@ export function createPageSignIn(app: PluginDeps, heading: string) {
 ${extra.error ? `<p class="error" role="alert">${escape(extra.error)}</p>` : ''}
 <form method="post" action="${escape(path)}">
 <input type="hidden" name="action" value="signin">
-<input type="hidden" name="csrf" value="${escape(oauth.authorize.csrfFor(pre.value, 'connectors-page-signin'))}">
+<input type="hidden" name="csrf" value="${escape(pages.csrfFor(pre.value, 'page-signin'))}">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" value="${escape(extra.email ?? '')}" required>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
 <p class="field-link"><a href="${FORGOT_PASSWORD_PAGE}">Forgot your password?</a></p>
@@ -45,7 +44,7 @@ ${extra.error ? `<p class="error" role="alert">${escape(extra.error)}</p>` : ''}
   }
 
   async function submit(request: Request, h: ResponseToolkit, path: string, body: Record<string, unknown>) {
-    if (!oauth.authorize.csrfMatches(cookie(request, PRE_SESSION_COOKIE), 'connectors-page-signin', body.csrf))
+    if (!pages.csrfMatches(cookie(request, PRE_SESSION_COOKIE), 'page-signin', body.csrf))
       return page(
         h,
         messagePage(
@@ -76,7 +75,7 @@ ${extra.error ? `<p class="error" role="alert">${escape(extra.error)}</p>` : ''}
         return show(request, h, path, { status: 401, email, error: 'Wrong email or password.' });
       throw err;
     }
-    const sessionValue = await oauth.browserSessions.start(userId);
+    const sessionValue = await identity.browserSessions.start(userId);
     return redirect(h, path, 303).header(
       'Set-Cookie',
       `${BROWSER_SESSION_COOKIE}=${sessionValue}; ${pages.attrs(BROWSER_SESSION_TTL_SEC)}`,
