@@ -4,7 +4,8 @@ import { createKernel, type Kernel, type KernelOverrides } from './kernel.js';
 import { Scheduler, type JobSpec } from './jobs/scheduler.js';
 import { claimJobTick } from './db/store/job-ticks.js';
 import { createServices, type Services } from './services.js';
-import { createServer } from './http/server.js';
+import { createServer, type ServerOptions } from './http/server.js';
+import { apiUrl } from './http/paths.js';
 import { startMetricsListener, type MetricsListener } from './http/metrics.js';
 import { identityJobs } from './identity/jobs.js';
 import { accountsJobs } from './accounts/jobs.js';
@@ -13,6 +14,17 @@ import { notificationsJobs } from './notifications/jobs.js';
 import { oauthJobs } from './oauth/jobs.js';
 import { connectorsJobs } from './connectors/jobs.js';
 import { aiJobs } from './ai/jobs.js';
+import { identityPagesPlugin, identityPlugin } from './identity/plugin.js';
+import { walletPlugin } from './wallet/plugin.js';
+import { billingPlugin } from './billing/plugin.js';
+import { accountsPagesPlugin, accountsPlugin } from './accounts/plugin.js';
+import { statusPagesPlugin, statusPlugin } from './status/plugin.js';
+import { notificationsPlugin } from './notifications/plugin.js';
+import { oauthPagesPlugin, oauthPlugin } from './oauth/plugin.js';
+import { connectorsPagesPlugin, connectorsPlugin } from './connectors/plugin.js';
+import { aiPlugin } from './ai/plugin.js';
+import { mcpPlugin } from './mcp/plugin.js';
+import { SCOPES } from './oauth/scopes.js';
 
 export interface AppContext {
   kernel: Kernel;
@@ -24,6 +36,55 @@ export interface AppContext {
 export async function createAppContext(config: Config, overrides: KernelOverrides = {}): Promise<AppContext> {
   const kernel = await createKernel(config, overrides);
   return { kernel, services: createServices(kernel), draining: false };
+}
+
+/**
+ * A hapi server of the app (src/http/server.ts builds it from what is named here): every
+ * domain's plugins, or for the status listener only the status service and its page; the bearer
+ * verifiers of sessions, OAuth tokens and API keys; the OpenAPI document's OAuth scopes and the
+ * MCP endpoint's strategy. It never listens by itself.
+ */
+export function createAppServer(app: AppContext, options: ServerOptions = {}) {
+  const { kernel, services } = app;
+  const [api, pages] = options.statusOnly
+    ? [[statusPlugin], [statusPagesPlugin]]
+    : [
+        [
+          identityPlugin,
+          walletPlugin,
+          billingPlugin,
+          accountsPlugin,
+          statusPlugin,
+          notificationsPlugin,
+          oauthPlugin,
+          connectorsPlugin,
+          aiPlugin,
+          mcpPlugin,
+        ],
+        [identityPagesPlugin, accountsPagesPlugin, statusPagesPlugin, oauthPagesPlugin, connectorsPagesPlugin],
+      ];
+  return createServer(
+    app,
+    {
+      deps: { kernel, services },
+      api,
+      pages,
+      verifiers: [
+        services.identity.sessionVerifier,
+        services.oauth.accessTokenVerifier,
+        services.accounts.apiKeyVerifier,
+      ],
+      oauthScopes: SCOPES,
+      strategies: {
+        mcp: {
+          type: 'http',
+          scheme: 'bearer',
+          description: `An OAuth access token whose audience (RFC 8707) is ${apiUrl(kernel.config.publicUrl, '/mcp')}, with the tools:call scope.`,
+        },
+      },
+    },
+    options,
+  );
 }
 
 /** Every periodic job of every domain. */
@@ -66,9 +127,9 @@ export async function startApp(
   } = {},
 ): Promise<RunningApp> {
   const { config } = app.kernel;
-  const servers = [await createServer(app, { port: config.port, host: config.host })];
+  const servers = [await createAppServer(app, { port: config.port, host: config.host })];
   if (config.statusPort !== null)
-    servers.push(await createServer(app, { port: config.statusPort, host: config.host, statusOnly: true }));
+    servers.push(await createAppServer(app, { port: config.statusPort, host: config.host, statusOnly: true }));
   await app.kernel.changes.start();
   const { db, clock } = app.kernel;
   const claim = (job: string, tick: Date) => claimJobTick(db, job, tick.toISOString(), clock.now().toISOString());

@@ -17,7 +17,8 @@ import { loadSecrets, type Secrets } from './lib/secrets.js';
 import { loadDatabaseKeyring } from './lib/keyring.js';
 import { CursorCodec } from './http/pagination.js';
 import { RateLimiter } from './http/rate-limit.js';
-import { createPageKit, type PageKit } from './http/pages.js';
+import { createPageKit } from './http/pages.js';
+import type { PageKit } from './http/page-kit.js';
 import { createPageForms, type PageForms } from './http/page-forms.js';
 import { hmacSha256 } from './lib/crypto.js';
 

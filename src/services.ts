@@ -1,3 +1,4 @@
+import type { Plugin } from '@hapi/hapi';
 import type { Kernel } from './kernel.js';
 import { createIdentityService } from './identity/service.js';
 import { createAuditService } from './audit/service.js';
@@ -35,3 +36,16 @@ export function createServices(kernel: Kernel) {
 }
 
 export type Services = ReturnType<typeof createServices>;
+
+/** What a domain's routes stand on: the kernel and the services (the app context is one). */
+export interface PluginDeps {
+  kernel: Kernel;
+  services: Services;
+}
+
+/**
+ * One domain's routes as a hapi plugin, registered with the deps as its options: the API ones
+ * under the API prefix (src/http/paths.ts), the pages at the root (src/app.ts hands them to the
+ * server).
+ */
+export type DomainPlugin = Plugin<PluginDeps>;

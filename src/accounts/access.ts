@@ -2,7 +2,7 @@ import { DomainError, forbidden, notFound } from '../http/errors.js';
 import type { Principal } from '../http/auth.js';
 import type { Executor } from '../db/tx.js';
 import { OWNER_OR_ADMIN, type Role } from './roles.js';
-import type { WorkspaceRole } from './workspaces.js';
+import type { WorkspaceRole } from './roles.js';
 import * as store from './store/index.js';
 
 /** The account a request acts in, with the caller's role there. */

@@ -1,7 +1,7 @@
 import { htmlPage, PAGE_ERRORS } from '../http/openapi/declare.js';
 import Joi from 'joi';
 import type { ResponseToolkit, ServerRoute } from '@hapi/hapi';
-import type { PluginDeps } from '../http/plugin.js';
+import type { PluginDeps } from '../services.js';
 import { DomainError } from '../http/errors.js';
 import { htmlErrorFormat } from '../http/pages.js';
 import { escapeHtml as escape } from '../http/html.js';

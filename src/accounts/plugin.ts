@@ -1,4 +1,4 @@
-import type { DomainPlugin } from '../http/plugin.js';
+import type { DomainPlugin } from '../services.js';
 import { accountsRoutes } from './routes.js';
 import { invitationPageRoutes } from './pages.js';
 

@@ -1,7 +1,4 @@
-import type { Selectable } from 'kysely';
-import type { AccountsTable } from './tables.js';
-
-export type AccountRow = Selectable<AccountsTable>;
+import type { AccountRow } from './tables.js';
 
 /** The Account resource (docs/interface.md, Resources) (GET /accounts/me, PATCH /accounts/:id). */
 export function presentAccount(row: AccountRow) {

@@ -1,5 +1,5 @@
 import type { ServerRoute } from '@hapi/hapi';
-import type { PluginDeps } from '../http/plugin.js';
+import type { PluginDeps } from '../services.js';
 import { accountRoutes, auditLogRoutes } from './routes/accounts.js';
 import { memberRoutes } from './routes/members.js';
 import { invitationRoutes } from './routes/invitations.js';

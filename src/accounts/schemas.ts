@@ -4,7 +4,7 @@ import { badRequest } from '../http/errors.js';
 import { joiDetails } from '../http/validation.js';
 import { SINGLE_LINE } from '../lib/text.js';
 import { ACCOUNT_STATUSES, ASSIGNABLE_ROLES } from './roles.js';
-import { WORKSPACE_ROLES } from './workspaces.js';
+import { WORKSPACE_ROLES } from './roles.js';
 
 /** docs/accounts.md: slug 3-64 chars, ^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$ (the pattern alone bounds the length). */
 const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;

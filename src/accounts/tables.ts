@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { Generated, Selectable } from 'kysely';
 
 export interface AccountsTable {
   id: string;
@@ -119,3 +119,5 @@ export interface AccountsTables {
   workspace_members: WorkspaceMembersTable;
   account_entitlements: AccountEntitlementsTable;
 }
+
+export type AccountRow = Selectable<AccountsTable>;

@@ -5,17 +5,14 @@ import type { Principal } from '../http/auth.js';
 import { LIVE_STATUSES, restrictedTo, type Caller } from './access.js';
 import { liveAccount, type AccountsDeps } from './context.js';
 import { presentMember, presentWorkspace } from './presenters.js';
-import { ANY_MEMBER, OWNER_OR_ADMIN, type Role } from './roles.js';
+import { ANY_MEMBER, OWNER_OR_ADMIN, type Role, type WorkspaceRole } from './roles.js';
 import * as store from './store/index.js';
-
-export const WORKSPACE_ROLES = ['admin', 'member', 'viewer'] as const;
 
 /**
  * Change-feed topic, keyed by workspace id: the workspace was deleted (alone, or with its
  * account's purge), and with it, by cascade, what lived in it; caches of it can go.
  */
 export const WORKSPACE_DELETED_TOPIC = 'accounts.workspace-deleted';
-export type WorkspaceRole = (typeof WORKSPACE_ROLES)[number];
 
 /**
  * Workspaces of an account: the default one (created with the account, never deleted) and

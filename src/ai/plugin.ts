@@ -1,4 +1,4 @@
-import type { DomainPlugin } from '../http/plugin.js';
+import type { DomainPlugin } from '../services.js';
 import { aiRoutes } from './routes.js';
 
 export const aiPlugin: DomainPlugin = {

@@ -1,5 +1,5 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
-import type { PluginDeps } from '../http/plugin.js';
+import type { PluginDeps } from '../services.js';
 import { reply, requestIdOf } from '../http/envelope.js';
 import { countOpenStream, SSE_HEADERS, SseStream, sseFrame } from '../http/sse.js';
 import { principalOf } from '../http/auth.js';

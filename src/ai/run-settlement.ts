@@ -5,7 +5,7 @@ import { costMicros } from './pricing.js';
 import type { Attempt, RouteOutcome } from './router.js';
 import type { ProviderName } from './providers/types.js';
 import { type RunRow, finishRun, touchSession } from './store.js';
-import type { Admitted, Held, RunDeps } from './runs.js';
+import type { Admitted, Held, RunDeps } from './run-types.js';
 
 /** How a streamed run ended short of its answer, with the usage counted for it. */
 export interface PartialEnd {

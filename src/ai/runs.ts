@@ -1,20 +1,17 @@
-import type { Kernel } from '../kernel.js';
 import type { Principal } from '../http/auth.js';
 import { DomainError, badRequest, notFound } from '../http/errors.js';
 import { rateLimitHeaders } from '../http/rate-limit.js';
 import type { RateLimitRule } from '../http/route-config.js';
 import { inTransaction } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
-import type { AccountsService } from '../accounts/service.js';
-import type { AccountContext } from '../accounts/access.js';
-import { toMicros, type WalletService } from '../wallet/service.js';
-import type { Caller, PromptContext } from './context.js';
-import { costMicros, inputTokenBound, type ModelPrice } from './pricing.js';
+import { toMicros } from '../wallet/service.js';
+import { costMicros, inputTokenBound } from './pricing.js';
 import { presentRun } from './presenters.js';
-import type { ChatMessage, ProviderConfig } from './providers/types.js';
-import type { Candidate, Router } from './router.js';
+import type { ProviderConfig } from './providers/types.js';
+import type { Candidate } from './router.js';
 import { createSettlement } from './run-settlement.js';
 import { createStreamRuns } from './stream-runs.js';
+import type { Admitted, Held, RunDeps, RunInput } from './run-types.js';
 import { type RunRow, finishRun, getSession, insertRun, reservedMicros, touchSession } from './store.js';
 
 /** The account's AI rate limit: chat runs per account per minute (times GANTRY_RATE_LIMIT_MULTIPLIER). */
@@ -23,48 +20,6 @@ export const aiRunBucket = (accountId: string) => `ai.runs|account:${accountId}`
 
 /** Total characters of a run's messages (each message is capped by the route's schema). */
 const MAX_TOTAL_CHARS = 200_000;
-
-export interface RunInput {
-  messages: ChatMessage[];
-  sessionId?: string;
-  model?: string;
-  /** Answer as Server-Sent Events (stream-runs.ts); the route picks the entry point by it. */
-  stream?: boolean;
-}
-
-/** What the AI service lends the run: its router, prompt context and cached configuration. */
-export interface RunDeps {
-  kernel: Kernel;
-  accounts: AccountsService;
-  wallet: WalletService;
-  router: Router;
-  context: PromptContext;
-  providers(): Promise<ProviderConfig[]>;
-  prices(): Promise<Map<string, ModelPrice>>;
-  entitled(principal: Principal, headerAccountId: string | null): Promise<AccountContext>;
-  /** A run still "running" after this long was left by a crashed process. */
-  staleMs: number;
-}
-
-/** A run that passed every check before money and providers are involved. */
-export interface Admitted {
-  principal: Principal;
-  input: RunInput;
-  ctx: AccountContext;
-  caller: Caller;
-  candidates: Candidate[];
-  /** A session id Gantry generated: new by construction. */
-  fresh: boolean;
-  sessionId: string;
-  session: Awaited<ReturnType<typeof getSession>>;
-}
-
-/** A run recorded as running, its worst-case cost held against the wallet. */
-export interface Held {
-  prompt: ChatMessage[];
-  priceTable: Map<string, ModelPrice>;
-  row: RunRow;
-}
 
 /**
  * POST /features/chat/runs in four steps, in the order docs/ai.md gives: admit (entitlement,

@@ -19,7 +19,7 @@ import { Router } from './router.js';
 import { AI_RUN_RATE_LIMIT, aiRunBucket, createRuns } from './runs.js';
 import { abandonStaleRuns, getRun, getSession, listPrices, sessionUsage } from './store.js';
 
-export { type RunInput } from './runs.js';
+export type { RunInput } from './run-types.js';
 
 /** gantry_ai_breaker_state values (docs/operations.md, Metrics). */
 const CIRCUIT_GAUGE: Readonly<Record<CircuitState, number>> = { closed: 0, 'half-open': 1, open: 2 };

@@ -4,7 +4,7 @@ import { presentRun } from './presenters.js';
 import type { ProviderError } from './providers/types.js';
 import { asProviderError, type OpenedStream } from './router.js';
 import { createSettlement } from './run-settlement.js';
-import type { Admitted, Held, RunDeps, RunInput } from './runs.js';
+import type { Admitted, Held, RunDeps, RunInput } from './run-types.js';
 import { finishRun } from './store.js';
 
 /** The events of a streamed run (docs/ai.md, Streamed runs). */

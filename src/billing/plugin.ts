@@ -1,4 +1,4 @@
-import type { DomainPlugin } from '../http/plugin.js';
+import type { DomainPlugin } from '../services.js';
 import { billingRoutes } from './routes.js';
 
 /** Wallet top-ups and the payment provider's webhook (under the API prefix). */

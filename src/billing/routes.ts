@@ -1,6 +1,6 @@
 import type { ServerRoute } from '@hapi/hapi';
 import Joi from 'joi';
-import type { PluginDeps } from '../http/plugin.js';
+import type { PluginDeps } from '../services.js';
 import { reply } from '../http/envelope.js';
 import { principalOf } from '../http/auth.js';
 import { tenancyHeaders } from '../accounts/access.js';

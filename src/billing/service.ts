@@ -3,22 +3,13 @@ import type { Principal } from '../http/auth.js';
 import { inTransaction } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
-import type { AccountsService } from '../accounts/service.js';
 import type { BillingAdapter } from '../accounts/billing.js';
-import type { AuditService } from '../audit/service.js';
-import type { IdentityService } from '../identity/service.js';
-import { WALLET_CURRENCY, type WalletService } from '../wallet/service.js';
+import { WALLET_CURRENCY } from '../wallet/service.js';
 import { ProviderCallError, type BillingProvider } from './provider.js';
 import { lazyStripeProvider } from './lazy-stripe.js';
 import { createBillingWebhook } from './webhook.js';
 import * as store from './store.js';
-
-export interface BillingDeps {
-  accounts: Pick<AccountsService, 'access' | 'show' | 'seatReleases'>;
-  wallet: WalletService;
-  audit: Pick<AuditService, 'record'>;
-  identity: Pick<IdentityService, 'getUser'>;
-}
+import type { BillingDeps } from './types.js';
 
 /** The currency a top-up may be paid in: the wallet's, lower-case as Stripe writes it. */
 const TOP_UP_CURRENCY = WALLET_CURRENCY.toLowerCase();

@@ -3,7 +3,7 @@ import { inTransaction, type Executor } from '../db/tx.js';
 import type { Kernel } from '../kernel.js';
 import { minorUnitsToMicros } from '../wallet/service.js';
 import { InvalidWebhookError, type BillingEvent, type BillingProvider } from './provider.js';
-import type { BillingDeps } from './service.js';
+import type { BillingDeps } from './types.js';
 import * as store from './store.js';
 
 type TopUpPaid = Extract<BillingEvent, { kind: 'top_up_paid' }>;

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { withApp } from './context.js';
 import { emit, required, requiredList, table, withCommon, type CliIo, type CommonOptions } from './io.js';
-import { CLIENT_TYPES } from '../oauth/clients.js';
+import { CLIENT_TYPES } from '../oauth/types.js';
 import { SCOPE_NAMES } from '../oauth/scopes.js';
 
 type CreateOptions = CommonOptions & { name?: string; type?: string; redirectUri?: string[]; scope?: string[] };

@@ -1,12 +1,12 @@
 import { htmlPage, PAGE_ERRORS } from '../http/openapi/declare.js';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
-import type { PluginDeps } from '../http/plugin.js';
+import type { PluginDeps } from '../services.js';
 import { userPrincipal } from '../http/auth.js';
 import { DomainError } from '../http/errors.js';
 import { escapeHtml as escape } from '../http/html.js';
 import { htmlErrorFormat } from '../http/pages.js';
 import { BROWSER_SESSION_COOKIE } from '../identity/browser-sessions.js';
-import type { PageView } from '../http/pages.js';
+import type { PageView } from '../http/page-kit.js';
 
 import { createPageSignIn } from '../identity/page-sign-in.js';
 import type { InputCut } from './approval-input-cuts.js';

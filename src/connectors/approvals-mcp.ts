@@ -7,12 +7,12 @@ import { newId } from '../lib/ids.js';
 import { seal } from '../lib/sealed.js';
 import type { ConnectorsContext } from './context.js';
 import { originOf } from './credentials.js';
-import { assertRunnable, targetDigest } from './invoke.js';
+import { assertRunnable, targetDigest } from './runnable.js';
 import { approvalInputContext } from './sealing.js';
 import { approvalStore, toolStore } from './store/index.js';
 import { approvalStatus } from './presenters.js';
 import type { ApprovalRow } from './tables.js';
-import { MCP_APPROVAL_DECIDED_TOPIC } from './types.js';
+import { MCP_APPROVAL_DECIDED_TOPIC, type McpApprovalInfo } from './types.js';
 
 /** How long a new MCP approval may be decided, and an approved one used (docs/connectors.md). */
 export const MCP_APPROVAL_TTL_MS = 10 * 60 * 1000;
@@ -29,15 +29,6 @@ export interface McpCallGate {
   /** The exposed tool (exposed-tools.ts): its instance, its id and the name the client called. */
   tool: { instanceId: string; toolId: string; name: string };
   args: Record<string, unknown>;
-}
-
-/** Where an approval stands, as an MCP client is told (docs/connectors.md, Approvals of MCP calls). */
-export interface McpApprovalInfo {
-  id: string;
-  status: 'pending' | 'rejected' | 'expired';
-  /** The approval page: the id only, no credential, no personal data. */
-  url: string;
-  expiresAt: string;
 }
 
 export type McpGate =

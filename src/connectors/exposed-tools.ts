@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { WorkspaceContext } from '../accounts/access.js';
 import { WORKSPACE_DELETED_TOPIC } from '../accounts/service.js';
 import type { ConnectorsContext } from './context.js';
-import { canRunTools, isRunnable } from './invoke.js';
+import { canRunTools, isRunnable } from './runnable.js';
 import { presentExposedTool } from './presenters.js';
 import { instanceStore, toolNameStore, toolStore } from './store/index.js';
 import type { InstanceRow, ToolRow } from './tables.js';

@@ -1,4 +1,5 @@
 import { inTransaction, type Executor } from '../db/tx.js';
+import type { CredentialReplacement } from './types.js';
 import type { AuditService } from '../audit/service.js';
 import { notFound } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
@@ -9,17 +10,6 @@ import { presentCredentialRecord, presentCredentialStatus, presentUserCredential
 import { credentialStore, instanceStore, userCredentialStore } from './store/index.js';
 import { isPerUser, replaceUserCredentials } from './user-links.js';
 import type { Actor, CredType } from './types.js';
-
-export interface CredentialReplacement {
-  instanceId: string;
-  credType: CredType;
-  values: Record<string, string>;
-  /** What the values are bound to (credentialTarget: origin and path), sealed into their context. */
-  origin: string | null;
-  scopes: string[] | null;
-  expiresAt: string | null;
-  at: string;
-}
 
 /**
  * The one way an instance's credentials are replaced (stored through the API or linked

@@ -1,22 +1,23 @@
 import { OWNER_OR_ADMIN } from '../accounts/roles.js';
-import { toBool } from '../db/tx.js';
 import { DomainError, conflict, notFound } from '../http/errors.js';
+import { toBool } from '../db/tx.js';
 import { rateLimitHeaders } from '../http/rate-limit.js';
-import { sha256Hex } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import { MissingCredentialKeyError, open, seal } from '../lib/sealed.js';
 import { approvalInputView } from './approval-input.js';
 import type { ConnectorsContext } from './context.js';
 import { originOf } from './credentials.js';
 import type { ExposedTools } from './exposed-tools.js';
-import { authRefusal, type McpRelay } from './mcp.js';
+import { authRefusal } from './mcp.js';
+import type { McpRelay } from './types.js';
 import { createMcpReauth } from './mcp-reauth.js';
 import { McpUnreachable, type McpSessions } from './mcp-sessions.js';
 import { presentApproval } from './presenters.js';
 import { approvalInputContext } from './sealing.js';
 import { approvalStore, toolStore } from './store/index.js';
 import type { ApprovalRow, InstanceRow, ToolRow } from './tables.js';
-import type { Actor, Definition } from './types.js';
+import { assertRunnable, canRunTools, targetDigest } from './runnable.js';
+import type { Actor } from './types.js';
 import { isPerUser } from './user-links.js';
 
 /** An approval the MCP gate found granted for this very call (approvals-mcp.ts); single use. */
@@ -26,46 +27,8 @@ export interface GrantedApproval {
 
 export const upstream = (message: string) => new DomainError('UPSTREAM_FAILED', message);
 
-/**
- * What an approval is bound to: the instance's config and the tool's input schema as they were
- * when the call was asked. The schema decides what the approver is shown (writeOnly fields are
- * masked), so a sync that rewrites it must not carry an approval given on another view.
- */
-export const targetDigest = (instance: InstanceRow, tool: ToolRow) =>
-  sha256Hex(`${instance.config}\n${tool.input_schema}`);
-
 /** What a parked REST call has none of: those columns bind MCP calls (approvals-mcp.ts). */
 const PARKED = { mode: 'park', client_id: null, args_digest: null, expires_at: null, consumed_at: null } as const;
-
-/** Why a tool cannot run: disabled instances and disabled tools never do (docs/interface.md, States). */
-function notRunnable(instance: { enabled: number }, tool: { is_active: number }): string | null {
-  if (!toBool(instance.enabled)) return 'The connector instance is disabled';
-  if (!toBool(tool.is_active)) return 'The tool is disabled';
-  return null;
-}
-
-/** Whether a tool is one MCP names (exposed-tools.ts): enabled, whatever its definition's status. */
-export const isRunnable = (instance: { enabled: number }, tool: { is_active: number }) =>
-  notRunnable(instance, tool) === null;
-
-/**
- * Refuses (409) a tool that cannot run now: disabled, or whose server changed its definition
- * and no owner or admin accepted it yet (docs/connectors.md, Tool definitions).
- */
-export function assertRunnable(
-  instance: { enabled: number },
-  tool: { is_active: number; pending_definition: string | null },
-): void {
-  const why =
-    notRunnable(instance, tool) ??
-    (tool.pending_definition !== null
-      ? "The tool's server changed its definition; an owner or admin must review and accept it before the tool runs again"
-      : null);
-  if (why) throw conflict(why);
-}
-
-/** Only the MCP adapter runs tools; other definitions' tools are manual records. */
-export const canRunTools = (def: Definition | null | undefined) => def?.adapter === 'mcp';
 
 /** Running a tool call: now, or parked as a pending approval when the tool is gated. */
 export function createInvoker(

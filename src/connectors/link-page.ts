@@ -1,8 +1,9 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import { escapeHtml as escape } from '../http/html.js';
 import { htmlPage, PAGE_ERRORS } from '../http/openapi/declare.js';
-import { htmlErrorFormat, type PageView } from '../http/pages.js';
-import type { PluginDeps } from '../http/plugin.js';
+import type { PageView } from '../http/page-kit.js';
+import { htmlErrorFormat } from '../http/pages.js';
+import type { PluginDeps } from '../services.js';
 import { BROWSER_SESSION_COOKIE } from '../identity/browser-sessions.js';
 
 import type { HeldLink } from './oauth-linking.js';

@@ -2,15 +2,8 @@ import type { PriorDiscovery } from '@modelcontextprotocol/client';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../lib/clock.js';
 import { sha256Hex } from '../lib/crypto.js';
-import {
-  callMcpTool,
-  closeMcp,
-  type McpRelay,
-  type McpSession,
-  type McpTarget,
-  needsOwnSession,
-  openMcp,
-} from './mcp.js';
+import { callMcpTool, closeMcp, type McpSession, type McpTarget, needsOwnSession, openMcp } from './mcp.js';
+import type { McpRelay } from './types.js';
 
 /** A shared session unused this long is closed. */
 const IDLE_MS = 5 * 60_000;

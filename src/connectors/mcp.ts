@@ -1,4 +1,5 @@
-import type { Client, ClientCapabilities, PriorDiscovery } from '@modelcontextprotocol/client';
+import type { Client, PriorDiscovery } from '@modelcontextprotocol/client';
+import { INTERACTIVE_CALL_MS, type McpRelay } from './types.js';
 import { guardedFetch, OUTBOUND_TIMEOUT_MS } from '../lib/outbound.js';
 
 /** Stop following nextCursor after this many pages (a server could page forever). */
@@ -18,27 +19,6 @@ export interface McpToolDefinition {
   outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
 }
-
-/**
- * What an MCP caller lends an upstream call (docs/connectors.md, MCP pass-through): its
- * progress and log messages go to the caller, and, when the caller's client can sample or
- * elicit, the upstream's requests for either are put to it and the answer brought back.
- * An absent `sampling`/`elicitation` is not declared to the upstream.
- */
-export interface McpRelay {
-  /** Set only when the caller asked for progress (it gave a progressToken). */
-  onProgress?(progress: number, total?: number, message?: string): void;
-  /** Set only when the caller can be sent log messages (mcp/relay.ts). */
-  onLog?(level: string, data: unknown, logger?: string): void;
-  sampling?: { capability: ClientCapabilities['sampling']; createMessage(params: unknown): Promise<unknown> };
-  elicitation?: { capability: ClientCapabilities['elicitation']; elicit(params: unknown): Promise<unknown> };
-}
-
-/**
- * A call that may wait on the caller's model or user (sampling, elicitation): bounded, but
- * far above OUTBOUND_TIMEOUT_MS, for the whole call and each round trip within it.
- */
-export const INTERACTIVE_CALL_MS = 5 * 60_000;
 
 /** Resuming an upstream's SSE stream: attempts in a row, and the longest wait before one. */
 const RESUME_MAX_ATTEMPTS = 3;

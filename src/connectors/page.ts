@@ -1,5 +1,5 @@
 import { escapeHtml as escape } from '../http/html.js';
-import type { PageView } from '../http/pages.js';
+import type { PageView } from '../http/page-kit.js';
 
 const REASONS: Record<string, string> = {
   invalid_state: 'The link request was not recognised. Start the connection again.',

@@ -1,4 +1,4 @@
-import type { DomainPlugin } from '../http/plugin.js';
+import type { DomainPlugin } from '../services.js';
 import { approvalPageRoutes } from './approval-page.js';
 import { linkPageRoutes } from './link-page.js';
 import { connectorPageRoutes, connectorRoutes } from './routes.js';

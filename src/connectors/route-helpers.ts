@@ -1,5 +1,5 @@
 import type { Request } from '@hapi/hapi';
-import type { PluginDeps } from '../http/plugin.js';
+import type { PluginDeps } from '../services.js';
 import { principalOf } from '../http/auth.js';
 import { tenancyHeaders } from '../accounts/access.js';
 import type { GantryRouteConfig } from '../http/route-config.js';

@@ -1,5 +1,5 @@
 import type { ServerRoute } from '@hapi/hapi';
-import type { PluginDeps } from '../http/plugin.js';
+import type { PluginDeps } from '../services.js';
 import { reply } from '../http/envelope.js';
 import { responses as R, schemas } from './schemas.js';
 import { connectorCredentialRoutes } from './credential-routes.js';

@@ -1,4 +1,5 @@
 import type { WorkspaceContext } from '../accounts/access.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/client';
 import type { Principal } from '../http/auth.js';
 
 /** Who acts: the principal and the workspace they act in (a leaf every connectors file may import). */
@@ -61,4 +62,46 @@ export interface CustomDefinitionInput {
   description?: string | null;
   credType?: CredType | null;
   configSchema?: Record<string, unknown> | null;
+}
+
+/**
+ * What an MCP caller lends an upstream call (docs/connectors.md, MCP pass-through): its
+ * progress and log messages go to the caller, and, when the caller's client can sample or
+ * elicit, the upstream's requests for either are put to it and the answer brought back.
+ * An absent `sampling`/`elicitation` is not declared to the upstream.
+ */
+export interface McpRelay {
+  /** Set only when the caller asked for progress (it gave a progressToken). */
+  onProgress?(progress: number, total?: number, message?: string): void;
+  /** Set only when the caller can be sent log messages (mcp/relay.ts). */
+  onLog?(level: string, data: unknown, logger?: string): void;
+  sampling?: { capability: ClientCapabilities['sampling']; createMessage(params: unknown): Promise<unknown> };
+  elicitation?: { capability: ClientCapabilities['elicitation']; elicit(params: unknown): Promise<unknown> };
+}
+
+/**
+ * A call that may wait on the caller's model or user (sampling, elicitation): bounded, but
+ * far above OUTBOUND_TIMEOUT_MS, for the whole call and each round trip within it.
+ */
+export const INTERACTIVE_CALL_MS = 5 * 60_000;
+
+/** Where an approval stands, as an MCP client is told (docs/connectors.md, Approvals of MCP calls). */
+export interface McpApprovalInfo {
+  id: string;
+  status: 'pending' | 'rejected' | 'expired';
+  /** The approval page: the id only, no credential, no personal data. */
+  url: string;
+  expiresAt: string;
+}
+
+/** What replaces an instance's (or a member's own) credentials: instance-credentials.ts, user-links.ts. */
+export interface CredentialReplacement {
+  instanceId: string;
+  credType: CredType;
+  values: Record<string, string>;
+  /** What the values are bound to (credentialTarget: origin and path), sealed into their context. */
+  origin: string | null;
+  scopes: string[] | null;
+  expiresAt: string | null;
+  at: string;
 }

@@ -3,7 +3,7 @@ import { newId } from '../lib/ids.js';
 import { open, seal } from '../lib/sealed.js';
 import type { Secrets } from '../lib/secrets.js';
 import type { Executor } from '../db/tx.js';
-import type { CredentialReplacement } from './instance-credentials.js';
+import type { CredentialReplacement } from './types.js';
 import { userCredentialContext } from './sealing.js';
 import { userCredentialStore } from './store/index.js';
 

@@ -1,7 +1,6 @@
 import SqliteDatabase from 'better-sqlite3';
 import {
   CompiledQuery,
-  Kysely,
   SqliteDialect,
   SqliteDriver,
   type DatabaseConnection,
@@ -11,23 +10,11 @@ import {
   type TransactionSettings,
 } from 'kysely';
 import { LRUCache } from 'lru-cache';
-import type { Engine } from './engine.js';
 import { openPostgres } from './postgres.js';
-import type { DB } from './schema.js';
+import type { DbHandle } from './handle.js';
 import { openKysely } from './transaction-guard.js';
 
-export type Database = Kysely<DB>;
-
-export interface DbHandle {
-  engine: Engine;
-  db: Database;
-  /**
-   * The raw SQLite connection, for what kysely does not cover: pragmas, the online backup API
-   * and the refresh grant's hot path. Null on PostgreSQL.
-   */
-  sqlite: SqliteDatabase.Database | null;
-  close(): Promise<void>;
-}
+export type { Database, DbHandle } from './handle.js';
 
 /** PostgreSQL when a database URL is configured, else the SQLite file (docs/postgres.md). */
 export function openConfiguredDatabase(

@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { preparedName } from './compiled.js';
-import type { DbHandle } from './connection.js';
+import type { DbHandle } from './handle.js';
 import type { DB } from './schema.js';
 import { openKysely } from './transaction-guard.js';
 

@@ -2,7 +2,8 @@ import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import { hmacSha256, randomToken, safeEqual, sha256Hex } from '../lib/crypto.js';
 import { escapeHtml } from './html.js';
 import { htmlPage, PAGE_ERRORS } from './openapi/declare.js';
-import { htmlErrorFormat, type PageView } from './pages.js';
+import type { PageView } from './page-kit.js';
+import { htmlErrorFormat } from './pages.js';
 
 /**
  * The page kit's forms (docs/kernel.md, Pages): what every domain's server-rendered pages use

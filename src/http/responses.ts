@@ -14,7 +14,7 @@ import { joiDetails } from './validation.js';
 import { isUniqueViolation } from '../db/engine.js';
 import { MissingCredentialKeyError } from '../lib/sealed.js';
 import { missingKeyMessage, type MissingKeyReport } from '../lib/missing-key.js';
-import type { PageKit } from './pages.js';
+import type { PageKit } from './page-kit.js';
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: 'VALIDATION_FAILED',

@@ -1,7 +1,7 @@
 import type { Request } from '@hapi/hapi';
 import type { Schema } from 'joi';
 import type { ErrorCode } from './errors.js';
-import type { PageKit } from './pages.js';
+import type { PageKit } from './page-kit.js';
 
 export interface RateLimitRule {
   limit: number;

@@ -1,5 +1,6 @@
-import Hapi, { type Server } from '@hapi/hapi';
-import { cachedCaller, registerBearerAuth } from './auth.js';
+import Hapi, { type Plugin, type Server } from '@hapi/hapi';
+import type { Kernel } from '../kernel.js';
+import { cachedCaller, registerBearerAuth, type BearerVerifier } from './auth.js';
 import { registerClientAddress } from './client-address.js';
 import { registerHealth } from './health.js';
 import { countKnownCaller, DEFAULT_RATE_LIMIT, rateLimitCheck } from './rate-limit.js';
@@ -10,28 +11,32 @@ import { registerPages } from './pages.js';
 import { preparedAnswerRecorder, registerResponses, validationFailAction } from './responses.js';
 import { installPreparedAnswers } from './prepared.js';
 import { API, apiUrl } from './paths.js';
-import type { DomainPlugin, PluginDeps } from './plugin.js';
-import { identityPagesPlugin, identityPlugin } from '../identity/plugin.js';
-import { walletPlugin } from '../wallet/plugin.js';
-import { billingPlugin } from '../billing/plugin.js';
-import { accountsPagesPlugin, accountsPlugin } from '../accounts/plugin.js';
-import { statusPagesPlugin, statusPlugin } from '../status/plugin.js';
-import { notificationsPlugin } from '../notifications/plugin.js';
-import { oauthPagesPlugin, oauthPlugin } from '../oauth/plugin.js';
-import { connectorsPagesPlugin, connectorsPlugin } from '../connectors/plugin.js';
-import { aiPlugin } from '../ai/plugin.js';
-import { mcpPlugin } from '../mcp/plugin.js';
-import { SCOPES } from '../oauth/scopes.js';
-
-/** What the server stands on: the domains' deps and whether the app is shutting down. */
-export interface ServerDeps extends PluginDeps {
+/** What the server stands on: the kernel, and whether the app is shutting down. */
+export interface ServerDeps {
+  kernel: Kernel;
   draining: boolean;
+}
+
+/**
+ * What the composition root hands the server (src/app.ts): the domains' plugins, with the deps
+ * they are registered with, the bearer token verifiers, and what the OpenAPI document says of
+ * the OAuth scopes and of other auth strategies. The kernel names no domain.
+ */
+export interface ServerParts<D> {
+  deps: D;
+  /** Registered under the API prefix. */
+  api: Plugin<D>[];
+  /** Registered at the root: pages and discovery documents. */
+  pages: Plugin<D>[];
+  verifiers: readonly BearerVerifier[];
+  oauthScopes: Record<string, string>;
+  strategies: Record<string, { type: string; scheme: string; description: string }>;
 }
 
 export interface ServerOptions {
   port?: number;
   host?: string;
-  /** The second listener (GANTRY_STATUS_PORT): only the status service and its page. */
+  /** The second listener (GANTRY_STATUS_PORT): its parts hold only the status service and its page. */
   statusOnly?: boolean;
 }
 
@@ -40,8 +45,12 @@ export interface ServerOptions {
  * API ones under the API prefix, pages and discovery documents at the root).
  * It never listens by itself: `serve` starts it, tests initialize() and inject().
  */
-export async function createServer(app: ServerDeps, options: ServerOptions = {}): Promise<Server> {
-  const { kernel, services } = app;
+export async function createServer<D>(
+  app: ServerDeps,
+  parts: ServerParts<D>,
+  options: ServerOptions = {},
+): Promise<Server> {
+  const { kernel } = app;
   const server = Hapi.server({
     port: options.port ?? 0,
     host: options.host ?? '127.0.0.1',
@@ -65,11 +74,7 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
   registerClientAddress(server, kernel.config.trustedProxies);
   registerResponses(server, kernel.logger, kernel.clock, kernel.pages, kernel.reportMissingKey);
   registerPages(server, kernel.pages);
-  const verifiers = [
-    services.identity.sessionVerifier,
-    services.oauth.accessTokenVerifier,
-    services.accounts.apiKeyVerifier,
-  ];
+  const { verifiers } = parts;
   registerBearerAuth(server, verifiers, postAuth.countInScheme);
   const countRequest = registerRequestMetrics(server, kernel.metrics);
   registerHealth(
@@ -79,29 +84,11 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
     () => app.draining,
   );
 
-  const [apiPlugins, pagePlugins]: DomainPlugin[][] = options.statusOnly
-    ? [[statusPlugin], [statusPagesPlugin]]
-    : [
-        [
-          identityPlugin,
-          walletPlugin,
-          billingPlugin,
-          accountsPlugin,
-          statusPlugin,
-          notificationsPlugin,
-          oauthPlugin,
-          connectorsPlugin,
-          aiPlugin,
-          mcpPlugin,
-        ],
-        [identityPagesPlugin, accountsPagesPlugin, statusPagesPlugin, oauthPagesPlugin, connectorsPagesPlugin],
-      ];
-  const deps: PluginDeps = { kernel, services };
   await server.register(
-    apiPlugins.map((plugin) => ({ plugin: postAuth.plugin(plugin), options: deps })),
+    parts.api.map((plugin) => ({ plugin: postAuth.plugin(plugin), options: parts.deps })),
     { routes: { prefix: API } },
   );
-  await server.register(pagePlugins.map((plugin) => ({ plugin: postAuth.plugin(plugin), options: deps })));
+  await server.register(parts.pages.map((plugin) => ({ plugin: postAuth.plugin(plugin), options: parts.deps })));
   // Last: the document covers every route above (docs/openapi.md). The status-only listener
   // serves nothing but the status service, so it keeps the document without serving it.
   const { publicUrl } = kernel.config;
@@ -115,15 +102,9 @@ export async function createServer(app: ServerDeps, options: ServerOptions = {})
         authorizationUrl: apiUrl(publicUrl, '/oauth/authorize'),
         tokenUrl: apiUrl(publicUrl, '/oauth/token'),
         refreshUrl: apiUrl(publicUrl, '/oauth/token'),
-        scopes: SCOPES,
+        scopes: parts.oauthScopes,
       },
-      strategies: {
-        mcp: {
-          type: 'http',
-          scheme: 'bearer',
-          description: `An OAuth access token whose audience (RFC 8707) is ${apiUrl(publicUrl, '/mcp')}, with the tools:call scope.`,
-        },
-      },
+      strategies: parts.strategies,
       effectiveLimit: (rule) => kernel.limiter.effectiveLimit(rule),
       defaultRateLimit: DEFAULT_RATE_LIMIT,
       pages: kernel.pages,

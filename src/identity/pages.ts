@@ -1,7 +1,7 @@
 import { htmlPage, page as pageAnswer, PAGE_ERRORS } from '../http/openapi/declare.js';
 import type { GantryRouteConfig, RateLimitRule } from '../http/route-config.js';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
-import type { PluginDeps } from '../http/plugin.js';
+import type { PluginDeps } from '../services.js';
 import { DomainError } from '../http/errors.js';
 import { htmlErrorFormat } from '../http/pages.js';
 import { escapeHtml as escape } from '../http/html.js';

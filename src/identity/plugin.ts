@@ -1,4 +1,4 @@
-import type { DomainPlugin } from '../http/plugin.js';
+import type { DomainPlugin } from '../services.js';
 import { identityRoutes } from './routes.js';
 import { profileRoutes } from './profile-routes.js';
 import { identityPages } from './pages.js';

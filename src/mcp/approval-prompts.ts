@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
-import type { McpApprovalInfo } from '../connectors/approvals-mcp.js';
+import type { McpApprovalInfo } from '../connectors/types.js';
 import type { Clock } from '../lib/clock.js';
 import { envelopeCapabilities } from './input-rounds.js';
-import type { ServerSdk } from './mcp-server.js';
+import type { ServerSdk } from './types.js';
 
 type Server = InstanceType<ServerSdk['Server']>;
 

@@ -1,10 +1,10 @@
 import type { ClientCapabilities, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
-import { INTERACTIVE_CALL_MS } from '../connectors/mcp.js';
+import { INTERACTIVE_CALL_MS } from '../connectors/types.js';
 import { argumentsDigest } from '../lib/canonical-json.js';
 import type { Clock } from '../lib/clock.js';
 import { randomToken } from '../lib/crypto.js';
 import type { McpCaller } from './caller.js';
-import type { ServerSdk } from './mcp-server.js';
+import type { ServerSdk } from './types.js';
 import type { CallAnswer } from './tool-calls.js';
 
 /** A round trip to the client must end before the upstream call that waits on it gives up. */

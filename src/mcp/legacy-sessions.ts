@@ -4,7 +4,8 @@ import type { Clock } from '../lib/clock.js';
 import { randomToken } from '../lib/crypto.js';
 import type { McpCaller } from './caller.js';
 import { RESUME_RETRY_MS, sessionEventStore } from './event-store.js';
-import type { ServerFactory, ServerSdk } from './mcp-server.js';
+import type { ServerFactory } from './mcp-server.js';
+import type { ServerSdk } from './types.js';
 
 /** A session unused this long is closed (its GET stream, if any, with it). */
 const IDLE_MS = 30 * 60_000;

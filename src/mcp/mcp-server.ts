@@ -6,9 +6,7 @@ import type { ApprovalPrompts } from './approval-prompts.js';
 import type { InputChannel, InputRounds } from './input-rounds.js';
 import { relayOf } from './relay.js';
 import type { ToolCalls } from './tool-calls.js';
-
-/** The official SDK's server package, loaded on the endpoint's first request (see service.ts). */
-export type ServerSdk = typeof import('@modelcontextprotocol/server');
+import type { ServerSdk } from './types.js';
 
 type ExposedTool = Awaited<ReturnType<ConnectorsService['tools']['listExposed']>>[number];
 

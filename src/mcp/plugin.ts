@@ -1,6 +1,6 @@
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 import { DomainError } from '../http/errors.js';
-import type { DomainPlugin } from '../http/plugin.js';
+import type { DomainPlugin } from '../services.js';
 import { McpAuthError } from '../oauth/mcp-auth.js';
 import { mcpRoutes } from './routes.js';
 

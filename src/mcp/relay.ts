@@ -1,7 +1,7 @@
 import type { ServerContext as Ctx } from '@modelcontextprotocol/server';
-import type { McpRelay } from '../connectors/mcp.js';
+import type { McpRelay } from '../connectors/types.js';
 import { type InputChannel, ROUND_TRIP_MS } from './input-rounds.js';
-import type { ServerSdk } from './mcp-server.js';
+import type { ServerSdk } from './types.js';
 
 type Server = InstanceType<ServerSdk['Server']>;
 type SamplingParams = Parameters<Ctx['mcpReq']['requestSampling']>[0];

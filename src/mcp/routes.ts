@@ -7,7 +7,7 @@ import { DomainError, forbidden } from '../http/errors.js';
 import { apiUrl } from '../http/paths.js';
 import { countOpenStream } from '../http/sse.js';
 import type { Metrics } from '../lib/metrics.js';
-import type { PluginDeps } from '../http/plugin.js';
+import type { PluginDeps } from '../services.js';
 import type { McpCaller } from './caller.js';
 import { mcpErrorFormat, rpcErrorBody } from './wire.js';
 

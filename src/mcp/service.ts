@@ -13,7 +13,8 @@ import { createApprovalPrompts } from './approval-prompts.js';
 import { createInputRounds } from './input-rounds.js';
 import { createLegacySessions } from './legacy-sessions.js';
 import { createModernListens, MAX_LISTENS } from './listens.js';
-import { createServerFactory, createToolListing, toMcpTool, type ServerSdk } from './mcp-server.js';
+import { createServerFactory, createToolListing, toMcpTool } from './mcp-server.js';
+import type { ServerSdk } from './types.js';
 import { createToolCalls } from './tool-calls.js';
 
 export interface McpDeps {

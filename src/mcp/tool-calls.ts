@@ -1,6 +1,5 @@
 import type { AuditService } from '../audit/service.js';
-import type { McpRelay } from '../connectors/mcp.js';
-import type { McpApprovalInfo } from '../connectors/approvals-mcp.js';
+import type { McpApprovalInfo, McpRelay } from '../connectors/types.js';
 import { LinkRequired, type ConnectorsService } from '../connectors/service.js';
 import { inTransaction } from '../db/tx.js';
 import { DomainError } from '../http/errors.js';

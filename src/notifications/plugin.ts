@@ -1,4 +1,4 @@
-import type { DomainPlugin } from '../http/plugin.js';
+import type { DomainPlugin } from '../services.js';
 import { NotificationStreams } from './live.js';
 import { servePreparedForCaller } from '../http/prepared.js';
 import { cachedUnreadCount, notificationsRoutes } from './routes.js';

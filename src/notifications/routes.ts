@@ -1,5 +1,5 @@
 import type { ServerRoute } from '@hapi/hapi';
-import type { PluginDeps } from '../http/plugin.js';
+import type { PluginDeps } from '../services.js';
 import type { GantryRouteConfig } from '../http/route-config.js';
 import { reply } from '../http/envelope.js';
 import { bearerToken, principalOf } from '../http/auth.js';

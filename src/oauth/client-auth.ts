@@ -1,4 +1,5 @@
-import type { Client, OAuthClients } from './clients.js';
+import type { OAuthClients } from './clients.js';
+import type { Client } from './types.js';
 import { invalidClient, invalidRequest } from './errors.js';
 
 export interface ClientCredentials {

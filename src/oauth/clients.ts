@@ -10,43 +10,18 @@ import { opensBrowser, redirectUriMatches, redirectUriProblem } from './redirect
 import { isScope, formatScope, SCOPE_NAMES } from './scopes.js';
 import * as store from './store/index.js';
 import type { ClientRow } from './store/index.js';
-import type { ClientRegistration } from './tables.js';
 import type { OAuthTokens } from './tokens.js';
+import { CLIENT_TYPES, type Client, type ClientType, type SelfRegisteredClient } from './types.js';
 
 const CLIENT_CHANGED_TOPIC = 'oauth.client-changed';
 /** A self-registered client that reached no grant within a day of registering (or of its document's last fetch) goes. */
 const UNUSED_SELF_REGISTERED_MS = 24 * 3_600_000;
-export const CLIENT_TYPES = ['confidential', 'public'] as const;
-export type ClientType = (typeof CLIENT_TYPES)[number];
 
 export interface NewClient {
   name: string;
   type: string;
   redirectUris: string[];
   scopes: string[];
-}
-
-export interface Client {
-  id: string;
-  name: string;
-  type: ClientType;
-  redirectUris: string[];
-  scopes: string[];
-  secretHash: string | null;
-  registration: ClientRegistration;
-  metadataExpiresAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** A self-registered public client as it is stored (RFC 7591 registration or a metadata document). */
-export interface SelfRegisteredClient {
-  id: string;
-  name: string;
-  redirectUris: string[];
-  scopes: string[];
-  registration: 'dynamic' | 'metadata_document';
-  metadataExpiresAt: string | null;
 }
 
 /** A UUID (created here) or a metadata document's URL: anything else names no client. */

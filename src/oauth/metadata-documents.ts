@@ -1,6 +1,6 @@
 import type { Kernel } from '../kernel.js';
 import { guardedFetch, readLimited } from '../lib/outbound.js';
-import type { Client, SelfRegisteredClient } from './clients.js';
+import type { Client, SelfRegisteredClient } from './types.js';
 import { clientNameProblem, registeredScopes, selfRegisteredMetadataProblem } from './registration-rules.js';
 
 /** A document is small (a name and a few redirect URIs); anything bigger is refused unread. */

@@ -1,6 +1,6 @@
 import { htmlPage, PAGE_ERRORS } from '../http/openapi/declare.js';
 import type { ServerRoute } from '@hapi/hapi';
-import type { PluginDeps } from '../http/plugin.js';
+import type { PluginDeps } from '../services.js';
 import { htmlErrorFormat } from '../http/pages.js';
 import { BROWSER_SESSION_COOKIE } from '../identity/browser-sessions.js';
 import { createConsent } from './pages/consent.js';

@@ -1,4 +1,4 @@
-import type { DomainPlugin } from '../http/plugin.js';
+import type { DomainPlugin } from '../services.js';
 import { oauthRootRoutes, oauthRoutes } from './routes.js';
 
 export const oauthPlugin: DomainPlugin = {

@@ -1,7 +1,7 @@
 import { oauthResponses } from './responses.js';
 import type { GantryRouteConfig } from '../http/route-config.js';
 import type { ResponseToolkit, ServerRoute } from '@hapi/hapi';
-import type { PluginDeps } from '../http/plugin.js';
+import type { PluginDeps } from '../services.js';
 import { API } from '../http/paths.js';
 import { PROTECTED_RESOURCE_PATH } from './mcp-auth.js';
 import { MCP_PATH } from './resources.js';

@@ -1,6 +1,6 @@
 import { oauthErrorBody, oauthResponses } from './responses.js';
 import type { ResponseToolkit, ServerRoute } from '@hapi/hapi';
-import type { PluginDeps } from '../http/plugin.js';
+import type { PluginDeps } from '../services.js';
 import type { RateLimitRule, RouteErrorFormat } from '../http/route-config.js';
 import { RegistrationError } from './registration.js';
 

@@ -1,7 +1,7 @@
 import { oauthErrorBody, oauthResponses as R } from './responses.js';
 import Joi from 'joi';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
-import type { PluginDeps } from '../http/plugin.js';
+import type { PluginDeps } from '../services.js';
 import { reply } from '../http/envelope.js';
 import { bearerToken, principalOf } from '../http/auth.js';
 import { clientAddressOf } from '../http/client-address.js';

@@ -2,7 +2,7 @@ import { headlineOf, indicatorOf, type ComponentStatus } from './rules.js';
 import type { DayBar, StatusModel } from './model.js';
 import { pagePercent } from './uptime.js';
 import { escapeHtml } from '../http/html.js';
-import type { PageKit } from '../http/pages.js';
+import type { PageKit } from '../http/page-kit.js';
 
 /** The human status page (docs/interface.md, Addresses: GET /status): server-rendered, no script, phone-first. */
 

@@ -1,4 +1,4 @@
-import type { DomainPlugin } from '../http/plugin.js';
+import type { DomainPlugin } from '../services.js';
 import { servePrepared } from '../http/prepared.js';
 import { preparedResponse } from './http-cache.js';
 import { statusPageRoutes, statusRoutes } from './routes.js';

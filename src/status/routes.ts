@@ -1,5 +1,5 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
-import type { PluginDeps } from '../http/plugin.js';
+import type { PluginDeps } from '../services.js';
 import { apiUrl } from '../http/paths.js';
 import { notFound } from '../http/errors.js';
 import { sendRepresentation } from './http-cache.js';

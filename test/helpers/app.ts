@@ -6,8 +6,7 @@ import path from 'node:path';
 import type { Server, ServerInjectOptions } from '@hapi/hapi';
 import { sql } from 'kysely';
 import { resolveConfig, type ConfigFlags } from '../../src/config.js';
-import { createAppContext, type AppContext } from '../../src/app.js';
-import { createServer } from '../../src/http/server.js';
+import { createAppContext, createAppServer, type AppContext } from '../../src/app.js';
 import { ManualClock, systemClock, type Clock } from '../../src/lib/clock.js';
 import { createLogger, type Logger } from '../../src/lib/logger.js';
 import { createTestDatabase, sharedKeys, TEST_ENGINE } from './postgres.js';
@@ -62,7 +61,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const logger: Logger = createLogger('debug', (line) => logs.push(line));
   const clock = options.clock ?? systemClock;
   const app = await createAppContext(config, { clock, logger, env });
-  const server = await createServer(app, { statusOnly: options.statusOnly });
+  const server = await createAppServer(app, { statusOnly: options.statusOnly });
   await server.initialize();
   // Every answer of every test is checked against the OpenAPI document (docs/openapi.md):
   // inject()'s at once, those of the real listener when the app closes.

@@ -9,8 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { resolveConfig } from '../../src/config.js';
-import { createAppContext } from '../../src/app.js';
-import { createServer } from '../../src/http/server.js';
+import { createAppContext, createAppServer } from '../../src/app.js';
 import { createTestApp, TEST_ENV, type TestApp } from '../helpers/app.js';
 import { answerChecker, documentOf, listenerChecker } from '../helpers/openapi-check.js';
 import { bearer, signedInUser } from '../helpers/factories.js';
@@ -272,7 +271,7 @@ describe('OpenAPI document (docs/openapi.md)', () => {
     // A server as `serve` makes it: nothing reads the document before the first request.
     const dataDir = mkdtempSync(path.join(tmpdir(), 'gantry-test-'));
     const app = await createAppContext(resolveConfig({ dataDir }, TEST_ENV));
-    const server = await createServer(app);
+    const server = await createAppServer(app);
     try {
       await server.initialize();
       // A route added after the start is no route of the document (the table is taken at start).

@@ -2,7 +2,7 @@ import { responses as R } from '../schemas.js';
 import { ACCOUNT_ERRORS } from './options.js';
 import Joi from 'joi';
 import type { ServerRoute } from '@hapi/hapi';
-import type { PluginDeps } from '../../http/plugin.js';
+import type { PluginDeps } from '../../services.js';
 import { reply } from '../../http/envelope.js';
 import { principalOf } from '../../http/auth.js';
 import { offsetMeta, offsetQuery } from '../../http/pagination.js';

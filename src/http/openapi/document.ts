@@ -1,6 +1,6 @@
 import type { RequestRoute, Server } from '@hapi/hapi';
 import type { GantryRouteConfig, RateLimitRule } from '../route-config.js';
-import type { PageKit } from '../pages.js';
+import type { PageKit } from '../page-kit.js';
 import { operationOf, type OperationContext, type RouteAuth } from './operation.js';
 import { ERROR_ENVELOPE } from './schemas.js';
 

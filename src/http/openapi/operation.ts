@@ -2,7 +2,7 @@ import type { RequestRoute } from '@hapi/hapi';
 import Joi, { type Schema } from 'joi';
 import { ErrorCodes, type ErrorCode } from '../errors.js';
 import type { GantryRouteConfig, RateLimitRule, RouteResponse } from '../route-config.js';
-import type { PageKit } from '../pages.js';
+import type { PageKit } from '../page-kit.js';
 import { errorEnvelopeWith, successEnvelope, toJsonSchema } from './schemas.js';
 
 type Json = Record<string, unknown>;

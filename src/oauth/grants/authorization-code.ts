@@ -1,7 +1,7 @@
 import { afterCommit, inTransaction } from '../../db/tx.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { Kernel } from '../../kernel.js';
-import type { Client } from '../clients.js';
+import type { Client } from '../types.js';
 import type { GrantMeter } from '../endpoint-limits.js';
 import { invalidGrant, invalidRequest, invalidScope, invalidTarget, type OAuthError } from '../errors.js';
 import { isWellFormedVerifier, verifyS256 } from '../pkce.js';

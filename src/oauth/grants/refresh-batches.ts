@@ -1,6 +1,6 @@
 import { sha256Hex } from '../../lib/crypto.js';
 import type { Kernel } from '../../kernel.js';
-import type { Client } from '../clients.js';
+import type { Client } from '../types.js';
 import type { StatementCharge } from '../endpoint-limits.js';
 import type { OAuthError } from '../errors.js';
 import type { ResourceKind } from '../resources.js';

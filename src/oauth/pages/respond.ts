@@ -1,7 +1,7 @@
 import type { PageForms } from '../../http/page-forms.js';
 import { pageRoute } from '../../http/page-forms.js';
 import { API } from '../../http/paths.js';
-import type { PluginDeps } from '../../http/plugin.js';
+import type { PluginDeps } from '../../services.js';
 
 export const AUTHORIZE_PATH = `${API}/oauth/authorize`;
 

@@ -2,7 +2,7 @@ import type { ShownClient } from '../client-labels.js';
 import { SCOPES, type Scope } from '../scopes.js';
 import type { WorkspaceOptions } from '../workspace-choice.js';
 import { escapeHtml } from '../../http/html.js';
-import type { PageView } from '../../http/pages.js';
+import type { PageView } from '../../http/page-kit.js';
 
 const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
 

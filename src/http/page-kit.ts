@@ -1,0 +1,25 @@
+import type { Brand } from '../config.js';
+
+/**
+ * What every server-rendered page stands on (docs/kernel.md, Pages): one stylesheet served
+ * under its hash, one document layout carrying the operator's brand, one CSP. The domains
+ * write only their page's body.
+ */
+export interface PageView {
+  title: string;
+  body: string;
+  /** Extra elements of <head> (the status page's feed link). */
+  head?: string;
+  /** The wide layout without a card (the status page). */
+  wide?: boolean;
+}
+
+export interface PageKit {
+  readonly brand: Brand;
+  /** `/assets/gantry.<hash>.css`: a new stylesheet is a new name, so it can be cached forever. */
+  readonly stylesheetPath: string;
+  readonly css: string;
+  /** The CSP of every page; `formActionSelf` where no form leads to another origin. */
+  csp(options?: { formActionSelf?: boolean }): string;
+  document(view: PageView): string;
+}
