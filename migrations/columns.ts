@@ -8,7 +8,7 @@ type Column = ['bigint' | 'integer', (c: ColumnDefinitionBuilder) => ColumnDefin
  * installations already have, `integer primary key autoincrement`, and on PostgreSQL a bigint
  * identity, since kysely's autoIncrement() is MySQL syntax there (docs/postgres.md, Schema).
  */
-// biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was
+// Kysely<any>: migrations see the schema as it was, not as src/db/schema.ts has it now.
 export function serialKey(db: Kysely<any>): Column {
   return engineOf(db) === 'postgres'
     ? ['bigint', (c) => c.primaryKey().generatedByDefaultAsIdentity()]
@@ -19,7 +19,7 @@ export function serialKey(db: Kysely<any>): Column {
  * Money in micros or minor units: SQLite's integer is 64-bit already; PostgreSQL's is 32-bit
  * and would overflow at $2,147 in micros, so bigint there (read back as a number, db/postgres.ts).
  */
-// biome-ignore lint/suspicious/noExplicitAny: migrations see the schema as it was
+// Kysely<any>: migrations see the schema as it was.
 export function moneyType(db: Kysely<any>): 'bigint' | 'integer' {
   return engineOf(db) === 'postgres' ? 'bigint' : 'integer';
 }

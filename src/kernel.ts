@@ -16,7 +16,7 @@ import { Metrics } from './lib/metrics.js';
 import { loadSecrets, type Secrets } from './lib/secrets.js';
 import { loadDatabaseKeyring } from './lib/keyring.js';
 import { CursorCodec } from './http/pagination.js';
-import { RateLimiter } from './http/rate-limit.js';
+import { RateLimiter } from './http/rate-limiter.js';
 import { createPageKit } from './http/pages.js';
 import type { PageKit } from './http/page-kit.js';
 import { createPageForms, type PageForms } from './http/page-forms.js';

@@ -29,7 +29,6 @@ export function clientNameProblem(name: unknown, brandName: string): string | nu
   if (name === undefined) return null;
   if (typeof name !== 'string' || name.trim().length < 1 || name.trim().length > 120)
     return 'client_name must be a string of 1 to 120 characters';
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(name)) return 'client_name must not contain control characters';
   return confusableNameProblem(name, brandName);
 }

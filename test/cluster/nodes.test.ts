@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import type { RunningGantry } from '../helpers/spawn.js';
 
-// biome-ignore lint/suspicious/noExplicitAny: envelopes of several endpoints
 type Body = { data: any; error: { code: string; message: string } | null };
 
 async function api(node: RunningGantry, method: string, path: string, token: string | null, body?: unknown) {

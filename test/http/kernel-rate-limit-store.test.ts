@@ -1,7 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { RateLimiter, rateLimitHeaders } from '../../src/http/rate-limit.js';
+import { rateLimitHeaders } from '../../src/http/rate-limit.js';
+import { RateLimiter } from '../../src/http/rate-limiter.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { createLogger } from '../../src/lib/logger.js';
 

@@ -11,7 +11,8 @@ import {
   notFound,
   unauthorized,
 } from '../../src/http/errors.js';
-import { RateLimiter, rateLimitHeaders } from '../../src/http/rate-limit.js';
+import { rateLimitHeaders } from '../../src/http/rate-limit.js';
+import { RateLimiter } from '../../src/http/rate-limiter.js';
 import { bearerToken } from '../../src/http/auth.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { resolveConfig, ConfigError } from '../../src/config.js';
