@@ -282,8 +282,24 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
   });
 }
 
-/** Creates the data directory if needed and proves it is writable; a clear line otherwise. */
-export function ensureDataDir(config: Config): void {
+/** A data directory that is not there, where it must be (docs/kernel.md, Configuration and secrets). */
+export const missingDataDir = (dataDir: string) =>
+  new ConfigError(
+    `data directory ${dataDir} does not exist (gantry serve or gantry migrate creates one; check --data-dir and GANTRY_DATA_DIR)`,
+  );
+
+/**
+ * Creates the data directory if needed (`create`: serve and migrate) and proves it is
+ * writable; a clear line otherwise. Without `create` a missing one is refused on SQLite, where
+ * it is the installation (a typo must not start a second, empty one); on PostgreSQL it is left
+ * alone: the database is the installation and nothing is written to the directory (the CLI
+ * still refuses a missing one the operator named, src/cli/context.ts).
+ */
+export function ensureDataDir(config: Config, create = true): void {
+  if (!create && !existsSync(config.dataDir)) {
+    if (config.databaseUrl !== null) return;
+    throw missingDataDir(config.dataDir);
+  }
   try {
     // Recursive mkdir spins forever under some pseudo-filesystems (/proc): create the parent
     // chain only when the parent is missing, and the directory itself non-recursively.

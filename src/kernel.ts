@@ -61,11 +61,16 @@ export interface KernelOverrides {
    * start; PostgreSQL nodes only check the schema (docs/scaling.md, Deploying).
    */
   migrate?: boolean;
+  /**
+   * Create a missing data directory (the default: serve, migrate, tests); the other CLI
+   * commands pass false (src/config.ts, ensureDataDir).
+   */
+  createDataDir?: boolean;
 }
 
 /** Data dir, secrets, database (migrated), and the shared machinery over them. */
 export async function createKernel(config: Config, overrides: KernelOverrides = {}): Promise<Kernel> {
-  ensureDataDir(config);
+  ensureDataDir(config, overrides.createDataDir ?? true);
   const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const env = overrides.env ?? process.env;

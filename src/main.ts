@@ -11,7 +11,10 @@ const waitForStop = () =>
 void runCli(process.argv.slice(2), {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
-  interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+  // Prompts draw on stderr: stdout keeps only the result (one JSON document with --json), and a
+  // result sent to a file or a pipe still lets the operator answer on the terminal.
+  interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY),
+  terminal: { input: process.stdin, output: process.stderr },
   env: process.env,
   get stopSignal() {
     return waitForStop();

@@ -145,11 +145,17 @@ export function createDeletion(deps: AccountsDeps) {
 
     purge,
 
-    /** The retention job's body: every account due is hard-deleted, one transaction each. */
-    async purgeDue(now: Date): Promise<string[]> {
-      const due = await store.listDueForPurge(db, now.toISOString(), 500);
+    /** The accounts the retention job would hard-delete now (what `gantry account purge` asks about). */
+    dueForPurge: (now: Date) => store.listDueForPurge(db, now.toISOString(), 500),
+
+    /**
+     * The retention job's body: every account due is hard-deleted, one transaction each. `only`
+     * limits it to the accounts the operator was shown (each is checked again in its transaction).
+     */
+    async purgeDue(now: Date, only?: readonly string[]): Promise<string[]> {
+      const due = only ?? (await store.listDueForPurge(db, now.toISOString(), 500)).map((a) => a.id);
       const purged: string[] = [];
-      for (const { id } of due) if (await purge(id, now)) purged.push(id);
+      for (const id of due) if (await purge(id, now)) purged.push(id);
       return purged;
     },
   };

@@ -213,6 +213,9 @@ export function createAccountsService(
       return presentAccountSummary(await liveAccount(db, accountId), context.role);
     },
 
+    /** The accounts an operator's word names (CLI): its id or its slug, any status; two when they disagree. */
+    lookup: async (ref: string) => (await store.findAccountsByIdOrSlug(db, ref.trim())).map(presentAccount),
+
     async list(options: { status?: string; limit?: number; offset?: number } = {}) {
       const rows = await store.listAccounts(db, {
         status: options.status,

@@ -40,7 +40,7 @@ export const isProviderName = (name: string): name is ProviderName =>
 /** Associated data binding a sealed key to its row. */
 const keyAad = (name: string) => `ai_providers:${name}:api_key`;
 
-function checkBaseUrl(raw: string): string {
+export function checkBaseUrl(raw: string): string {
   let url: URL;
   try {
     url = new URL(raw);
@@ -154,6 +154,15 @@ export function createProviderAdmin(kernel: Kernel) {
 
     async list() {
       return (await listProviders(db)).map((row) => presentProvider(row, openRow(row).apiKey));
+    },
+
+    /** Names and addresses of the configured providers, keys left sealed (what a removal asks about, even with a key this node cannot open). */
+    async addresses() {
+      return (await listProviders(db)).map((row) => ({
+        name: row.name,
+        baseUrl: row.base_url,
+        priority: row.priority,
+      }));
     },
 
     async remove(name: string) {

@@ -1,21 +1,16 @@
 import type { Command } from 'commander';
-import type { AppContext } from '../app.js';
 import { withApp } from './context.js';
+import { fieldOf } from './checks.js';
+import { confirmed, withYes, type YesOption } from './confirm.js';
 import { emit, required, table, UsageError, withCommon, type CliIo, type CommonOptions } from './io.js';
-import { ASSIGNABLE_ROLES } from '../accounts/roles.js';
+import { makeAccountDeletionCommands } from './account-deletion.js';
+import { makeAccountMemberCommands } from './account-members.js';
+import { accountRef, namesUser, userRef } from './references.js';
 import { OPERATOR } from '../accounts/access.js';
-import { assertAssignableRole, assertKnownFeature, ENTITLEMENT_FEATURES } from '../accounts/service.js';
+import { createAccountBody } from '../accounts/schemas.js';
+import { assertKnownFeature, ENTITLEMENT_FEATURES } from '../accounts/service.js';
 
-/** A user named by id or by email. */
-async function resolveUser(app: AppContext, idOrEmail: string): Promise<string> {
-  const { identity } = app.services;
-  const user = idOrEmail.includes('@')
-    ? await identity.findUserByEmail(idOrEmail.trim().toLowerCase())
-    : await identity.findUserById(idOrEmail);
-  if (!user) throw new UsageError(`no user "${idOrEmail}"`);
-  return user.id;
-}
-
+/** `gantry account ...`: accounts by id or slug (docs/accounts.md, CLI). */
 export function makeAccountCommands(program: Command, io: CliIo): Command {
   const account = program.command('account').description('manage accounts');
 
@@ -34,42 +29,35 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
   withCommon(
     account
       .command('billing')
-      .argument('<accountId>')
+      .argument('<account>', 'account id or slug')
       .description("show or set the account's billing customer and seat subscription item (docs/billing.md)")
       .option('--customer <id>', 'Stripe customer id (cus_...); "none" clears it')
       .option('--seat-item <id>', 'Stripe subscription item id of the seats (si_...); "none" clears it'),
-  ).action(async (accountId: string, options: CommonOptions & { customer?: string; seatItem?: string }) => {
+  ).action(async (ref: string, options: CommonOptions & { customer?: string; seatItem?: string }) => {
     const value = (raw: string | undefined) => (raw === undefined ? undefined : raw === 'none' ? null : raw);
     await withApp(io, options, async (app) => {
       const { billing } = app.services;
+      const { id } = await accountRef(app, ref);
       const link =
         options.customer === undefined && options.seatItem === undefined
-          ? await billing.accountLink(accountId)
-          : await billing.linkAccount(accountId, {
-              customerId: value(options.customer),
-              seatItemId: value(options.seatItem),
-            });
-      emit(
-        io,
-        options,
-        link,
-        () => `${accountId}: customer ${link.customerId ?? '-'}, seat item ${link.seatItemId ?? '-'}`,
-      );
+          ? await billing.accountLink(id)
+          : await billing.linkAccount(id, { customerId: value(options.customer), seatItemId: value(options.seatItem) });
+      emit(io, options, link, () => `${id}: customer ${link.customerId ?? '-'}, seat item ${link.seatItemId ?? '-'}`);
     });
   });
 
-  withCommon(account.command('show').argument('<accountId>').description('show an account with its counts')).action(
-    async (accountId: string, options: CommonOptions) => {
-      await withApp(io, options, async (app) => {
-        const shown = await app.services.accounts.show(accountId);
-        emit(io, options, shown, () =>
-          Object.entries(shown)
-            .map(([k, v]) => `${k}: ${v ?? '-'}`)
-            .join('\n'),
-        );
-      });
-    },
-  );
+  withCommon(
+    account.command('show').argument('<account>', 'account id or slug').description('show an account with its counts'),
+  ).action(async (ref: string, options: CommonOptions) => {
+    await withApp(io, options, async (app) => {
+      const shown = await app.services.accounts.show((await accountRef(app, ref)).id);
+      emit(io, options, shown, () =>
+        Object.entries(shown)
+          .map(([k, v]) => `${k}: ${v ?? '-'}`)
+          .join('\n'),
+      );
+    });
+  });
 
   withCommon(
     account
@@ -81,11 +69,23 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
       .option('--display-name <name>', 'display name'),
   ).action(
     async (options: CommonOptions & { slug?: string; legalName?: string; owner?: string; displayName?: string }) => {
-      const slug = await required(io, options.slug, { flag: 'slug', message: 'Slug' });
-      const legalName = await required(io, options.legalName, { flag: 'legal-name', message: 'Legal name' });
-      const owner = await required(io, options.owner, { flag: 'owner', message: 'Owner (user id or email)' });
       await withApp(io, options, async (app) => {
-        const created = await app.services.accounts.create(await resolveUser(app, owner), {
+        const slug = await required(io, options.slug, {
+          flag: 'slug',
+          message: 'Slug',
+          check: fieldOf(createAccountBody, 'slug'),
+        });
+        const legalName = await required(io, options.legalName, {
+          flag: 'legal-name',
+          message: 'Legal name',
+          check: fieldOf(createAccountBody, 'legalName'),
+        });
+        const owner = await required(io, options.owner, {
+          flag: 'owner',
+          message: 'Owner (user id or email)',
+          check: namesUser(app),
+        });
+        const created = await app.services.accounts.create((await userRef(app, owner)).id, {
           slug,
           legalName,
           ...(options.displayName ? { displayName: options.displayName } : {}),
@@ -100,123 +100,61 @@ export function makeAccountCommands(program: Command, io: CliIo): Command {
     },
   );
 
-  for (const [name, status] of [
-    ['suspend', 'suspended'],
-    ['activate', 'active'],
-  ] as const) {
-    withCommon(
-      account.command(name).argument('<accountId>').description(`${name} an account (PATCH status ${status})`),
-    ).action(async (accountId: string, options: CommonOptions) => {
-      await withApp(io, options, async (app) => {
-        const updated = await app.services.accounts.update(OPERATOR, accountId, { status });
-        emit(io, options, updated, () => `account ${updated.id} is ${updated.status}`);
-      });
-    });
-  }
-
   withCommon(
-    account
-      .command('restore')
-      .argument('<accountId>')
-      .description('restore a deleted (closed) account within its retention period'),
-  ).action(async (accountId: string, options: CommonOptions) => {
+    withYes(
+      account
+        .command('suspend')
+        .argument('<account>', 'account id or slug')
+        .description('suspend an account: its workspaces refuse writes until it is activated'),
+    ),
+  ).action(async (ref: string, options: CommonOptions & YesOption) => {
     await withApp(io, options, async (app) => {
-      await app.services.accounts.deletion.restore(OPERATOR, accountId);
-      const shown = await app.services.accounts.show(accountId);
-      emit(io, options, shown, () => `account ${shown.id} restored (${shown.status})`);
+      const target = await accountRef(app, ref);
+      if (target.status === 'active') {
+        const { memberCount } = await app.services.accounts.show(target.id);
+        await confirmed(
+          io,
+          options,
+          `Suspend account ${target.label}? Its ${memberCount} member(s) keep reading, but every write is refused until \`gantry account activate ${target.slug}\`.`,
+        );
+      }
+      const updated = await app.services.accounts.update(OPERATOR, target.id, { status: 'suspended' });
+      emit(io, options, updated, () => `account ${updated.id} is ${updated.status}`);
     });
   });
 
   withCommon(
     account
-      .command('approve-deletion')
-      .argument('<accountId>')
-      .description('confirm a closed account deletion: no restore, purged by the next retention run'),
-  ).action(async (accountId: string, options: CommonOptions) => {
+      .command('activate')
+      .argument('<account>', 'account id or slug')
+      .description('activate a suspended account (PATCH status active)'),
+  ).action(async (ref: string, options: CommonOptions) => {
     await withApp(io, options, async (app) => {
-      const result = await app.services.accounts.deletion.approve(OPERATOR, accountId);
-      emit(io, options, result, () => `account ${accountId} deletion approved`);
+      const updated = await app.services.accounts.update(OPERATOR, (await accountRef(app, ref)).id, {
+        status: 'active',
+      });
+      emit(io, options, updated, () => `account ${updated.id} is ${updated.status}`);
     });
   });
-
-  withCommon(account.command('purge').description('run the retention job now: hard-delete accounts due')).action(
-    async (options: CommonOptions) => {
-      await withApp(io, options, async (app) => {
-        const purged = await app.services.accounts.deletion.purgeDue(app.kernel.clock.now());
-        emit(io, options, { purged }, () => (purged.length ? `hard-deleted ${purged.join(', ')}` : 'nothing to purge'));
-      });
-    },
-  );
 
   withCommon(
     account
       .command('entitle')
-      .argument('<accountId>')
+      .argument('<account>', 'account id or slug')
       .description('grant (or with --revoke, take back) a feature entitlement')
       .option('--feature <feature>', `feature: ${ENTITLEMENT_FEATURES.join(', ')}`)
       .option('--revoke', 'revoke instead of grant'),
-  ).action(async (accountId: string, options: CommonOptions & { feature?: string; revoke?: boolean }) => {
+  ).action(async (ref: string, options: CommonOptions & { feature?: string; revoke?: boolean }) => {
     if (!options.feature) throw new UsageError('missing required option --feature');
     assertKnownFeature(options.feature);
     await withApp(io, options, async (app) => {
-      const result = await app.services.accounts.setEntitlement(accountId, options.feature!, !options.revoke);
-      emit(
-        io,
-        options,
-        result,
-        () => `${result.granted ? 'granted' : 'revoked'} ${result.feature} for account ${accountId}`,
-      );
+      const { id } = await accountRef(app, ref);
+      const result = await app.services.accounts.setEntitlement(id, options.feature!, !options.revoke);
+      emit(io, options, result, () => `${result.granted ? 'granted' : 'revoked'} ${result.feature} for account ${id}`);
     });
   });
 
-  const member = account.command('member').description("manage an account's members");
-  withCommon(
-    member
-      .command('add')
-      .argument('<accountId>')
-      .description('add an existing user as an active member')
-      .option('--user <user>', 'user id or email')
-      .option('--role <role>', `role: ${ASSIGNABLE_ROLES.join(', ')}`, 'member'),
-  ).action(async (accountId: string, options: CommonOptions & { user?: string; role: string }) => {
-    const user = await required(io, options.user, { flag: 'user', message: 'User (id or email)' });
-    const role = options.role;
-    assertAssignableRole(role);
-    await withApp(io, options, async (app) => {
-      const added = await app.services.accounts.members.add(OPERATOR, accountId, {
-        chainerId: await resolveUser(app, user),
-        role,
-      });
-      emit(io, options, added, () => `added ${user} to ${accountId} as ${added.role}`);
-    });
-  });
-  withCommon(
-    member
-      .command('remove')
-      .argument('<accountId>')
-      .argument('<user>', 'user id or email')
-      .description('remove a member: their API keys and workspace memberships in the account end')
-      .option('--release-seat', 'release their billing seat'),
-  ).action(async (accountId: string, user: string, options: CommonOptions & { releaseSeat?: boolean }) => {
-    await withApp(io, options, async (app) => {
-      const removed = await app.services.accounts.members.remove(OPERATOR, accountId, await resolveUser(app, user), {
-        releaseSeat: options.releaseSeat === true,
-      });
-      emit(
-        io,
-        options,
-        removed,
-        () =>
-          `removed ${user} from ${accountId}: ${removed.revokedApiKeys.length} API key(s) revoked, ${removed.removedWorkspaceMemberships} workspace membership(s) removed, seat ${removed.seatRelease.status}`,
-      );
-    });
-  });
-  withCommon(member.command('list').argument('<accountId>').description("list an account's members")).action(
-    async (accountId: string, options: CommonOptions) => {
-      await withApp(io, options, async (app) => {
-        const { items } = await app.services.accounts.members.list(OPERATOR, accountId, 500, 0);
-        emit(io, options, items, () => table(items, ['chainerId', 'email', 'role', 'status', 'joinedAt']));
-      });
-    },
-  );
+  makeAccountDeletionCommands(account, io);
+  makeAccountMemberCommands(account, io);
   return account;
 }

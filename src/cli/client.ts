@@ -1,8 +1,11 @@
 import type { Command } from 'commander';
 import { withApp } from './context.js';
+import { confirmed, withYes, type YesOption } from './confirm.js';
 import { emit, required, requiredList, table, withCommon, type CliIo, type CommonOptions } from './io.js';
+import { clientRef } from './references.js';
 import { CLIENT_TYPES } from '../oauth/types.js';
-import { SCOPE_NAMES } from '../oauth/scopes.js';
+import { redirectUriProblem } from '../oauth/redirect-uris.js';
+import { isScope, SCOPE_NAMES } from '../oauth/scopes.js';
 
 type CreateOptions = CommonOptions & { name?: string; type?: string; redirectUri?: string[]; scope?: string[] };
 
@@ -29,10 +32,12 @@ export function makeClientCommands(program: Command, io: CliIo): void {
     const redirectUris = await requiredList(io, options.redirectUri, {
       flag: 'redirect-uri',
       message: 'Redirect URIs (space or comma separated)',
+      check: (uri) => redirectUriProblem(uri),
     });
     const scopes = await requiredList(io, options.scope, {
       flag: 'scope',
       message: `Scopes (${SCOPE_NAMES.join(' ')})`,
+      check: (scope) => (isScope(scope) ? null : `unknown scope; allowed: ${SCOPE_NAMES.join(' ')}`),
     });
     await withApp(io, options, async (app) => {
       const created = await app.services.oauth.clients.create({ name, type, redirectUris, scopes });
@@ -72,10 +77,13 @@ export function makeClientCommands(program: Command, io: CliIo): void {
   );
 
   withCommon(
-    client.command('show').argument('<clientId>').description('show one OAuth client (never its secret)'),
-  ).action(async (clientId: string, options: CommonOptions) => {
+    client
+      .command('show')
+      .argument('<client>', 'client id or name')
+      .description('show one OAuth client (never its secret)'),
+  ).action(async (ref: string, options: CommonOptions) => {
     await withApp(io, options, async (app) => {
-      const shown = await app.services.oauth.clients.show(clientId);
+      const shown = await app.services.oauth.clients.show((await clientRef(app, ref)).clientId);
       emit(io, options, shown, () =>
         [
           `client id:     ${shown.clientId}`,
@@ -91,13 +99,23 @@ export function makeClientCommands(program: Command, io: CliIo): void {
   });
 
   withCommon(
-    client
-      .command('rotate-secret')
-      .argument('<clientId>')
-      .description('replace the secret of a confidential client; the old one stops working'),
-  ).action(async (clientId: string, options: CommonOptions) => {
+    withYes(
+      client
+        .command('rotate-secret')
+        .argument('<client>', 'client id or name')
+        .description('replace the secret of a confidential client; the old one stops working at once'),
+    ),
+  ).action(async (ref: string, options: CommonOptions & YesOption) => {
     await withApp(io, options, async (app) => {
-      const rotated = await app.services.oauth.clients.rotateSecret(clientId);
+      const target = await clientRef(app, ref);
+      // A public client has no secret to replace: nothing to ask, the service refuses it.
+      if (target.type === 'confidential')
+        await confirmed(
+          io,
+          options,
+          `Replace the secret of client ${target.label}? The current secret stops working at once.`,
+        );
+      const rotated = await app.services.oauth.clients.rotateSecret(target.clientId);
       emit(io, options, rotated, () =>
         [
           `new secret for ${rotated.clientId}: ${rotated.clientSecret}`,
@@ -108,13 +126,23 @@ export function makeClientCommands(program: Command, io: CliIo): void {
   });
 
   withCommon(
-    client
-      .command('delete')
-      .argument('<clientId>')
-      .description('delete a client and revoke every grant and token issued to it'),
-  ).action(async (clientId: string, options: CommonOptions) => {
+    withYes(
+      client
+        .command('delete')
+        .argument('<client>', 'client id or name')
+        .description('delete a client and revoke every grant and token issued to it'),
+    ),
+  ).action(async (ref: string, options: CommonOptions & YesOption) => {
     await withApp(io, options, async (app) => {
-      const removed = await app.services.oauth.clients.remove(clientId);
+      const { clients } = app.services.oauth;
+      const target = await clientRef(app, ref);
+      const grants = await clients.liveGrantCount(target.clientId);
+      await confirmed(
+        io,
+        options,
+        `Delete client ${target.label} and revoke its ${grants} grant(s)? Every token issued to it stops working.`,
+      );
+      const removed = await clients.remove(target.clientId);
       emit(io, options, removed, () => `deleted client ${removed.clientId}; ${removed.revokedGrants} grant(s) revoked`);
     });
   });

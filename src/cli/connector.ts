@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { withApp } from './context.js';
 import { emit, required, table, UsageError, withCommon, type CliIo, type CommonOptions } from './io.js';
+import { httpUrlProblem, keyProblem } from '../connectors/definitions.js';
 
 interface DefineOptions extends CommonOptions {
   key?: string;
@@ -36,7 +37,7 @@ export function makeConnectorCommands(program: Command, io: CliIo): void {
       .option('--check-url <url>', 'URL the health test calls with the token')
       .option('--config-schema <file>', 'JSON Schema file for instance config'),
   ).action(async (options: DefineOptions) => {
-    const key = await required(io, options.key, { flag: 'key', message: 'Connector key' });
+    const key = await required(io, options.key, { flag: 'key', message: 'Connector key', check: keyProblem });
     const name = await required(io, options.name, { flag: 'name', message: 'Name' });
     const auth = await required(io, options.auth, {
       flag: 'auth',
@@ -48,8 +49,13 @@ export function makeConnectorCommands(program: Command, io: CliIo): void {
     const authorizeUrl = await required(io, options.authorizeUrl, {
       flag: 'authorize-url',
       message: 'Authorization URL',
+      check: httpUrlProblem,
     });
-    const tokenUrl = await required(io, options.tokenUrl, { flag: 'token-url', message: 'Token URL' });
+    const tokenUrl = await required(io, options.tokenUrl, {
+      flag: 'token-url',
+      message: 'Token URL',
+      check: httpUrlProblem,
+    });
     const clientId = await required(io, options.clientId, { flag: 'client-id', message: 'Client id' });
     const clientSecret = await required(io, options.clientSecret, {
       flag: 'client-secret',

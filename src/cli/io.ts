@@ -4,14 +4,19 @@ import type { Command } from 'commander';
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
-  /** Prompts are allowed only when both stdin and stdout are terminals. */
+  /** Prompts are allowed only when stdin and stderr are terminals (src/main.ts). */
   interactive: boolean;
+  /**
+   * Where prompts read and draw: stdin and stderr (so stdout keeps only the result, one JSON
+   * document with --json); a scripted terminal in tests. Unset: @inquirer's default (stdin, stdout).
+   */
+  terminal?: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream };
   env: NodeJS.ProcessEnv;
   /** Resolved when the process is asked to stop (SIGTERM/SIGINT); serve waits on it. */
   stopSignal: Promise<string>;
 }
 
-/** A mistake of the caller (missing option, bad value): exit code 2. */
+/** A mistake of the caller (missing option, bad value, an ambiguous name): exit code 2. */
 export class UsageError extends Error {}
 
 export interface CommonOptions {
@@ -31,30 +36,62 @@ export function emit(io: CliIo, options: CommonOptions, value: unknown, human: (
   io.out(options.json ? JSON.stringify(value, null, 2) : human());
 }
 
+/** A problem with an answer (shown under the question, which is asked again), or null when it is fine. */
+export type AnswerCheck = (answer: string) => string | null | Promise<string | null>;
+
 export interface AskSpec {
   flag: string;
   message: string;
   kind?: 'text' | 'password' | 'select';
   choices?: readonly string[];
+  /** The rule the service applies, checked as it is typed so a bad answer is asked again. */
+  check?: AnswerCheck;
 }
 
-/** A required option: its value, else a prompt on a TTY, else exit 2 naming the flag. */
+/** The prompt library, loaded on first use: `serve` never prompts and should not carry it. */
+export const prompts = () => import('@inquirer/prompts');
+
+/** @inquirer's validate: true, or the reason shown under the question. Text is checked trimmed, as it is kept. */
+const validator =
+  (check: AnswerCheck | undefined, trim: boolean) =>
+  async (answer: string): Promise<true | string> =>
+    (await check?.(trim ? answer.trim() : answer)) ?? true;
+
+/**
+ * A required option: its value, else a prompt on a TTY, else exit 2 naming the flag. A bad
+ * answer is refused at the prompt with the reason and asked again; earlier answers stand.
+ */
 export async function required(io: CliIo, value: string | undefined, spec: AskSpec): Promise<string> {
   if (value !== undefined && value !== '') return value;
   if (!io.interactive) throw new UsageError(`missing required option --${spec.flag}`);
-  // Loaded on first use: `serve` never prompts and should not carry the prompt library.
-  const { input, password, select } = await import('@inquirer/prompts');
-  if (spec.kind === 'password') return password({ message: spec.message, mask: '*' });
+  const { input, password, select } = await prompts();
+  if (spec.kind === 'password')
+    return password({ message: spec.message, mask: '*', validate: validator(spec.check, false) }, io.terminal);
   if (spec.kind === 'select' && spec.choices)
-    return select({ message: spec.message, choices: spec.choices.map((c) => ({ value: c, name: c })) });
-  return input({ message: spec.message, required: true });
+    return select({ message: spec.message, choices: spec.choices.map((c) => ({ value: c, name: c })) }, io.terminal);
+  const validate = validator(spec.check, true);
+  return (await input({ message: spec.message, required: true, validate }, io.terminal)).trim();
 }
 
-/** A required list option (variadic flag): its values, else one comma-separated prompt. */
+const splitList = (answer: string) => answer.split(/[\s,]+/).filter(Boolean);
+
+/** A required list option (variadic flag): its values, else one comma-separated prompt, each item checked. */
 export async function requiredList(io: CliIo, values: string[] | undefined, spec: AskSpec): Promise<string[]> {
   if (values && values.length > 0) return values;
-  const answer = await required(io, undefined, spec);
-  return answer.split(/[\s,]+/).filter(Boolean);
+  const { check } = spec;
+  const answer = await required(io, undefined, {
+    ...spec,
+    check: async (text) => {
+      const items = splitList(text);
+      if (items.length === 0) return 'give at least one';
+      for (const item of items) {
+        const problem = await check?.(item);
+        if (problem) return items.length > 1 ? `${item}: ${problem}` : problem;
+      }
+      return null;
+    },
+  });
+  return splitList(answer);
 }
 
 /** A table of rows for human output. */

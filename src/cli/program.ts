@@ -1,8 +1,7 @@
 import { Command, CommanderError } from 'commander';
-import { ConfigError } from '../config.js';
-import { MigrationError } from '../db/migrator.js';
-import { DomainError } from '../http/errors.js';
-import { UsageError, type CliIo } from './io.js';
+import type { CliIo } from './io.js';
+import { refuseMissingDataDir } from './context.js';
+import { describeFailure } from './failure.js';
 import { makeServeCommand } from './serve.js';
 import { makeDatabaseCommands } from './database.js';
 import { makeUserCommands } from './user.js';
@@ -26,7 +25,8 @@ function buildProgram(io: CliIo): Command {
     .version('0.1.0')
     .showHelpAfterError()
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
+    .hook('preAction', (_program, command) => refuseMissingDataDir(io, command));
   makeServeCommand(program, io);
   makeDatabaseCommands(program, io);
   makeUserCommands(program, io);
@@ -46,40 +46,32 @@ function buildProgram(io: CliIo): Command {
   return program;
 }
 
+/** Whether the command line asks for JSON (options end at `--`). */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+}
+
 /**
  * Runs one command line and returns the exit code: 0 done, 1 configuration or unexpected
- * failure, 2 a usage mistake or a refused request, 130 interrupted at a prompt.
+ * failure (or a confirmation answered no), 2 a usage mistake or a refused request, 130
+ * interrupted at a prompt. A failure is one line on stderr; with --json also exactly one
+ * document `{"error": {"code", "message"}}` on stdout (codes: src/cli/failure.ts).
  */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   try {
     await buildProgram(io).parseAsync(argv, { from: 'user' });
     return 0;
   } catch (err) {
-    if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
-        return 0;
-      return 2;
-    }
-    if ((err as Error).name === 'ExitPromptError') return 130;
-    if (err instanceof UsageError) {
-      io.err(`gantry: ${err.message}`);
-      return 2;
-    }
-    if (err instanceof DomainError) {
-      io.err(`gantry: ${err.message}`);
-      return err.status >= 500 ? 1 : 2;
-    }
-    if (err instanceof ConfigError || err instanceof MigrationError) {
-      io.err(`gantry: ${err.message}`);
-      return 1;
-    }
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-      io.err(`gantry: cannot listen: ${(err as Error).message}`);
-      return 1;
-    }
-    io.err(`gantry: unexpected error: ${(err as Error).message}`);
-    if (io.env.GANTRY_LOG_LEVEL === 'debug') io.err(String((err as Error).stack));
-    return 1;
+    if (
+      err instanceof CommanderError &&
+      (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
+    )
+      return 0;
+    const failure = describeFailure(err);
+    if (!failure.printed) io.err(`gantry: ${failure.message}`);
+    if (failure.code === 'INTERNAL' && io.env.GANTRY_LOG_LEVEL === 'debug') io.err(String((err as Error).stack));
+    if (wantsJson(argv)) io.out(JSON.stringify({ error: { code: failure.code, message: failure.message } }));
+    return failure.exitCode;
   }
 }

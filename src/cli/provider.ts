@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
 import { withApp } from './context.js';
+import { confirmed, withYes, type YesOption } from './confirm.js';
 import { emit, numberOption, required, table, UsageError, withCommon, type CliIo, type CommonOptions } from './io.js';
 import { PROVIDER_NAMES } from '../ai/providers/types.js';
+import { checkBaseUrl } from '../ai/admin.js';
+import { refusalOf } from './checks.js';
 
 interface SetOptions extends CommonOptions {
   baseUrl?: string;
@@ -30,7 +33,11 @@ export function makeProviderCommands(program: Command, io: CliIo): Command {
   ).action(async (name: string, options: SetOptions) => {
     if (!(PROVIDER_NAMES as readonly string[]).includes(name))
       throw new UsageError(`unknown provider "${name}" (known: ${PROVIDER_NAMES.join(', ')})`);
-    const baseUrl = await required(io, options.baseUrl, { flag: 'base-url', message: 'Base URL' });
+    const baseUrl = await required(io, options.baseUrl, {
+      flag: 'base-url',
+      message: 'Base URL',
+      check: refusalOf(checkBaseUrl),
+    });
     const apiKey = await required(io, options.apiKey, { flag: 'api-key', message: 'API key', kind: 'password' });
     const priority = numberOption('priority', options.priority, { integer: true });
     await withApp(io, options, async (app) => {
@@ -71,14 +78,26 @@ export function makeProviderCommands(program: Command, io: CliIo): Command {
     },
   );
 
-  withCommon(provider.command('remove').argument('<name>').description('remove a provider and its key')).action(
-    async (name: string, options: CommonOptions) => {
-      await withApp(io, options, async (app) => {
-        const result = await app.services.ai.admin.remove(name);
-        emit(io, options, result, () => `provider ${name} removed`);
-      });
-    },
-  );
+  withCommon(
+    withYes(provider.command('remove').argument('<name>').description('remove a provider and its key')),
+  ).action(async (name: string, options: CommonOptions & YesOption) => {
+    await withApp(io, options, async (app) => {
+      const { admin } = app.services.ai;
+      const configured = await admin.addresses();
+      const target = configured.find((p) => p.name === name);
+      // An unknown name is refused by the service (NOT_FOUND), without a question.
+      if (target) {
+        const others = configured.filter((p) => p !== target).map((p) => p.name);
+        await confirmed(
+          io,
+          options,
+          `Remove AI provider ${name} (${target.baseUrl}) and delete its API key? Chat runs then go to ${others.length ? others.join(', ') : 'no provider: they fail until one is set'}.`,
+        );
+      }
+      const result = await admin.remove(name);
+      emit(io, options, result, () => `provider ${name} removed`);
+    });
+  });
 
   withCommon(provider.command('prices').description('the price table (USD per 1M tokens) used for run costs')).action(
     async (options: CommonOptions) => {

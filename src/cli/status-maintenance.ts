@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { withApp } from './context.js';
 import { emit, required, table, withCommon, type CliIo, type CommonOptions } from './io.js';
+import { isoOf } from '../status/context.js';
 import { MAINTENANCE_STATUSES } from '../status/rules.js';
+import { refusalOf } from './checks.js';
 import type { MaintenanceRow } from '../status/store.js';
 
 /** Scheduled maintenance windows of the status page's services (docs/status.md). */
@@ -28,8 +30,16 @@ export function makeStatusMaintenanceCommands(program: Command, io: CliIo): void
     ) => {
       const title = await required(io, options.title, { flag: 'title', message: 'Title' });
       const serviceSlug = await required(io, options.service, { flag: 'service', message: 'Service slug' });
-      const startsAt = await required(io, options.starts, { flag: 'starts', message: 'Starts (ISO 8601)' });
-      const endsAt = await required(io, options.ends, { flag: 'ends', message: 'Ends (ISO 8601)' });
+      const startsAt = await required(io, options.starts, {
+        flag: 'starts',
+        message: 'Starts (ISO 8601)',
+        check: refusalOf((answer) => isoOf('starts', answer)),
+      });
+      const endsAt = await required(io, options.ends, {
+        flag: 'ends',
+        message: 'Ends (ISO 8601)',
+        check: refusalOf((answer) => isoOf('ends', answer)),
+      });
       await withApp(io, options, async (app) => {
         const row: MaintenanceRow = await app.services.status.createMaintenance({
           title,

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { withApp } from './context.js';
+import { fieldOf } from './checks.js';
 import { emit, required, withCommon, type CliIo, type CommonOptions } from './io.js';
+import { newUserRules } from '../identity/schemas.js';
 
 export function makeUserCommands(program: Command, io: CliIo): void {
   const user = program.command('user').description('manage users');
@@ -23,11 +25,16 @@ export function makeUserCommands(program: Command, io: CliIo): void {
         verified?: boolean;
       },
     ) => {
-      const email = await required(io, options.email, { flag: 'email', message: 'Email' });
+      const email = await required(io, options.email, {
+        flag: 'email',
+        message: 'Email',
+        check: fieldOf(newUserRules, 'email'),
+      });
       const password = await required(io, options.password, {
         flag: 'password',
         message: 'Password',
         kind: 'password',
+        check: fieldOf(newUserRules, 'password'),
       });
       await withApp(io, options, async (app) => {
         const created = await app.services.identity.createUser({

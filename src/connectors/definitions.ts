@@ -14,6 +14,14 @@ import type { CredType, CustomDefinitionInput, Definition, SystemDefinitionInput
 
 const KEY_PATTERN = /^[a-z0-9][a-z0-9_-]{1,62}$/;
 
+/** What is wrong with a connector key, or null (also the CLI prompt's check). */
+export const keyProblem = (key: string): string | null =>
+  KEY_PATTERN.test(key) ? null : 'key must be 2-63 lowercase letters, digits, - or _';
+
+/** What is wrong with a system definition's endpoint URL, or null (also the CLI prompt's check). */
+export const httpUrlProblem = (url: string): string | null =>
+  /^https?:\/\//.test(url) ? null : 'must be an http(s) URL';
+
 /** The catalog, JSON Schema validation of configs and tool schemas (json-schema/). */
 export function createDefinitions(kernel: Kernel) {
   const { db, clock } = kernel;
@@ -85,10 +93,8 @@ export function createDefinitions(kernel: Kernel) {
    * nothing about them, and no tenant can block the operator's `gantry connector define`.
    */
   async function assertKeyFree(executor: Executor, key: string, workspaceId: string | null): Promise<void> {
-    if (!KEY_PATTERN.test(key))
-      throw badRequest('key must be 2-63 lowercase letters, digits, - or _', [
-        { field: 'key', message: 'invalid key', type: 'string.pattern' },
-      ]);
+    const problem = keyProblem(key);
+    if (problem) throw badRequest(problem, [{ field: 'key', message: 'invalid key', type: 'string.pattern' }]);
     if (builtinDefinitions(kernel).some((d) => d.key === key)) throw conflict(`${key} is a built-in connector`);
     const system = await definitionStore.findSystem(executor, key);
     if (system)
@@ -132,10 +138,8 @@ export function createDefinitions(kernel: Kernel) {
         ['tokenUrl', input.tokenUrl],
         ['checkUrl', input.checkUrl],
       ] as const) {
-        if (url && !/^https?:\/\//.test(url))
-          throw badRequest(`${field} must be an http(s) URL`, [
-            { field, message: 'must be an http(s) URL', type: 'string.uri' },
-          ]);
+        const problem = url ? httpUrlProblem(url) : null;
+        if (problem) throw badRequest(`${field} ${problem}`, [{ field, message: problem, type: 'string.uri' }]);
       }
       const now = clock.now().toISOString();
       const row: ConnectorDefinitionsTable = {

@@ -157,6 +157,9 @@ export function createIdentityService(kernel: Kernel) {
     /** For domains that only hold a user id and must check it refers to someone. */
     userExists: (id: string, executor: Executor = db) => store.userExists(executor, id),
     findUserByEmail: (email: string, executor: Executor = db) => store.findUserByEmail(executor, email),
+    /** What an operator names a user by: the email (it holds an @, an id never does) or the id. */
+    findUserByReference: (ref: string) =>
+      ref.includes('@') ? store.findUserByEmail(db, ref) : store.findUserById(db, ref.trim()),
 
     /** Email + password; one answer for a wrong password and an unknown email, in similar time. */
     async authenticate(email: string, password: string) {

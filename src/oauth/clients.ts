@@ -196,6 +196,17 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
       return presentClient(toClient(await findRow(id)));
     },
 
+    /** The clients an operator's word names (CLI): its id, or its exact name; several when names repeat. */
+    async lookup(ref: string) {
+      const name = ref.trim();
+      return (await store.findClientsByIdOrName(db, name, isClientIdShape(name))).map((r) =>
+        presentClient(toClient(r)),
+      );
+    },
+
+    /** The grants deleting the client would revoke, counted for the operator's confirmation. */
+    liveGrantCount: async (id: string) => store.countLiveGrantsOf(db, (await findRow(id)).id),
+
     /** A new secret; the old one stops working at once. Tokens already issued stay valid. */
     async rotateSecret(id: string) {
       const row = await findRow(id);

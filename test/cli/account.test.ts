@@ -46,7 +46,7 @@ describe('gantry account', () => {
     assert.equal(shown.json<{ memberCount: number }>().memberCount, 1);
     assert.equal((await run(['account', 'show', '00000000-0000-4000-8000-000000000000'])).code, 2);
 
-    const suspended = await run(['account', 'suspend', account.id, '--json']);
+    const suspended = await run(['account', 'suspend', account.id, '--yes', '--json']);
     assert.equal(suspended.json<{ status: string }>().status, 'suspended');
     assert.equal((await lastAudit(t.app, account.id, 'account.suspended')).actorId, 'system');
     assert.equal(
@@ -87,6 +87,7 @@ describe('gantry account', () => {
       account.id,
       member.user.email,
       '--release-seat',
+      '--yes',
       '--json',
     ]);
     assert.equal(removed.code, 0, removed.stderr);
@@ -96,7 +97,9 @@ describe('gantry account', () => {
     assert.equal(body.seatRelease.status, 'billing_not_configured');
     assert.equal((await t.inject({ url: '/api/v1/auth/me', headers: member.headers })).statusCode, 200);
     assert.equal((await t.inject({ url: `/api/v1/accounts/${account.id}`, headers: member.headers })).statusCode, 403);
-    assert.equal((await run(['account', 'member', 'remove', account.id, owner.id])).code, 2);
+    const lastOwner = await run(['account', 'member', 'remove', account.id, owner.id, '--yes', '--json']);
+    assert.equal(lastOwner.code, 2);
+    assert.equal(lastOwner.json<{ error: { code: string } }>().error.code, 'CONFLICT');
 
     await t.app.services.accounts.deletion.softDelete(asUser(owner.id), account.id);
     const restored = await run(['account', 'restore', account.id, '--json']);
@@ -105,10 +108,10 @@ describe('gantry account', () => {
     assert.equal((await run(['account', 'restore', account.id])).code, 2);
     await t.app.services.accounts.deletion.softDelete(asUser(owner.id), account.id);
     assert.equal(
-      (await run(['account', 'approve-deletion', account.id, '--json'])).json<{ status: string }>().status,
+      (await run(['account', 'approve-deletion', account.id, '--yes', '--json'])).json<{ status: string }>().status,
       'deletion_approved',
     );
-    const purge = await run(['account', 'purge', '--json']);
+    const purge = await run(['account', 'purge', '--yes', '--json']);
     assert.deepEqual(purge.json<{ purged: string[] }>().purged, [account.id]);
     assert.equal(
       (await run(['account', 'show', account.id, '--json'])).json<{ status: string }>().status,

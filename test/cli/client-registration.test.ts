@@ -65,7 +65,7 @@ test('client show and delete take a document URL as the client id', async () => 
   const dynamic = await cli(['client', 'show', dynamicId, '--json'], { dataDir });
   assert.equal(dynamic.json<{ registration: string }>().registration, 'dynamic');
 
-  const removed = await cli(['client', 'delete', documentId, '--json'], { dataDir });
+  const removed = await cli(['client', 'delete', documentId, '--yes', '--json'], { dataDir });
   assert.equal(removed.code, 0, removed.stderr);
   const after = await cli(['client', 'list', '--json'], { dataDir });
   assert.deepEqual(

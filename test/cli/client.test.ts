@@ -112,7 +112,7 @@ test('public clients get no secret', async () => {
 
 test('rotate-secret prints a new secret once; public clients cannot rotate', async () => {
   const created = (await create()).json<{ clientId: string; clientSecret: string }>();
-  const rotated = await cli(['client', 'rotate-secret', created.clientId, '--json'], { dataDir });
+  const rotated = await cli(['client', 'rotate-secret', created.clientId, '--yes', '--json'], { dataDir });
   assert.equal(rotated.code, 0);
   const secret = rotated.json<{ clientSecret: string }>().clientSecret;
   assert.notEqual(secret, created.clientSecret);
@@ -135,8 +135,10 @@ test('rotate-secret prints a new secret once; public clients cannot rotate', asy
       { dataDir },
     )
   ).json<{ clientId: string }>();
-  const refused = await cli(['client', 'rotate-secret', pub.clientId], { dataDir });
+  // A public client has no secret: refused by the service, without a question (no --yes needed).
+  const refused = await cli(['client', 'rotate-secret', pub.clientId, '--json'], { dataDir });
   assert.equal(refused.code, 2);
+  assert.equal(refused.json<{ error: { code: string } }>().error.code, 'CONFLICT');
 });
 
 test('validation: http redirect on a non-loopback host, unknown scope, bad type -> exit 2', async () => {
@@ -219,9 +221,11 @@ test('missing options without a TTY: exit 2 naming the flag', async () => {
 
 test('delete removes the client; show then fails; unknown id exit 2', async () => {
   const created = (await create()).json<{ clientId: string }>();
-  const del = await cli(['client', 'delete', created.clientId, '--json'], { dataDir });
-  assert.equal(del.code, 0);
+  const del = await cli(['client', 'delete', created.clientId, '--yes', '--json'], { dataDir });
+  assert.equal(del.code, 0, del.stderr);
   assert.equal(del.json<{ deleted: boolean }>().deleted, true);
   assert.equal((await cli(['client', 'show', created.clientId], { dataDir })).code, 2);
-  assert.equal((await cli(['client', 'delete', created.clientId], { dataDir })).code, 2);
+  const again = await cli(['client', 'delete', created.clientId, '--yes', '--json'], { dataDir });
+  assert.equal(again.code, 2);
+  assert.equal(again.json<{ error: { code: string } }>().error.code, 'NOT_FOUND');
 });

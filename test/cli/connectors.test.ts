@@ -146,7 +146,7 @@ describe('gantry connector and gantry secrets rotate', () => {
     const [first, second] = [credentialKeyId(1), credentialKeyId(2)];
     assert.deepEqual(await credentialKeyring(t.dataDir), { ids: [first], active: first });
     assert.equal(sealedKeyId(before.sealed_value), first);
-    const res = await cli(['secrets', 'rotate', '--settle-ms', '0', '--json'], { dataDir: t.dataDir });
+    const res = await cli(['secrets', 'rotate', '--settle-ms', '0', '--yes', '--json'], { dataDir: t.dataDir });
     assert.equal(res.code, 0, res.stderr);
     const out = res.json<{ activeKeyId: string; total: number }>();
     assert.equal(out.activeKeyId, second);

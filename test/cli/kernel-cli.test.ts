@@ -85,7 +85,7 @@ describe('kernel CLI', () => {
     if (TEST_ENGINE === 'postgres') {
       // The counterpart: backup copies the SQLite file only and names PostgreSQL's own tools.
       assert.equal(res.code, 2);
-      assert.equal(res.stdout, '');
+      assert.equal(res.json<{ error: { code: string } }>().error.code, 'USAGE');
       assert.match(res.stderr, /pg_dump/);
       assert.equal(existsSync(target), false);
       return;
@@ -120,7 +120,9 @@ describe('kernel CLI', () => {
       }
       const res = await cli(['migrate', '--json'], { dataDir: newer });
       assert.equal(res.code, 1);
-      assert.equal(res.stdout, '');
+      const { error } = res.json<{ error: { code: string; message: string } }>();
+      assert.equal(error.code, 'CONFIG');
+      assert.match(error.message, /^the database was migrated by a newer gantry .*9999_future/);
       assert.match(res.stderr, /^gantry: the database was migrated by a newer gantry .*9999_future/);
       assert.equal(res.stderr.trim().split('\n').length, 1);
     } finally {

@@ -36,8 +36,9 @@ describe('numeric CLI options', () => {
 
   it('secrets rotate refuses a bad --settle-ms before it adds a key', async () => {
     const keysBefore = await credentialKeyring(t.dataDir);
-    const res = await cli(['secrets', 'rotate', '--settle-ms', 'soon'], { dataDir: t.dataDir });
+    const res = await cli(['secrets', 'rotate', '--settle-ms', 'soon', '--yes'], { dataDir: t.dataDir });
     assert.equal(res.code, 2);
+    assert.match(res.stderr, /--settle-ms/);
     assert.deepEqual(await credentialKeyring(t.dataDir), keysBefore);
   });
 });

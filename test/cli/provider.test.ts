@@ -139,14 +139,14 @@ describe('gantry provider', () => {
       ],
       [['claude-a', 'claude-b'], 2, '0009'],
     );
-    const removed = await cli(['provider', 'remove', 'anthropic', '--json'], { dataDir });
+    const removed = await cli(['provider', 'remove', 'anthropic', '--yes', '--json'], { dataDir });
     assert.deepEqual(removed.json(), { name: 'anthropic', removed: true });
     const list = await cli(['provider', 'list', '--json'], { dataDir });
     assert.deepEqual(
       list.json<Array<{ name: string }>>().map((p) => p.name),
       ['openai'],
     );
-    const missing = await cli(['provider', 'remove', 'anthropic'], { dataDir });
+    const missing = await cli(['provider', 'remove', 'anthropic', '--yes'], { dataDir });
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /Provider anthropic not found/);
   });

@@ -28,7 +28,7 @@ describe('gantry secrets rotate and AI provider keys', () => {
       .where('name', '=', 'anthropic')
       .executeTakeFirstOrThrow();
     assert.equal(sealedKeyId(before.api_key_sealed), credentialKeyId(1));
-    const res = await cli(['secrets', 'rotate', '--settle-ms', '0', '--json'], { dataDir: t.dataDir });
+    const res = await cli(['secrets', 'rotate', '--settle-ms', '0', '--yes', '--json'], { dataDir: t.dataDir });
     assert.equal(res.code, 0, res.stderr);
     assert.equal(res.json<{ resealed: Record<string, number> }>().resealed['ai_providers.api_key_sealed'], 1);
     const after = await t.app.kernel.db

@@ -210,7 +210,8 @@ describe('gantry status publishing commands', () => {
     for (const [args, flag] of cases) {
       const res = await run([...args, '--json']);
       assert.equal(res.code, 2, args.join(' '));
-      assert.equal(res.stdout, '');
+      // With --json the failure is one document on stdout too (docs/kernel.md, CLI).
+      assert.deepEqual(res.json(), { error: { code: 'USAGE', message: `missing required option ${flag}` } });
       assert.match(res.stderr, new RegExp(`missing required option ${flag}`), args.join(' '));
     }
   });

@@ -36,7 +36,7 @@ describe('gantry wallet credit', () => {
     });
     const unknown = await cli(['wallet', 'credit', 'no-such-user', '1'], { dataDir: t.dataDir });
     assert.equal(unknown.code, 2);
-    assert.equal(unknown.stderr, 'gantry: User not found');
+    assert.equal(unknown.stderr, 'gantry: User not found: no id or email "no-such-user"');
   });
 });
 
@@ -72,6 +72,6 @@ describe('gantry wallet show', () => {
     assert.match(human.stdout, /operator_credit/);
     const unknown = await cli(['wallet', 'show', 'no-such-user'], { dataDir: t.dataDir });
     assert.equal(unknown.code, 2);
-    assert.equal(unknown.stderr, 'gantry: User not found');
+    assert.equal(unknown.stderr, 'gantry: User not found: no id or email "no-such-user"');
   });
 });

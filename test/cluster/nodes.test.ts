@@ -80,7 +80,7 @@ describe('two nodes on one database', () => {
     const added = await cluster.cli(['account', 'member', 'add', id, '--user', member.email, '--role', 'member']);
     assert.equal(added.code, 0, added.stderr);
     await within(1_000, async () => (await api(b, 'GET', `accounts/${id}`, member.accessToken)).status === 200);
-    const removed = await cluster.cli(['account', 'member', 'remove', id, member.email]);
+    const removed = await cluster.cli(['account', 'member', 'remove', id, member.email, '--yes']);
     assert.equal(removed.code, 0, removed.stderr);
     await within(1_000, async () => (await api(b, 'GET', `accounts/${id}`, member.accessToken)).status !== 200);
   });

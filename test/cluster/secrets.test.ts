@@ -88,7 +88,7 @@ describe('secrets on two nodes', () => {
     await runsOn(0);
     await runsOn(1);
 
-    const rotated = JSON.parse(await cli(['secrets', 'rotate', '--settle-ms', '1500', '--json'])) as {
+    const rotated = JSON.parse(await cli(['secrets', 'rotate', '--settle-ms', '1500', '--yes', '--json'])) as {
       activeKeyId: string;
       resealed: Record<string, number>;
     };
@@ -106,7 +106,7 @@ describe('secrets on two nodes', () => {
     // A node started now reads the keyring at start, and a second rotation makes c3.
     const third = await cluster.addNode();
     assert.ok(third.url);
-    const again = JSON.parse(await cli(['secrets', 'rotate', '--settle-ms', '1500', '--json'])) as {
+    const again = JSON.parse(await cli(['secrets', 'rotate', '--settle-ms', '1500', '--yes', '--json'])) as {
       activeKeyId: string;
     };
     assert.equal(again.activeKeyId, 'c3');

@@ -35,7 +35,7 @@ describe('accounts through the built binary: CLI changes reach the running serve
     assert.equal(created.status, 201);
     const accountId = created.body.data.id;
 
-    assert.equal((await g.cli(['account', 'suspend', accountId])).code, 0);
+    assert.equal((await g.cli(['account', 'suspend', accountId, '--yes'])).code, 0);
     assert.equal((await api('GET', 'accounts/me', owner.accessToken)).body.data.status, 'suspended');
     assert.equal((await g.cli(['account', 'activate', accountId])).code, 0);
 
@@ -47,7 +47,7 @@ describe('accounts through the built binary: CLI changes reach the running serve
     const key = await api('POST', `accounts/${accountId}/api-keys`, member.accessToken, { name: 'e2e' });
     assert.equal((await api('GET', `accounts/${accountId}`, key.body.data.key)).status, 200);
     assert.equal((await api('GET', `accounts/${accountId}`, member.accessToken)).body.data.role, 'viewer');
-    const removed = await g.cli(['account', 'member', 'remove', accountId, member.user.id, '--json']);
+    const removed = await g.cli(['account', 'member', 'remove', accountId, member.user.id, '--yes', '--json']);
     assert.equal(removed.code, 0, removed.stderr);
     assert.equal(JSON.parse(removed.stdout).revokedApiKeys.length, 1);
     assert.equal((await api('GET', `accounts/${accountId}`, key.body.data.key)).status, 401);

@@ -72,7 +72,16 @@ describe('billing through the built binary, against a fake Stripe on loopback', 
       (await g.cli(['account', 'billing', accountId, '--customer', 'cus_E2e', '--seat-item', item.id])).code,
       0,
     );
-    const removed = await g.cli(['account', 'member', 'remove', accountId, member.user.id, '--release-seat', '--json']);
+    const removed = await g.cli([
+      'account',
+      'member',
+      'remove',
+      accountId,
+      member.user.id,
+      '--release-seat',
+      '--yes',
+      '--json',
+    ]);
     assert.equal(removed.code, 0, removed.stderr);
     assert.deepEqual(JSON.parse(removed.stdout).seatRelease, { status: 'requested' });
     assert.equal(item.quantity, 6);

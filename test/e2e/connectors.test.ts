@@ -99,7 +99,7 @@ describe('the built binary with connectors', () => {
       headers,
       body: JSON.stringify({ credType: 'bearer_token', credentials: { token: 'e2e-bearer-before' } }),
     });
-    const rotated = await g.cli(['secrets', 'rotate', '--settle-ms', '600', '--json']);
+    const rotated = await g.cli(['secrets', 'rotate', '--settle-ms', '600', '--yes', '--json']);
     assert.equal(rotated.code, 0, rotated.stderr);
     const { activeKeyId } = JSON.parse(rotated.stdout) as { activeKeyId: string };
     const row = await side.kernel.db

@@ -76,6 +76,42 @@ describe('the built binary: operations', () => {
     }
   });
 
+  it('protects the installation off a terminal: serve creates its data dir, a typo is refused, a deletion needs --yes', async () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'gantry-e2e-protect-'));
+    const g = await spawnGantry({ dataDir: path.join(home, 'new', 'data') });
+    try {
+      assert.ok(existsSync(g.dataDir), 'serve made its data directory');
+      const args = ['--name', 'E2E App', '--type', 'public', '--redirect-uri', 'https://e2e.example/cb'];
+      const created = await g.cli(['client', 'create', ...args, '--scope', 'email:read', '--json']);
+      assert.equal(created.code, 0, created.stderr);
+      const { clientId } = JSON.parse(created.stdout) as { clientId: string };
+
+      // stdin is not a terminal here: no question can be asked, so --yes is required.
+      const unconfirmed = await g.cli(['client', 'delete', 'E2E App', '--json']);
+      assert.equal(unconfirmed.code, 2);
+      assert.match(unconfirmed.stderr, /^gantry: Delete client 'E2E App' .*Pass --yes to confirm/);
+      assert.equal((JSON.parse(unconfirmed.stdout) as { error: { code: string } }).error.code, 'USAGE');
+      assert.equal((await g.cli(['client', 'show', clientId])).code, 0, 'still there');
+
+      const typo = path.join(home, 'new', 'dta');
+      const refused = await runBin(['client', 'list', '--json', '--data-dir', typo], TEST_ENV);
+      assert.equal(refused.code, 1);
+      assert.equal(
+        refused.stderr,
+        `gantry: data directory ${typo} does not exist (gantry serve or gantry migrate creates one; check --data-dir and GANTRY_DATA_DIR)\n`,
+      );
+      assert.equal((JSON.parse(refused.stdout) as { error: { code: string } }).error.code, 'CONFIG');
+      assert.equal(existsSync(typo), false);
+
+      const deleted = await g.cli(['client', 'delete', 'E2E App', '--yes', '--json']);
+      assert.equal(deleted.code, 0, deleted.stderr);
+      assert.equal((JSON.parse(deleted.stdout) as { clientId: string }).clientId, clientId);
+    } finally {
+      await g.stop();
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   // Start-up time is measured by `npm run bench` (bench/kernel.bench.ts), not asserted here:
   // a wall-clock bound fails on a loaded machine and proves nothing on an idle one.
   it('starts, backs up while serving, and on SIGTERM finishes the in-flight request, then exits 0', async () => {

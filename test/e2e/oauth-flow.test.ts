@@ -210,7 +210,7 @@ describe('OAuth flow against the built binary with oauth4webapi', () => {
       ),
     );
     assert.equal((await oauth.userInfoRequest(as, client, tokens3.access_token, opts)).status, 200);
-    const deleted = await g.cli(['client', 'delete', clientId, '--json']);
+    const deleted = await g.cli(['client', 'delete', clientId, '--yes', '--json']);
     assert.equal(deleted.code, 0, deleted.stderr);
     const deadline = Date.now() + 1000;
     let status = 200;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestDatabase } from './postgres.js';
@@ -54,7 +54,9 @@ export async function startCluster(size: number, extraEnv: NodeJS.ProcessEnv = {
     rmSync(home, { recursive: true, force: true });
     throw err;
   }
+  // Named with --data-dir, so it must exist (src/cli/context.ts): an operator's machine has its own.
   const cliDir = path.join(home, 'cli');
+  mkdirSync(cliDir);
   return {
     nodes,
     databaseUrl: database.url,

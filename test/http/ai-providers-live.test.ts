@@ -73,7 +73,7 @@ describe('provider changes made by the CLI reach a running server', () => {
     await t.app.kernel.changes.poll();
     assert.equal((await run()).statusCode, 201);
 
-    assert.equal((await cli(['provider', 'remove', 'google'], { dataDir, env: AI_ENV })).code, 0);
+    assert.equal((await cli(['provider', 'remove', 'google', '--yes'], { dataDir, env: AI_ENV })).code, 0);
     await t.app.kernel.changes.poll();
     assert.equal((await run()).statusCode, 503);
   });

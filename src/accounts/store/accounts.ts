@@ -10,6 +10,15 @@ export const findAccount = (db: Executor, id: string) =>
 export const findAccountBySlug = (db: Executor, slug: string) =>
   db.selectFrom('accounts').select(['id']).where('slug', '=', slug).executeTakeFirst();
 
+/** Accounts an operator's word names: by id, or by slug (a slug may be shaped like another account's id). */
+export const findAccountsByIdOrSlug = (db: Executor, ref: string) =>
+  db
+    .selectFrom('accounts')
+    .selectAll()
+    .where((eb) => eb.or([eb('id', '=', ref), eb('slug', '=', ref)]))
+    .orderBy('created_at')
+    .execute();
+
 export const findAccountStatus = (db: Executor, id: string) =>
   db.selectFrom('accounts').select(['id', 'status']).where('id', '=', id).executeTakeFirst();
 

@@ -6,7 +6,7 @@ import type { Executor } from '../../db/tx.js';
 export function listDueForPurge(db: Executor, nowIso: string, limit: number) {
   return db
     .selectFrom('accounts')
-    .select('id')
+    .select(['id', 'slug', 'status'])
     .where((eb) =>
       eb.or([
         eb('status', '=', 'deletion_approved'),

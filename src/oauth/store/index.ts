@@ -9,6 +9,15 @@ export const insertClient = (db: Executor, row: Insertable<OAuthClientsTable>) =
   db.insertInto('oauth_clients').values(row).execute();
 export const findClient = (db: Executor, id: string) =>
   db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
+/** Clients an operator's word names: by id (when it can be one), or by exact name (names need not be unique). */
+export const findClientsByIdOrName = (db: Executor, ref: string, idShaped: boolean) =>
+  db
+    .selectFrom('oauth_clients')
+    .selectAll()
+    .where((eb) => (idShaped ? eb.or([eb('id', '=', ref), eb('name', '=', ref)]) : eb('name', '=', ref)))
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
 export const listClients = (db: Executor) =>
   db.selectFrom('oauth_clients').selectAll().orderBy('created_at').orderBy('id').execute();
 export const setClientSecret = (db: Executor, id: string, secretHash: string, at: string) =>
@@ -73,6 +82,17 @@ export async function revokeGrant(db: Executor, id: string, reason: string, at: 
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/** How many grants of a client are live (what deleting it revokes). */
+export async function countLiveGrantsOf(db: Executor, clientId: string): Promise<number> {
+  const row = await db
+    .selectFrom('oauth_grants')
+    .select((eb) => eb.fn.countAll<string | number>().as('n'))
+    .where('client_id', '=', clientId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** Revokes the live grants of a client (optionally only one user's); returns their ids. */
