@@ -1,12 +1,14 @@
-import type { Server } from '@hapi/hapi';
 import type { Config } from './config.js';
-import { createKernel, type Kernel, type KernelOverrides } from './kernel.js';
+import { createKernel, type KernelOverrides } from './kernel.js';
 import { Scheduler, type JobSpec } from './jobs/scheduler.js';
 import { claimJobTick } from './db/store/job-ticks.js';
-import { createServices, type Services } from './services.js';
+import { createServices } from './services.js';
+import type { AppContext, RunningApp } from './app-types.js';
+
+export type { AppContext, RunningApp } from './app-types.js';
 import { createServer, type ServerOptions } from './http/server.js';
 import { apiUrl } from './http/paths.js';
-import { startMetricsListener, type MetricsListener } from './http/metrics.js';
+import { startMetricsListener } from './http/metrics.js';
 import { identityJobs } from './identity/jobs.js';
 import { accountsJobs } from './accounts/jobs.js';
 import { statusJobs } from './status/jobs.js';
@@ -25,12 +27,6 @@ import { connectorsPagesPlugin, connectorsPlugin } from './connectors/plugin.js'
 import { aiPlugin } from './ai/plugin.js';
 import { mcpPlugin } from './mcp/plugin.js';
 import { SCOPES } from './oauth/scopes.js';
-
-export interface AppContext {
-  kernel: Kernel;
-  services: Services;
-  draining: boolean;
-}
 
 /** The kernel and the services: what the server, the CLI and the jobs all stand on. */
 export async function createAppContext(config: Config, overrides: KernelOverrides = {}): Promise<AppContext> {
@@ -107,15 +103,6 @@ export function collectJobs(app: AppContext): JobSpec[] {
     ...connectorsJobs(services.connectors, kernel),
     ...aiJobs(services.ai, kernel),
   ];
-}
-
-export interface RunningApp {
-  app: AppContext;
-  servers: Server[];
-  /** The Prometheus listener, when GANTRY_METRICS_PORT is set. */
-  metrics: MetricsListener | null;
-  scheduler: Scheduler;
-  stop(): Promise<void>;
 }
 
 /** Starts listening (main and optional status listener), the change feed and the jobs. */

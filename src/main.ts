@@ -1,3 +1,4 @@
+import { createAppContext, startApp } from './app.js';
 import { runCli } from './cli/program.js';
 
 // Installed only when a command waits for it (serve): every other command keeps Node's
@@ -19,6 +20,7 @@ void runCli(process.argv.slice(2), {
   get stopSignal() {
     return waitForStop();
   },
+  app: { open: createAppContext, start: startApp },
 }).then((code) => {
   process.exitCode = code;
   // Nothing may keep a finished command alive (idle sockets, timers of a failed start).

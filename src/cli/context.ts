@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { missingDataDir, resolveConfig, type ConfigFlags } from '../config.js';
-import { createAppContext, type AppContext } from '../app.js';
+import type { AppContext } from '../app-types.js';
 import { createLogger } from '../lib/logger.js';
 import type { CliIo, CommonOptions } from './io.js';
 
@@ -40,7 +40,7 @@ export async function withApp<T>(
 ): Promise<T> {
   const config = resolveConfig({ dataDir: options.dataDir }, io.env);
   const logger = createLogger(config.logLevel === 'debug' ? 'debug' : 'warn', (line) => io.err(line.trimEnd()));
-  const app = await createAppContext(config, { logger, env: io.env, migrate, createDataDir: migrate });
+  const app = await io.app.open(config, { logger, env: io.env, migrate, createDataDir: migrate });
   try {
     return await fn(app);
   } finally {

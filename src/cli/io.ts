@@ -1,3 +1,4 @@
+import type { AppFactories } from '../app-types.js';
 import type { Command } from 'commander';
 
 /** Where a command writes and what it may ask: injected, so tests capture both. */
@@ -14,6 +15,8 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   /** Resolved when the process is asked to stop (SIGTERM/SIGINT); serve waits on it. */
   stopSignal: Promise<string>;
+  /** The composition root's factories (src/app.ts), handed over by the entry point. */
+  app: AppFactories;
 }
 
 /** A mistake of the caller (missing option, bad value, an ambiguous name): exit code 2. */

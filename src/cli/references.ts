@@ -1,4 +1,4 @@
-import type { AppContext } from '../app.js';
+import type { AppContext } from '../app-types.js';
 import { DomainError } from '../http/errors.js';
 import { UsageError, type AnswerCheck } from './io.js';
 

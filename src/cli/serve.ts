@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { createServer as createNetServer } from 'node:net';
 import { resolveConfig, type ConfigFlags } from '../config.js';
-import { createAppContext, startApp } from '../app.js';
 import type { CliIo } from './io.js';
 
 /**
@@ -58,12 +57,12 @@ export function makeServeCommand(program: Command, io: CliIo): void {
       const stopSignal = io.stopSignal;
       let app;
       try {
-        app = await createAppContext(config, { env: io.env });
+        app = await io.app.open(config, { env: io.env });
       } catch (err) {
         await Promise.all(held.map((release) => release()));
         throw err;
       }
-      const running = await startApp(app, { beforeListen: () => Promise.all(held.map((release) => release())) });
+      const running = await io.app.start(app, { beforeListen: () => Promise.all(held.map((release) => release())) });
       const [main, status] = running.servers;
       const metrics =
         running.metrics && ` (metrics on ${running.metrics.address.address}:${running.metrics.address.port})`;

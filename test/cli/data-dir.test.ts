@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runCli } from '../../src/cli/program.js';
+import { createAppContext, startApp } from '../../src/app.js';
 import { TEST_ENV } from '../helpers/app.js';
 import { cli } from '../helpers/cli.js';
 import { sharedKeys, TEST_ENGINE, testDatabaseEnv } from '../helpers/postgres.js';
@@ -58,6 +59,7 @@ describe('a missing data directory', () => {
       interactive: false,
       env: { ...TEST_ENV, ...(await testDatabaseEnv(typo)), GANTRY_DATA_DIR: typo },
       stopSignal: new Promise(() => {}),
+      app: { open: createAppContext, start: startApp },
     });
     assert.equal(code, 1);
     assert.deepEqual(err, [
@@ -90,6 +92,7 @@ describe('a missing data directory', () => {
         interactive: false,
         env,
         stopSignal: new Promise(() => {}),
+        app: { open: createAppContext, start: startApp },
       });
       if (TEST_ENGINE === 'postgres') {
         assert.equal(code, 0, err.join('\n'));

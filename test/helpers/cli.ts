@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { PassThrough, Writable } from 'node:stream';
 import { runCli } from '../../src/cli/program.js';
+import { createAppContext, startApp } from '../../src/app.js';
 import { TEST_ENV } from './app.js';
 import { testDatabaseEnv } from './postgres.js';
 
@@ -20,7 +21,7 @@ export interface TerminalStep {
   keys: string;
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the terminal's escape sequences are what is removed.
+// The terminal's escape sequences, which are what is removed.
 const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 
 /**
@@ -89,6 +90,7 @@ export async function cli(
     ...(script && { terminal: script.terminal }),
     env: { ...TEST_ENV, ...(await testDatabaseEnv(options.dataDir)), ...options.env },
     stopSignal: new Promise(() => {}),
+    app: { open: createAppContext, start: startApp },
   }).finally(() => script?.finish());
   const stdout = out.join('\n');
   return {
