@@ -184,7 +184,7 @@ export function createMcpSessions(clock: Clock) {
       relay?: McpRelay,
     ): Promise<unknown> {
       const key = keyOf(instance.id, target);
-      if (needsOwnSession(relay)) return alone(key, target, toolKey, input, relay);
+      if (needsOwnSession(relay, priors.get(key))) return alone(key, target, toolKey, input, relay);
       return onShared(instance, key, target, { toolKey, input, relay }, true);
     },
 

@@ -56,8 +56,13 @@ const interactive = (relay?: McpRelay) => Boolean(relay?.sampling || relay?.elic
  * A relay that needs the session to itself: the client's handlers for log messages and
  * server-to-client requests are session-wide, so only a call lending none of them may share
  * one (progress is per request). See mcp-sessions.ts.
+ *
+ * Log messages are the exception at a 2026-07-28 server (`prior` modern): it sends them only
+ * to a request that names a log level in its `_meta`, and Gantry's requests name none, so a
+ * relay's log handler would never be called there; sharing loses nothing.
  */
-export const needsOwnSession = (relay?: McpRelay) => Boolean(relay?.onLog || interactive(relay));
+export const needsOwnSession = (relay?: McpRelay, prior?: PriorDiscovery) =>
+  interactive(relay) || (Boolean(relay?.onLog) && prior?.kind !== 'modern');
 
 export interface McpSession {
   /** The negotiated revision: 2026-07-28 (modern, stateless) or a 2025-era one. */
