@@ -2,7 +2,7 @@
 // under `--cpu-prof` while autocannon sends the stateless (2026-07-28) tools/call of
 // bench/mcp.bench.ts for BENCH_DURATION seconds (default 10), then the profile summed by
 // function and by package. Loopback only, bounded.
-//   node --import tsx bench/mcp-profile.ts [--top N] [--session]
+//   node --import tsx bench/mcp-profile.ts [--top N] [--session] [--connections N]
 // --session: inside a 2025-11-25 session (initialize first, Mcp-Session-Id on every call).
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +23,7 @@ deadline.unref();
 
 const top = Number(process.argv[process.argv.indexOf('--top') + 1]) || 40;
 const session = process.argv.includes('--session');
+const connections = Number(process.argv[process.argv.indexOf('--connections') + 1]) || 20;
 const { warmup, duration } = benchSeconds({ warmup: 3, duration: 10 });
 const profiles = mkdtempSync(path.join(tmpdir(), 'gantry-mcp-profile-'));
 
@@ -87,7 +88,7 @@ const load = (seconds: number) =>
     method: 'POST',
     headers,
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }),
-    connections: 20,
+    connections,
     duration: seconds,
   });
 // The warm-up's first calls load modules and open the upstream session: not the hot path.
@@ -154,3 +155,22 @@ for (const [k, us] of sum(
 ).slice(0, top))
   console.log(`${pct(us)}  ${k}`);
 clearTimeout(deadline);
+
+// Inclusive time: each busy sample counts once for every function on its stack. After an await
+// a stack starts again at the microtask queue, so an async function's own figure covers the
+// stretches it runs, not what it awaits.
+const parent = new Map<number, number>();
+for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
+const inclusive = new Map<string, number>();
+for (const [id, us] of self) {
+  const seen = new Set<string>();
+  for (let node: number | undefined = id; node !== undefined; node = parent.get(node)) {
+    const n = byNode.get(node)!;
+    const key = `${n.callFrame.functionName || '(anonymous)'} ${place(n)}:${n.callFrame.lineNumber}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    inclusive.set(key, (inclusive.get(key) ?? 0) + us);
+  }
+}
+console.log(`\ninclusive time by function (top ${top}):`);
+for (const [k, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${k}`);

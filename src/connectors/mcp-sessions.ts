@@ -2,6 +2,7 @@ import type { PriorDiscovery } from '@modelcontextprotocol/client';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../lib/clock.js';
 import { sha256Hex } from '../lib/crypto.js';
+import { callOnShared } from './mcp-calls.js';
 import { callMcpTool, closeMcp, type McpSession, type McpTarget, needsOwnSession, openMcp } from './mcp.js';
 import type { McpRelay } from './types.js';
 
@@ -157,7 +158,7 @@ export function createMcpSessions(clock: Clock) {
     const entry = sharedFor(instance, key, target);
     entry.busy++;
     try {
-      return await callMcpTool(await entry.session, call.toolKey, call.input, call.relay);
+      return await callOnShared(await entry.session, target, call.toolKey, call.input, call.relay);
     } catch (err) {
       retire(instance.slot, entry);
       // A restarted server does not know the session: the call did not run there.
