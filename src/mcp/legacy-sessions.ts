@@ -40,6 +40,15 @@ function setLevelOf(body: unknown): string | undefined {
   return typeof level === 'string' && LOG_LEVELS.includes(level) ? level : undefined;
 }
 
+/** The SDK transport's stream id for a session's GET stream; the event store prefixes event ids with it (event-store.ts). */
+const STANDALONE_STREAM_ID = '_GET_stream';
+
+/** Whether a GET opens (or resumes) the session's standalone stream, not a POST's stream being resumed. */
+function opensStandaloneStream(request: Request): boolean {
+  const lastEventId = request.headers.get('last-event-id');
+  return lastEventId === null || lastEventId.startsWith(`${STANDALONE_STREAM_ID}:`);
+}
+
 /** A JSON-RPC error answer outside any session (the shape the SDK's transport uses). */
 const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
   Response.json({ jsonrpc: '2.0', error: { code, message }, id: null }, { status, headers });
@@ -172,6 +181,10 @@ export function createLegacySessions(
       touch(id, session);
       const level = setLevelOf(parsedBody);
       if (level !== undefined) session.logLevel = level;
+      // A GET for the session's stream while one is open (the client reconnected before this
+      // side saw the old one close) takes it over: the SDK's transport would answer 409, where
+      // the 2025-11-25 transport lets a client open streams as it likes (docs/mcp.md, The GET stream).
+      if (request.method === 'GET' && opensStandaloneStream(request)) session.transport.closeStandaloneSSEStream();
       return session.transport.handleRequest(request, { parsedBody, authInfo });
     },
 

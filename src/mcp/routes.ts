@@ -36,9 +36,19 @@ function forwardedHeaders(request: HapiRequest): Headers {
   return headers;
 }
 
+async function* withOpeningComment(stream: Readable): AsyncGenerator<Buffer> {
+  yield Buffer.from(': open\n\n');
+  for await (const chunk of stream) yield chunk as Buffer;
+}
+
 /** The SDK's web Response as a hapi response: status, headers, and the body streamed, not buffered. */
 function toHapi(request: HapiRequest, h: ResponseToolkit, response: Response, metrics: Metrics) {
-  const body = response.body ? Readable.fromWeb(response.body as unknown as NodeReadableStream) : undefined;
+  const stream = response.body ? Readable.fromWeb(response.body as unknown as NodeReadableStream) : undefined;
+  const standalone =
+    request.method === 'get' && response.headers.get('content-type')?.startsWith('text/event-stream') === true;
+  // The head of a GET stream goes out with its first bytes: an SSE comment sends it at once,
+  // where the SDK's first bytes are a keep-alive 15 s later (docs/mcp.md, The GET stream).
+  const body = standalone && stream ? Readable.from(withOpeningComment(stream), { objectMode: false }) : stream;
   const res = h.response(body).code(response.status);
   response.headers.forEach((value, name) => {
     res.header(name, value);
