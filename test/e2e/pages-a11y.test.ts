@@ -179,7 +179,7 @@ describe('the pages in a real browser: accessible, styled under the strict CSP, 
         page.click('button[type=submit]'),
       ]);
       assert.equal(refused[0].status(), 410);
-      assert.match(await page.locator('[role=alert]').innerText(), /This code is invalid, already used or expired/);
+      assert.match(await page.locator('[role=alert]').innerText(), /This code does not match the one we sent/);
       await check(page, 'reset-wrong-code', csp);
       const resetMail = await t.app.kernel.db
         .selectFrom('mail_outbox')
