@@ -44,7 +44,7 @@ export function recoveryMail(config: Config, to: string, code: string): MailMess
     to,
     kind: 'password_recovery',
     subject: `Your ${config.brand.name} password reset code`,
-    text: `Your password reset code is ${code}. It works once and expires in 15 minutes.\n\nEnter it in the app, or open this page to choose a new password:\n${link}\n\nIf you did not ask for it, ignore this mail: your password stays as it is.`,
+    text: `Your ${config.brand.name} password reset code is ${code}. It works once and expires in 15 minutes.\n\nEnter it in the app, or open this page to choose a new password:\n${link}\n\nIf you did not ask for it, ignore this mail: your password stays as it is.`,
   };
 }
 
