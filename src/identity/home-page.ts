@@ -45,7 +45,7 @@ export function homePageRoutes(app: PluginDeps): ServerRoute[] {
           : '<p>Sign in to manage your account: your profile, password, sessions and the apps you connected.</p>';
         return page(h, {
           title: 'Home',
-          body: `<h1>${escape(brand)}</h1>
+          body: `<h1>Welcome to ${escape(brand)}</h1>
 ${who}
 <div class="actions">
 <a class="btn btn-primary" href="${ACCOUNT_PAGE}">${user ? 'Your account' : 'Sign in'}</a>

@@ -98,8 +98,7 @@ describe('the pages in a real browser: accessible, styled under the strict CSP, 
       assert.equal(await page.title(), 'Sign in · Gantry');
       await check(page, 'sign-in', csp);
 
-      // The keyboard reaches the email field first, and its focus is visible.
-      await page.keyboard.press('Tab');
+      // The focus starts in the email field (autofocus, docs/kernel.md, Pages), and it is visible.
       const focused = await page.evaluate(() => {
         const el = document.activeElement as HTMLElement;
         const style = getComputedStyle(el);

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { makeTeam, makeUser, signedInUser } from '../helpers/factories.js';
+import { makeTeam, signedInUser } from '../helpers/factories.js';
 import { call } from '../helpers/accounts.js';
 import { fakeSmtp } from '../helpers/fake-smtp.js';
 

@@ -72,7 +72,7 @@ describe('what a browser and an API client get for unknown paths, the home page 
     assert.equal(home.statusCode, 200);
     assert.equal(home.headers['content-type'], 'text/html; charset=utf-8');
     assert.match(home.payload, /<title>Home · Gantry<\/title>/);
-    assert.match(home.payload, /<h1>Gantry<\/h1>/);
+    assert.match(home.payload, /<h1>Welcome to Gantry<\/h1>/);
     assert.match(home.payload, /<a class="btn btn-primary" href="\/account">Sign in<\/a>/);
     assert.match(home.payload, /<a class="btn btn-secondary" href="\/status">Service status<\/a>/);
     assert.match(home.payload, /<a href="\/api\/v1\/openapi\.json">API reference<\/a>/);
@@ -134,7 +134,7 @@ describe('an operator brand on the home page, the 404 page and the icon', () => 
 
   it('names the operator', async () => {
     const home = await t.inject({ url: '/', headers: { accept: BROWSER } });
-    assert.match(home.payload, /<h1>Northwind Cloud<\/h1>/);
+    assert.match(home.payload, /<h1>Welcome to Northwind Cloud<\/h1>/);
     const missing = await t.inject({ url: '/nope', headers: { accept: BROWSER } });
     assert.match(missing.payload, /<title>Page not found · Northwind Cloud<\/title>/);
     assert.match((await t.inject('/favicon.ico')).payload, />N<\/text><\/svg>$/);
