@@ -15,8 +15,9 @@ const PUBLIC = [
   '^src/accounts/billing[.]ts$',
   // The audit actions every domain records.
   '^src/audit/actions[.]ts$',
-  // The sign-in budget, the browser session, its sign-in form and the reset page every domain's pages share.
-  '^src/identity/(limits|pages|browser-sessions|page-sign-in)[.]ts$',
+  // The sign-in budget, the browser session, its sign-in form, and where identity's pages are (the
+  // reset page, the account center), which every domain's pages share or link to.
+  '^src/identity/(limits|pages|page-paths|browser-sessions|page-sign-in)[.]ts$',
   // The MCP resource's token verifier, which the MCP endpoint runs.
   '^src/oauth/mcp-auth[.]ts$',
 ];

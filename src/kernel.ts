@@ -84,7 +84,10 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
     const migration = await prepareSchema(handle.db, handle.engine, overrides.migrate === true, env, logger, clock);
     await loadDatabaseKeyring(handle.db, secrets);
     const changes = new ChangeFeed(handle.db, handle.sqlite, clock, logger, config.databaseUrl);
-    const mailer = new Mailer(handle.db, config.smtpUrl, clock, logger);
+    const mailer = new Mailer(handle.db, config.smtpUrl, clock, logger, {
+      name: config.brand.name,
+      address: 'no-reply@gantry.local',
+    });
     // The counters shared across nodes get a small pool of their own: a limit is charged inside
     // transactions too (the token endpoint's), and a transaction holding one connection of the
     // main pool must never wait for another one (docs/postgres.md, Rate limits). Past 2 s of

@@ -31,6 +31,8 @@ export interface ServerParts<D> {
   verifiers: readonly BearerVerifier[];
   oauthScopes: Record<string, string>;
   strategies: Record<string, { type: string; scheme: string; description: string }>;
+  /** The page a person is led back to from an error page (the home page, or the status page on its own listener). */
+  homePath: string;
 }
 
 export interface ServerOptions {
@@ -72,7 +74,7 @@ export async function createServer<D>(
   const rateLimit = rateLimitCheck(kernel.limiter, kernel.clock, kernel.metrics);
   const postAuth = installPostAuthSteps(server, rateLimit);
   registerClientAddress(server, kernel.config.trustedProxies);
-  registerResponses(server, kernel.logger, kernel.clock, kernel.pages, kernel.reportMissingKey);
+  registerResponses(server, kernel.logger, kernel.clock, kernel.pages, kernel.reportMissingKey, parts.homePath);
   registerPages(server, kernel.pages);
   const { verifiers } = parts;
   registerBearerAuth(server, verifiers, postAuth.countInScheme);

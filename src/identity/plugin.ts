@@ -2,6 +2,7 @@ import type { DomainPlugin } from '../services.js';
 import { identityRoutes } from './routes.js';
 import { profileRoutes } from './profile-routes.js';
 import { identityPages } from './pages.js';
+import { homePageRoutes } from './home-page.js';
 
 /** The sign-in API (under the API prefix). */
 export const identityPlugin: DomainPlugin = {
@@ -9,8 +10,8 @@ export const identityPlugin: DomainPlugin = {
   register: (server, deps) => server.route([...identityRoutes(deps), ...profileRoutes(deps)]),
 };
 
-/** The email confirmation and password reset pages (at the root). */
+/** The home page, the email confirmation and password reset pages (at the root). */
 export const identityPagesPlugin: DomainPlugin = {
   name: 'identity-pages',
-  register: (server, deps) => server.route(identityPages(deps)),
+  register: (server, deps) => server.route([...homePageRoutes(deps), ...identityPages(deps)]),
 };

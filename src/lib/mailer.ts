@@ -45,7 +45,8 @@ export class Mailer {
     private readonly smtpUrl: string | null,
     private readonly clock: Clock,
     private readonly logger: Logger,
-    private readonly from = 'Gantry <no-reply@gantry.local>',
+    /** The sender: the operator's brand as its name (docs/operations.md, Branding); nodemailer encodes it. */
+    private readonly from: { name: string; address: string } = { name: 'Gantry', address: 'no-reply@gantry.local' },
   ) {}
 
   /** nodemailer is loaded only when SMTP is configured and there is mail to send. */
