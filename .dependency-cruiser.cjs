@@ -15,8 +15,9 @@ const PUBLIC = [
   '^src/accounts/billing[.]ts$',
   // The audit actions every domain records.
   '^src/audit/actions[.]ts$',
-  // The sign-in budget, the browser session, its sign-in form and the reset page every domain's pages share.
-  '^src/identity/(limits|pages|browser-sessions|page-sign-in)[.]ts$',
+  // The sign-in budget, the browser session, its sign-in form, the reset page, and the second
+  // factors' parts of a page (second step, passkey buttons, step-up fields) every domain's pages share.
+  '^src/identity/(limits|pages|browser-sessions|page-sign-in|page-factors)[.]ts$',
   // The MCP resource's token verifier, which the MCP endpoint runs.
   '^src/oauth/mcp-auth[.]ts$',
 ];

@@ -19,7 +19,10 @@ export interface PageKit {
   /** `/assets/gantry.<hash>.css`: a new stylesheet is a new name, so it can be cached forever. */
   readonly stylesheetPath: string;
   readonly css: string;
-  /** The CSP of every page; `formActionSelf` where no form leads to another origin. */
-  csp(options?: { formActionSelf?: boolean }): string;
+  /**
+   * The CSP of every page; `formActionSelf` where no form leads to another origin; `scripts`
+   * where the page loads script files of this server (passkeys: script-src and connect-src 'self').
+   */
+  csp(options?: { formActionSelf?: boolean; scripts?: boolean }): string;
   document(view: PageView): string;
 }

@@ -5,7 +5,12 @@ import { SIGN_IN_LIMITS } from '../../identity/limits.js';
 import { FORGOT_PASSWORD_PAGE } from '../../identity/pages.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { AuthorizeRequest } from '../authorize.js';
-import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC } from '../../identity/browser-sessions.js';
+import {
+  continueSignIn,
+  PASSKEY_SIGN_IN_CSRF,
+  pageWithPasskeys,
+  passkeySignInForm,
+} from '../../identity/page-factors.js';
 import {
   PRE_SESSION_COOKIE,
   PRE_SESSION_TTL_SEC,
@@ -13,7 +18,6 @@ import {
   formField,
   messagePage,
   page,
-  redirect,
 } from '../../http/page-forms.js';
 import { showClient, type NamedClient } from '../client-labels.js';
 import { signInPage } from './views.js';
@@ -26,7 +30,6 @@ export function createSignIn(pages: PagesContext) {
   const { app, attrs } = pages;
   const { identity } = app.services;
   const { authorize } = app.services.oauth;
-  const { browserSessions } = app.services.identity;
 
   async function show(
     request: Request,
@@ -36,7 +39,9 @@ export function createSignIn(pages: PagesContext) {
     extra: SignInExtra = {},
   ) {
     const pre = pages.preSession(request);
-    const res = page(
+    const returnTo = authorize.requestUrl(req);
+    const res = pageWithPasskeys(
+      app,
       h,
       signInPage({
         action: AUTHORIZE_PATH,
@@ -44,7 +49,8 @@ export function createSignIn(pages: PagesContext) {
         brandName: app.kernel.config.brand.name,
         requestState: authorize.sealRequest(req),
         csrf: pages.csrfFor(pre.value, 'signin'),
-        forgotPasswordUrl: `${FORGOT_PASSWORD_PAGE}?${new URLSearchParams({ return_to: authorize.requestUrl(req) })}`,
+        forgotPasswordUrl: `${FORGOT_PASSWORD_PAGE}?${new URLSearchParams({ return_to: returnTo })}`,
+        passkey: passkeySignInForm(app, pages.csrfFor(pre.value, PASSKEY_SIGN_IN_CSRF), returnTo),
         ...extra,
       }),
       extra.status ?? 200,
@@ -124,11 +130,8 @@ export function createSignIn(pages: PagesContext) {
         return show(request, h, req, client, { status: 401, email, error: 'Wrong email or password.' });
       throw err;
     }
-    const sessionValue = await browserSessions.start(userId);
-    return redirect(h, authorize.requestUrl(req), 303).header(
-      'Set-Cookie',
-      `${BROWSER_SESSION_COOKIE}=${sessionValue}; ${attrs(BROWSER_SESSION_TTL_SEC)}`,
-    );
+    // With two-step sign-in on, the second step comes first (docs/identity.md, Pages).
+    return continueSignIn(app, request, h, userId, authorize.requestUrl(req), cookie(request, PRE_SESSION_COOKIE)!);
   }
 
   return { show, submit };
