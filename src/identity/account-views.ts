@@ -108,7 +108,7 @@ function passkeys(v: AccountCenterView): string {
       : `<ul class="account-list">\n${v.passkeys
           .map(
             (p) =>
-              `<li><div class="item"><strong>${escape(p.name)}</strong><br><span class="muted">Added ${when(p.createdAt)} · last used ${when(p.lastUsedAt)} · ${p.synced ? 'synced' : 'on one device'}</span></div>${buttonForm(`${A}/passkeys/${p.id}/remove`, v.csrf, 'Remove', `Remove passkey ${p.name}`)}</li>`,
+              `<li><div class="item"><strong>${escape(p.name)}</strong><br><span class="muted">Added ${when(p.createdAt)} · last used ${when(p.lastUsedAt, 'not yet')} · ${p.synced ? 'synced' : 'on one device'}</span></div>${buttonForm(`${A}/passkeys/${p.id}/remove`, v.csrf, 'Remove', `Remove passkey ${p.name}`)}</li>`,
           )
           .join('\n')}\n</ul>`;
   const add = v.passkeySupport.available
