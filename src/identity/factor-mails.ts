@@ -33,3 +33,12 @@ export function passkeyAddedMail(config: Config, to: string, name: string): Mail
     text: `A passkey ("${name}") was added to your ${config.brand.name} account. It can sign in without your password.\n\nIf it was not you, remove it and reset your password: ${accountLink(config)}`,
   };
 }
+
+export function factorsResetMail(config: Config, to: string): MailMessage {
+  return {
+    to,
+    kind: 'second_factors_reset',
+    subject: `Your ${config.brand.name} sign-in was reset by an administrator`,
+    text: `An administrator removed two-step sign-in and every passkey from your ${config.brand.name} account, and signed out all its sessions. Sign in with your password or a sign-in link, then set up two-step sign-in again: ${accountLink(config)}\n\nIf you did not ask for this, contact your administrator.`,
+  };
+}

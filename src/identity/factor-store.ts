@@ -138,3 +138,15 @@ export async function advancePasskeyCounter(
     .executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;
 }
+
+/** Every second factor of a user, gone (the operator's reset of a user who lost them all); how many of each. */
+export async function deleteAllFactors(db: Executor, userId: string) {
+  const totp = await db.deleteFrom('user_totp').where('user_id', '=', userId).executeTakeFirst();
+  const codes = await db.deleteFrom('user_recovery_codes').where('user_id', '=', userId).executeTakeFirst();
+  const passkeys = await db.deleteFrom('user_passkeys').where('user_id', '=', userId).executeTakeFirst();
+  return {
+    twoStep: Number(totp.numDeletedRows) > 0,
+    recoveryCodes: Number(codes.numDeletedRows),
+    passkeys: Number(passkeys.numDeletedRows),
+  };
+}

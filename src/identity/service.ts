@@ -8,6 +8,8 @@ import { presentUser } from './presenters.js';
 import { createSessions, type SignInContext } from './sessions.js';
 import { createPasskeys } from './passkeys.js';
 import { createPasskeyAssets, type PasskeyAssets } from './passkey-assets.js';
+import * as factorStore from './factor-store.js';
+import { factorsResetMail } from './factor-mails.js';
 import { createSecondFactors, totpSealContext, type FactorAnswer } from './second-factors.js';
 import type { SealedValues } from '../lib/sealed-rotation.js';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
@@ -176,6 +178,23 @@ export function createIdentityService(kernel: Kernel) {
         });
         await kernel.changes.publish(trx, USER_CHANGED_TOPIC, userId);
       });
+    },
+
+    /**
+     * `gantry user reset-second-factors`: for a user who lost their device and their recovery
+     * codes (docs/identity.md, A lost device). Two-step sign-in, recovery codes and passkeys go;
+     * so does everything the lost device may still hold (sessions, app grants); a notice is mailed.
+     */
+    async resetSecondFactors(userId: string) {
+      const user = await this.getUser(userId);
+      const removed = await inTransaction(db, async (trx) => {
+        const gone = await factorStore.deleteAllFactors(trx, userId);
+        const endedSessions = await endSignIns(trx, userId, 'second_factors_reset');
+        await kernel.mailer.enqueue(trx, factorsResetMail(config, user.email));
+        return { ...gone, endedSessions };
+      });
+      void kernel.mailer.deliverPending();
+      return removed;
     },
 
     /** Registers what else ends when a user's sign-in is reset (see SignInResetHook). */
