@@ -27,7 +27,12 @@ export function createServices(kernel: Kernel) {
   // A password reset or change, or a mailbox proven on an unconfirmed account, also ends the
   // user's third-party grants (docs/oauth.md, Revocation).
   identity.onSignInReset((trx, userId, reason, options) => oauth.revokeAllGrantsOfUser(trx, userId, reason, options));
-  const connectors = createConnectorsService(kernel, { access: accounts.access, notifications, audit });
+  const connectors = createConnectorsService(kernel, {
+    access: accounts.access,
+    notifications,
+    audit,
+    secondFactors: identity.factors,
+  });
   // A removed member's own connector links go with their membership (docs/connectors.md, Credential modes).
   accounts.onMembershipEnded((trx, ended) => connectors.forgetMemberLinks(trx, ended));
   const ai = createAiService(kernel, { accounts, identity, wallet });

@@ -166,6 +166,11 @@ export function createAccountAccess(db: Executor) {
       return rows.map((r) => r.user_id);
     },
 
+    /** The owner's setting: approvers of this account's tool calls must have a second factor (docs/accounts.md). */
+    async approversNeedSecondFactor(accountId: string): Promise<boolean> {
+      return (await store.findAccount(db, accountId))?.approvers_need_second_factor === 1;
+    },
+
     async hasEntitlement(accountId: string, feature: string): Promise<boolean> {
       const row = await store.findEntitlement(db, accountId, feature);
       return !!row;

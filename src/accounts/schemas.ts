@@ -64,6 +64,7 @@ export const addMemberBody = Joi.object({
   role: assignableRole.default('member'),
 });
 export const changeRoleBody = Joi.object({ role: assignableRole.required() });
+export const approvalSettingsBody = Joi.object({ requireApproverSecondFactor: Joi.boolean().strict().required() });
 export const inviteBody = Joi.object({
   email: Joi.string().trim().max(254).email({ tlds: false }).required(),
   role: assignableRole.default('member'),
@@ -174,6 +175,7 @@ const auditEntry = shape({
 /** docs/accounts.md: what each account route answers; `.unknown()` marks answers that add fields per case. */
 export const responses = {
   account: ok(account),
+  approvalSettings: ok(shape({ requireApproverSecondFactor: Joi.boolean(), updatedAt: timestamp() })),
   accountCreated: created(
     account.keys({ accountType: Joi.string(), defaultWorkspaceId: Joi.string(), ownerChainerId: Joi.string() }),
   ),

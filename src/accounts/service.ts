@@ -15,6 +15,7 @@ import { createDeletion } from './deletion.js';
 import { createSeatReleases } from './seat-releases.js';
 import type { BillingAdapter } from './billing.js';
 import { createEntitlements } from './entitlements.js';
+import { createApprovalSettings } from './approval-settings.js';
 import { createAccountBody, updateAccountBody, validate } from './schemas.js';
 import { ANY_MEMBER, OWNER_OR_ADMIN } from './roles.js';
 import * as store from './store/index.js';
@@ -88,6 +89,8 @@ export function createAccountsService(
     members: createMembers(deps, billing),
     invitations: createInvitations(deps),
     workspaces: createWorkspaces(deps),
+    /** How tool-call approvals are decided: the owner's second-factor rule (docs/accounts.md). */
+    approvalSettings: createApprovalSettings(deps),
     ownership: createOwnership(deps),
     apiKeys,
     apiKeyVerifier: apiKeys.verifier,
@@ -132,6 +135,7 @@ export function createAccountsService(
           status_before_close: null,
           deleted_by: null,
           hard_deleted_at: null,
+          approvers_need_second_factor: 0,
         };
         await store.insertAccount(trx, row);
         await store.insertMember(trx, {

@@ -21,6 +21,8 @@ export interface AccountsTable {
   status_before_close: string | null;
   deleted_by: string | null;
   hard_deleted_at: string | null;
+  /** 0025: 1 when approvers must have a second factor (docs/accounts.md, Approvers' second factor). */
+  approvers_need_second_factor: Generated<number>;
 }
 
 export interface AccountMembersTable {

@@ -3,6 +3,8 @@ import { withApp } from './context.js';
 import { fieldOf } from './checks.js';
 import { emit, required, withCommon, type CliIo, type CommonOptions } from './io.js';
 import { newUserRules } from '../identity/schemas.js';
+import { confirmed, withYes, type YesOption } from './confirm.js';
+import { userRef } from './references.js';
 
 export function makeUserCommands(program: Command, io: CliIo): void {
   const user = program.command('user').description('manage users');
@@ -49,4 +51,32 @@ export function makeUserCommands(program: Command, io: CliIo): void {
       });
     },
   );
+
+  withCommon(
+    withYes(
+      user
+        .command('reset-second-factors')
+        .argument('<user>', 'user id or email')
+        .description(
+          'for a user who lost their device and recovery codes: remove two-step sign-in and every passkey, end their sessions and app grants (docs/identity.md)',
+        ),
+    ),
+  ).action(async (ref: string, options: CommonOptions & YesOption) => {
+    await withApp(io, options, async (app) => {
+      const target = await userRef(app, ref);
+      await confirmed(
+        io,
+        options,
+        `Remove two-step sign-in and every passkey of ${target.label}, and sign out all their sessions and apps? They sign in again with their password or a sign-in link.`,
+      );
+      const removed = await app.services.identity.resetSecondFactors(target.id);
+      emit(
+        io,
+        options,
+        { userId: target.id, ...removed },
+        () =>
+          `reset ${target.label}: two-step sign-in ${removed.twoStep ? 'removed' : 'was off'}, ${removed.passkeys} passkey(s) and ${removed.recoveryCodes} recovery code(s) removed, ${removed.endedSessions} session(s) ended`,
+      );
+    });
+  });
 }

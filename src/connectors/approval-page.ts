@@ -1,4 +1,6 @@
-import { htmlPage, PAGE_ERRORS } from '../http/openapi/declare.js';
+import Joi from 'joi';
+import { ACCOUNT_PAGE } from '../identity/page-paths.js';
+import { htmlPage, jsonBody, PAGE_ERRORS } from '../http/openapi/declare.js';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../services.js';
 import { userPrincipal } from '../http/auth.js';
@@ -9,6 +11,7 @@ import { BROWSER_SESSION_COOKIE } from '../identity/browser-sessions.js';
 import type { PageView } from '../http/page-kit.js';
 
 import { createPageSignIn } from '../identity/page-sign-in.js';
+import { credentialField, pageWithPasskeys, passkeyChoices, stepUpFields } from '../identity/page-factors.js';
 import type { InputCut } from './approval-input-cuts.js';
 import { approvalPagePath } from './approvals-mcp.js';
 import { cookie, formField, messagePage, nextStep, page, redirect } from '../http/page-forms.js';
@@ -30,6 +33,8 @@ const TITLES: Record<string, string> = {
 };
 
 const csrfPurpose = (id: string) => `approval:${id}`;
+/** The page's browser sign-in: its user, the identity session under it, and the cookie's value. */
+type Session = { userId: string; sessionId: string; sessionValue: string };
 type Review = Awaited<ReturnType<PluginDeps['services']['connectors']['approvals']['page']['review']>>;
 
 interface ReviewView extends Review {
@@ -40,6 +45,44 @@ interface ReviewView extends Review {
   decider: string | null;
   csrf: string;
   now: Date;
+  /** A refused step-up (a wrong code), said above the code field. */
+  stepUpError?: string;
+}
+
+/**
+ * The decision part of a pending approval (docs/connectors.md, Approver step-up): the two
+ * buttons; with a second factor to prove first, the code field (or passkey buttons) in the same
+ * form, so one submit proves it and decides; when the owner requires a factor the approver
+ * lacks, where to set one up instead.
+ */
+function decisionForm(v: ReviewView): string {
+  const a = v.approval;
+  const { standing, methods } = v.approver;
+  if (standing === 'enrol')
+    return `<p class="warning" id="status" data-status="pending">This account's owner requires approvers to use two-step sign-in or a passkey. <a href="${ACCOUNT_PAGE}">Set one up in your account</a>, then come back to decide.</p>`;
+  const stepUp = standing === 'step_up';
+  const passkey = stepUp && methods.includes('passkey');
+  const code = !stepUp || methods.includes('totp');
+  return `<form method="post" action="${escape(approvalPagePath(a.id))}"${passkey ? ` data-passkey-options="${escape(approvalPagePath(a.id))}/passkey-options"` : ''}>
+<input type="hidden" name="csrf" value="${escape(v.csrf)}">
+<p id="status" data-status="pending">${a.mode === 'retry' ? 'Approving lets the same call, retried with the same arguments, run once.' : 'Approving runs the call now.'}</p>
+${stepUp ? stepUpFields(methods, v.stepUpError) : ''}${
+  code
+    ? `<div class="actions">
+<button class="btn btn-primary" type="submit" name="decision" value="approve">Approve</button>
+<button class="btn btn-secondary" type="submit" name="decision" value="reject">Reject</button>
+</div>`
+    : ''
+}
+${
+  passkey
+    ? passkeyChoices([
+        { name: 'decision', value: 'approve', text: 'Approve with a passkey' },
+        { name: 'decision', value: 'reject', text: 'Reject with a passkey' },
+      ])
+    : ''
+}
+</form>`;
 }
 
 /** A moment as words in <time>, with how far it is from now ("in 10 minutes", "3 minutes ago"). */
@@ -84,14 +127,7 @@ function reviewPage(v: ReviewView): PageView {
   const actions = decided
     ? `<p class="notice" id="status" role="status" data-status="${escape(a.status)}">${escape(decided)}</p>
 ${nextStep({ href: '/', label: 'Go to the home page' })}`
-    : `<form method="post" action="${escape(approvalPagePath(a.id))}">
-<input type="hidden" name="csrf" value="${escape(v.csrf)}">
-<p id="status" data-status="pending">${a.mode === 'retry' ? 'Approving lets the same call, retried with the same arguments, run once.' : 'Approving runs the call now.'}</p>
-<div class="actions">
-<button class="btn btn-primary" type="submit" name="decision" value="approve">Approve</button>
-<button class="btn btn-secondary" type="submit" name="decision" value="reject">Reject</button>
-</div>
-</form>`;
+    : decisionForm(v);
   const title = TITLES[a.status] ?? 'Approve a tool call';
   return {
     title,
@@ -131,10 +167,11 @@ export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
     throw err;
   }
 
-  async function show(h: ResponseToolkit, userId: string, sessionValue: string, id: string) {
+  async function show(h: ResponseToolkit, session: Session, id: string, stepUpError?: string, status = 200) {
+    const { userId, sessionValue } = session;
     let review: Review;
     try {
-      review = await connectors.approvals.page.review(userId, id);
+      review = await connectors.approvals.page.review(userId, session.sessionId, id);
     } catch (err) {
       return refusal(h, err);
     }
@@ -146,10 +183,13 @@ export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
     const client = review.approval.clientId ? await oauth.clients.find(review.approval.clientId) : null;
     const { decidedBy } = review.approval;
     const decider = decidedBy ? await identity.getUser(decidedBy).catch(() => null) : null;
-    return page(
+    const { standing, methods } = review.approver;
+    return pageWithPasskeys(
+      app,
       h,
       reviewPage({
         ...review,
+        stepUpError,
         workspaceName: workspace?.name ?? review.workspaceId,
         requester: requester ? `${requester.full_name ?? ''} <${requester.email}>`.trim() : 'a former member',
         clientName: review.approval.clientId
@@ -161,14 +201,51 @@ export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
         csrf: app.kernel.pageForms.csrfFor(sessionValue, csrfPurpose(id)),
         now: app.kernel.clock.now(),
       }),
+      status,
+      standing === 'step_up' && methods.includes('passkey'),
     );
   }
 
-  const signedIn = async (request: Request) => {
+  const signedIn = async (request: Request): Promise<Session | null> => {
     const sessionValue = cookie(request, BROWSER_SESSION_COOKIE);
-    const userId = await identity.browserSessions.userOf(sessionValue);
-    return userId && sessionValue ? { userId, sessionValue } : null;
+    const signIn = await identity.browserSessions.signInOf(sessionValue);
+    return signIn && sessionValue ? { ...signIn, sessionValue } : null;
   };
+
+  /**
+   * The second factor sent with a decision (a code or a passkey), proved for this session
+   * first; null when it was proved or none was sent, else the page again saying what was wrong.
+   */
+  async function stepUp(h: ResponseToolkit, session: Session, id: string, body: Record<string, unknown>) {
+    const code = (formField(body, 'code') ?? '').trim();
+    const passkey = credentialField(body);
+    if (!code && !passkey) return null;
+    try {
+      await identity.factors.stepUp(session.userId, session.sessionId, passkey ? { passkey } : { code });
+      return null;
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      if (err.code === 'FORBIDDEN')
+        return show(
+          h,
+          session,
+          id,
+          passkey ? 'The passkey could not be verified.' : 'That code is wrong or was already used.',
+          403,
+        );
+      if (err.code === 'RATE_LIMIT_EXCEEDED')
+        return (
+          await show(
+            h,
+            session,
+            id,
+            'Too many codes were tried for your account. Wait a few minutes, then try again.',
+            429,
+          )
+        ).header('Retry-After', err.headers['Retry-After'] ?? '300');
+      return refusal(h, err);
+    }
+  }
   const idOf = (request: Request) => (request.params as { approvalId: string }).approvalId;
 
   return [
@@ -179,7 +256,7 @@ export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
       handler: async (request, h) => {
         const session = await signedIn(request);
         if (!session) return signIn.show(request, h, approvalPagePath(idOf(request)));
-        return show(h, session.userId, session.sessionValue, idOf(request));
+        return show(h, session, idOf(request));
       },
     },
     {
@@ -220,12 +297,45 @@ export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
         const decision = formField(body, 'decision');
         if (decision !== 'approve' && decision !== 'reject')
           return page(h, messagePage('Unknown choice', 'Choose Approve or Reject.'), 400);
+        const refusedStepUp = await stepUp(h, session, id, body);
+        if (refusedStepUp) return refusedStepUp;
         try {
-          await connectors.approvals.page.decide(session.userId, id, decision);
+          await connectors.approvals.page.decide(session.userId, session.sessionId, id, decision);
         } catch (err) {
+          if (err instanceof DomainError && err.code === 'STEP_UP_REQUIRED')
+            return show(h, session, id, 'Enter a code (or use a passkey) to confirm it is you.', 403);
+          if (err instanceof DomainError && err.code === 'SECOND_FACTOR_REQUIRED')
+            return show(h, session, id, undefined, 403);
           return refusal(h, err);
         }
         return redirect(h, approvalPagePath(id), 303);
+      },
+    },
+    {
+      // The passkey script's options for "Approve (or Reject) with a passkey": this user's passkeys.
+      method: 'POST',
+      path: '/approvals/{approvalId}/passkey-options',
+      options: {
+        id: 'connectors.approvals.page-passkey-options',
+        ...options,
+        plugins: {
+          gantry: {
+            responses: { 200: jsonBody(Joi.object({ options: Joi.object().unknown(true) }), 'WebAuthn options') },
+            errors: PAGE_ERRORS,
+            errorFormat: htmlErrorFormat,
+            rateLimit: { limit: 30, windowSec: 60 },
+          },
+        },
+        payload: { allow: ['application/x-www-form-urlencoded'], maxBytes: 16 * 1024 },
+      },
+      handler: async (request, h) => {
+        const id = idOf(request);
+        const session = await signedIn(request);
+        const body = (request.payload ?? {}) as Record<string, unknown>;
+        if (!session || !app.kernel.pageForms.csrfMatches(session.sessionValue, csrfPurpose(id), body.csrf))
+          return page(h, messagePage('This form cannot be accepted', 'Reload the page and try again.'), 403);
+        const options = await identity.passkeys.authenticationOptions(session.userId);
+        return h.response({ options }).type('application/json; charset=utf-8').header('Cache-Control', 'no-store');
       },
     },
   ];

@@ -19,10 +19,11 @@ export function createApprovalReview(
 ) {
   const { db } = ctx.kernel;
 
-  async function approverOf(userId: string, approvalId: string) {
+  /** `sessionId`: the identity session under the page's browser sign-in (the step-up rule reads its proof). */
+  async function approverOf(userId: string, sessionId: string, approvalId: string) {
     const row = isUuid(approvalId) ? await approvalStore.lookup(db, approvalId) : undefined;
     if (!row) throw notFound('Approval');
-    const principal = userPrincipal(userId);
+    const principal = { ...userPrincipal(userId), sessionId };
     const denied = () => forbidden("Only the owners and admins of this workspace's account decide its approvals");
     const ws = await ctx.access.workspace(principal, { workspaceId: row.workspace_id }).catch((err: unknown) => {
       throw err instanceof DomainError && (err.status === 403 || err.status === 404) ? denied() : err;
@@ -33,8 +34,8 @@ export function createApprovalReview(
 
   return {
     /** What the page shows: the approval (input redacted as on the REST API), its instance and tool. */
-    async review(userId: string, approvalId: string) {
-      const { actor, row } = await approverOf(userId, approvalId);
+    async review(userId: string, sessionId: string, approvalId: string) {
+      const { actor, row } = await approverOf(userId, sessionId, approvalId);
       const instance = await instanceStore.find(db, row.workspace_id, row.instance_id);
       const tool = await toolStore.find(db, row.instance_id, row.tool_id);
       return {
@@ -44,12 +45,14 @@ export function createApprovalReview(
         instanceName: instance?.display_name ?? null,
         toolName: tool?.display_name ?? null,
         toolKey: tool?.tool_key ?? null,
+        /** Whether this session may decide now, must prove a second factor first, or cannot (approver-proof.ts). */
+        approver: await ctx.approverProof.standing(actor),
       };
     },
 
-    /** The page's Approve or Reject: the same decision as the REST endpoint. */
-    async decide(userId: string, approvalId: string, decision: 'approve' | 'reject') {
-      const { actor } = await approverOf(userId, approvalId);
+    /** The page's Approve or Reject: the same decision (and step-up rule) as the REST endpoint. */
+    async decide(userId: string, sessionId: string, approvalId: string, decision: 'approve' | 'reject') {
+      const { actor } = await approverOf(userId, sessionId, approvalId);
       return approvals.decide(actor, approvalId, decision);
     },
   };

@@ -64,6 +64,7 @@ export function createApprovals(ctx: ConnectorsContext, invoker: Invoker) {
     async decide(actor: Actor, approvalId: string, decision: 'approve' | 'reject') {
       ctx.access.assertWritable(actor.ws);
       ctx.access.requireRole(actor.ws, OWNER_OR_ADMIN);
+      await ctx.approverProof.assert(actor);
       const now = clock.now().toISOString();
       const approval = await approvalStore.find(db, actor.ws.workspaceId, approvalId);
       if (!approval) throw notFound('Approval');

@@ -15,6 +15,7 @@ import { credentialStore, instanceStore, userCredentialStore } from './store/ind
 import { isPerUser, LinkRequired, linkUrlOf, openUserCredentials } from './user-links.js';
 import type { InstanceRow } from './tables.js';
 import { TOOLS_CHANGED_TOPIC, type Actor, type Definition } from './types.js';
+import { createApproverProof, type ApproverProof, type SecondFactorProofs } from './approver-proof.js';
 
 /**
  * Roles that may change connectors: an account role among these and a workspace role that
@@ -27,6 +28,8 @@ export interface ConnectorsDeps {
   access: AccountAccess;
   notifications: NotificationsService;
   audit: AuditService;
+  /** Identity's answer to the step-up rule of approvals (approver-proof.ts). */
+  secondFactors: SecondFactorProofs;
 }
 
 /** What every connectors use case shares: the kernel, the catalog and the checks. */
@@ -60,6 +63,8 @@ export interface ConnectorsContext {
   assertLinked(instance: TargetInstance, userId: string): Promise<void>;
   /** The account's active owners and admins: who decide approvals and accept tool definitions. */
   approvers(accountId: string): Promise<string[]>;
+  /** The step-up rule every approval decision passes (docs/connectors.md, Approver step-up). */
+  approverProof: ApproverProof;
 }
 
 type TargetInstance = Pick<InstanceRow, 'id' | 'config' | 'connector_key' | 'credential_mode'>;
@@ -109,6 +114,7 @@ export function createConnectorsContext(
     access: deps.access,
     notifications: deps.notifications,
     credentialValues,
+    approverProof: createApproverProof(deps.access, deps.secondFactors),
 
     toolsChanged: (ex, workspaceId) => kernel.changes.publish(ex, TOOLS_CHANGED_TOPIC, workspaceId),
 

@@ -232,7 +232,12 @@ export function connectorRoutes(app: PluginDeps): ServerRoute[] {
         path: `${C}/approvals/{approvalId}/${decision}`,
         options: {
           id: `connectors.approvals.${decision}`,
-          plugins: { gantry: { responses: R.approval, errors: CONNECTOR_ERRORS } },
+          plugins: {
+            gantry: {
+              responses: R.approval,
+              errors: [...(CONNECTOR_ERRORS ?? []), 'STEP_UP_REQUIRED', 'SECOND_FACTOR_REQUIRED'],
+            },
+          },
           validate: { params: schemas.approvalParams },
         },
         handler: async (request, h) =>

@@ -77,3 +77,9 @@ export function clientAddressOf(request: Request): string {
 function peerOf(request: Request): string {
   return normalize(request.info.remoteAddress || 'unknown');
 }
+
+/** The device a sign-in comes from, as a session records it to show back to its user (User-Agent, address). */
+export function clientDeviceOf(request: Request): { userAgent: string | null; ip: string } {
+  const agent = request.headers['user-agent'];
+  return { userAgent: typeof agent === 'string' && agent.length > 0 ? agent : null, ip: clientAddressOf(request) };
+}

@@ -14,6 +14,12 @@ export const ErrorCodes = {
   INVALID_CREDENTIALS: 401,
   /** 403: authenticated, but not allowed (not a member, missing role, another user's item). */
   FORBIDDEN: 403,
+  /** 401: the password (or sign-in link) was right and two-step sign-in is on: details.mfaToken, details.methods. */
+  MFA_REQUIRED: 401,
+  /** 403: the act needs a session that proved a second factor within the last 5 minutes (docs/identity.md, Step-up). */
+  STEP_UP_REQUIRED: 403,
+  /** 403: the account requires its approvers to have a second factor, and the caller has none. */
+  SECOND_FACTOR_REQUIRED: 403,
   /** 403: a third-party OAuth token whose scopes do not cover this endpoint. */
   INSUFFICIENT_SCOPE: 403,
   /** 403: the account is suspended; its workspaces refuse writes, reads still work. */

@@ -45,8 +45,13 @@ export const formField = (body: Record<string, unknown>, name: string): string |
  * form-action directive: browsers apply it to the redirect that follows a consent POST, which
  * goes to the client's origin.
  */
-export function page(h: ResponseToolkit, view: PageView, status = 200): ResponseObject {
-  return h.page(view, { status }).header('Pragma', 'no-cache');
+export function page(
+  h: ResponseToolkit,
+  view: PageView,
+  status = 200,
+  options: { scripts?: boolean; formActionSelf?: boolean } = {},
+): ResponseObject {
+  return h.page(view, { status, ...options }).header('Pragma', 'no-cache');
 }
 
 export function redirect(h: ResponseToolkit, location: string, status = 302): ResponseObject {

@@ -28,7 +28,10 @@ export interface PageKit {
   /** `/assets/icon.<hash>.svg`: the brand's monogram, the pages' icon when no logo is configured. */
   readonly iconPath: string;
   readonly icon: string;
-  /** The CSP of every page; `formActionSelf` where no form leads to another origin. */
-  csp(options?: { formActionSelf?: boolean }): string;
+  /**
+   * The CSP of every page; `formActionSelf` where no form leads to another origin; `scripts`
+   * where the page loads script files of this server (passkeys: script-src and connect-src 'self').
+   */
+  csp(options?: { formActionSelf?: boolean; scripts?: boolean }): string;
   document(view: PageView): string;
 }

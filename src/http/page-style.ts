@@ -55,4 +55,19 @@ ul.components li{display:flex;justify-content:space-between;gap:.5rem;padding:.2
 .bar .none{background:#2f9e44}.bar .minor{background:#f0b400}.bar .major{background:#e8590c}.bar .critical{background:#c92a2a}.bar .nodata{background:#d9e2ec}
 .legend{display:flex;justify-content:space-between;font-size:.8rem;color:#52606d}
 footer{margin:2rem 0 1rem;font-size:.85rem;color:#52606d}
+.account-section{border-top:1px solid #d9e2ec;margin-top:1.5rem}
+.account-section h2{margin-top:1rem}
+ul.account-list{list-style:none;padding:0;margin:.5rem 0}
+ul.account-list li{display:flex;justify-content:space-between;align-items:center;gap:.75rem;padding:.6rem 0;border-top:1px solid #f0f4f8}
+ul.account-list li:first-child{border-top:0}
+ul.account-list .item{min-width:0;overflow-wrap:anywhere}
+.badge{display:inline-block;font-size:.8rem;font-weight:600;line-height:1.4;padding:0 .5rem;border-radius:1rem;background:#e6f4ea;color:#1d6b34;border:1px solid #a9d8b6}
+details.account-form{margin:.5rem 0}
+details.account-form summary{cursor:pointer;color:#1f5fbf;font-weight:600;padding:.2rem 0;min-height:24px}
+.btn-small{min-height:2.25rem;padding:.3rem .8rem;white-space:nowrap}
+.qr svg{display:block;width:12rem;height:12rem;margin:.5rem 0 1rem;border:1px solid #d9e2ec}
+code.secret{font-size:1rem;overflow-wrap:anywhere;background:#f5f7fa;color:#1f2933;padding:.1rem .3rem;border-radius:.25rem}
+ol.recovery-codes{columns:2;column-gap:2rem;padding-left:1.5rem;font-size:1.05rem}
+ol.recovery-codes li{margin:.2rem 0}
+.step-up{margin:1rem 0 0}
 `;

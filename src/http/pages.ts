@@ -14,6 +14,8 @@ import type { PageKit, PageView } from './page-kit.js';
 interface PageOptions {
   status?: number;
   formActionSelf?: boolean;
+  /** The page loads script files of this server (never inline script): docs/kernel.md, Pages. */
+  scripts?: boolean;
 }
 
 declare module '@hapi/hapi' {
@@ -61,7 +63,7 @@ export function createPageKit(brand: Brand): PageKit {
     iconPath,
     icon,
     csp: (options = {}) =>
-      `default-src 'none'; style-src 'self';${img} ${options.formActionSelf ? "form-action 'self'; " : ''}frame-ancestors 'none'; base-uri 'none'`,
+      `default-src 'none'; style-src 'self';${img}${options.scripts ? " script-src 'self'; connect-src 'self';" : ''} ${options.formActionSelf ? "form-action 'self'; " : ''}frame-ancestors 'none'; base-uri 'none'`,
     document: (view) => `<!doctype html>
 <html lang="en">
 <head>
@@ -85,7 +87,10 @@ ${view.wide || view.autofocus === false ? view.body : withAutofocus(view.body)}
 }
 
 /** The pages' headers: never framed (clickjacking), never cached (forms carry CSRF values). */
-function pageHeaders(kit: PageKit, options: { formActionSelf?: boolean } = {}): Record<string, string> {
+function pageHeaders(
+  kit: PageKit,
+  options: { formActionSelf?: boolean; scripts?: boolean } = {},
+): Record<string, string> {
   return { 'X-Frame-Options': 'DENY', 'Content-Security-Policy': kit.csp(options), 'Cache-Control': 'no-store' };
 }
 

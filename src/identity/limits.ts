@@ -17,4 +17,10 @@ export const SIGN_IN_LIMITS = {
   changeEmail: { limit: 10, windowSec: 60 },
   changePassword: { limit: 10, windowSec: 60 },
   magicLink: { limit: 5, windowSec: 300, acrossNodes: true },
+  /** The second step of a sign-in (POST /auth/login/mfa, the pages' code form), per caller like the login. */
+  secondFactor: { limit: 8, windowSec: 60, acrossNodes: true },
+  /** Every second-factor answer checked for one user, whatever the door or address (docs/identity.md, Attempts). */
+  secondFactorPerUser: { limit: 10, windowSec: 300, acrossNodes: true },
+  /** Passkey ceremonies' options and answers, per caller. */
+  passkeys: { limit: 30, windowSec: 60, acrossNodes: true },
 } as const;

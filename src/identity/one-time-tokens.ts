@@ -106,6 +106,16 @@ export function createOneTimeTokens(clock: Clock) {
       return present(row);
     },
 
+    /** Counts a wrong answer against a secret (a second step's code); the `maxAttempts`-th burns it. */
+    async recordAttempt(executor: Executor, id: string, maxAttempts: number): Promise<void> {
+      await recordOneTimeTokenAttempt(executor, id, maxAttempts, clock.now().toISOString());
+    },
+
+    /** Uses up a secret found by `peek`: false when another use won the race or it was burnt meanwhile. */
+    async consumeById(executor: Executor, id: string): Promise<boolean> {
+      return consumeOneTimeToken(executor, id, clock.now().toISOString());
+    },
+
     /**
      * Checks a short code a person types (a recovery code) against the user's one live secret
      * of that purpose. Every wrong guess counts; at `maxAttempts` the secret is burnt, so a

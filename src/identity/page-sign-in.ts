@@ -3,20 +3,21 @@ import type { PluginDeps } from '../services.js';
 import { DomainError } from '../http/errors.js';
 import { escapeHtml as escape } from '../http/html.js';
 import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../http/rate-limit.js';
-import { cookie, formField, messagePage, page, PRE_SESSION_COOKIE, redirect } from '../http/page-forms.js';
-import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC } from './browser-sessions.js';
+import { cookie, formField, messagePage, page, PRE_SESSION_COOKIE } from '../http/page-forms.js';
 import { SIGN_IN_LIMITS } from './limits.js';
 import { FORGOT_PASSWORD_PAGE } from './page-paths.js';
 import { tooManyAttempts } from '../http/page-words.js';
+import { continueSignIn, PASSKEY_SIGN_IN_CSRF, pageWithPasskeys, passkeySignInForm } from './page-factors.js';
 
 type Extra = { status?: number; error?: string; email?: string };
 
 /**
  * Signing in on a page of any domain (an approval, finishing an account link) for a browser
  * with no session yet: the same browser session, password check, login budget and pre-session
- * CSRF as the OAuth sign-in. `path` is the page's own, which the form posts to and which is
- * shown again once signed in; `heading` says why the page asks, and `intro` (HTML, escaped by
- * the caller) what it is about, on every state of the form (an error included).
+ * CSRF as the OAuth sign-in, the same second step and "Sign in with a passkey". `path` is the
+ * page's own, which the form posts to and which is shown again once signed in; `heading` says
+ * why the page asks, and `intro` (HTML, escaped by the caller) what it is about, on every state
+ * of the form (an error included).
  */
 export function createPageSignIn(app: PluginDeps, heading: string, intro = '') {
   const pages = app.kernel.pageForms;
@@ -24,7 +25,8 @@ export function createPageSignIn(app: PluginDeps, heading: string, intro = '') {
 
   function show(request: Request, h: ResponseToolkit, path: string, extra: Extra = {}) {
     const pre = pages.preSession(request);
-    const res = page(
+    const res = pageWithPasskeys(
+      app,
       h,
       {
         title: 'Sign in',
@@ -37,7 +39,8 @@ ${extra.error ? `<p class="error" role="alert">${escape(extra.error)}</p>` : ''}
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
 <p class="field-link"><a href="${FORGOT_PASSWORD_PAGE}?${escape(new URLSearchParams({ return_to: path }).toString())}">Forgot your password?</a></p>
 <div class="actions"><button class="btn btn-primary" type="submit">Sign in</button></div>
-</form>`,
+</form>
+${passkeySignInForm(app, pages.csrfFor(pre.value, PASSKEY_SIGN_IN_CSRF), path)}`,
       },
       extra.status ?? 401,
     );
@@ -77,11 +80,8 @@ ${extra.error ? `<p class="error" role="alert">${escape(extra.error)}</p>` : ''}
         return show(request, h, path, { status: 401, email, error: 'Wrong email or password.' });
       throw err;
     }
-    const sessionValue = await identity.browserSessions.start(userId);
-    return redirect(h, path, 303).header(
-      'Set-Cookie',
-      `${BROWSER_SESSION_COOKIE}=${sessionValue}; ${pages.attrs(BROWSER_SESSION_TTL_SEC)}`,
-    );
+    // With two-step sign-in on, the second step comes first (docs/identity.md, Pages).
+    return continueSignIn(app, request, h, userId, path, cookie(request, PRE_SESSION_COOKIE)!);
   }
 
   return { show, submit };

@@ -2,6 +2,7 @@ import type { ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../services.js';
 import { reply } from '../http/envelope.js';
 import { principalOf } from '../http/auth.js';
+import { clientDeviceOf } from '../http/client-address.js';
 import { presentUser } from './presenters.js';
 import {
   emailBody,
@@ -20,7 +21,7 @@ const limits = SIGN_IN_LIMITS;
 const R = responses;
 
 /** Login and refresh answer the same body (docs/interface.md, Sign-in API). */
-function sessionBody(result: {
+export function sessionBody(result: {
   accessToken: string;
   refreshToken: string;
   tokenType: 'Bearer';
@@ -47,13 +48,17 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
         id: 'auth.login',
         auth: false,
         plugins: {
-          gantry: { responses: R.session, errors: ['INVALID_CREDENTIALS', 'FORBIDDEN'], rateLimit: limits.login },
+          gantry: {
+            responses: R.session,
+            errors: ['INVALID_CREDENTIALS', 'MFA_REQUIRED', 'FORBIDDEN'],
+            rateLimit: limits.login,
+          },
         },
         validate: { payload: loginBody },
       },
       handler: async (request, h) => {
         const { email, password } = request.payload as { email: string; password: string };
-        return reply(request, h, sessionBody(await identity.login(email, password)));
+        return reply(request, h, sessionBody(await identity.login(email, password, clientDeviceOf(request))));
       },
     },
     {
@@ -107,14 +112,20 @@ export function identityRoutes(app: PluginDeps): ServerRoute[] {
         plugins: {
           gantry: {
             responses: R.session,
-            errors: ['UNAUTHORIZED', 'GONE', 'FORBIDDEN'],
+            errors: ['UNAUTHORIZED', 'GONE', 'FORBIDDEN', 'MFA_REQUIRED'],
             rateLimit: { limit: 15, windowSec: 300, acrossNodes: true },
           },
         },
         validate: { payload: tokenBody },
       },
       handler: async (request, h) =>
-        reply(request, h, sessionBody(await identity.loginWithMagicLink((request.payload as { token: string }).token))),
+        reply(
+          request,
+          h,
+          sessionBody(
+            await identity.loginWithMagicLink((request.payload as { token: string }).token, clientDeviceOf(request)),
+          ),
+        ),
     },
     {
       method: 'GET',

@@ -3,9 +3,16 @@ import { joiDetails } from '../http/validation.js';
 import { hashPassword, verifyPassword } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
-import type { Executor } from '../db/tx.js';
+import { inTransaction, type Executor } from '../db/tx.js';
 import { presentUser } from './presenters.js';
-import { createSessions } from './sessions.js';
+import { createSessions, type SignInContext } from './sessions.js';
+import { createPasskeys } from './passkeys.js';
+import { createPasskeyAssets, type PasskeyAssets } from './passkey-assets.js';
+import * as factorStore from './factor-store.js';
+import { factorsResetMail } from './factor-mails.js';
+import { createSecondFactors, totpSealContext, type FactorAnswer } from './second-factors.js';
+import type { SealedValues } from '../lib/sealed-rotation.js';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { createBrowserSessions } from './browser-sessions.js';
 import { createOneTimeTokens } from './one-time-tokens.js';
 import { createMagicLinks } from './magic-links.js';
@@ -59,6 +66,23 @@ export function createIdentityService(kernel: Kernel) {
   };
 
   const magicLinks = createMagicLinks(kernel, oneTimeTokens, endSignIns);
+  const passkeys = createPasskeys(kernel, oneTimeTokens);
+  const factors = createSecondFactors(kernel, oneTimeTokens, passkeys);
+  let passkeyAssets: PasskeyAssets | null = null;
+
+  /**
+   * A first factor (password, sign-in link) was right: with two-step sign-in on, the sign-in
+   * stops here with 401 MFA_REQUIRED and the token of its second step (docs/identity.md).
+   */
+  async function requireSecondStep(userId: string, payload: Record<string, unknown> = {}): Promise<void> {
+    if (!(await factors.state(userId)).twoStep) return;
+    const step = await factors.beginSecondStep(userId, payload);
+    throw new DomainError(
+      'MFA_REQUIRED',
+      'Two-step sign-in is on: send a code from the authenticator app, a recovery code or a passkey with this mfaToken',
+      step,
+    );
+  }
   // Verifying against this when the email is unknown keeps both answers equally slow.
   let decoyHash: Promise<string> | null = null;
   const decoy = () => (decoyHash ??= hashPassword('decoy-password-for-timing', config.scryptCost));
@@ -117,6 +141,23 @@ export function createIdentityService(kernel: Kernel) {
 
   return {
     sessions,
+    passkeys,
+    /** Two-step sign-in, recovery codes and the step-up proof (docs/identity.md). */
+    factors,
+    /** The passkey pages' script files, read on first use (a CLI command never needs them). */
+    passkeyAssets: (): PasskeyAssets => (passkeyAssets ??= createPasskeyAssets()),
+    /** The TOTP secrets are sealed: key rotation re-seals them (src/lib/sealed-rotation.ts). */
+    sealed: {
+      columns: [
+        {
+          table: 'user_totp',
+          keyColumn: 'user_id',
+          column: 'secret_sealed',
+          contextColumns: [],
+          context: (r) => totpSealContext(String(r.user_id)),
+        },
+      ],
+    } satisfies SealedValues,
     /** The pages' sign-in (docs/kernel.md, Pages): a cookie standing on an identity session. */
     browserSessions,
     flows,
@@ -125,6 +166,36 @@ export function createIdentityService(kernel: Kernel) {
     magicLinks,
     createUser,
     presentUser,
+
+    /** Sets the user's full name (the account center's profile): one line, 1 to 180 characters. */
+    async updateFullName(userId: string, fullName: string): Promise<void> {
+      const checked = newUserRules.extract('fullName').required().validate(fullName);
+      if (checked.error) throw badRequest(`fullName ${checked.error.message.replace(/^"value" /, '')}`);
+      await inTransaction(db, async (trx) => {
+        await store.updateUser(trx, userId, {
+          full_name: checked.value as string,
+          updated_at: clock.now().toISOString(),
+        });
+        await kernel.changes.publish(trx, USER_CHANGED_TOPIC, userId);
+      });
+    },
+
+    /**
+     * `gantry user reset-second-factors`: for a user who lost their device and their recovery
+     * codes (docs/identity.md, A lost device). Two-step sign-in, recovery codes and passkeys go;
+     * so does everything the lost device may still hold (sessions, app grants); a notice is mailed.
+     */
+    async resetSecondFactors(userId: string) {
+      const user = await this.getUser(userId);
+      const removed = await inTransaction(db, async (trx) => {
+        const gone = await factorStore.deleteAllFactors(trx, userId);
+        const endedSessions = await endSignIns(trx, userId, 'second_factors_reset');
+        await kernel.mailer.enqueue(trx, factorsResetMail(config, user.email));
+        return { ...gone, endedSessions };
+      });
+      void kernel.mailer.deliverPending();
+      return removed;
+    },
 
     /** Registers what else ends when a user's sign-in is reset (see SignInResetHook). */
     onSignInReset(hook: SignInResetHook): void {
@@ -169,11 +240,29 @@ export function createIdentityService(kernel: Kernel) {
       return user;
     },
 
-    /** Signs a user in: a new session with its token pair. */
-    async login(email: string, password: string) {
+    /** Signs a user in: a new session with its token pair, or MFA_REQUIRED with two-step sign-in on. */
+    async login(email: string, password: string, context: SignInContext = {}) {
       const user = await this.authenticate(email, password);
-      const tokens = await sessions.start(user.id);
+      await requireSecondStep(user.id);
+      const tokens = await sessions.start(user.id, { ...context, factorVerified: false });
       return { ...tokens, user };
+    },
+
+    /** The second step of a sign-in (a code, a recovery code or a passkey): the session has proved a second factor. */
+    async loginWithSecondFactor(mfaToken: string, answer: FactorAnswer, context: SignInContext = {}) {
+      const { userId } = await factors.completeSecondStep(mfaToken, answer);
+      const user = await this.getUser(userId);
+      return { ...(await sessions.start(user.id, { ...context, factorVerified: true })), user };
+    },
+
+    /**
+     * A passkey sign-in: user verification made it two factors in one, so it asks for nothing
+     * more. With `mfaToken` it answers that sign-in's second step instead.
+     */
+    async loginWithPasskey(response: AuthenticationResponseJSON, context: SignInContext = {}, mfaToken?: string) {
+      if (mfaToken) return this.loginWithSecondFactor(mfaToken, { passkey: response }, context);
+      const user = await this.getUser(await passkeys.authenticate(response, null));
+      return { ...(await sessions.start(user.id, { ...context, factorVerified: true })), user };
     },
 
     async refresh(refreshToken: string) {
@@ -184,10 +273,21 @@ export function createIdentityService(kernel: Kernel) {
 
     logout: (userId: string, refreshToken: string) => sessions.endByRefreshToken(userId, refreshToken),
 
-    /** Signs in with a magic link (API form): a new session, like login. */
-    async loginWithMagicLink(secret: string) {
+    /** Signs in with a magic link (API form): a new session, like login (MFA_REQUIRED with two-step sign-in on). */
+    async loginWithMagicLink(secret: string, context: SignInContext = {}) {
       const { user } = await magicLinks.consume(secret);
-      return { ...(await sessions.start(user.id)), user };
+      await requireSecondStep(user.id);
+      return { ...(await sessions.start(user.id, context)), user };
+    },
+
+    /**
+     * The second step a page shows after a right first factor, or null when two-step sign-in is
+     * off (the page signs the browser in at once). `returnTo` is where the page continues;
+     * `browser` (SHA-256 of its pre-session cookie) the only browser that may complete it.
+     */
+    async pageSecondStep(userId: string, returnTo: string, browser: string) {
+      if (!(await factors.state(userId)).twoStep) return null;
+      return factors.beginSecondStep(userId, { returnTo, browser });
     },
   };
 }

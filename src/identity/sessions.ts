@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { DomainError } from '../http/errors.js';
+import { DomainError, notFound } from '../http/errors.js';
 import type { BearerVerifier, Principal } from '../http/auth.js';
 import { inTransaction } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
@@ -20,6 +20,13 @@ export interface SessionTokens {
   tokenType: 'Bearer';
   expiresIn: number;
   sessionId: string;
+}
+
+/** Where a sign-in came from, and whether it proved a second factor (docs/identity.md, Sessions). */
+export interface SignInContext {
+  userAgent?: string | null;
+  ip?: string | null;
+  factorVerified?: boolean;
 }
 
 const invalidRefresh = () =>
@@ -63,6 +70,19 @@ export function createSessions(kernel: Kernel) {
     await store.revokeSession(executor, sessionId, reason, clock.now().toISOString());
     activeCache.delete(sessionId);
     await changes.publish(executor, SESSION_REVOKED_TOPIC, sessionId);
+  }
+
+  function newSession(userId: string, context: SignInContext): store.NewSession {
+    const now = clock.now().toISOString();
+    return {
+      id: newId(),
+      user_id: userId,
+      created_at: now,
+      // Shown back to the user only; bounded so a forged header cannot bloat the row.
+      user_agent: context.userAgent ? context.userAgent.slice(0, 300) : null,
+      ip: context.ip ?? null,
+      factor_verified_at: context.factorVerified ? now : null,
+    };
   }
 
   async function isActive(sessionId: string): Promise<boolean> {
@@ -136,18 +156,18 @@ export function createSessions(kernel: Kernel) {
     isActive,
 
     /** A session without API tokens (the OAuth pages' browser sign-in stands on one). */
-    async open(userId: string): Promise<string> {
-      const sessionId = newId();
-      await store.insertSession(db, { id: sessionId, user_id: userId, created_at: clock.now().toISOString() });
-      return sessionId;
+    async open(userId: string, context: SignInContext = {}): Promise<string> {
+      const row = newSession(userId, context);
+      await store.insertSession(db, row);
+      return row.id;
     },
 
     /** A new session for a user who has just proved who they are. */
-    async start(userId: string): Promise<SessionTokens> {
-      const sessionId = newId();
+    async start(userId: string, context: SignInContext = {}): Promise<SessionTokens> {
+      const row = newSession(userId, context);
       return inTransaction(db, async (trx) => {
-        await store.insertSession(trx, { id: sessionId, user_id: userId, created_at: clock.now().toISOString() });
-        return mint(sessionId, userId, trx);
+        await store.insertSession(trx, row);
+        return mint(row.id, userId, trx);
       });
     },
 
@@ -179,6 +199,28 @@ export function createSessions(kernel: Kernel) {
     },
 
     revoke,
+
+    /** The user's sessions that can still be used, most recently used first (docs/identity.md, Sessions). */
+    async listLive(userId: string, currentSessionId: string | null) {
+      const rows = await store.listLiveSessions(db, userId, clock.now().toISOString());
+      return rows.map((r) => ({
+        id: r.id,
+        current: r.id === currentSessionId,
+        createdAt: r.created_at,
+        lastUsedAt: r.last_used_at,
+        userAgent: r.user_agent,
+        ip: r.ip,
+      }));
+    },
+
+    /** Ends one of the user's own sessions (its refresh tokens, access tokens and browser sign-ins); 404 for anyone else's. */
+    async endOwn(userId: string, sessionId: string): Promise<void> {
+      await inTransaction(db, async (trx) => {
+        const row = await store.findSession(trx, sessionId);
+        if (!row || row.user_id !== userId || row.revoked_at !== null) throw notFound('Session');
+        await revoke(trx, sessionId, 'ended_by_user');
+      });
+    },
 
     /** Ends every session of a user (password reset or change, a proven mailbox), but `exceptSessionId`; returns how many. */
     async revokeAllOfUser(

@@ -32,11 +32,57 @@ export const insertUser = (db: Executor, row: Insertable<UsersTable>) => db.inse
 export const updateUser = (db: Executor, id: string, patch: Partial<Insertable<UsersTable>>) =>
   db.updateTable('users').set(patch).where('id', '=', id).execute();
 
-export const insertSession = (db: Executor, row: { id: string; user_id: string; created_at: string }) =>
+export interface NewSession {
+  id: string;
+  user_id: string;
+  created_at: string;
+  user_agent: string | null;
+  ip: string | null;
+  factor_verified_at: string | null;
+}
+
+export const insertSession = (db: Executor, row: NewSession) =>
   db
     .insertInto('auth_sessions')
     .values({ ...row, last_used_at: row.created_at, revoked_at: null, revoke_reason: null })
     .execute();
+
+/**
+ * A user's sessions that can still be used: not revoked, and standing on a refresh token or a
+ * browser session that has not expired (a session whose tokens all ran out is over).
+ */
+export const listLiveSessions = (db: Executor, userId: string, nowIso: string) =>
+  db
+    .selectFrom('auth_sessions as s')
+    .select(['s.id', 's.created_at', 's.last_used_at', 's.user_agent', 's.ip', 's.factor_verified_at'])
+    .where('s.user_id', '=', userId)
+    .where('s.revoked_at', 'is', null)
+    .where((eb) =>
+      eb.or([
+        eb.exists(
+          eb
+            .selectFrom('auth_refresh_tokens as r')
+            .select('r.id')
+            .whereRef('r.session_id', '=', 's.id')
+            .where('r.consumed_at', 'is', null)
+            .where('r.expires_at', '>', nowIso),
+        ),
+        eb.exists(
+          eb
+            .selectFrom('oauth_browser_sessions as b')
+            .select('b.id_hash')
+            .whereRef('b.session_id', '=', 's.id')
+            .where('b.expires_at', '>', nowIso),
+        ),
+      ]),
+    )
+    .orderBy('s.last_used_at', 'desc')
+    .orderBy('s.id')
+    .execute();
+
+/** Records that a session proved a second factor now (docs/identity.md, Step-up). */
+export const markSessionFactorVerified = (db: Executor, id: string, at: string) =>
+  db.updateTable('auth_sessions').set({ factor_verified_at: at }).where('id', '=', id).execute();
 
 export const findSession = (db: Executor, id: string) =>
   db.selectFrom('auth_sessions').selectAll().where('id', '=', id).executeTakeFirst();

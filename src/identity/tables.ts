@@ -18,6 +18,11 @@ interface AuthSessionsTable {
   last_used_at: string;
   revoked_at: string | null;
   revoke_reason: string | null;
+  /** 0025: the device that opened it (User-Agent, client address), as the account center shows it. */
+  user_agent: string | null;
+  ip: string | null;
+  /** 0025: when this session last proved a second factor (docs/identity.md, Step-up). */
+  factor_verified_at: string | null;
 }
 
 interface AuthRefreshTokensTable {
@@ -55,10 +60,48 @@ interface BrowserSessionsTable {
   expires_at: string;
 }
 
+/** Two-step sign-in (docs/identity.md): the sealed RFC 6238 secret; no enabled_at while being set up. */
+interface UserTotpTable {
+  user_id: string;
+  secret_sealed: string;
+  enabled_at: string | null;
+  /** The time step of the last accepted code: a code of that step or an earlier one is a replay. */
+  last_used_step: number | null;
+  created_at: string;
+}
+
+/** Single-use recovery codes: SHA-256 of the user id and the code. */
+export interface UserRecoveryCodesTable {
+  id: string;
+  user_id: string;
+  code_hash: string;
+  created_at: string;
+  used_at: string | null;
+}
+
+/** A WebAuthn credential (docs/identity.md, Passkeys); ids and keys base64url. */
+export interface UserPasskeysTable {
+  id: string;
+  user_id: string;
+  credential_id: string;
+  public_key: string;
+  counter: number;
+  /** JSON array of the transports the authenticator named. */
+  transports: string;
+  name: string;
+  device_type: string;
+  backed_up: number;
+  created_at: string;
+  last_used_at: string | null;
+}
+
 export interface IdentityTables {
   users: UsersTable;
   auth_sessions: AuthSessionsTable;
   auth_refresh_tokens: AuthRefreshTokensTable;
   one_time_tokens: OneTimeTokensTable;
   oauth_browser_sessions: BrowserSessionsTable;
+  user_totp: UserTotpTable;
+  user_recovery_codes: UserRecoveryCodesTable;
+  user_passkeys: UserPasskeysTable;
 }

@@ -1,5 +1,8 @@
 import type { ClientRegistration } from './tables.js';
 
+/** The scopes in plain words, for pages of other domains that list a grant (the account center). */
+export { SCOPES } from './scopes.js';
+
 /** OAuth clients as the domain and its neighbours see them (clients.ts keeps them). */
 export const CLIENT_TYPES = ['confidential', 'public'] as const;
 export type ClientType = (typeof CLIENT_TYPES)[number];

@@ -40,6 +40,8 @@ export interface TestAppOptions {
   flags?: ConfigFlags;
   statusOnly?: boolean;
   dataDir?: string;
+  /** The port the server listens on once started (tests that need a known origin: passkeys on localhost). */
+  port?: number;
 }
 
 /**
@@ -61,7 +63,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const logger: Logger = createLogger('debug', (line) => logs.push(line));
   const clock = options.clock ?? systemClock;
   const app = await createAppContext(config, { clock, logger, env });
-  const server = await createAppServer(app, { statusOnly: options.statusOnly });
+  const server = await createAppServer(app, { statusOnly: options.statusOnly, port: options.port });
   await server.initialize();
   // Every answer of every test is checked against the OpenAPI document (docs/openapi.md):
   // inject()'s at once, those of the real listener when the app closes.
@@ -130,3 +132,16 @@ export async function storedText(app: AppContext): Promise<string> {
  * a fresh test database whose rows are not updated (docs/postgres.md, Tests).
  */
 export const insertionOrder = () => (TEST_ENGINE === 'postgres' ? sql`ctid` : sql`rowid`);
+
+/** A port nothing listens on now, for a test app whose public URL must name its port before it starts. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}

@@ -7,7 +7,7 @@ import { reply } from '../../http/envelope.js';
 import { principalOf } from '../../http/auth.js';
 import { cursorQuery } from '../../http/pagination.js';
 import { tenancyHeaders } from '../access.js';
-import { createAccountBody, updateAccountBody } from '../schemas.js';
+import { approvalSettingsBody, createAccountBody, updateAccountBody } from '../schemas.js';
 import { accountParams, p, withKeys } from './options.js';
 
 /** Accounts: the current one, create, read, update, delete. */
@@ -57,6 +57,34 @@ export function accountRoutes(app: PluginDeps): ServerRoute[] {
       },
       handler: async (request, h) =>
         reply(request, h, await accounts.update(principalOf(request), p(request).accountId, request.payload as never)),
+    },
+    {
+      method: 'GET',
+      path: '/accounts/{accountId}/approval-settings',
+      options: {
+        id: 'accounts.approval-settings',
+        plugins: withKeys({ responses: R.approvalSettings, errors: ACCOUNT_ERRORS }),
+        validate: { params: accountParams },
+      },
+      handler: async (request, h) =>
+        reply(request, h, await accounts.approvalSettings.get(principalOf(request), p(request).accountId)),
+    },
+    {
+      method: 'PATCH',
+      path: '/accounts/{accountId}/approval-settings',
+      options: {
+        id: 'accounts.approval-settings.update',
+        plugins: withKeys({ responses: R.approvalSettings, errors: ACCOUNT_ERRORS }),
+        validate: { params: accountParams, payload: approvalSettingsBody },
+      },
+      handler: async (request, h) => {
+        const { requireApproverSecondFactor } = request.payload as { requireApproverSecondFactor: boolean };
+        return reply(
+          request,
+          h,
+          await accounts.approvalSettings.set(principalOf(request), p(request).accountId, requireApproverSecondFactor),
+        );
+      },
     },
     {
       method: 'DELETE',

@@ -5,9 +5,15 @@ import { htmlErrorFormat } from '../../http/pages.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC } from '../../identity/browser-sessions.js';
 import { PRE_SESSION_COOKIE, cookie, messagePage, page, redirect } from '../../http/page-forms.js';
+import { clientDeviceOf } from '../../http/client-address.js';
+import { continueSignIn } from '../../identity/page-factors.js';
 import { magicLinkPage } from './views.js';
 import { ACCOUNT_PAGE } from '../../identity/page-paths.js';
 import { AUTHORIZE_PATH, pageConfig, type PagesContext } from './respond.js';
+
+/** Only our own authorize endpoint is a place to continue to: never an open redirect. */
+const safeReturn = (returnTo: string | null) =>
+  returnTo?.startsWith(`${AUTHORIZE_PATH}?`) && !returnTo.includes('\\') ? returnTo : null;
 
 /** GET/POST /auth/magic: the landing page of a sign-in link, and its Continue button. */
 export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
@@ -108,12 +114,14 @@ export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
             );
           throw err;
         }
-        const sessionValue = await browserSessions.start(consumed.user.id);
+        // With two-step sign-in on, the link is the first factor only: the second step comes
+        // next, then where the link was asked for, or the account center (docs/identity.md, Pages).
+        if ((await identity.factors.state(consumed.user.id)).twoStep)
+          return continueSignIn(app, request, h, consumed.user.id, safeReturn(consumed.returnTo) ?? ACCOUNT_PAGE, pre!);
+        const sessionValue = await browserSessions.start(consumed.user.id, clientDeviceOf(request));
         const setCookie = `${BROWSER_SESSION_COOKIE}=${sessionValue}; ${attrs(BROWSER_SESSION_TTL_SEC)}`;
-        // Only our own authorize endpoint is a place to continue to: never an open redirect.
-        const returnTo = consumed.returnTo;
-        if (returnTo && returnTo.startsWith(`${AUTHORIZE_PATH}?`) && !returnTo.includes('\\'))
-          return redirect(h, returnTo, 303).header('Set-Cookie', setCookie);
+        const returnTo = safeReturn(consumed.returnTo);
+        if (returnTo) return redirect(h, returnTo, 303).header('Set-Cookie', setCookie);
         if (consumed.continuedElsewhere) {
           return page(
             h,

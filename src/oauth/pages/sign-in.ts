@@ -6,7 +6,12 @@ import { FORGOT_PASSWORD_PAGE } from '../../identity/page-paths.js';
 import { tooManyAttempts } from '../../http/page-words.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { AuthorizeRequest } from '../authorize.js';
-import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC } from '../../identity/browser-sessions.js';
+import {
+  continueSignIn,
+  PASSKEY_SIGN_IN_CSRF,
+  pageWithPasskeys,
+  passkeySignInForm,
+} from '../../identity/page-factors.js';
 import {
   PRE_SESSION_COOKIE,
   PRE_SESSION_TTL_SEC,
@@ -14,7 +19,6 @@ import {
   formField,
   messagePage,
   page,
-  redirect,
 } from '../../http/page-forms.js';
 import { showClient, type NamedClient } from '../client-labels.js';
 import { signInPage } from './views.js';
@@ -27,7 +31,6 @@ export function createSignIn(pages: PagesContext) {
   const { app, attrs } = pages;
   const { identity } = app.services;
   const { authorize } = app.services.oauth;
-  const { browserSessions } = app.services.identity;
 
   async function show(
     request: Request,
@@ -37,7 +40,9 @@ export function createSignIn(pages: PagesContext) {
     extra: SignInExtra = {},
   ) {
     const pre = pages.preSession(request);
-    const res = page(
+    const returnTo = authorize.requestUrl(req);
+    const res = pageWithPasskeys(
+      app,
       h,
       signInPage({
         action: AUTHORIZE_PATH,
@@ -45,7 +50,8 @@ export function createSignIn(pages: PagesContext) {
         brandName: app.kernel.config.brand.name,
         requestState: authorize.sealRequest(req),
         csrf: pages.csrfFor(pre.value, 'signin'),
-        forgotPasswordUrl: `${FORGOT_PASSWORD_PAGE}?${new URLSearchParams({ return_to: authorize.requestUrl(req) })}`,
+        forgotPasswordUrl: `${FORGOT_PASSWORD_PAGE}?${new URLSearchParams({ return_to: returnTo })}`,
+        passkey: passkeySignInForm(app, pages.csrfFor(pre.value, PASSKEY_SIGN_IN_CSRF), returnTo),
         ...extra,
       }),
       extra.status ?? 200,
@@ -123,11 +129,8 @@ export function createSignIn(pages: PagesContext) {
         return show(request, h, req, client, { status: 401, email, error: 'Wrong email or password.' });
       throw err;
     }
-    const sessionValue = await browserSessions.start(userId);
-    return redirect(h, authorize.requestUrl(req), 303).header(
-      'Set-Cookie',
-      `${BROWSER_SESSION_COOKIE}=${sessionValue}; ${attrs(BROWSER_SESSION_TTL_SEC)}`,
-    );
+    // With two-step sign-in on, the second step comes first (docs/identity.md, Pages).
+    return continueSignIn(app, request, h, userId, authorize.requestUrl(req), cookie(request, PRE_SESSION_COOKIE)!);
   }
 
   return { show, submit };

@@ -19,6 +19,8 @@ export interface SignInView {
   email?: string;
   error?: string;
   notice?: string;
+  /** "Sign in with a passkey" (a form of its own, after this one), or ''. */
+  passkey?: string;
 }
 
 /**
@@ -53,7 +55,7 @@ ${hidden('request_state', view.requestState)}
 <p class="divider">or</p>
 <div class="actions"><button class="btn btn-secondary" type="submit" name="action" value="magic_link">Email me a sign-in link instead</button></div>
 </form>
-<p class="muted">The link signs you in and brings you back to this request.</p>`,
+<p class="muted">The link signs you in and brings you back to this request.</p>${view.passkey ? `\n${view.passkey}` : ''}`,
   };
 }
 
