@@ -15,8 +15,15 @@ import * as store from './subscription-store.js';
  * that published it. Subscribers are walked in id order, BATCH at a time, each batch one short
  * transaction that also moves the event's cursor; the cursor's guarded move makes a batch go
  * out once even when two nodes run the job, and a crash resumes at the next batch.
+ *
+ * After each batch the fan-out rests twice as long as the batch took, so it takes at most a
+ * third of the process: on SQLite a batch's statements run on the event loop and hold the one
+ * connection, and the page (and the projection's rebuild after the very change being told)
+ * must keep being served meanwhile (docs/status.md, Benchmark: the page during a fan-out to
+ * 10,000 subscribers).
  */
-const BATCH = 500;
+const BATCH = 200;
+const REST_PER_WORK = 2;
 /** Events taken per run; the job (or the next kick) takes the rest. */
 const EVENTS_PER_RUN = 20;
 
@@ -39,6 +46,7 @@ async function fanOutEvent(ctx: StatusContext, links: SubscriberLinks, event: Ev
   const targets = event.targets === null ? null : new Set(JSON.parse(event.targets) as string[]);
   let after = event.fanout_after;
   for (;;) {
+    const started = performance.now();
     const audience = await store.audienceAfter(db, after, BATCH, event.created_at);
     const now = clock.now().toISOString();
     if (audience.length === 0) {
@@ -80,6 +88,7 @@ async function fanOutEvent(ctx: StatusContext, links: SubscriberLinks, event: Ev
     totals.mails += emails.length;
     totals.webhooks += webhooks.length;
     after = last;
+    await new Promise((resolve) => setTimeout(resolve, (performance.now() - started) * REST_PER_WORK));
   }
 }
 

@@ -177,7 +177,12 @@ export class StatusService {
   activateSubscriptions(): void {
     this.stopWatching ??= this.kernel.changes.subscribe(STATUS_TOPIC, () =>
       this.fanOuts.kick(
-        async () => this.startDeliveries(await fanOut(this.ctx, this.links)),
+        async () => {
+          // The page first: the projection rebuilds for the same change before the fan-out
+          // takes the database (docs/status.md, Benchmark).
+          await this.projection.current();
+          this.startDeliveries(await fanOut(this.ctx, this.links));
+        },
         (err) => this.kernel.logger.error('status fan-out failed', { err }),
       ),
     );
