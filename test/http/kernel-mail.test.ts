@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { makeUser } from '../helpers/factories.js';
-import { fakeSmtp } from '../helpers/fake-smtp.js';
+import { fakeSmtp } from '../helpers/smtp-sink.js';
 import { collectJobs } from '../../src/app.js';
 import { Mailer } from '../../src/lib/mailer.js';
 
@@ -102,6 +102,64 @@ describe('mailer over SMTP', () => {
       const got = smtp.received.filter((m) => m.to.some((r) => r.includes(to)) && /Subject: once/.test(m.data));
       assert.equal(got.length, 1, `${to} sent once`);
     }
+  });
+
+  it('extra headers go out with the mail (RFC 8058 List-Unsubscribe); one that could forge or split a header is refused', async () => {
+    const { kernel } = t.app;
+    const to = `headers-${Date.now()}@example.com`;
+    const headers = {
+      'List-Unsubscribe': '<https://status.example/status/unsubscribe?token=abc.def>',
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    };
+    await kernel.mailer.enqueue(kernel.db, { to, subject: 'with headers', text: 'x', kind: 'test', headers });
+    await kernel.mailer.deliverPending();
+    const mail = smtp.received.find((m) => m.to.some((r) => r.includes(to)));
+    assert.ok(mail);
+    const head = mail.data.split('\r\n\r\n')[0].replace(/\r\n[ \t]+/g, ' ');
+    assert.match(head, /^List-Unsubscribe: <https:\/\/status\.example\/status\/unsubscribe\?token=abc\.def>$/m);
+    assert.match(head, /^List-Unsubscribe-Post: List-Unsubscribe=One-Click$/m);
+    const [listed] = (await kernel.mailer.list(50)).filter((m) => m.to === to);
+    assert.deepEqual(listed.headers, headers);
+    for (const bad of [
+      { Bcc: 'someone@example.com' },
+      { 'X-Note': 'a\r\nBcc: someone@example.com' },
+      { 'X Note': 'a' },
+    ] as Array<Record<string, string>>)
+      await assert.rejects(
+        kernel.mailer.enqueue(kernel.db, { to, subject: 'bad', text: 'x', kind: 'test', headers: bad }),
+        /cannot be set|must be one line/,
+      );
+    assert.equal((await outbox(to)).length, 1, 'nothing refused was queued');
+  });
+
+  it('a run drains more than one batch while every mail goes out; forgetting an address deletes its mails of those kinds', async () => {
+    const { kernel } = t.app;
+    const tag = Date.now();
+    const count = await kernel.mailer.enqueueMany(
+      kernel.db,
+      Array.from({ length: 120 }, (_, i) => ({
+        to: `bulk-${tag}-${i}@example.com`,
+        subject: `bulk ${tag}`,
+        text: 'x',
+        kind: 'bulk',
+      })),
+    );
+    assert.equal(count, 120);
+    await kernel.mailer.deliverPending();
+    const unsent = await kernel.db
+      .selectFrom('mail_outbox')
+      .select('id')
+      .where('subject', '=', `bulk ${tag}`)
+      .where('sent_at', 'is', null)
+      .execute();
+    assert.equal(unsent.length, 0, 'one run sent all 120 (three batches)');
+    const to = `bulk-${tag}-0@example.com`;
+    await kernel.mailer.enqueue(kernel.db, { to, subject: 'other', text: 'x', kind: 'other' });
+    assert.equal(await kernel.mailer.forget(kernel.db, to, ['bulk']), 1);
+    assert.deepEqual(
+      (await outbox(to)).map((m) => m.kind),
+      ['other'],
+    );
   });
 
   it('gives up after the maximum attempts', async () => {

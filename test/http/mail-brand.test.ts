@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { makeTeam, signedInUser } from '../helpers/factories.js';
 import { call } from '../helpers/accounts.js';
-import { fakeSmtp } from '../helpers/fake-smtp.js';
+import { fakeSmtp } from '../helpers/smtp-sink.js';
 
 /**
  * Every mail Gantry sends names the operator (GANTRY_BRAND_NAME; docs/operations.md,

@@ -1,8 +1,8 @@
 // A tiny SMTP server on 127.0.0.1 (RFC 5321's happy path): the mail relay outside Gantry, for
-// the tests that check what is delivered (kernel-mail, the brand in every mail).
+// the tests that check what is delivered (kernel-mail, the brand in every mail, status subscriptions).
 import { createServer, type Server, type Socket } from 'node:net';
 
-interface Received {
+export interface Received {
   from: string;
   to: string[];
   data: string;
@@ -75,4 +75,24 @@ export function fakeSmtp() {
         server.close(() => resolve());
       }),
   };
+}
+
+/** A header of a received mail, its folded lines joined (RFC 5322 2.2.3). */
+export function headerOf(mail: Received, name: string): string | undefined {
+  const head = mail.data.split('\r\n\r\n')[0].replace(/\r\n[ \t]+/g, ' ');
+  return head
+    .split('\r\n')
+    .find((line) => line.toLowerCase().startsWith(`${name.toLowerCase()}:`))
+    ?.slice(name.length + 1)
+    .trim();
+}
+
+/** The text of a received single-part mail, its transfer encoding (quoted-printable, base64) undone. */
+export function textOf(mail: Received): string {
+  const body = mail.data.slice(mail.data.indexOf('\r\n\r\n') + 4).replace(/^\.\./gm, '.');
+  const encoding = (headerOf(mail, 'Content-Transfer-Encoding') ?? '7bit').toLowerCase();
+  if (encoding === 'base64') return Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
+  if (encoding !== 'quoted-printable') return body.replace(/\r\n/g, '\n');
+  const bytes = body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => `%${hex}`);
+  return decodeURIComponent(bytes.replace(/%(?![0-9A-F]{2})/g, '%25')).replace(/\r\n/g, '\n');
 }
