@@ -21,7 +21,15 @@ await build({
   // MCP request, a payment, a mail to send, a PostgreSQL database): left out of the bundle, they
   // are loaded from node_modules then, and an idle server does not keep their source in memory
   // (docs/operations.md, Memory).
-  external: ['better-sqlite3', 'pg', 'pg-native', '@modelcontextprotocol/*', 'stripe', 'nodemailer'],
+  external: [
+    'better-sqlite3',
+    'pg',
+    'pg-native',
+    '@modelcontextprotocol/*',
+    '@opentelemetry/*',
+    'stripe',
+    'nodemailer',
+  ],
   // import.meta.url is not defined in CJS output; libraries that read it get the bundle's own URL.
   define: {
     'import.meta.url': 'importMetaUrl',

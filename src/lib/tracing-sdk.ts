@@ -30,8 +30,13 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
+// Both exporters, statically: they share their weight (otlp-exporter-base, otlp-transformer),
+// and a static import is a require() in the bundle, where an import() would load these packages'
+// ESM builds beside the CommonJS ones the SDK uses (two copies of @opentelemetry/api).
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import type { Logger } from './logger.js';
-import type { SpanOptions, TraceSpan, Tracing } from './tracing.js';
+import type { SpanOptions, TraceSpan, Tracing } from './tracing-types.js';
 import type { SamplerName, TracingConfig } from './tracing-config.js';
 
 /** The instrumentation scope of every Gantry span. */
@@ -78,19 +83,13 @@ function reporting(exporter: SpanExporter, logger: Logger, endpoint: string): Sp
   };
 }
 
-async function exporterFor(config: TracingConfig): Promise<SpanExporter> {
+function exporterFor(config: TracingConfig): SpanExporter {
   const options = {
     url: config.endpoint,
     headers: Object.assign({}, ...config.headers.map((h) => parseKeyPairsIntoRecord(h))) as Record<string, string>,
     timeoutMillis: config.exportTimeoutMs,
   };
-  // Only the protocol's own exporter is loaded.
-  if (config.protocol === 'http/json') {
-    const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
-    return new OTLPTraceExporter(options);
-  }
-  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
-  return new OTLPTraceExporter(options);
+  return config.protocol === 'http/json' ? new JsonExporter(options) : new ProtobufExporter(options);
 }
 
 /**
@@ -104,7 +103,7 @@ async function exporterFor(config: TracingConfig): Promise<SpanExporter> {
  * a session many calls share), where a parameter would have to cross code that knows nothing
  * of traces; its cost (a promise hook) is paid only with tracing on.
  */
-export async function startTracing(config: TracingConfig, logger: Logger): Promise<Tracing> {
+export function startTracing(config: TracingConfig, logger: Logger): Tracing {
   const provider = new TracerProvider({
     sampler: samplerOf(config.sampler, config.ratio),
     resource: defaultResource().merge(
@@ -116,7 +115,7 @@ export async function startTracing(config: TracingConfig, logger: Logger): Promi
     ),
     spanProcessors: [
       new BatchSpanProcessor({
-        exporter: reporting(await exporterFor(config), logger, config.endpoint),
+        exporter: reporting(exporterFor(config), logger, config.endpoint),
         scheduledDelayMillis: config.batch.scheduledDelayMs,
         maxQueueSize: config.batch.maxQueueSize,
         maxExportBatchSize: Math.min(config.batch.maxExportBatchSize, config.batch.maxQueueSize),
