@@ -57,6 +57,7 @@ export function providerSpans(tracing: Tracing) {
 
     /** A provider passed over: its circuit lets no call through. */
     skipped(provider: ProviderName, model: string, state: CircuitState): void {
+      if (!tracing.enabled) return;
       tracing.activeSpan().addEvent('gantry.ai.provider_skipped', {
         'gen_ai.provider.name': GEN_AI_PROVIDER[provider],
         'gen_ai.request.model': model,
@@ -66,6 +67,7 @@ export function providerSpans(tracing: Tracing) {
 
     /** The walk moves on to `next` after `failure` of the provider before it. */
     fallback(failure: ProviderError, next: ProviderName): void {
+      if (!tracing.enabled) return;
       tracing.activeSpan().addEvent('gantry.ai.fallback', {
         'gantry.ai.failed_provider': GEN_AI_PROVIDER[failure.provider],
         'error.type': failure.kind,
