@@ -213,7 +213,8 @@ export function startTracing(config: TracingConfig, logger: Logger): Tracing {
             ? String(code)
             : ((error as Error | null)?.name ?? 'Error');
       span.setAttribute('error.type', type);
-      span.addEvent('exception', { 'exception.type': type });
+      // An exception event for what was thrown; a failure named by its kind (a 5xx, a tool_error) is no exception.
+      if (typeof error !== 'string') span.addEvent('exception', { 'exception.type': type });
       (span as Span).setStatus({ code: SpanStatusCode.ERROR });
     },
     flush: () => provider.forceFlush(),

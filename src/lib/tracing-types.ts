@@ -70,9 +70,10 @@ export interface Tracing {
   /** Writes `traceparent` (and `tracestate`) of the active span into headers or an MCP `_meta`. */
   inject(carrier: Record<string, unknown>): void;
   /**
-   * Marks a span failed: status ERROR, `error.type` and an `exception` event of that type. The
-   * type is the string given, else the error's `code` (a DomainError's, a system error's, a
-   * JSON-RPC error's number), else its name; never its message, which may quote arguments or an upstream's text.
+   * Marks a span failed: status ERROR and `error.type`, the string given (a failure's kind: a
+   * 5xx status, `tool_error`), else the thrown error's `code` (a DomainError's, a system
+   * error's, a JSON-RPC error's number) or its name, then also an `exception` event of that
+   * type. Never the message, which may quote arguments or an upstream's text.
    */
   recordError(span: TraceSpan, error: unknown): void;
   /** Exports the spans ended so far (tests; shutdown does it too). */
