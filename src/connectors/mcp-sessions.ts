@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { Clock } from '../lib/clock.js';
 import { sha256Hex } from '../lib/crypto.js';
 import type { TraceAttributes, Tracing } from '../lib/tracing.js';
+import { callOnShared } from './mcp-calls.js';
 import { callMcpTool, closeMcp, type McpSession, type McpTarget, needsOwnSession, openMcp } from './mcp.js';
 import type { McpRelay } from './types.js';
 
@@ -147,16 +148,27 @@ export function createMcpSessions(clock: Clock, tracing: Tracing) {
   }
 
   /**
-   * The call on its session, inside the upstream call's client span: the session's revision and
-   * id are named once known, and a result the tool flagged `isError` is a `tool_error`.
+   * The call on its session (on a shared one, `shared` is its target: the direct way when it
+   * can go so, mcp-calls.ts), inside the upstream call's client span: the session's revision
+   * and id are named once known, and a result the tool flagged `isError` is a `tool_error`.
    */
-  async function callTraced(session: McpSession, toolKey: string, input: Record<string, unknown>, relay?: McpRelay) {
-    if (!tracing.enabled) return callMcpTool(session, toolKey, input, relay);
+  async function callTraced(
+    session: McpSession,
+    toolKey: string,
+    input: Record<string, unknown>,
+    relay?: McpRelay,
+    shared?: McpTarget,
+  ) {
+    const call = () =>
+      shared
+        ? callOnShared(session, shared, toolKey, input, relay, tracing)
+        : callMcpTool(session, toolKey, input, relay, tracing);
+    if (!tracing.enabled) return call();
     const span = tracing.activeSpan();
     span.setAttribute('mcp.protocol.version', session.protocolVersion);
-    const sessionId = session.client.transport?.sessionId;
+    const sessionId = session.sessionId();
     if (sessionId) span.setAttribute('mcp.session.id', sessionId);
-    const result = await callMcpTool(session, toolKey, input, relay, tracing);
+    const result = await call();
     if ((result as { isError?: unknown } | null)?.isError === true) tracing.recordError(span, 'tool_error');
     return result;
   }
@@ -191,7 +203,7 @@ export function createMcpSessions(clock: Clock, tracing: Tracing) {
     const entry = sharedFor(instance, key, target);
     entry.busy++;
     try {
-      return await callTraced(await entry.session, call.toolKey, call.input, call.relay);
+      return await callTraced(await entry.session, call.toolKey, call.input, call.relay, target);
     } catch (err) {
       retire(instance.slot, entry);
       // A restarted server does not know the session: the call did not run there.
@@ -218,7 +230,7 @@ export function createMcpSessions(clock: Clock, tracing: Tracing) {
       relay?: McpRelay,
     ): Promise<unknown> {
       const key = keyOf(instance.id, target);
-      const own = needsOwnSession(relay);
+      const own = needsOwnSession(relay, priors.get(key));
       const run = () =>
         own
           ? alone(key, target, toolKey, input, relay)

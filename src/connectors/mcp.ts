@@ -57,14 +57,24 @@ const interactive = (relay?: McpRelay) => Boolean(relay?.sampling || relay?.elic
  * A relay that needs the session to itself: the client's handlers for log messages and
  * server-to-client requests are session-wide, so only a call lending none of them may share
  * one (progress is per request). See mcp-sessions.ts.
+ *
+ * Log messages are the exception at a 2026-07-28 server (`prior` modern): it sends them only
+ * to a request that names a log level in its `_meta`, and Gantry's requests name none, so a
+ * relay's log handler would never be called there; sharing loses nothing.
  */
-export const needsOwnSession = (relay?: McpRelay) => Boolean(relay?.onLog || interactive(relay));
+export const needsOwnSession = (relay?: McpRelay, prior?: PriorDiscovery) =>
+  interactive(relay) || (Boolean(relay?.onLog) && prior?.kind !== 'modern');
+
+/** How Gantry names itself to MCP servers. */
+export const CLIENT_INFO = Object.freeze({ name: 'gantry', version: '0.1.0' });
 
 export interface McpSession {
   /** The negotiated revision: 2026-07-28 (modern, stateless) or a 2025-era one. */
   protocolVersion: string;
   era: 'modern' | 'legacy';
   client: Client;
+  /** A 2025-era session's Mcp-Session-Id (none for a 2026-07-28 server, nor a 2025 one that keeps no sessions). */
+  sessionId(): string | undefined;
   /** The era verdict, to connect to the same target without probing again. */
   prior: PriorDiscovery;
 }
@@ -89,7 +99,7 @@ export async function openMcp(target: McpTarget, relay?: McpRelay, options: Open
   // without MCP connectors would carry for nothing.
   const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
   const client = new Client(
-    { name: 'gantry', version: '0.1.0' },
+    { ...CLIENT_INFO },
     {
       versionNegotiation: { mode: 'auto', probe: { timeoutMs: OUTBOUND_TIMEOUT_MS } },
       capabilities: {
@@ -145,6 +155,7 @@ export async function openMcp(target: McpTarget, relay?: McpRelay, options: Open
   const discover = client.getDiscoverResult();
   return {
     client,
+    sessionId: () => transport.sessionId,
     protocolVersion,
     era,
     prior: era === 'modern' && discover ? { kind: 'modern', discover } : { kind: 'legacy' },

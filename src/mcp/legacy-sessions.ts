@@ -3,6 +3,7 @@ import type { WorkspaceContext } from '../accounts/access.js';
 import type { Clock } from '../lib/clock.js';
 import { randomToken } from '../lib/crypto.js';
 import type { McpCaller } from './caller.js';
+import { LOG_LEVELS } from './direct.js';
 import { RESUME_RETRY_MS, sessionEventStore } from './event-store.js';
 import type { ServerFactory } from './mcp-server.js';
 import type { ServerSdk } from './types.js';
@@ -25,9 +26,19 @@ interface Session {
   /** The workspace's tools as last seen (tools.ts, fingerprint), to tell a real change from a no-op. */
   fingerprint: Promise<string | null>;
   lastUsed: number;
+  /** The level the client last set with logging/setLevel (the SDK keeps its own; direct.ts reads this one). */
+  logLevel: string | undefined;
 }
 
 const ownerOf = (caller: McpCaller) => `${caller.principal.userId}\n${caller.token.clientId}\n${caller.ws.workspaceId}`;
+
+/** The level of a logging/setLevel request the SDK will accept, else undefined. */
+function setLevelOf(body: unknown): string | undefined {
+  const message = body as { method?: unknown; params?: { level?: unknown } } | undefined;
+  if (message?.method !== 'logging/setLevel') return undefined;
+  const level = message.params?.level;
+  return typeof level === 'string' && LOG_LEVELS.includes(level) ? level : undefined;
+}
 
 /** A JSON-RPC error answer outside any session (the shape the SDK's transport uses). */
 const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
@@ -133,6 +144,7 @@ export function createLegacySessions(
       ws: caller.ws,
       fingerprint: fingerprint(caller.ws),
       lastUsed: now,
+      logLevel: undefined,
     };
     sessions.set(id, session);
     if (!byUser.has(userId)) byUser.set(userId, new Map());
@@ -158,7 +170,21 @@ export function createLegacySessions(
       const session = sessions.get(id);
       if (!session || session.owner !== ownerOf(caller)) return rpcError(404, -32001, 'Session not found');
       touch(id, session);
+      const level = setLevelOf(parsedBody);
+      if (level !== undefined) session.logLevel = level;
       return session.transport.handleRequest(request, { parsedBody, authInfo });
+    },
+
+    /**
+     * The session a request names, when it is the caller's (counted as a use); null otherwise,
+     * which the transport's way (`handle`) answers 404.
+     */
+    find(id: string, caller: McpCaller): Pick<Session, 'server' | 'logLevel'> | null {
+      closeIdle(clock.now().getTime());
+      const session = sessions.get(id);
+      if (!session || session.owner !== ownerOf(caller)) return null;
+      touch(id, session);
+      return session;
     },
 
     /**

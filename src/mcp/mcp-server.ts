@@ -2,6 +2,7 @@ import type { ConnectorsService } from '../connectors/service.js';
 import { DomainError } from '../http/errors.js';
 import type { Kernel } from '../kernel.js';
 import { callerOf, type McpCaller } from './caller.js';
+import { SERVER_INFO } from './direct.js';
 import type { ApprovalPrompts } from './approval-prompts.js';
 import type { InputChannel, InputRounds } from './input-rounds.js';
 import { relayOf } from './relay.js';
@@ -73,10 +74,7 @@ export function createServerFactory(
   // list_changed reaches 2025-era sessions on their GET stream and 2026-07-28 clients on their
   // subscriptions/listen stream (docs/mcp.md, list_changed).
   return ({ era }: { era: 'legacy' | 'modern' }) => {
-    const server = new sdk.Server(
-      { name: 'gantry', title: 'Gantry', version: '0.1.0' },
-      { capabilities: { tools: { listChanged: true }, logging: {} } },
-    );
+    const server = new sdk.Server({ ...SERVER_INFO }, { capabilities: { tools: { listChanged: true }, logging: {} } });
     server.setRequestHandler('tools/list', async (request, ctx) => {
       const cursor = (request.params as { cursor?: string } | undefined)?.cursor;
       try {

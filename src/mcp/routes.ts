@@ -85,6 +85,10 @@ export function mcpRoutes(app: PluginDeps): ServerRoute[] {
               400: jsonBody(Joi.object().unknown(), 'A JSON-RPC error (a batch, a bad message)'),
               404: jsonBody(Joi.object().unknown(), 'A JSON-RPC error: the session is unknown or ended'),
               405: jsonBody(Joi.object().unknown(), 'Only POST, GET and DELETE'),
+              406: jsonBody(
+                Joi.object().unknown(),
+                'A JSON-RPC error: a 2025-11-25 session request must accept application/json and text/event-stream',
+              ),
               503: jsonBody(Joi.object().unknown(), 'A JSON-RPC error: no room for another session (Retry-After)'),
             },
             errors: ['FORBIDDEN', 'NOT_FOUND', 'CONFLICT', 'METHOD_NOT_ALLOWED'],
@@ -113,6 +117,10 @@ export function mcpRoutes(app: PluginDeps): ServerRoute[] {
         if (Array.isArray(payload))
           return h.response(rpcErrorBody(-32600, 'JSON-RPC batches are not supported')).code(400);
         const { caller } = request.auth.artifacts as { caller: McpCaller };
+        if (payload !== undefined) {
+          const direct = await mcp.answerDirectly(request.headers, payload, caller);
+          if (direct !== null) return h.response(direct.body).type(direct.type);
+        }
         // The client going away ends the exchange (and a GET stream) in the SDK too; a response
         // written to its end has nothing left to end (and aborting costs an error per request).
         const abort = new AbortController();

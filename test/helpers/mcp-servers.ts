@@ -26,8 +26,8 @@ export interface McpFakeOptions {
 export interface McpFake {
   url: string;
   calls: Array<{ name: string; args: unknown }>;
-  /** Every request: its JSON-RPC method, HTTP headers and `params._meta`. */
-  requests: Array<{ method: string | null; headers: http.IncomingHttpHeaders; meta?: Record<string, unknown> }>;
+  /** Every request: its JSON-RPC method, HTTP headers and parsed body. */
+  requests: Array<{ method: string | null; headers: http.IncomingHttpHeaders; body?: Record<string, unknown> }>;
   options: McpFakeOptions;
   /** A 2025-era server forgets its sessions (as on a restart): their requests get 404. */
   dropSessions?(): void;
@@ -66,7 +66,7 @@ export async function startLegacyMcpServer(options: McpFakeOptions): Promise<Mcp
   const server = http.createServer(async (req, res) => {
     const body = req.method === 'POST' ? await readBody(req) : Buffer.alloc(0);
     const parsed = body.length ? JSON.parse(body.toString('utf8')) : undefined;
-    requests.push({ method: parsed?.method ?? null, headers: req.headers, meta: parsed?.params?._meta });
+    requests.push({ method: parsed?.method ?? null, headers: req.headers, body: parsed });
     if (
       parsed?.method === 'tools/list' &&
       options.dieOnPage !== undefined &&
@@ -135,7 +135,7 @@ export async function startModernMcpServer(options: McpFakeOptions): Promise<Mcp
   const server = http.createServer(async (req, res) => {
     const body = req.method === 'POST' ? await readBody(req) : undefined;
     const parsed = body?.length ? JSON.parse(body.toString('utf8')) : undefined;
-    requests.push({ method: parsed?.method ?? null, headers: req.headers, meta: parsed?.params?._meta });
+    requests.push({ method: parsed?.method ?? null, headers: req.headers, body: parsed });
     if (
       parsed?.method === 'tools/list' &&
       options.dieOnPage !== undefined &&

@@ -134,7 +134,10 @@ for (const era of ['2025-11-25', '2026-07-28'] as const) {
       );
       const call = upstream.requests.slice(seen).find((r) => r.method === 'tools/call')!;
       assert.equal(call.headers.traceparent, traceparentOf(client));
-      assert.equal(call.meta?.traceparent, traceparentOf(client));
+      assert.equal(
+        (call.body?.params as { _meta?: Record<string, unknown> })?._meta?.traceparent,
+        traceparentOf(client),
+      );
       if (era === '2025-11-25') assert.equal(client.attributes['mcp.session.id'], call.headers['mcp-session-id']);
       const exportedText = JSON.stringify(collector.spans, (_k, v) => (typeof v === 'bigint' ? String(v) : v));
       assert.ok(!exportedText.includes(ARGUMENT), 'no argument value in any span');
@@ -151,7 +154,10 @@ for (const era of ['2025-11-25', '2026-07-28'] as const) {
       const clients = (await exported(t, collector)).filter((s) => s.name === 'tools/call echo').slice(-2);
       assert.notEqual(calls[0].headers.traceparent, calls[1].headers.traceparent);
       assert.deepEqual(
-        calls.map((c) => [c.headers.traceparent, c.meta?.traceparent]),
+        calls.map((c) => [
+          c.headers.traceparent,
+          (c.body?.params as { _meta?: Record<string, unknown> })?._meta?.traceparent,
+        ]),
         clients.map((c) => [traceparentOf(c), traceparentOf(c)]),
       );
     });
