@@ -27,8 +27,18 @@ function serverAttributes(method: string, scheme: string, path: string, host: st
   };
 }
 
-/** Where a request's span is kept from onRequest to the response event. */
-type TracedApp = { traceSpan?: TraceSpan };
+/** Where a request's span is kept from onRequest to the response event, with the spans that end with it. */
+type TracedApp = { traceSpan?: TraceSpan; endingWith?: TraceSpan[] };
+
+/**
+ * Ends `span` when the request's response has been sent, with the request's own span (a
+ * streamed answer's when its stream ends): a span of what the request serves (an MCP request's,
+ * src/mcp/spans.ts) that lasts as long as its answer.
+ */
+export function endWithResponse(request: Request, span: TraceSpan): void {
+  const app = request.app as TracedApp;
+  (app.endingWith ??= []).push(span);
+}
 
 /** Ends a server span with its route (when one matched) and status; a 5xx marks it failed. */
 function endServerSpan(tracing: Tracing, span: TraceSpan, method: string, route: string | undefined, status: number) {
@@ -65,7 +75,8 @@ export function registerRequestTracing(server: Server, tracing: Tracing): void {
     return h.continue;
   });
   server.events.on('response', (request: Request) => {
-    const span = (request.app as TracedApp).traceSpan;
+    const { traceSpan: span, endingWith } = request.app as TracedApp;
+    if (endingWith) for (const child of endingWith) child.end();
     if (!span) return;
     // hapi's not-found answer is a route of its own (method `_special`): no route matched.
     const route = (request.route.method as string) === '_special' ? undefined : request.route.path;

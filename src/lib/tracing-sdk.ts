@@ -129,13 +129,12 @@ export function startTracing(config: TracingConfig, logger: Logger): Tracing {
   const contextOf = (span: TraceSpan) => trace.setSpan(ROOT_CONTEXT, span as Span);
   const none = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
-  function parentOf(options: SpanOptions): Context {
-    if (options.traceparent) {
-      const carrier = { traceparent: options.traceparent, tracestate: options.tracestate };
-      const remote = propagator.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
-      if (trace.getSpanContext(remote)) return remote;
-    }
-    return options.root ? ROOT_CONTEXT : (active.getStore() ?? ROOT_CONTEXT);
+  /** The context `traceparent` continues, when it is well formed. */
+  function remoteOf(options: SpanOptions): Context | undefined {
+    if (!options.traceparent) return undefined;
+    const carrier = { traceparent: options.traceparent, tracestate: options.tracestate };
+    const remote = propagator.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
+    return trace.getSpanContext(remote) ? remote : undefined;
   }
 
   function linksOf(spans: readonly TraceSpan[] | undefined): Link[] | undefined {
@@ -149,15 +148,18 @@ export function startTracing(config: TracingConfig, logger: Logger): Tracing {
   const tracing: Tracing = {
     enabled: true,
     startSpan(name, options = {}) {
+      const remote = remoteOf(options);
+      const linked =
+        remote && options.linksIfContinued ? [...(options.links ?? []), ...options.linksIfContinued] : options.links;
       return tracer.startSpan(
         name,
         {
           kind: KINDS[options.kind ?? 'internal'],
           attributes: options.attributes,
-          links: linksOf(options.links),
+          links: linksOf(linked),
           startTime: options.startTime,
         },
-        parentOf(options),
+        remote ?? (options.root ? ROOT_CONTEXT : (active.getStore() ?? ROOT_CONTEXT)),
       );
     },
     inSpan(name, options, fn) {

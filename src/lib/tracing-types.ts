@@ -22,8 +22,13 @@ export interface SpanOptions {
   tracestate?: string;
   /** Never a child of the active span: a new trace unless `traceparent` continues one. */
   root?: boolean;
-  /** Spans this one is linked to (the transport's span when `traceparent` continues another trace). */
+  /** Spans this one is linked to. */
   links?: readonly TraceSpan[];
+  /**
+   * Spans linked only when `traceparent` is well formed and continues a trace: the transport's
+   * span of an MCP request whose `params._meta` names its parent (OpenTelemetry's MCP conventions).
+   */
+  linksIfContinued?: readonly TraceSpan[];
   /** When it started, in milliseconds since the epoch, when before now. */
   startTime?: number;
 }

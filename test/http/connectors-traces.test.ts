@@ -31,8 +31,9 @@ function descends(spans: CollectedSpan[], span: CollectedSpan, ancestor: Collect
   return false;
 }
 
-const one = (spans: CollectedSpan[], name: string, traceId?: string) => {
-  const found = spans.filter((s) => s.name === name && (!traceId || s.traceId === traceId));
+/** The one span of that name (of that kind: the MCP request's server span and the upstream call share a name). */
+const one = (spans: CollectedSpan[], name: string, kind?: CollectedSpan['kind']) => {
+  const found = spans.filter((s) => s.name === name && (!kind || s.kind === kind));
   assert.equal(found.length, 1, `one span ${name} in ${spans.map((s) => s.name).join(', ')}`);
   return found[0];
 };
@@ -110,7 +111,7 @@ for (const era of ['2025-11-25', '2026-07-28'] as const) {
       assert.equal(vault.parentSpanId, execute.spanId);
       assert.equal(vault.attributes['gantry.credential.mode'], 'shared');
       assert.match(String(vault.attributes['gantry.vault.source']), /^(cache|unsealed)$/);
-      const client = one(spans, 'tools/call echo');
+      const client = one(spans, 'tools/call echo', 'client');
       assert.equal(client.kind, 'client');
       assert.equal(client.parentSpanId, execute.spanId);
       assert.ok(client.startNs + MS >= vault.endNs, 'the credential is read before the call');
@@ -151,7 +152,9 @@ for (const era of ['2025-11-25', '2026-07-28'] as const) {
       const calls = upstream.requests.slice(seen).filter((r) => r.method === 'tools/call');
       assert.equal(calls.length, 2);
       if (era === '2025-11-25') assert.equal(calls[0].headers['mcp-session-id'], calls[1].headers['mcp-session-id']);
-      const clients = (await exported(t, collector)).filter((s) => s.name === 'tools/call echo').slice(-2);
+      const clients = (await exported(t, collector))
+        .filter((s) => s.name === 'tools/call echo' && s.kind === 'client')
+        .slice(-2);
       assert.notEqual(calls[0].headers.traceparent, calls[1].headers.traceparent);
       assert.deepEqual(
         calls.map((c) => [
@@ -195,7 +198,10 @@ describe('traces of the approval gate and of a REST invocation', () => {
     assert.equal(pending.attributes['gantry.approval.id'], approval.id);
     assert.equal(pending.attributes['gantry.tool.arguments_digest'], argumentsDigest(args));
     assert.equal(pending.attributes['gen_ai.tool.name'], 'wipe');
-    assert.ok(!spans.some((s) => s.name.startsWith('execute_tool') || s.name.startsWith('tools/call')), 'nothing ran');
+    assert.ok(
+      !spans.some((s) => s.name.startsWith('execute_tool') || (s.name.startsWith('tools/call') && s.kind === 'client')),
+      'nothing ran',
+    );
 
     const decided = await t.inject({
       method: 'POST',
@@ -216,7 +222,7 @@ describe('traces of the approval gate and of a REST invocation', () => {
       execute.events.map((e) => e.name),
       ['gantry.approval.consumed'],
     );
-    one(spans, 'tools/call wipe');
+    one(spans, 'tools/call wipe', 'client');
   });
 
   it('the REST invocation has the same spans under its own server span', async () => {
@@ -233,7 +239,7 @@ describe('traces of the approval gate and of a REST invocation', () => {
     const execute = one(spans, 'execute_tool echo');
     assert.equal(execute.parentSpanId, http.spanId);
     assert.equal(one(spans, 'vault unseal').parentSpanId, execute.spanId);
-    assert.equal(one(spans, 'tools/call echo').parentSpanId, execute.spanId);
+    assert.equal(one(spans, 'tools/call echo', 'client').parentSpanId, execute.spanId);
   });
 
   it('a refused call marks the tool execution span failed with the error code', async () => {
