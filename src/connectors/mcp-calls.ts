@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { bodyChunks, type GuardedResponse, guardedRequest, OUTBOUND_TIMEOUT_MS } from '../lib/outbound.js';
+import type { Tracing } from '../lib/tracing.js';
 import { callMcpTool, CLIENT_INFO, type McpSession, type McpTarget } from './mcp.js';
 import type { McpRelay } from './types.js';
 
@@ -80,7 +81,9 @@ export const callsDirectly = (session: McpSession, name: string) =>
  * client answers what it has no handler for; the stream resumed from its last event id when
  * it ends early), and the same errors the SDK's client raises, so that refusals (401, 403
  * insufficient_scope, a 2025 session gone) are told apart as before. The SDK's client still
- * opens and probes the session, and makes every other call (mcp.ts).
+ * opens and probes the session, and makes every other call (mcp.ts). With tracing on, the
+ * active span's `traceparent` and `tracestate` go in the HTTP headers and in `params._meta`, as
+ * the SDK's client path sends them (mcp.ts, callMcpTool and tracedFetch).
  */
 export async function callToolDirectly(
   session: McpSession,
@@ -88,11 +91,15 @@ export async function callToolDirectly(
   name: string,
   args: Json,
   relay?: McpRelay,
+  tracing?: Tracing,
 ): Promise<unknown> {
   const sdk: ClientSdk = await import('@modelcontextprotocol/client');
   const id = `gantry-${++nextId}`;
   const onProgress = relay?.onProgress;
   const modern = session.era === 'modern';
+  // Unprefixed keys, in _meta as in the headers (SEP-414; docs/operations.md, Traces).
+  const trace: Record<string, string> = {};
+  if (tracing?.enabled) tracing.inject(trace);
   const meta: Json = {
     ...(modern
       ? {
@@ -102,11 +109,13 @@ export async function callToolDirectly(
         }
       : {}),
     ...(onProgress ? { progressToken: id } : {}),
+    ...trace,
   };
   const params = { name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) };
   const sessionId = session.sessionId();
   const headers: Record<string, string> = {
     ...target.headers,
+    ...trace,
     'mcp-protocol-version': session.protocolVersion,
     ...(modern ? { 'mcp-method': 'tools/call', 'mcp-name': name } : {}),
     ...(sessionId !== undefined ? { 'mcp-session-id': sessionId } : {}),
@@ -224,6 +233,7 @@ export async function callToolDirectly(
         method: 'GET',
         headers: {
           ...target.headers,
+          ...trace,
           'mcp-protocol-version': session.protocolVersion,
           ...(sessionId !== undefined ? { 'mcp-session-id': sessionId } : {}),
           accept: 'text/event-stream',
@@ -244,8 +254,15 @@ export async function callToolDirectly(
 }
 
 /** A tool call on a shared session: the direct way when it can go so, else the SDK's client. */
-export function callOnShared(session: McpSession, target: McpTarget, name: string, args: Json, relay?: McpRelay) {
+export function callOnShared(
+  session: McpSession,
+  target: McpTarget,
+  name: string,
+  args: Json,
+  relay?: McpRelay,
+  tracing?: Tracing,
+) {
   return callsDirectly(session, name)
-    ? callToolDirectly(session, target, name, args, relay)
-    : callMcpTool(session, name, args, relay);
+    ? callToolDirectly(session, target, name, args, relay, tracing)
+    : callMcpTool(session, name, args, relay, tracing);
 }

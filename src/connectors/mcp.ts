@@ -1,6 +1,7 @@
 import type { Client, PriorDiscovery } from '@modelcontextprotocol/client';
 import { INTERACTIVE_CALL_MS, type McpRelay } from './types.js';
 import { guardedFetch, OUTBOUND_TIMEOUT_MS } from '../lib/outbound.js';
+import type { Tracing } from '../lib/tracing.js';
 
 /** Stop following nextCursor after this many pages (a server could page forever). */
 const MCP_PAGE_CAP = 50;
@@ -83,6 +84,8 @@ export interface OpenOptions {
   prior?: PriorDiscovery;
   /** A session calls of many callers share: it opens no standalone GET stream. */
   shared?: boolean;
+  /** Each HTTP request carries the trace context of the span active when it is sent (tracedFetch). */
+  tracing?: Tracing;
 }
 
 /**
@@ -119,7 +122,7 @@ export async function openMcp(target: McpTarget, relay?: McpRelay, options: Open
   };
   const transport = new StreamableHTTPClientTransport(new URL(target.url), {
     // The deadline covers a response's streamed body: a call that may wait on the caller needs longer.
-    fetch: withoutStream(watched, options.shared === true),
+    fetch: tracedFetch(withoutStream(watched, options.shared === true), options.tracing),
     // The resumed GET (Last-Event-ID) goes through the same fetch and carries these headers too.
     requestInit: { headers: target.headers },
     // Gantry cannot open a browser mid-call: a step-up is the member's (authRefusal).
@@ -177,6 +180,23 @@ function withoutStream(fetch: Fetch, shared: boolean): Fetch {
 }
 
 /**
+ * A fetch that sends the W3C trace context (`traceparent`, `tracestate`) of the span active at
+ * each request (docs/operations.md, Traces): read per request, not per session, since a shared
+ * session carries the calls of many traces. Without tracing, the fetch itself.
+ */
+function tracedFetch(fetch: Fetch, tracing: Tracing | undefined): Fetch {
+  if (!tracing?.enabled) return fetch;
+  return (input, init) => {
+    const context: Record<string, string> = {};
+    tracing.inject(context);
+    if (context.traceparent === undefined) return fetch(input, init);
+    const headers = new Headers(init?.headers);
+    for (const name in context) headers.set(name, context[name]);
+    return fetch(input, { ...init, headers });
+  };
+}
+
+/**
  * The upstream's log messages and server-to-client requests, handed to the relay. The same
  * handlers answer a 2026-07-28 upstream's input_required results (the SDK fulfils them and
  * retries the call), so both upstream eras are covered.
@@ -227,15 +247,30 @@ export async function listAllTools(
   }
 }
 
+/**
+ * Calls a tool. With tracing on, the request's `params._meta` carries the active span's trace
+ * context too, where the MCP revision 2026-07-28 reserves it (the HTTP headers carry it as well,
+ * tracedFetch), so an upstream behind another transport or proxy still joins the trace.
+ */
 export async function callMcpTool(
   session: McpSession,
   name: string,
   args: Record<string, unknown>,
   relay?: McpRelay,
+  tracing?: Tracing,
 ): Promise<unknown> {
   const onProgress = relay?.onProgress;
+  const params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> } = {
+    name,
+    arguments: args,
+  };
+  if (tracing?.enabled) {
+    const meta: Record<string, unknown> = {};
+    tracing.inject(meta);
+    if (meta.traceparent !== undefined) params._meta = meta;
+  }
   return session.client.request(
-    { method: 'tools/call', params: { name, arguments: args } },
+    { method: 'tools/call', params },
     {
       timeout: interactive(relay) ? INTERACTIVE_CALL_MS : OUTBOUND_TIMEOUT_MS,
       // Asking the upstream for progress only when the caller asked for it.

@@ -99,6 +99,8 @@ function encodeModern(method: Hot['method'], result: Json): Json {
 export interface DirectReply {
   type: 'application/json' | 'text/event-stream';
   body: string;
+  /** The JSON-RPC response the body ends with (its MCP span's outcome, spans.ts). */
+  answer: Json;
 }
 
 const response = (id: Hot['id'], result: Json) => ({ jsonrpc: '2.0', id, result });
@@ -113,10 +115,10 @@ interface LogMessage {
 
 /** The answer alone as JSON; after log messages, all of them and then the answer as one event stream. */
 function reply(message: Json, logs: LogMessage[]): DirectReply {
-  if (logs.length === 0) return { type: 'application/json', body: JSON.stringify(message) };
+  if (logs.length === 0) return { type: 'application/json', body: JSON.stringify(message), answer: message };
   const event = (m: Json) => `event: message\ndata: ${JSON.stringify(m)}\n\n`;
   const notes = logs.map((params) => event({ jsonrpc: '2.0', method: 'notifications/message', params }));
-  return { type: 'text/event-stream', body: `${notes.join('')}${event(message)}` };
+  return { type: 'text/event-stream', body: `${notes.join('')}${event(message)}`, answer: message };
 }
 
 type ToolListing = (caller: McpCaller, cursor: string | undefined) => Promise<Json>;

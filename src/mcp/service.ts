@@ -47,7 +47,7 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
     const sdk: ServerSdk = await import('@modelcontextprotocol/server');
     const prompts = createApprovalPrompts(sdk, kernel.clock);
     const rounds = createInputRounds(sdk, kernel.clock);
-    const factory = createServerFactory(sdk, { list, calls, prompts, rounds });
+    const factory = createServerFactory(sdk, { list, calls, prompts, rounds, tracing: kernel.tracing });
     const listens = createModernListens(fingerprint);
     return {
       sdk,

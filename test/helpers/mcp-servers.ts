@@ -26,6 +26,7 @@ export interface McpFakeOptions {
 export interface McpFake {
   url: string;
   calls: Array<{ name: string; args: unknown }>;
+  /** Every request: its JSON-RPC method, HTTP headers and parsed body. */
   requests: Array<{ method: string | null; headers: http.IncomingHttpHeaders; body?: Record<string, unknown> }>;
   options: McpFakeOptions;
   /** A 2025-era server forgets its sessions (as on a restart): their requests get 404. */

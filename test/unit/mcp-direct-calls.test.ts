@@ -6,7 +6,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { callsDirectly, callToolDirectly } from '../../src/connectors/mcp-calls.js';
 import { callMcpTool, closeMcp, type McpSession, type McpTarget, openMcp } from '../../src/connectors/mcp.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { createTracing } from '../../src/lib/tracing.js';
+import { tracingConfig } from '../../src/lib/tracing-config.js';
 import { type McpFake, startLegacyMcpServer, startModernMcpServer } from '../helpers/mcp-servers.js';
+import { startOtlpCollector, tracingEnv } from '../helpers/otlp-collector.js';
 
 const tools = [{ name: 'echo', inputSchema: { type: 'object' } }];
 /** Headers that name the connection, not the call. */
@@ -68,6 +72,30 @@ for (const era of ['2026-07-28 (stateless)', '2025-11-25 (session)'] as const) {
     test('a name the SDK would encode in Mcp-Name goes through the SDK client', () => {
       assert.equal(callsDirectly(session, 'naïve tool'), false);
       assert.equal(callsDirectly(session, 'x'.repeat(129)), false);
+    });
+
+    test("with traces on, both ways send the active span's traceparent in the headers and _meta alike", async () => {
+      const collector = await startOtlpCollector();
+      const tracing = await createTracing(tracingConfig(tracingEnv(collector)), createLogger('silent'));
+      const traced = await openMcp(target, undefined, { tracing });
+      try {
+        const traceparent = await tracing.inSpan('tools/call echo', { kind: 'client' }, async () => {
+          await callMcpTool(traced, 'echo', { a: 2 }, undefined, tracing);
+          await callToolDirectly(traced, target, 'echo', { a: 2 }, undefined, tracing);
+          return tracing.traceparent();
+        });
+        assert.match(String(traceparent), /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+        const [sdkAt, directAt] = [fake.requests.length - 2, fake.requests.length - 1];
+        assert.deepEqual(callHeaders(fake, directAt), callHeaders(fake, sdkAt));
+        assert.deepEqual(callMessage(fake, directAt), callMessage(fake, sdkAt));
+        assert.equal(callHeaders(fake, directAt).traceparent, traceparent);
+        const params = callMessage(fake, directAt).params as { _meta?: Record<string, unknown> };
+        assert.equal(params._meta?.traceparent, traceparent);
+      } finally {
+        await closeMcp(traced);
+        await tracing.shutdown();
+        await collector.close();
+      }
     });
 
     test("the upstream's refusal is the same error either way", async () => {
