@@ -19,7 +19,7 @@ a,.btn-link{color:#8cb8ff}a:hover{color:#b3d0ff}
 :focus-visible{outline-color:#8cb8ff}
 main{background:#1b222c;border-color:#3b4757}
 body.wide main{background:none}
-input[type=email],input[type=password],input[type=text],input:not([type]),select{background:#11161d;border-color:#9aa5b1}
+input[type=email],input[type=password],input[type=text],input[type=url],input:not([type]),select{background:#11161d;border-color:#9aa5b1}
 input:focus-visible,select:focus-visible{border-color:#8cb8ff}
 .btn{border-color:#8cb8ff}
 .btn-primary{background:#2f6fd0;border-color:#2f6fd0;color:#fff}
@@ -36,5 +36,9 @@ pre.arguments{background:#11161d;border-color:#3b4757}
 ul.components li{border-top-color:#2c3643}
 .st.none{color:#6fdc8c}.st.minor{color:#f5c451}.st.major{color:#ff9a62}.st.critical{color:#ff8a8a}.st.maintenance{color:#8cc2f5}
 .bar .nodata{background:#3b4757}
+summary,details.account-form summary{color:#8cb8ff}
+details.days caption{color:#a9b4c0}
+.account-section,section.day h2,section.day h3,fieldset.choices,.qr svg{border-color:#3b4757}
+ul.account-list li,ol.timeline li,details.days th,details.days td{border-top-color:#2c3643}
 }
 `;

@@ -224,7 +224,7 @@ describe('step-up for approving gated tool calls', () => {
 
       const none = await submit(approval.id, cookie, { csrf, decision: 'approve' });
       assert.equal(none.statusCode, 403);
-      assert.match(none.body, /role="alert">Enter a code/);
+      assert.match(none.body, /role="alert"[^>]*>Enter a code/);
       const wrong = await submit(approval.id, cookie, { csrf, decision: 'approve', code: '000000' });
       assert.equal(wrong.statusCode, 403);
       assert.match(wrong.body, /That code is wrong or was already used/);

@@ -200,7 +200,7 @@ describe('the status page history, the incident page and the history pages', () 
       const res = await t.inject(`/status/incidents/${id}`);
       assert.equal(res.statusCode, 404, id);
       assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
-      assert.match(res.payload, /<h1>This request cannot be completed<\/h1>/);
+      assert.match(res.payload, /<h1>Page not found<\/h1>/);
       assert.equal(res.headers.etag, undefined);
       assert.doesNotMatch(String(res.headers['cache-control']), /public/);
     }
