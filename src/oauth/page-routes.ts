@@ -7,6 +7,7 @@ import { createConsent } from './pages/consent.js';
 import { magicLinkRoutes } from './pages/magic-link.js';
 import { AUTHORIZE_PATH, pageConfig, pagesContext } from './pages/respond.js';
 import { createSignIn } from './pages/sign-in.js';
+import { requestErrorPage } from './pages/views.js';
 import { cookie, formField, messagePage, page, redirect } from '../http/page-forms.js';
 
 /**
@@ -27,8 +28,7 @@ export function oauthPageRoutes(app: PluginDeps): ServerRoute[] {
       options: { id: 'oauth.authorize', ...pageConfig },
       handler: async (request, h) => {
         const result = await authorize.validate(request.query as Record<string, unknown>);
-        if (result.kind === 'page')
-          return page(h, messagePage('This sign-in request cannot be completed', result.message), 400);
+        if (result.kind === 'page') return page(h, requestErrorPage(result.message, result.advice), 400);
         if (result.kind === 'redirect') return redirect(h, result.url);
         const sessionValue = cookie(request, BROWSER_SESSION_COOKIE);
         const userId = await browserSessions.userOf(sessionValue);

@@ -29,6 +29,18 @@ const unverifiedNotice = (client: ShownClient, brandName: string, advice = '') =
     ? `<p class="warning" role="note"><strong>unverified</strong> application: it registered itself${client.documentHost ? ` with a document published by <strong>${escapeHtml(client.documentHost)}</strong>` : ''} and ${escapeHtml(brandName)} has not checked its name.${advice}</p>\n`
     : '';
 
+/**
+ * An authorize request that cannot go on (RFC 6749 4.1.2.1: shown, never redirected): what is
+ * wrong and, when the user can do something else, what.
+ */
+export function requestErrorPage(message: string, advice?: string): PageView {
+  const title = 'This sign-in request cannot be completed';
+  return {
+    title,
+    body: `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>${advice ? `\n<p>${escapeHtml(advice)}</p>` : ''}`,
+  };
+}
+
 const alerts = (v: { error?: string; notice?: string }) =>
   `${v.error ? `<p class="error" role="alert">${escapeHtml(v.error)}</p>\n` : ''}${v.notice ? `<p class="notice" role="status">${escapeHtml(v.notice)}</p>\n` : ''}`;
 
