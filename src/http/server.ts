@@ -10,6 +10,7 @@ import { installPostAuthSteps } from './post-auth.js';
 import { registerPages } from './pages.js';
 import { preparedAnswerRecorder, registerResponses, validationFailAction } from './responses.js';
 import { installPreparedAnswers } from './prepared.js';
+import { installDirectForms } from './direct-forms.js';
 import { API, apiUrl } from './paths.js';
 /** What the server stands on: the kernel, and whether the app is shutting down. */
 export interface ServerDeps {
@@ -72,7 +73,7 @@ export async function createServer<D>(
   const rateLimit = rateLimitCheck(kernel.limiter, kernel.clock, kernel.metrics);
   const postAuth = installPostAuthSteps(server, rateLimit);
   registerClientAddress(server, kernel.config.trustedProxies);
-  registerResponses(server, kernel.logger, kernel.clock, kernel.pages, kernel.reportMissingKey);
+  const answerError = registerResponses(server, kernel.logger, kernel.clock, kernel.pages, kernel.reportMissingKey);
   registerPages(server, kernel.pages);
   const { verifiers } = parts;
   registerBearerAuth(server, verifiers, postAuth.countInScheme);
@@ -112,9 +113,11 @@ export async function createServer<D>(
     !options.statusOnly,
   );
   postAuth.assertCovered(server);
-  installPreparedAnswers(server, preparedAnswerRecorder(kernel.logger, countRequest, kernel.config.trustedProxies), {
+  const record = preparedAnswerRecorder(kernel.logger, countRequest, kernel.config.trustedProxies);
+  installPreparedAnswers(server, record, {
     identify: (authorization, config) => cachedCaller(verifiers, authorization, config),
     count: (routeId, config, principal) => countKnownCaller(kernel.limiter, routeId, config.rateLimit, principal),
   });
+  installDirectForms(server, record, { proxies: kernel.config.trustedProxies, answerError });
   return server;
 }
