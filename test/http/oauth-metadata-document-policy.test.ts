@@ -170,7 +170,7 @@ describe('trusted document hosts (GANTRY_OAUTH_CLIENT_METADATA_HOSTS)', () => {
           scope: 'email:read',
         }),
       );
-      assert.equal(res.statusCode, 200, res.payload);
+      assert.equal(res.statusCode, 200, t.logs.filter((l) => l.includes('metadata')).join('\n') || res.payload);
       assert.match(res.payload, /Trusted Agent \(unverified, published by 127\.0\.0\.1:\d+\)/);
       assert.equal(host.hits.get('/trusted.json'), 1);
     });
