@@ -12,7 +12,6 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { resolveConfig } from '../src/config.js';
 import { createAppContext } from '../src/app.js';
-import { inTransaction } from '../src/db/tx.js';
 import { createLogger } from '../src/lib/logger.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -371,32 +370,67 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** The refresh grant, each request spending the next token of the pool (a reuse revokes its family). */
-export function refreshRequests(url: string, authorization: string, pool: string[]): autocannon.Options {
-  let next = 0;
-  return {
-    url,
-    requests: [
-      {
-        method: 'POST',
-        headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
-        setupRequest: (req) => {
-          // A token spent twice is a reuse: it revokes its family and turns the rest into 400s.
-          if (next === pool.length)
-            console.error(`refresh token pool of ${pool.length} spent: its tokens are reused; raise the pool size`);
-          return { ...req, body: `grant_type=refresh_token&refresh_token=${pool[next++ % pool.length]}` };
+/**
+ * Refresh-token chains, as clients refresh: each chain is one authorization (one family) whose
+ * latest refresh token the next request spends, and whose answer carries the token after it.
+ * A token is handed out once and a chain goes back to the queue only with its new token, so no
+ * token is ever presented twice (a reuse would revoke its family). A chain whose request was
+ * still in flight when a run stopped, or whose answer was not a 200, is dropped and a fresh seed
+ * (a new authorization) takes its place: `seeds` must cover the chains every run drops.
+ */
+export class RefreshChains {
+  private readonly ready: string[] = [];
+  private nextSeed = 0;
+  /** Answers other than 200: each drops its chain. */
+  failed = 0;
+
+  constructor(
+    private readonly url: string,
+    private readonly authorization: string,
+    private readonly seeds: readonly string[],
+  ) {}
+
+  /** Seeds used so far: the chains started (a run drops those it leaves in flight). */
+  get started(): number {
+    return this.nextSeed;
+  }
+
+  private take(): string {
+    const head = this.ready.shift();
+    if (head !== undefined) return head;
+    if (this.nextSeed === this.seeds.length)
+      throw new Error(`all ${this.seeds.length} refresh chains used up: raise the number of seeds`);
+    return this.seeds[this.nextSeed++];
+  }
+
+  /** autocannon options for one run; the chains carry over from one run to the next. */
+  options(): autocannon.Options {
+    return {
+      url: this.url,
+      requests: [
+        {
+          method: 'POST',
+          headers: { authorization: this.authorization, 'content-type': 'application/x-www-form-urlencoded' },
+          setupRequest: (req) => ({ ...req, body: `grant_type=refresh_token&refresh_token=${this.take()}` }),
+          onResponse: (status, body) => {
+            // The token read straight from the JSON text: the load generator shares a core with
+            // nothing it measures, and must not be what sets the pace.
+            const at = status === 200 ? body.indexOf('"refresh_token":"') : -1;
+            if (at < 0) this.failed++;
+            else this.ready.push(body.slice(at + 17, body.indexOf('"', at + 17)));
+          },
         },
-      },
-    ],
-  };
+      ],
+    };
+  }
 }
 
 /**
- * A confidential client, `users` users with 50 grants among them, `size` refresh tokens spread
- * over the grants, and one access token, minted through the services of an app on `env`'s
- * database, closed before the server that is measured starts.
+ * A confidential client, `users` users, `chains` authorizations spread over them (one refresh
+ * token each: the seed of a chain, RefreshChains), and one access token, minted through the
+ * services of an app on `env`'s database, closed before the server that is measured starts.
  */
-export async function mintRefreshTokens(env: NodeJS.ProcessEnv, size: number, users = 1) {
+export async function mintRefreshChains(env: NodeJS.ProcessEnv, chains: number, users = 50) {
   const app = await createAppContext(resolveConfig({}, env), { logger: createLogger('warn'), env });
   try {
     const client = await app.services.oauth.clients.create({
@@ -406,8 +440,7 @@ export async function mintRefreshTokens(env: NodeJS.ProcessEnv, size: number, us
       scopes: ['email:read', 'profile:read'],
     });
     const authorization = `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`;
-    const grants: Array<{ id: string; clientId: string; userId: string; resource: 'api'; workspaceId: null }> = [];
-    let accessToken = '';
+    const userIds: string[] = [];
     for (let u = 0; u < users; u++) {
       const user = await app.services.identity.createUser({
         email: `bench-${u}@example.test`,
@@ -415,54 +448,36 @@ export async function mintRefreshTokens(env: NodeJS.ProcessEnv, size: number, us
         fullName: 'Bench User',
         verified: true,
       });
-      for (let i = 0; i < Math.ceil(50 / users); i++) {
-        const verifier = randomBytes(32).toString('base64url');
-        const redirect = await app.services.oauth.authorize.approve(user.id, {
-          clientId: client.clientId,
-          redirectUri: 'https://app.example/cb',
-          scopes: ['email:read', 'profile:read'],
-          state: null,
-          codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
-          resource: 'api',
-        });
-        const issued = await app.services.oauth.token(
-          {
-            authorization,
-            body: {
-              grant_type: 'authorization_code',
-              code: new URL(redirect).searchParams.get('code')!,
-              redirect_uri: 'https://app.example/cb',
-              code_verifier: verifier,
-            },
-          },
-          { address: '127.0.0.1' },
-        );
-        accessToken = issued.access_token;
-        const row = await app.kernel.db
-          .selectFrom('oauth_refresh_tokens')
-          .select('grant_id')
-          .orderBy('created_at', 'desc')
-          .executeTakeFirstOrThrow();
-        grants.push({
-          id: row.grant_id,
-          clientId: client.clientId,
-          userId: user.id,
-          resource: 'api',
-          workspaceId: null,
-        });
-      }
+      userIds.push(user.id);
     }
-    const pool: string[] = [];
-    while (pool.length < size) {
-      await inTransaction(app.kernel.db, async (trx) => {
-        for (let i = 0; i < 2000 && pool.length < size; i++)
-          pool.push(
-            (await app.services.oauth.tokens.issue(trx, grants[pool.length % grants.length], 'email:read profile:read'))
-              .refresh_token,
-          );
+    const seeds: string[] = [];
+    let accessToken = '';
+    for (let i = 0; i < chains; i++) {
+      const verifier = randomBytes(32).toString('base64url');
+      const redirect = await app.services.oauth.authorize.approve(userIds[i % users], {
+        clientId: client.clientId,
+        redirectUri: 'https://app.example/cb',
+        scopes: ['email:read', 'profile:read'],
+        state: null,
+        codeChallenge: createHash('sha256').update(verifier).digest('base64url'),
+        resource: 'api',
       });
+      const issued = await app.services.oauth.token(
+        {
+          authorization,
+          body: {
+            grant_type: 'authorization_code',
+            code: new URL(redirect).searchParams.get('code')!,
+            redirect_uri: 'https://app.example/cb',
+            code_verifier: verifier,
+          },
+        },
+        { address: '127.0.0.1' },
+      );
+      accessToken = issued.access_token;
+      seeds.push(issued.refresh_token);
     }
-    return { authorization, accessToken, pool };
+    return { authorization, accessToken, seeds };
   } finally {
     await app.kernel.close();
   }

@@ -1,9 +1,13 @@
 // OAuth benchmark (PERFORMANCE.md): the refresh_token grant (rotation, family tracking) and
-// GET /oauth/userinfo against the built binary, beside oidc-provider 9 configured the same way
-// (bench/oidc-reference.ts), in the same run. Client pinned to CPU 0, servers to CPU 1 where
-// taskset exists. Each refresh request takes a fresh token from a pre-minted pool (minted
-// through the service in this process against the same data dir, before the server starts).
-// Only 2xx responses count as throughput. Bounded: about 80 s in all.
+// GET /oauth/userinfo against the built binary, beside oidc-provider 9 doing the same work
+// (bench/oidc-reference.ts: rotation, an HS256 JWT access token, no ID token), in the same run.
+// Refreshes go as clients send them: 20 chains, each spending its latest refresh token and
+// going on with the one its answer carries (bench/lib.ts, RefreshChains). Client pinned to CPU
+// 0, servers to CPU 1 where taskset exists. Rounds alternate the targets, so a noisy moment on
+// the shared machine hits both; each round's ratio compares figures taken seconds apart, and the
+// spread of those ratios is printed with their median. Only 2xx responses count as throughput;
+// the servers' CPU time per 2xx is printed too (steadier than throughput on a shared machine).
+// Bounded: about 90 s with the defaults.
 import { execSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,27 +19,52 @@ import {
   freePort,
   HAS_TASKSET,
   type LoadFigures,
-  mintRefreshTokens,
-  refreshRequests,
+  mintRefreshChains,
+  processTreeCpuMs,
+  RefreshChains,
   startOnServerCore,
 } from './lib.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { warmup: WARMUP_SEC, duration: DURATION_SEC } = benchSeconds({ warmup: 2, duration: 5 });
-/** Rounds alternate the targets, so a noisy moment on the machine hits both. */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = 20;
-const POOL = Number(process.env.BENCH_POOL ?? 90_000);
+/** Authorizations minted per server: each run drops the chains it leaves in flight (about 20). */
+const CHAINS = Number(process.env.BENCH_CHAINS ?? 60 * ROUNDS + 40);
 
-async function measure(opts: autocannon.Options): Promise<LoadFigures> {
-  await autocannon({ ...opts, connections: CONNECTIONS, duration: WARMUP_SEC });
-  const r = await autocannon({ ...opts, connections: CONNECTIONS, duration: DURATION_SEC });
+type Target = [name: string, options: () => autocannon.Options, pid: number];
+
+async function measure(options: autocannon.Options, pid: number): Promise<LoadFigures> {
+  await autocannon({ ...options, connections: CONNECTIONS, duration: WARMUP_SEC });
+  const cpuBefore = processTreeCpuMs([pid]);
+  const clientBefore = process.cpuUsage();
+  const r = await autocannon({ ...options, connections: CONNECTIONS, duration: DURATION_SEC });
+  const client = process.cpuUsage(clientBefore);
+  const ok = r['2xx'];
   return {
-    rps: r['2xx'] / DURATION_SEC,
+    rps: ok / DURATION_SEC,
     p50: r.latency.p50,
     p99: r.latency.p99,
     non2xx: r.non2xx + r.errors + r.timeouts,
+    cpuUs: {
+      server: ok > 0 ? Math.round(((processTreeCpuMs([pid]) - cpuBefore) * 1000) / ok) : 0,
+      // The load generator's share of its core: near 100, it and not the server sets the pace.
+      clientPct: Math.round((client.user + client.system) / (DURATION_SEC * 1e4)),
+    },
   };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+/** Each round's ratio of two targets' throughput: median and spread (min-max). */
+function ratios(results: LoadFigures[][], a: number, b: number): string {
+  const each = results[a].map((r, i) => r.rps / results[b][i].rps);
+  const cpu = results[a].map((r, i) => results[b][i].cpuUs!.server / r.cpuUs!.server);
+  const f = (x: number) => x.toFixed(2);
+  return `${f(median(each))}x (rounds ${each.map(f).join(', ')}; by CPU per 2xx ${f(median(cpu))}x)`;
 }
 
 async function main() {
@@ -54,11 +83,11 @@ async function main() {
       GANTRY_SCRYPT_COST: '1024',
     };
 
-    // Mint the pool through the services, then close: the server owns the file from here on.
-    const { authorization, accessToken, pool } = await mintRefreshTokens(env, POOL);
+    // Mint the chains through the services, then close: the server owns the file from here on.
+    const { authorization, accessToken, seeds } = await mintRefreshChains(env, CHAINS);
 
     const gantry = await startOnServerCore(
-      [path.join(ROOT, 'bin/gantry'), 'serve'],
+      [...(process.env.BENCH_NODE_ARGS?.split(' ') ?? []), path.join(ROOT, 'bin/gantry'), 'serve'],
       /gantry listening on/,
       'gantry',
       env,
@@ -67,62 +96,60 @@ async function main() {
     const oidcPort = await freePort();
     const poolFile = path.join(dataDir, 'oidc-pool.json');
     const oidc = await startOnServerCore(
-      [
-        '--import',
-        'tsx',
-        path.join(ROOT, 'bench/oidc-reference.ts'),
-        String(oidcPort),
-        poolFile,
-        String(Math.round(POOL / 2)),
-      ],
+      ['--import', 'tsx', path.join(ROOT, 'bench/oidc-reference.ts'), String(oidcPort), poolFile, String(CHAINS)],
       /ready/,
       'oidc-provider',
     );
     children.push(oidc);
-    const ref = JSON.parse(readFileSync(poolFile, 'utf8')) as { refreshTokens: string[]; accessToken: string };
+    const ref = JSON.parse(readFileSync(poolFile, 'utf8')) as { seeds: string[]; accessToken: string };
     const refAuth = `Basic ${Buffer.from('bench-client:bench-secret-that-is-long-enough-for-hs256-0001').toString('base64')}`;
 
     const base = `http://127.0.0.1:${port}`;
     const oidcBase = `http://127.0.0.1:${oidcPort}`;
-    const targets: Array<[string, () => autocannon.Options]> = [
-      ['gantry refresh_token grant', () => refreshRequests(`${base}/api/v1/oauth/token`, authorization, pool)],
-      ['oidc-provider refresh_token grant', () => refreshRequests(`${oidcBase}/token`, refAuth, ref.refreshTokens)],
+    const gantryChains = new RefreshChains(`${base}/api/v1/oauth/token`, authorization, seeds);
+    const oidcChains = new RefreshChains(`${oidcBase}/token`, refAuth, ref.seeds);
+    const gantryPid = gantry.proc.pid!;
+    const oidcPid = oidc.proc.pid!;
+    const targets: Target[] = [
+      ['gantry refresh_token grant', () => gantryChains.options(), gantryPid],
+      ['oidc-provider refresh_token grant', () => oidcChains.options(), oidcPid],
       [
         'gantry GET /oauth/userinfo',
         () => ({ url: `${base}/api/v1/oauth/userinfo`, headers: { authorization: `Bearer ${accessToken}` } }),
+        gantryPid,
       ],
       [
         'oidc-provider GET /me (userinfo)',
         () => ({ url: `${oidcBase}/me`, headers: { authorization: `Bearer ${ref.accessToken}` } }),
+        oidcPid,
       ],
     ];
-    // One options object per target for the whole run, so the refresh pools keep moving forward.
-    const options = targets.map(([, make]) => make());
     const results: LoadFigures[][] = targets.map(() => []);
     for (let round = 0; round < ROUNDS; round++) {
-      for (let i = 0; i < targets.length; i++) results[i].push(await measure(options[i]));
+      for (let i = 0; i < targets.length; i++) results[i].push(await measure(targets[i][1](), targets[i][2]));
     }
 
     console.log(
-      `\nOAuth bench: ${CONNECTIONS} connections, ${WARMUP_SEC} s warm-up + ${DURATION_SEC} s measured per run, ${ROUNDS} rounds, pinned=${HAS_TASKSET}`,
+      `\nOAuth bench: ${CONNECTIONS} connections (refresh: ${CONNECTIONS} chains), ${WARMUP_SEC} s warm-up + ${DURATION_SEC} s measured per run, ${ROUNDS} rounds, pinned=${HAS_TASKSET}`,
     );
     console.log(
-      'target                              2xx/s      p50 ms  p99 ms  non-2xx   (mean of rounds; p99 the worst round)',
+      'target                              2xx/s   cpu µs/2xx  p50 ms  p99 ms  non-2xx   (median of rounds; p99 the worst round)',
     );
-    const summary = results.map((runs) => ({
-      rps: runs.reduce((a, r) => a + r.rps, 0) / runs.length,
-      p50: Math.max(...runs.map((r) => r.p50)),
-      p99: Math.max(...runs.map((r) => r.p99)),
-      non2xx: runs.reduce((a, r) => a + r.non2xx, 0),
-    }));
     targets.forEach(([name], i) => {
-      const f = summary[i];
+      const runs = results[i];
       console.log(
-        `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)}  ${String(f.p50).padStart(6)}  ${String(f.p99).padStart(6)}  ${String(f.non2xx).padStart(7)}   rounds: ${results[i].map((r) => r.rps.toFixed(0)).join(', ')}`,
+        `${name.padEnd(34)} ${median(runs.map((r) => r.rps))
+          .toFixed(0)
+          .padStart(
+            7,
+          )}  ${String(median(runs.map((r) => r.cpuUs!.server))).padStart(11)}  ${String(median(runs.map((r) => r.p50))).padStart(6)}  ${String(Math.max(...runs.map((r) => r.p99))).padStart(6)}  ${String(runs.reduce((a, r) => a + r.non2xx, 0)).padStart(7)}   rounds: ${runs.map((r) => r.rps.toFixed(0)).join(', ')}; client CPU ${runs.map((r) => `${r.cpuUs!.clientPct}%`).join(', ')}`,
       );
     });
-    console.log(`ratio refresh  gantry/oidc-provider: ${(summary[0].rps / summary[1].rps).toFixed(2)}x`);
-    console.log(`ratio userinfo gantry/oidc-provider: ${(summary[2].rps / summary[3].rps).toFixed(2)}x`);
+    console.log(`ratio refresh  gantry/oidc-provider: ${ratios(results, 0, 1)}`);
+    console.log(`ratio userinfo gantry/oidc-provider: ${ratios(results, 2, 3)}`);
+    console.log(
+      `refresh chains started: gantry ${gantryChains.started}, oidc-provider ${oidcChains.started}; answers other than 200: ${gantryChains.failed}, ${oidcChains.failed}`,
+    );
   } finally {
     for (const child of children) await child.stop();
     rmSync(dataDir, { recursive: true, force: true });

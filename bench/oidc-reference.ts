@@ -1,8 +1,10 @@
-// The reference for bench/oauth.bench.ts: oidc-provider 9 configured like Gantry (refresh
-// rotation on every use, HS256 JWT access tokens for the API resource, client_secret_basic),
-// its own in-memory adapter with room for the whole token pool (the default keeps 1000
-// entries, which would evict the pool). Pre-mints the same number of refresh tokens through
-// its models, writes them to a file, and prints "ready" when listening.
+// The reference for the refresh grant and userinfo (bench/oauth.bench.ts, bench/postgres.bench.ts):
+// oidc-provider 9 doing the work Gantry does: refresh rotation on every use, an HS256 JWT access
+// token for the API resource, client_secret_basic, and no ID token (Gantry issues none: a
+// refresh token without the `openid` scope gets no RS256 ID token from oidc-provider either).
+// Its own in-memory adapter with room for every token (the default keeps 1000 entries).
+// Mints one refresh token in each of `chains` authorizations (the seeds of the bench's refresh
+// chains, bench/lib.ts RefreshChains), writes them to a file, and prints "ready" when listening.
 import { createSecretKey } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 // @ts-expect-error oidc-provider ships no type declarations
 import Provider from 'oidc-provider';
 
-const [port, poolFile, poolSizeText] = process.argv.slice(2);
+const [port, poolFile, chainsText] = process.argv.slice(2);
 const issuer = `http://127.0.0.1:${port}`;
 const resource = `${issuer}/api`;
 const require = createRequire(import.meta.url);
@@ -74,27 +76,24 @@ const { Grant, RefreshToken, AccessToken } = provider as unknown as Record<
   ) => { save(): Promise<string>; addOIDCScope(s: string): void; addResourceScope(r: string, s: string): void }
 >;
 
-const grants: string[] = [];
-for (let i = 0; i < 50; i++) {
-  const grant = new Grant({ accountId, clientId });
-  grant.addOIDCScope('openid email profile offline_access');
+const seeds: string[] = [];
+for (let i = 0; i < Number(chainsText); i++) {
+  // One authorization per chain, for the API resource only: no `openid`, so no ID token.
+  const account = `${accountId}-${i % 50}`;
+  const grant = new Grant({ accountId: account, clientId });
   grant.addResourceScope(resource, 'api:read');
-  grants.push(await grant.save());
-}
-const pool: string[] = [];
-const poolSize = Number(poolSizeText);
-for (let i = 0; i < poolSize; i++) {
+  const grantId = await grant.save();
   const rt = new RefreshToken({
-    accountId,
+    accountId: account,
     clientId,
-    grantId: grants[i % grants.length],
-    scope: 'openid email profile offline_access api:read',
+    grantId,
+    scope: 'api:read',
     resource,
     gty: 'authorization_code',
     iiat: now(),
     rotations: 0,
   });
-  pool.push(await rt.save());
+  seeds.push(await rt.save());
 }
 // Userinfo takes the opaque, resource-less token oidc-provider issues for it.
 const userinfoGrant = new Grant({ accountId, clientId });
@@ -107,6 +106,6 @@ const accessToken = await new AccessToken({
   scope: 'openid email profile',
   gty: 'authorization_code',
 }).save();
-writeFileSync(poolFile, JSON.stringify({ refreshTokens: pool, accessToken }));
+writeFileSync(poolFile, JSON.stringify({ seeds, accessToken }));
 
 provider.listen(Number(port), '127.0.0.1', () => console.log('ready'));

@@ -18,9 +18,9 @@ import {
   freePort,
   HAS_TASKSET,
   type LoadFigures,
-  mintRefreshTokens,
+  mintRefreshChains,
   processTreeCpuMs,
-  refreshRequests,
+  RefreshChains,
   startOnServerCore,
 } from './lib.js';
 import { startPostgres } from '../test/helpers/postgres-server.mjs';
@@ -29,14 +29,13 @@ import { startCluster } from '../test/helpers/cluster.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { warmup: WARMUP_SEC, duration: DURATION_SEC } = benchSeconds({ warmup: 2, duration: 5 });
 const CONNECTIONS = 20;
-/** Refresh tokens minted per engine: more than one measured run spends, so none is reused. */
-const POOL = {
-  sqlite: Number(process.env.BENCH_POOL_SQLITE ?? 60_000),
-  postgres: Number(process.env.BENCH_POOL_PG ?? 40_000),
-};
-
 /**
- * Whose tokens the refresh rows spend: 50 users by default, one grant each. One user may refresh
+ * Authorizations minted per engine, each the seed of a refresh chain (bench/lib.ts,
+ * RefreshChains): every run drops the chains it leaves in flight, about 20.
+ */
+const CHAINS = Number(process.env.BENCH_CHAINS ?? 160);
+/**
+ * Whose authorizations the refresh chains are: 50 users by default. One user may refresh
  * 120 times a minute (docs/oauth.md, Rate limits); the bench lifts that limit, and with one
  * user's tokens every refresh would queue on that user's meter row (docs/postgres.md,
  * Transactions), a load no client can send. BENCH_USERS=1 measures that case.
@@ -100,11 +99,12 @@ async function main() {
       for (const node of cluster.nodes) execSync(`taskset -a -cp 1 ${node.proc.pid}`, { stdio: 'ignore' });
     const pgEnv = { ...common, ...cluster.env, GANTRY_DATA_DIR: path.join(home, 'pg-mint') };
     let t = Date.now();
-    const sqlite = await mintRefreshTokens(sqliteEnv, POOL.sqlite, USERS);
-    console.log(`minted ${POOL.sqlite} refresh tokens on SQLite in ${Date.now() - t} ms`);
+    const sqlite = await mintRefreshChains(sqliteEnv, CHAINS, USERS);
+    console.log(`minted ${CHAINS} authorizations on SQLite in ${Date.now() - t} ms`);
     t = Date.now();
-    const postgres = await mintRefreshTokens(pgEnv, POOL.postgres, USERS);
-    console.log(`minted ${POOL.postgres} refresh tokens on PostgreSQL in ${Date.now() - t} ms`);
+    // Two sets on PostgreSQL: node A's single-node run and the two-node run.
+    const postgres = await mintRefreshChains(pgEnv, CHAINS * 2, USERS);
+    console.log(`minted ${CHAINS * 2} authorizations on PostgreSQL in ${Date.now() - t} ms`);
     const sqliteNode = await startOnServerCore(
       [path.join(ROOT, 'bin/gantry'), 'serve'],
       /gantry listening on/,
@@ -115,12 +115,12 @@ async function main() {
     const oidcPort = await freePort();
     const poolFile = path.join(home, 'oidc-pool.json');
     const oidc = await startOnServerCore(
-      ['--import', 'tsx', path.join(ROOT, 'bench/oidc-reference.ts'), String(oidcPort), poolFile, '30000'],
+      ['--import', 'tsx', path.join(ROOT, 'bench/oidc-reference.ts'), String(oidcPort), poolFile, String(CHAINS)],
       /ready/,
       'oidc-provider',
     );
     children.push(oidc);
-    const ref = JSON.parse(readFileSync(poolFile, 'utf8')) as { refreshTokens: string[]; accessToken: string };
+    const ref = JSON.parse(readFileSync(poolFile, 'utf8')) as { seeds: string[]; accessToken: string };
     const refAuth = `Basic ${Buffer.from('bench-client:bench-secret-that-is-long-enough-for-hs256-0001').toString('base64')}`;
 
     const sqliteBase = sqliteEnv.GANTRY_PUBLIC_URL;
@@ -130,38 +130,28 @@ async function main() {
       url: `${base}/api/v1/oauth/userinfo`,
       headers: { authorization: `Bearer ${token}` },
     });
-    // The PostgreSQL pool is split in halves: node A's single-node run and the two-node run
-    // spend different tokens, so no run reuses one (a reuse revokes the family).
-    const half = Math.floor(postgres.pool.length / 2);
-    const pgSingle = postgres.pool.slice(0, half);
-    const pgSplit = postgres.pool.slice(half);
-    const quarter = Math.floor(pgSplit.length / 2);
+    const pgSeeds = { single: postgres.seeds.slice(0, CHAINS), split: postgres.seeds.slice(CHAINS) };
+    const half = CHAINS / 2;
+    const chains = (url: string, authorization: string, seeds: string[]) =>
+      new RefreshChains(`${url}/token`, authorization, seeds).options();
     // Whose CPU each row measures: the server answering, and for PostgreSQL the database too.
     const [pidA, pidB] = cluster.nodes.map((node) => node.proc.pid!);
     const reference: ServerProcesses = { server: [oidc.proc.pid!] };
     const onSqlite: ServerProcesses = { server: [sqliteNode.proc.pid!] };
     const onPostgres = (pids: number[]): ServerProcesses => ({ server: pids, postgres: [server.pid!] });
     const rows: Array<[string, autocannon.Options[], ServerProcesses]> = [
-      [
-        'oidc-provider refresh (in memory)',
-        [refreshRequests(`${oidcBase}/token`, refAuth, ref.refreshTokens)],
-        reference,
-      ],
-      [
-        'SQLite refresh',
-        [refreshRequests(`${sqliteBase}/api/v1/oauth/token`, sqlite.authorization, sqlite.pool)],
-        onSqlite,
-      ],
+      ['oidc-provider refresh (in memory)', [chains(oidcBase, refAuth, ref.seeds)], reference],
+      ['SQLite refresh', [chains(`${sqliteBase}/api/v1/oauth`, sqlite.authorization, sqlite.seeds)], onSqlite],
       [
         'PostgreSQL refresh, 1 node',
-        [refreshRequests(`${nodeA}/api/v1/oauth/token`, postgres.authorization, pgSingle)],
+        [chains(`${nodeA}/api/v1/oauth`, postgres.authorization, pgSeeds.single)],
         onPostgres([pidA]),
       ],
       [
         'PostgreSQL refresh, 2 nodes',
         [
-          refreshRequests(`${nodeA}/api/v1/oauth/token`, postgres.authorization, pgSplit.slice(0, quarter)),
-          refreshRequests(`${nodeB}/api/v1/oauth/token`, postgres.authorization, pgSplit.slice(quarter)),
+          chains(`${nodeA}/api/v1/oauth`, postgres.authorization, pgSeeds.split.slice(0, half)),
+          chains(`${nodeB}/api/v1/oauth`, postgres.authorization, pgSeeds.split.slice(half)),
         ],
         onPostgres([pidA, pidB]),
       ],
@@ -194,7 +184,7 @@ async function main() {
     console.log('(server µs, postgres µs: CPU time per 2xx answer of the answering processes and of the database)');
     const ratio = (a: string, b: string) => (results.get(a)!.rps / results.get(b)!.rps).toFixed(2);
     console.log(
-      `refresh  PostgreSQL/oidc-provider: ${ratio('PostgreSQL refresh, 1 node', 'oidc-provider refresh (in memory)')}x; PostgreSQL/SQLite: ${ratio('PostgreSQL refresh, 1 node', 'SQLite refresh')}x`,
+      `refresh  PostgreSQL/oidc-provider: ${ratio('PostgreSQL refresh, 1 node', 'oidc-provider refresh (in memory)')}x; SQLite/oidc-provider: ${ratio('SQLite refresh', 'oidc-provider refresh (in memory)')}x; PostgreSQL/SQLite: ${ratio('PostgreSQL refresh, 1 node', 'SQLite refresh')}x`,
     );
     console.log(
       `userinfo PostgreSQL/oidc-provider: ${ratio('PostgreSQL GET /oauth/userinfo, 1 node', 'oidc-provider GET /me (in memory)')}x; PostgreSQL/SQLite: ${ratio('PostgreSQL GET /oauth/userinfo, 1 node', 'SQLite GET /oauth/userinfo')}x`,

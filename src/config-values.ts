@@ -61,6 +61,32 @@ export function parseTrustedProxies(name: string, raw: string): TrustedProxy[] {
   return out;
 }
 
+/**
+ * Comma-separated host names (`claude.ai`, `*.example.com`: any name under it, not itself), as
+ * URLs name them: lower case, an international name in punycode. A URL, a port or a path is
+ * refused: the list names hosts, whatever their scheme and port.
+ */
+export function parseHostList(name: string, raw: string): string[] {
+  const out: string[] = [];
+  for (const entry of raw.split(/[\s,]+/)) {
+    if (entry === '') continue;
+    const wildcard = entry.startsWith('*.');
+    const host = wildcard ? entry.slice(2) : entry;
+    let parsed: URL | null = null;
+    try {
+      parsed = /[/:@?#*\\]/.test(host.replace(/^\[[0-9a-f:.]+\]$/i, '')) ? null : new URL(`https://${host}`);
+    } catch {
+      parsed = null;
+    }
+    if (!parsed || parsed.port || parsed.hostname === '' || (wildcard && parsed.hostname.startsWith('[')))
+      throw new ConfigError(
+        `${name} must list host names separated by commas, such as claude.ai or *.example.com (got "${entry}")`,
+      );
+    out.push(wildcard ? `*.${parsed.hostname}` : parsed.hostname);
+  }
+  return [...new Set(out)];
+}
+
 export function parseMinorUnits(name: string, raw: string | number): number {
   const text = String(raw).trim();
   if (!/^\d{1,12}$/.test(text) || Number(text) < 1)

@@ -4,6 +4,7 @@ import {
   ConfigError,
   parseBool,
   parseDatabaseUrl,
+  parseHostList,
   parseMinorUnits,
   parsePort,
   parsePositive,
@@ -38,6 +39,12 @@ export interface Config {
   readonly allowPrivateNetworks: boolean;
   /** Whether clients may register themselves at the RFC 7591 endpoint (docs/oauth.md, Self-registered clients). */
   readonly oauthDynamicRegistration: boolean;
+  /**
+   * Client ID Metadata Documents (docs/oauth.md): whether a client may name itself by a document's
+   * URL at all (GANTRY_OAUTH_CLIENT_METADATA_DOCUMENTS), and from which hosts
+   * (GANTRY_OAUTH_CLIENT_METADATA_HOSTS; empty: any host the outbound guard lets Gantry reach).
+   */
+  readonly oauthMetadataDocuments: { readonly enabled: boolean; readonly trustedHosts: readonly string[] };
   /**
    * Reverse proxies whose X-Forwarded-For is believed (docs/kernel.md, Client address); empty:
    * the peer address is the client address.
@@ -257,6 +264,12 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
       'GANTRY_OAUTH_DYNAMIC_REGISTRATION',
       env.GANTRY_OAUTH_DYNAMIC_REGISTRATION || true,
     ),
+    oauthMetadataDocuments: Object.freeze({
+      enabled: parseBool('GANTRY_OAUTH_CLIENT_METADATA_DOCUMENTS', env.GANTRY_OAUTH_CLIENT_METADATA_DOCUMENTS || true),
+      trustedHosts: Object.freeze(
+        parseHostList('GANTRY_OAUTH_CLIENT_METADATA_HOSTS', env.GANTRY_OAUTH_CLIENT_METADATA_HOSTS ?? ''),
+      ),
+    }),
     trustedProxies: Object.freeze(trustedProxies),
     accountRetentionDays: parsePositive('GANTRY_ACCOUNT_RETENTION_DAYS', env.GANTRY_ACCOUNT_RETENTION_DAYS || 30),
     billing: billingConfig(env),

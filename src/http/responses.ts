@@ -1,5 +1,5 @@
 import type { Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
-import type { Boom } from '@hapi/boom';
+import { type Boom, boomify, isBoom } from '@hapi/boom';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { DomainError, type ErrorCode } from './errors.js';
@@ -9,7 +9,7 @@ import type { TrustedProxy } from '../config.js';
 import type { AnsweredRequest } from './prepared.js';
 import type { RequestCounter } from './metrics.js';
 import { rateLimitHeaders, type RateDecision, writeAllowedRateLimitHeaders } from './rate-limit.js';
-import { routeConfig, routeName } from './route-config.js';
+import { type GantryRouteConfig, routeConfig, routeName } from './route-config.js';
 import { joiDetails } from './validation.js';
 import { isUniqueViolation } from '../db/engine.js';
 import { MissingCredentialKeyError } from '../lib/sealed.js';
@@ -65,6 +65,99 @@ function mapError(err: Boom | DomainError): MappedError {
   return { status, code, message, headers };
 }
 
+/** Where an error happened, for its log line and its answer. */
+interface ErrorContext {
+  requestId: string;
+  route: string | undefined;
+  method: string;
+  path: string;
+  ip: string;
+  /** The route's own error format (route-config.ts), if it has one. */
+  format: GantryRouteConfig['errorFormat'];
+  /** The limit's decision for this request, if one was reached: its headers go on the answer. */
+  decision: RateDecision | undefined;
+  /** Whether the error is a browser's request for a path no route has (hapi requests only). */
+  browserMissedPage?: (mapped: MappedError) => boolean;
+  durationMs: number;
+}
+
+/** An error's answer: status, body (with its media type when not JSON) and headers. */
+export interface ErrorAnswer {
+  status: number;
+  body: string | object;
+  type?: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * The kernel's one mapping of every error (DomainError, Boom, joi via the global failAction,
+ * unexpected exceptions) into its answer, logged as it deserves; used by hapi's lifecycle and
+ * by answers written without a hapi request (docs/kernel.md, Direct forms).
+ */
+export type ErrorAnswers = (err: unknown, context: ErrorContext) => ErrorAnswer;
+
+function errorAnswers(
+  logger: Logger,
+  clock: Clock,
+  pages: PageKit,
+  reportMissingKey: MissingKeyReport,
+  homePath: string,
+): ErrorAnswers {
+  return (thrown, c) => {
+    // What hapi does with anything a handler throws that is neither.
+    const err =
+      thrown instanceof DomainError || isBoom(thrown)
+        ? thrown
+        : boomify(thrown instanceof Error ? thrown : new Error(String(thrown)));
+    const mapped = mapError(err);
+    if (err instanceof MissingCredentialKeyError) reportMissingKey(err.keyId);
+    else if (mapped.status >= 500) {
+      logger.error('request failed', {
+        requestId: c.requestId,
+        route: c.route,
+        method: c.method,
+        path: c.path,
+        ip: c.ip,
+        err: err as Error,
+      });
+    } else if (mapped.status === 409 && !(err instanceof DomainError)) {
+      logger.warn('constraint conflict', { requestId: c.requestId, route: c.route, reason: (err as Error).message });
+    }
+    // The envelope, unless the route writes its errors in another wire format, or a browser
+    // asked for a page that does not exist (docs/kernel.md, Pages: unknown paths).
+    const format = c.format ?? (c.browserMissedPage?.(mapped) ? htmlErrorFormat : null);
+    const limitHeaders = c.decision ? rateLimitHeaders(c.decision, clock.now().getTime()) : {};
+    const retryAfter = Number(mapped.headers['Retry-After'] ?? limitHeaders['Retry-After']);
+    const formatted = format?.(
+      {
+        status: mapped.status,
+        code: mapped.code,
+        message: mapped.message,
+        details: mapped.details,
+        requestId: c.requestId,
+        retryAfterSec: Number.isFinite(retryAfter) ? retryAfter : undefined,
+        homePath,
+      },
+      pages,
+    );
+    const body = formatted?.body ?? {
+      data: null,
+      error: {
+        code: mapped.code,
+        message: mapped.message,
+        ...(mapped.details !== undefined ? { details: mapped.details } : {}),
+      },
+      meta: { requestId: c.requestId, durationMs: c.durationMs },
+    };
+    return {
+      status: mapped.status,
+      body,
+      type: formatted?.type,
+      headers: { ...limitHeaders, ...mapped.headers, ...formatted?.headers, 'X-Request-Id': c.requestId },
+    };
+  };
+}
+
 /**
  * A browser's request (it prefers HTML) for a path no route has, outside the machine paths: it
  * gets a page saying so, not the JSON envelope (docs/kernel.md, Pages: unknown paths).
@@ -77,9 +170,8 @@ const browserMissedPage = (request: Request, mapped: MappedError) =>
 
 /**
  * The kernel's request lifecycle: a request id for everything, one mapping of every error
- * (DomainError, Boom, joi via the global failAction, unexpected exceptions) into the
- * envelope, rate-limit headers, and one JSON log line per request (path only: query strings
- * can carry secrets).
+ * into the envelope (or the route's own format), rate-limit headers, and one JSON log line per
+ * request (path only: query strings can carry secrets). Returns the error mapping.
  */
 export function registerResponses(
   server: Server,
@@ -89,59 +181,28 @@ export function registerResponses(
   reportMissingKey: MissingKeyReport,
   /** Where the error pages lead back to: the listener's home page. */
   homePath = '/',
-): void {
+): ErrorAnswers {
+  const answerError = errorAnswers(logger, clock, pages, reportMissingKey, homePath);
   server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
     const response = request.response;
     const requestId = requestIdOf(request);
     const decision = (request.app as { rateLimit?: RateDecision }).rateLimit;
 
     if (response instanceof DomainError || (response as Boom).isBoom) {
-      const err = response as Boom | DomainError;
-      const mapped = mapError(err);
-      if (err instanceof MissingCredentialKeyError) reportMissingKey(err.keyId);
-      else if (mapped.status >= 500) {
-        logger.error('request failed', {
-          requestId,
-          route: routeName(request),
-          method: request.method,
-          path: request.path,
-          ip: clientAddressOf(request),
-          err: err as Error,
-        });
-      } else if (mapped.status === 409 && !(err instanceof DomainError)) {
-        logger.warn('constraint conflict', { requestId, route: routeName(request), reason: (err as Error).message });
-      }
-      // The envelope, unless the route writes its errors in another wire format, or a browser
-      // asked for a page that does not exist (docs/kernel.md, Pages: unknown paths).
-      const format = routeConfig(request).errorFormat ?? (browserMissedPage(request, mapped) ? htmlErrorFormat : null);
-      const limitHeaders = decision ? rateLimitHeaders(decision, clock.now().getTime()) : {};
-      const retryAfter = Number(mapped.headers['Retry-After'] ?? limitHeaders['Retry-After']);
-      const formatted = format?.(
-        {
-          status: mapped.status,
-          code: mapped.code,
-          message: mapped.message,
-          details: mapped.details,
-          requestId,
-          retryAfterSec: Number.isFinite(retryAfter) ? retryAfter : undefined,
-          homePath,
-        },
-        pages,
-      );
-      const body = formatted?.body ?? {
-        data: null,
-        error: {
-          code: mapped.code,
-          message: mapped.message,
-          ...(mapped.details !== undefined ? { details: mapped.details } : {}),
-        },
-        meta: { requestId, durationMs: durationOf(request) },
-      };
-      const res = h.response(body).code(mapped.status);
-      if (formatted?.type) res.type(formatted.type);
-      for (const [name, value] of Object.entries({ ...limitHeaders, ...mapped.headers, ...formatted?.headers }))
-        res.header(name, value);
-      res.header('X-Request-Id', requestId);
+      const answer = answerError(response, {
+        requestId,
+        route: routeName(request),
+        method: request.method,
+        path: request.path,
+        ip: clientAddressOf(request),
+        format: routeConfig(request).errorFormat,
+        decision,
+        durationMs: durationOf(request),
+        browserMissedPage: (mapped) => browserMissedPage(request, mapped),
+      });
+      const res = h.response(answer.body).code(answer.status);
+      if (answer.type) res.type(answer.type);
+      for (const [name, value] of Object.entries(answer.headers)) res.header(name, value);
       return res;
     }
 
@@ -154,7 +215,7 @@ export function registerResponses(
   });
 
   // One line per request at info level; below it, not even the listener (hot path).
-  if (logger.enabled?.('info') === false) return;
+  if (logger.enabled?.('info') === false) return answerError;
   server.events.on('response', (request) => {
     const status = (request.response as { statusCode?: number } | null)?.statusCode;
     logger.info('request', {
@@ -168,6 +229,7 @@ export function registerResponses(
       userId: (request.auth.credentials as { userId?: string } | null)?.userId,
     });
   });
+  return answerError;
 }
 
 /**

@@ -10,6 +10,7 @@ import { installPostAuthSteps } from './post-auth.js';
 import { registerPages } from './pages.js';
 import { preparedAnswerRecorder, registerResponses, validationFailAction } from './responses.js';
 import { installPreparedAnswers } from './prepared.js';
+import { installDirectForms } from './direct-forms.js';
 import { API, apiUrl } from './paths.js';
 import { registerRequestTracing, tracePreparedAnswers } from './tracing.js';
 /** What the server stands on: the kernel, and whether the app is shutting down. */
@@ -77,7 +78,14 @@ export async function createServer<D>(
   const rateLimit = rateLimitCheck(kernel.limiter, kernel.clock, kernel.metrics);
   const postAuth = installPostAuthSteps(server, rateLimit);
   registerClientAddress(server, kernel.config.trustedProxies);
-  registerResponses(server, kernel.logger, kernel.clock, kernel.pages, kernel.reportMissingKey, parts.homePath);
+  const answerError = registerResponses(
+    server,
+    kernel.logger,
+    kernel.clock,
+    kernel.pages,
+    kernel.reportMissingKey,
+    parts.homePath,
+  );
   registerPages(server, kernel.pages);
   const { verifiers } = parts;
   registerBearerAuth(server, verifiers, postAuth.countInScheme);
@@ -117,10 +125,17 @@ export async function createServer<D>(
     !options.statusOnly,
   );
   postAuth.assertCovered(server);
-  const recordAnswer = preparedAnswerRecorder(kernel.logger, countRequest, kernel.config.trustedProxies);
-  installPreparedAnswers(server, tracePreparedAnswers(recordAnswer, kernel.tracing, server.info.protocol), {
+  // Answers written in front of hapi (prepared GETs, direct form POSTs) are logged, counted and
+  // traced as hapi's are (docs/kernel.md).
+  const record = tracePreparedAnswers(
+    preparedAnswerRecorder(kernel.logger, countRequest, kernel.config.trustedProxies),
+    kernel.tracing,
+    server.info.protocol,
+  );
+  installPreparedAnswers(server, record, {
     identify: (authorization, config) => cachedCaller(verifiers, authorization, config),
     count: (routeId, config, principal) => countKnownCaller(kernel.limiter, routeId, config.rateLimit, principal),
   });
+  installDirectForms(server, record, { proxies: kernel.config.trustedProxies, answerError });
   return server;
 }

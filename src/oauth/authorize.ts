@@ -35,7 +35,7 @@ export const bindsWorkspace = (request: AuthorizeRequest): boolean =>
 export type AuthorizeValidation =
   | { kind: 'ok'; request: AuthorizeRequest; client: Client }
   /** Unknown client or unregistered redirect_uri: shown to the user, never redirected (RFC 6749 4.1.2.1). */
-  | { kind: 'page'; message: string }
+  | { kind: 'page'; message: string; advice?: string }
   | { kind: 'redirect'; url: string; error: OAuthErrorCode };
 
 /** Builds `redirect_uri?...` keeping the URI's own query, with iss always added (RFC 9207). */
@@ -66,7 +66,7 @@ export function createAuthorize(kernel: Kernel, clients: OAuthClients, workspace
     if (!clientId)
       return { kind: 'page', message: 'The request names no valid client (client_id is missing or repeated).' };
     const resolved = await clients.resolve(clientId);
-    if ('problem' in resolved) return { kind: 'page', message: resolved.problem };
+    if ('problem' in resolved) return { kind: 'page', message: resolved.problem, advice: resolved.advice };
     const { client } = resolved;
     const redirectUri = one('redirect_uri');
     if (!redirectUri)

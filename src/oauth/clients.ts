@@ -5,7 +5,12 @@ import { randomToken, safeEqual, sha256Hex } from '../lib/crypto.js';
 import { isUuid, newId } from '../lib/ids.js';
 import type { Kernel } from '../kernel.js';
 import { showClient, type NamedClient } from './client-labels.js';
-import { createMetadataDocuments, isMetadataDocumentId, type ClientLookup } from './metadata-documents.js';
+import {
+  createMetadataDocuments,
+  isMetadataDocumentId,
+  type ClientLookup,
+  type ClientProblem,
+} from './metadata-documents.js';
 import { opensBrowser, redirectUriMatches, redirectUriProblem } from './redirect-uris.js';
 import { isScope, formatScope, SCOPE_NAMES } from './scopes.js';
 import * as store from './store/index.js';
@@ -62,14 +67,21 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
   const cache = new LRUCache<string, { client: Client | null }>({ max: 5_000, ttl: 30_000 });
   changes.subscribe(CLIENT_CHANGED_TOPIC, (id) => (id ? cache.delete(id) : cache.clear()));
 
+  /**
+   * A client by id. A metadata document's client the operator's policy no longer takes (documents
+   * switched off, its host not trusted) is no client at all: at authorize, token and revoke alike
+   * (docs/oauth.md, Client ID Metadata Documents); the operator's CLI still sees its row.
+   */
   async function find(id: string): Promise<Client | null> {
     if (!isClientIdShape(id)) return null;
-    const hit = cache.get(id);
-    if (hit) return hit.client;
-    const row = await store.findClient(db, id);
-    const client = row ? toClient(row) : null;
-    cache.set(id, { client });
-    return client;
+    let hit = cache.get(id);
+    if (!hit) {
+      const row = await store.findClient(db, id);
+      hit = { client: row ? toClient(row) : null };
+      cache.set(id, hit);
+    }
+    const client = hit.client;
+    return client?.registration === 'metadata_document' && !documents.allowed(id) ? null : client;
   }
 
   async function require(id: string): Promise<Client> {
@@ -141,7 +153,7 @@ export function createClients(kernel: Kernel, tokens: OAuthTokens) {
      * The client an authorize request names: a stored one, or for a URL the metadata
      * document's, fetched when the stored copy is older than its cache lifetime.
      */
-    async resolve(id: string): Promise<{ client: Client } | { problem: string }> {
+    async resolve(id: string): Promise<{ client: Client } | ClientProblem> {
       if (isMetadataDocumentId(id)) return documents.resolve(id);
       const client = await find(id);
       return client ? { client } : { problem: 'This application is not registered (unknown client_id).' };

@@ -6,9 +6,13 @@ import { SCOPE_NAMES } from './scopes.js';
  * RFC 8414 metadata, served identically at both well-known paths (docs/interface.md,
  * OAuth). No jwks_uri or ID-token fields: tokens are signed with a symmetric key and no ID
  * tokens are issued. Clients may register themselves (docs/oauth.md, Self-registered clients):
- * by metadata document always, at registration_endpoint unless that is switched off.
+ * by metadata document and at registration_endpoint, each unless the operator switched it off.
+ * With documents off, MCP clients register at the endpoint instead or use a pre-registered
+ * client (MCP 2025-11-25, Authorization, Client Registration: documents first when advertised).
  */
-export function discoveryDocument(config: Pick<Config, 'publicUrl' | 'oauthDynamicRegistration'>) {
+export function discoveryDocument(
+  config: Pick<Config, 'publicUrl' | 'oauthDynamicRegistration' | 'oauthMetadataDocuments'>,
+) {
   const { publicUrl } = config;
   const base = apiUrl(publicUrl, '/oauth');
   return Object.freeze({
@@ -28,6 +32,6 @@ export function discoveryDocument(config: Pick<Config, 'publicUrl' | 'oauthDynam
     subject_types_supported: ['public'],
     claims_supported: ['sub', 'email', 'email_verified', 'name', 'preferred_username'],
     authorization_response_iss_parameter_supported: true,
-    client_id_metadata_document_supported: true,
+    client_id_metadata_document_supported: config.oauthMetadataDocuments.enabled,
   });
 }

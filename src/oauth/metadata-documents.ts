@@ -14,6 +14,12 @@ const DEFAULT_CACHE_SEC = 3600;
 /** The one answer for every failure to fetch a document, whatever the cause (see fetchDocument). */
 const NOT_FETCHED = "This application's metadata document could not be fetched.";
 
+/** Why an authorize request cannot go on, and, where the user can do something else, what. */
+export interface ClientProblem {
+  problem: string;
+  advice?: string;
+}
+
 /** What the document module needs of the clients: reading the stored copy and storing a new one. */
 export interface ClientLookup {
   find(id: string): Promise<Client | null>;
@@ -45,6 +51,12 @@ function urlProblem(raw: string, allowPrivate: boolean): string | null {
   return null;
 }
 
+/** Whether a document's host is on the operator's list (none listed: every host); `*.x` is any name under x. */
+function hostTrusted(hostname: string, trusted: readonly string[]): boolean {
+  if (trusted.length === 0) return true;
+  return trusted.some((t) => (t.startsWith('*.') ? hostname.endsWith(t.slice(1)) : hostname === t));
+}
+
 /** Seconds a copy stays fresh: max-age within [5 min, 24 h]; no-store or no-cache get the minimum. */
 function cacheSeconds(header: string | null): number {
   if (!header) return DEFAULT_CACHE_SEC;
@@ -63,6 +75,7 @@ function cacheSeconds(header: string | null): number {
  */
 export function createMetadataDocuments(kernel: Pick<Kernel, 'clock' | 'config' | 'logger'>, clients: ClientLookup) {
   const { clock, config, logger } = kernel;
+  const policy = config.oauthMetadataDocuments;
   const fetchOut = guardedFetch({
     allowPrivate: config.allowPrivateNetworks,
     timeoutMs: FETCH_TIMEOUT_MS,
@@ -119,18 +132,74 @@ export function createMetadataDocuments(kernel: Pick<Kernel, 'clock' | 'config' 
     };
   }
 
+  /**
+   * What the user can do when this server takes no document from this application: the
+   * operator's own client (docs/mcp.md, Connecting clients), or registering at the RFC 7591
+   * endpoint when it is open. Said on the page, since the user cannot fix the document.
+   */
+  function instead(also?: string): string {
+    const ways = [
+      'ask the operator of this server for a client registered for you, and give your application its client ID',
+      ...(config.oauthDynamicRegistration
+        ? [
+            "use your application's option to register itself with this server (dynamic client registration), if it has one",
+          ]
+        : []),
+      ...(also ? [also] : []),
+    ];
+    return `What you can do instead: ${ways.join('; or ')}.`;
+  }
+
+  /**
+   * The operator's choice (docs/oauth.md, Client ID Metadata Documents): documents off, or this
+   * document's host not on the list. Checked before anything is fetched, and for a stored copy too.
+   */
+  function policyRefusal(url: string): 'documents switched off' | 'host not trusted' | null {
+    if (!policy.enabled) return 'documents switched off';
+    return hostTrusted(new URL(url).hostname, policy.trustedHosts) ? null : 'host not trusted';
+  }
+
+  /** The page's words for a refusal by policy: whose choice it is, and what to do instead. */
+  function refusedByPolicy(url: string, cause: NonNullable<ReturnType<typeof policyRefusal>>): ClientProblem {
+    if (cause === 'documents switched off')
+      return {
+        problem:
+          'This server does not accept applications that name themselves by a metadata document (a client_id that is a web address): its operator switched them off.',
+        advice: instead(),
+      };
+    const host = new URL(url).hostname;
+    return {
+      problem: `This server accepts metadata documents only from the hosts its operator trusts, and ${host} is not one of them.`,
+      advice: instead(`ask the operator to trust ${host}`),
+    };
+  }
+
   return {
-    async resolve(url: string): Promise<{ client: Client } | { problem: string }> {
+    /** Whether this server takes documents from this client_id's host at all (a stored copy included). */
+    allowed: (url: string): boolean => URL.canParse(url) && policyRefusal(url) === null,
+
+    async resolve(url: string): Promise<{ client: Client } | ClientProblem> {
       const fail = (why: string) => ({ problem: `This application's metadata document cannot be used: ${why}.` });
       const urlIssue = urlProblem(url, config.allowPrivateNetworks);
       if (urlIssue) return fail(urlIssue);
+      const cause = policyRefusal(url);
+      if (cause) {
+        logger.info("oauth client metadata document refused by the operator's policy", { clientId: url, cause });
+        return refusedByPolicy(url, cause);
+      }
       const now = clock.now();
       const stored = await clients.find(url);
       if (stored && stored.registration !== 'metadata_document') return fail('the client_id is taken');
       if (stored?.metadataExpiresAt && stored.metadataExpiresAt > now.toISOString()) return { client: stored };
 
       const fetched = await fetchDocument(url);
-      if (!fetched) return { problem: NOT_FETCHED };
+      // The same words whatever the cause (N-L4), and what to do when this server cannot reach
+      // the publisher's site at all (an on-premises server without internet access, for one).
+      if (!fetched)
+        return {
+          problem: NOT_FETCHED,
+          advice: `The application names itself by a document on its publisher's web site, which this server must download first; a server that cannot reach that site cannot accept the application this way. ${instead()}`,
+        };
       const read = readDocument(url, fetched.document);
       if ('problem' in read) return fail(read.problem);
       read.metadataExpiresAt = new Date(now.getTime() + fetched.maxAgeSec * 1000).toISOString();

@@ -28,10 +28,10 @@ export function oauthPageRoutes(app: PluginDeps): ServerRoute[] {
    * back to the client (RFC 6749 4.1.2.1): what it means for the person, and the developer's
    * reason below it, which they can pass on with the page's reference.
    */
-  const requestErrorPage = (reason: string): PageView => ({
+  const requestErrorPage = (reason: string, advice?: string): PageView => ({
     title: 'This sign-in request cannot be completed',
     body: `<h1>This sign-in request cannot be completed</h1>
-<p>The application that sent you here asked ${escapeHtml(brand)} for something it cannot accept, so you cannot sign in to it from here. Go back to the application and try again; if this keeps happening, tell its developer what is written below.</p>
+<p>The application that sent you here asked ${escapeHtml(brand)} for something it cannot accept, so you cannot sign in to it from here. ${advice ? escapeHtml(advice) : 'Go back to the application and try again; if this keeps happening, tell its developer what is written below.'}</p>
 <p class="muted">For the developer: ${escapeHtml(reason)}</p>
 ${nextStep({ href: '/', label: 'Go to the home page' })}`,
   });
@@ -43,7 +43,7 @@ ${nextStep({ href: '/', label: 'Go to the home page' })}`,
       options: { id: 'oauth.authorize', ...pageConfig },
       handler: async (request, h) => {
         const result = await authorize.validate(request.query as Record<string, unknown>);
-        if (result.kind === 'page') return page(h, requestErrorPage(result.message), 400);
+        if (result.kind === 'page') return page(h, requestErrorPage(result.message, result.advice), 400);
         if (result.kind === 'redirect') return redirect(h, result.url);
         const sessionValue = cookie(request, BROWSER_SESSION_COOKIE);
         const userId = await browserSessions.userOf(sessionValue);

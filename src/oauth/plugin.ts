@@ -1,9 +1,12 @@
 import type { DomainPlugin } from '../services.js';
-import { oauthRootRoutes, oauthRoutes } from './routes.js';
+import { oauthRootRoutes, oauthRoutes, serveTokenDirectly } from './routes.js';
 
 export const oauthPlugin: DomainPlugin = {
   name: 'oauth',
-  register: (server, deps) => server.route(oauthRoutes(deps)),
+  register(server, deps) {
+    server.route(oauthRoutes(deps));
+    serveTokenDirectly(server, deps);
+  },
 };
 
 /** The authorization and magic-link pages (absolute paths) and the discovery documents. */

@@ -1,6 +1,7 @@
 import { oauthErrorBody, oauthResponses as R } from './responses.js';
 import Joi from 'joi';
-import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import type { Request, ResponseToolkit, Server, ServerRoute } from '@hapi/hapi';
+import { type DirectAnswer, serveDirectForm } from '../http/direct-forms.js';
 import type { PluginDeps } from '../services.js';
 import { reply } from '../http/envelope.js';
 import { bearerToken, principalOf } from '../http/auth.js';
@@ -29,6 +30,39 @@ function oauthJson(h: ResponseToolkit, body: unknown, status = 200, headers: Rec
 function oauthFailure(h: ResponseToolkit, err: unknown) {
   if (err instanceof OAuthError) return oauthJson(h, err.body(), err.status, err.headers);
   throw err;
+}
+
+const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
+
+/**
+ * The token endpoint's answer (RFC 6749 5.1 and 5.2), the same through hapi's route and the
+ * kernel's direct form (docs/oauth.md, Performance): tokens, or the OAuth error with its headers.
+ * Anything else is thrown, for the kernel's one mapping.
+ */
+async function tokenAnswer(
+  oauth: PluginDeps['services']['oauth'],
+  caller: EndpointCaller,
+  credentials: () => { authorization: string | undefined; body: Record<string, unknown> },
+): Promise<DirectAnswer> {
+  try {
+    return { status: 200, body: await oauth.token(credentials(), caller), headers: NO_STORE };
+  } catch (err) {
+    if (!(err instanceof OAuthError)) throw err;
+    return { status: err.status, body: err.body(), headers: { ...NO_STORE, ...err.headers } };
+  }
+}
+
+/**
+ * Refreshes are the hottest request clients send (one per access token's hour, per user): a
+ * plain form POST of the token endpoint is answered in front of hapi (docs/kernel.md, Direct
+ * forms) by the same tokenAnswer as the route, the call standing for the caller (its address,
+ * and the limit's decision for the headers).
+ */
+export function serveTokenDirectly(server: Server, app: PluginDeps): void {
+  const { oauth } = app.services;
+  serveDirectForm(server, '/oauth/token', 'oauth.token', (call) =>
+    tokenAnswer(oauth, call, () => ({ authorization: call.headers.authorization, body: call.form })),
+  );
 }
 
 function credentials(request: Request) {
@@ -92,11 +126,8 @@ export function oauthRoutes(app: PluginDeps): ServerRoute[] {
         payload: { maxBytes: 16 * 1024 },
       },
       handler: async (request, h) => {
-        try {
-          return oauthJson(h, await counted(request, (caller) => oauth.token(credentials(request), caller)));
-        } catch (err) {
-          return oauthFailure(h, err);
-        }
+        const answer = await counted(request, (caller) => tokenAnswer(oauth, caller, () => credentials(request)));
+        return oauthJson(h, answer.body, answer.status, answer.headers);
       },
     },
     {

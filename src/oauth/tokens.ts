@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { BearerVerifier, Principal } from '../http/auth.js';
 import { afterCommit, type Executor } from '../db/tx.js';
 import { DomainError } from '../http/errors.js';
-import { randomToken, sha256Hex } from '../lib/crypto.js';
+import { randomTokenSource, sha256Hex } from '../lib/crypto.js';
 import { newId } from '../lib/ids.js';
 import { JwtCodec } from '../lib/jwt.js';
 import type { Kernel } from '../kernel.js';
@@ -71,6 +71,8 @@ export function createTokens(kernel: Kernel) {
   const { db, clock, jwt, changes, config, secrets } = kernel;
   const signer = new AccessTokenSigner(secrets.jwtSigningKey);
   const hot = createHotStore(kernel.db, kernel.sqlite);
+  // Refresh tokens are made on every refresh: drawn from a block of random bytes.
+  const randomToken = randomTokenSource();
   const audiences: Record<ResourceKind, string> = {
     api: resourceUrl(config.publicUrl, 'api'),
     mcp: resourceUrl(config.publicUrl, 'mcp'),

@@ -44,6 +44,10 @@ export async function startDocumentHost(options: { tls?: { key: string; cert: st
     timers.add(timer);
   };
   const server = options.tls ? https.createServer(options.tls, handler) : http.createServer(handler);
+  // Idle connections outlive the client's (Node's agent closes its idle sockets after 5 s, as a
+  // Node server does by default): otherwise a request can go out on a socket the host is just
+  // closing and fail with ECONNRESET, a race of the test's host, not of what is tested.
+  server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `${options.tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
