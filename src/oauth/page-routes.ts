@@ -25,14 +25,20 @@ export function oauthPageRoutes(app: PluginDeps): ServerRoute[] {
 
   /**
    * A request the server cannot accept (unknown client, unregistered redirect URI), never sent
-   * back to the client (RFC 6749 4.1.2.1): what it means for the person, and the developer's
-   * reason below it, which they can pass on with the page's reference.
+   * back to the client (RFC 6749 4.1.2.1). With `advice` (a refusal the person can work around,
+   * such as the operator's metadata document policy): what is wrong and what to do instead.
+   * Without: what it means for the person, and the developer's reason below it, which they can
+   * pass on with the page's reference.
    */
   const requestErrorPage = (reason: string, advice?: string): PageView => ({
     title: 'This sign-in request cannot be completed',
     body: `<h1>This sign-in request cannot be completed</h1>
-<p>The application that sent you here asked ${escapeHtml(brand)} for something it cannot accept, so you cannot sign in to it from here. ${advice ? escapeHtml(advice) : 'Go back to the application and try again; if this keeps happening, tell its developer what is written below.'}</p>
-<p class="muted">For the developer: ${escapeHtml(reason)}</p>
+${
+  advice
+    ? `<p>${escapeHtml(reason)}</p>\n<p>${escapeHtml(advice)}</p>`
+    : `<p>The application that sent you here asked ${escapeHtml(brand)} for something it cannot accept, so you cannot sign in to it from here. Go back to the application and try again; if this keeps happening, tell its developer what is written below.</p>
+<p class="muted">For the developer: ${escapeHtml(reason)}</p>`
+}
 ${nextStep({ href: '/', label: 'Go to the home page' })}`,
   });
 
