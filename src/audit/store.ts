@@ -2,22 +2,39 @@ import { sql, type Insertable } from 'kysely';
 import type { AccountAuditLogTable } from './tables.js';
 import type { Executor } from '../db/tx.js';
 import { engineOf } from '../db/engine.js';
+import { compiledStatement } from '../db/compiled.js';
 
 /** Every SQL statement over the audit tables (account_audit_log and its per-account count). */
 
 /** A new entry: every column but the keyset sequence, which the database assigns. */
 export type AuditRow = Omit<Insertable<AccountAuditLogTable>, 'seq'>;
 
-export async function insertEntry(executor: Executor, row: AuditRow): Promise<void> {
-  await executor.insertInto('account_audit_log').values(row).execute();
-  // The per-account count keeps the log's meta.total O(1) on every page.
-  await executor
+// Every audited change runs these two: compiled once (docs/kernel.md, Compiled statements).
+const insertEntryStatement = compiledStatement<keyof AuditRow, never>((db, p) =>
+  db.insertInto('account_audit_log').values({
+    id: p('id'),
+    account_id: p('account_id'),
+    action: p('action'),
+    actor_id: p('actor_id'),
+    actor_username: p('actor_username'),
+    target_id: p('target_id'),
+    metadata: p('metadata'),
+    created_at: p('created_at'),
+  }),
+);
+// The per-account count keeps the log's meta.total O(1) on every page.
+const countEntryStatement = compiledStatement<'accountId', never>((db, p) =>
+  db
     .insertInto('account_audit_counts')
-    .values({ account_id: row.account_id, total: 1 })
+    .values({ account_id: p('accountId'), total: 1 })
     .onConflict((oc) =>
       oc.column('account_id').doUpdateSet((eb) => ({ total: eb('account_audit_counts.total', '+', 1) })),
-    )
-    .execute();
+    ),
+);
+
+export async function insertEntry(executor: Executor, row: AuditRow): Promise<void> {
+  await insertEntryStatement.rows(executor, row);
+  await countEntryStatement.rows(executor, { accountId: row.account_id });
 }
 
 /** One page of an account's log, newest first, from before seq `after` when given (index account_id, seq). */

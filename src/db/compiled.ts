@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Compilable, CompiledQuery } from 'kysely';
+import { type Engine, engineOf } from './engine.js';
+import type { Executor } from './tx.js';
 
 /** Marks a parameter in the compiled SQL: no value a caller binds starts with NUL. */
 const MARK = '\u0000param:';
@@ -36,3 +38,30 @@ export function compileOnce<Name extends string, Row>(
  * prepared statements (postgres.ts).
  */
 export const preparedName = (sql: string): string | undefined => preparedNames.get(sql);
+
+/**
+ * A hot statement of a store that runs on whatever executor it is given (the database or a
+ * transaction): compiled once per engine on first use, then bound and run. The row it
+ * answers, or undefined.
+ */
+export function compiledStatement<Name extends string, Row>(
+  build: (db: Executor, param: (name: Name) => never) => Compilable<Row>,
+) {
+  const byEngine = new Map<Engine, (values: Readonly<Record<Name, unknown>>) => CompiledQuery<Row>>();
+  return {
+    /** All rows. */
+    async rows(executor: Executor, values: Readonly<Record<Name, unknown>>): Promise<Row[]> {
+      const engine = engineOf(executor);
+      let statement = byEngine.get(engine);
+      if (!statement) {
+        statement = compileOnce<Name, Row>((param) => build(executor, param));
+        byEngine.set(engine, statement);
+      }
+      return (await executor.executeQuery(statement(values))).rows;
+    },
+    /** The first row, or undefined. */
+    async first(executor: Executor, values: Readonly<Record<Name, unknown>>): Promise<Row | undefined> {
+      return (await this.rows(executor, values))[0];
+    },
+  };
+}

@@ -1,12 +1,16 @@
 import type { Insertable, Selectable } from 'kysely';
+import { compiledStatement } from '../db/compiled.js';
 import type { Executor } from '../db/tx.js';
 import type { OneTimeTokensTable, UsersTable } from './tables.js';
 import { legacyEmail, normalizeEmail } from './email.js';
 
 export type UserRow = Selectable<UsersTable>;
 
-export const findUserById = (db: Executor, id: string) =>
-  db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+/** On every audited change and every signed-in request: compiled once. */
+const userById = compiledStatement<'id', UserRow>((db, p) =>
+  db.selectFrom('users').selectAll().where('id', '=', p('id')),
+);
+export const findUserById = (db: Executor, id: string) => userById.first(db, { id });
 
 /** Whether a user with this id exists (no columns read: other domains only check the reference). */
 /** What another domain may show of a user (the AI prompt context): names, with updated_at. */

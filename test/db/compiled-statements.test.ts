@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { compileOnce, preparedName } from '../../src/db/compiled.js';
+import { compiledStatement, compileOnce, preparedName } from '../../src/db/compiled.js';
 import { type DbHandle, openDatabase } from '../../src/db/connection.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { migrate } from '../../src/db/migrator.js';
@@ -98,4 +98,27 @@ describe('statements compiled once', () => {
       select name, statement from pg_prepared_statements`.execute(handle.db);
     assert.deepEqual(rows, [{ name, statement: compiledSql }]);
   });
+  // After the test above: it prepares a statement of its own on the one connection.
+  it('a store statement (compiledStatement) runs on the database and inside a transaction, compiled once', async () => {
+    let builds = 0;
+    const countOf = compiledStatement<'bucket', { count: number }>((db, p) => {
+      builds++;
+      return db.selectFrom('rate_limit_windows').select('count').where('bucket', '=', p('bucket'));
+    });
+    assert.equal(Number((await countOf.first(handle.db, { bucket: 'a|1' }))?.count), 3);
+    assert.equal(await countOf.first(handle.db, { bucket: 'nope' }), undefined);
+    const inside = await handle.db.transaction().execute(async (trx) => {
+      await trx.updateTable('rate_limit_windows').set({ count: 4 }).where('bucket', '=', 'a|1').execute();
+      // The transaction's own write is what it reads.
+      return Number((await countOf.first(trx, { bucket: 'a|1' }))?.count);
+    });
+    assert.equal(inside, 4);
+    assert.deepEqual(
+      (await countOf.rows(handle.db, { bucket: 'b|1' })).map((r) => Number(r.count)),
+      [9],
+    );
+    assert.equal(builds, 1, 'built and compiled once for the engine');
+    await handle.db.updateTable('rate_limit_windows').set({ count: 3 }).where('bucket', '=', 'a|1').execute();
+  });
+
 });

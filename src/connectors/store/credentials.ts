@@ -1,10 +1,16 @@
+import type { Selectable } from 'kysely';
+import { compiledStatement } from '../../db/compiled.js';
 import type { Executor } from '../../db/tx.js';
 import type { ConnectorCredentialsTable } from '../tables.js';
 
+/** An instance's credential: read on every tool call, so compiled once (docs/kernel.md, Compiled statements). */
+const credentialOf = compiledStatement<'instanceId', Selectable<ConnectorCredentialsTable>>((db, p) =>
+  db.selectFrom('connector_credentials').selectAll().where('instance_id', '=', p('instanceId')),
+);
+
 /** Every SQL statement over connector_credentials. */
 export const credentialStore = {
-  find: (ex: Executor, instanceId: string) =>
-    ex.selectFrom('connector_credentials').selectAll().where('instance_id', '=', instanceId).executeTakeFirst(),
+  find: (ex: Executor, instanceId: string) => credentialOf.first(ex, { instanceId }),
   delete: (ex: Executor, instanceId: string) =>
     ex.deleteFrom('connector_credentials').where('instance_id', '=', instanceId).execute(),
 
