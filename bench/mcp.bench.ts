@@ -13,8 +13,12 @@
 // against a second Gantry on the same data directory with traces on (every request sampled,
 // exported over OTLP/HTTP to a loopback collector in this process that counts and drops them;
 // docs/operations.md, Traces): the cost of tracing, which issue 31 puts at 5 % at most.
-// Bounded: about 190 s.
+// A call inside a 2025-11-25 session (initialize once, Mcp-Session-Id on every call) is
+// measured beside the stateless one. Then one connection, calls one after another: the median
+// time of a call directly and through Gantry, timed here in microseconds (autocannon's latency
+// has millisecond steps), for the latency Gantry adds. Bounded: about 250 s.
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { createTestApp } from '../test/helpers/app.js';
 import { addInstance, mcpUser } from '../test/helpers/mcp-gateway.js';
@@ -34,9 +38,9 @@ import {
 pinLoadGenerator(import.meta.url);
 requireBuilt();
 const deadline = setTimeout(() => {
-  console.error('mcp bench: over 260 s, giving up');
+  console.error('mcp bench: over 285 s, giving up');
   process.exit(1);
-}, 260_000);
+}, 285_000);
 deadline.unref();
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -107,6 +111,40 @@ const traced = await startGantry({
 });
 const tracedEndpoint = `${traced.url}/api/v1/mcp`;
 
+/** A 2025-11-25 session of the 1-tool workspace's user: its headers for every call. */
+async function openSession(): Promise<Record<string, string>> {
+  const base = { ...smallAuth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const init = await fetch(endpoint, {
+    method: 'POST',
+    headers: base,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1.0.0' } },
+    }),
+  });
+  assert.equal(init.status, 200, await init.clone().text());
+  const session = {
+    ...base,
+    'mcp-session-id': init.headers.get('mcp-session-id')!,
+    'mcp-protocol-version': '2025-11-25',
+  };
+  await init.text();
+  const initialized = await fetch(endpoint, {
+    method: 'POST',
+    headers: session,
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  });
+  assert.equal(initialized.status, 202);
+  return session;
+}
+const sessionHeaders = await openSession();
+const sessionCall = {
+  headers: sessionHeaders,
+  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: ECHO_ARGS } }),
+};
+
 /** One request, asserted a real success: HTTP 200 and a JSON-RPC result, not an error nor isError. */
 async function check(url: string, req: { headers: Record<string, string>; body: string }) {
   const res = await fetch(url, { method: 'POST', headers: req.headers, body: req.body });
@@ -133,8 +171,15 @@ async function spotCheck() {
   }
 }
 await spotCheck();
+assert.deepEqual(JSON.parse((await check(endpoint, sessionCall)).content![0].text), ECHO_ARGS);
 
-const post = (name: string, url: string, pid: number | undefined, req: typeof call, extra = {}): Target => ({
+const post = (
+  name: string,
+  url: string,
+  pid: number | undefined,
+  req: { headers: Record<string, string>; body: string },
+  extra = {},
+): Target => ({
   name,
   url,
   pid,
@@ -151,6 +196,7 @@ const targets = [
   post('gantry tools/list (100 of 1,000)', endpoint, gantry.proc.pid, list, auth),
   post('traced tools/call echo, 1,000-tool workspace', tracedEndpoint, traced.proc.pid, call, auth),
   post('traced tools/call echo, 1-tool workspace', tracedEndpoint, traced.proc.pid, call, smallAuth),
+  post('gantry tools/call echo, 2025-11-25 session', endpoint, gantry.proc.pid, sessionCall),
 ];
 const rounds: Figures[][] = targets.map(() => []);
 for (let round = 0; round < ROUNDS; round++)
@@ -158,12 +204,58 @@ for (let round = 0; round < ROUNDS; round++)
 // The same answers after the load: nothing degraded into errors under it.
 await spotCheck();
 
-const [directCall, gantryCall, smallCall, relayCall, directList, gantryList, tracedCall, tracedSmall] =
+const [directCall, gantryCall, smallCall, relayCall, directList, gantryList, tracedCall, tracedSmall, sessionCalls] =
   rounds.map(best);
+
+/**
+ * One connection, one call after another for `seconds`: the median and 99th percentile of a
+ * call in microseconds, timed from the request written to the answer read.
+ */
+async function sequential(url: string, req: { headers: Record<string, string>; body: string }, seconds: number) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const once = () =>
+    new Promise<number>((resolve, reject) => {
+      const started = process.hrtime.bigint();
+      const r = http.request(url, { method: 'POST', agent, headers: req.headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const took = Number(process.hrtime.bigint() - started) / 1000;
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode !== 200 || !text.includes('"result"') || text.includes('"isError":true'))
+            reject(new Error(`${res.statusCode} ${text}`));
+          else resolve(took);
+        });
+      });
+      r.on('error', reject);
+      r.end(req.body);
+    });
+  const times: number[] = [];
+  const until = Date.now() + seconds * 1000;
+  for (let warm = 0; warm < 200; warm++) await once();
+  while (Date.now() < until) times.push(await once());
+  agent.destroy();
+  times.sort((a, b) => a - b);
+  return { calls: times.length, p50: times[Math.floor(times.length / 2)], p99: times[Math.floor(times.length * 0.99)] };
+}
+const SEQUENTIAL_S = 5;
+const alone = {
+  direct: await sequential(upstreamUrl, call, SEQUENTIAL_S),
+  stateless: await sequential(endpoint, { headers: { ...call.headers, ...smallAuth }, body: call.body }, SEQUENTIAL_S),
+  session: await sequential(endpoint, sessionCall, SEQUENTIAL_S),
+};
 const summary = (what: string, through: Figures, direct: Figures) =>
   `${what}: Gantry/direct ${Math.round((through.rps / direct.rps) * 100)}% (goal >= 50%), p99 added ${(through.p99 - direct.p99).toFixed(1)} ms (goal < 5 ms), p50 added ${(through.p50 - direct.p50).toFixed(1)} ms`;
 report(`MCP tools/call, best of ${ROUNDS} rounds`, [directCall, gantryCall, smallCall, relayCall], directCall);
 report(`MCP tools/list, 1,000 tools synced, best of ${ROUNDS} rounds`, [directList, gantryList], directList);
+report(`MCP tools/call inside a 2025-11-25 session, best of ${ROUNDS} rounds`, [directCall, sessionCalls], directCall);
+console.log(`\nOne connection, calls one after another (${SEQUENTIAL_S} s each), µs per call:`);
+for (const [name, f] of Object.entries(alone))
+  console.log(
+    `  ${name.padEnd(10)} ${String(f.calls).padStart(6)} calls  p50 ${Math.round(f.p50)}  p99 ${Math.round(f.p99)}`,
+  );
+for (const era of ['stateless', 'session'] as const)
+  console.log(`  added by Gantry (${era}): p50 ${Math.round(alone[era].p50 - alone.direct.p50)} µs (goal < 1,000 µs)`);
 report(
   `MCP tools/call with traces on, against traces off, best of ${ROUNDS} rounds`,
   [gantryCall, tracedCall],
@@ -176,6 +268,7 @@ report(
 );
 console.log(`\n${summary('tools/call, 1,000-tool workspace', gantryCall, directCall)}`);
 console.log(summary('tools/call, 1-tool workspace', smallCall, directCall));
+console.log(summary('tools/call, 2025-11-25 session', sessionCalls, directCall));
 console.log(summary('tools/list', gantryList, directList));
 console.log(
   `bare SDK relay: ${Math.round((relayCall.rps / directCall.rps) * 100)}% of direct; Gantry (1-tool workspace) ${Math.round((smallCall.rps / relayCall.rps) * 100)}% of the relay, ${Math.round((smallCall.cpuUsPerReq ?? 0) - (relayCall.cpuUsPerReq ?? 0))} µs CPU per call above it`,
