@@ -2,8 +2,9 @@
 // under `--cpu-prof` while autocannon sends the stateless (2026-07-28) tools/call of
 // bench/mcp.bench.ts for BENCH_DURATION seconds (default 10), then the profile summed by
 // function and by package. Loopback only, bounded.
-//   node --import tsx bench/mcp-profile.ts [--top N] [--session] [--connections N]
+//   node --import tsx bench/mcp-profile.ts [--top N] [--session] [--connections N] [--traced]
 // --session: inside a 2025-11-25 session (initialize first, Mcp-Session-Id on every call).
+// --traced: with traces on, every request sampled, exported to a loopback OTLP collector.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { createTestApp } from '../test/helpers/app.js';
 import { addInstance, mcpUser } from '../test/helpers/mcp-gateway.js';
+import { startOtlpCollector } from '../test/helpers/otlp-collector.js';
 import { benchSeconds, pinLoadGenerator, requireBuilt, startGantry, startOnServerCore } from './lib.js';
 
 pinLoadGenerator(import.meta.url);
@@ -32,8 +34,12 @@ const upstream = await startOnServerCore(
   /upstream listening on (\S+)/,
   'mcp upstream',
 );
+const collector = process.argv.includes('--traced') ? await startOtlpCollector({ decode: false }) : null;
 const gantry = await startGantry({
-  env: { GANTRY_ALLOW_PRIVATE_NETWORKS: 'true' },
+  env: {
+    GANTRY_ALLOW_PRIVATE_NETWORKS: 'true',
+    ...(collector ? { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_TRACES_SAMPLER: 'always_on' } : {}),
+  },
   nodeArgs: ['--max-semi-space-size=2', '--cpu-prof', `--cpu-prof-dir=${profiles}`],
 });
 const endpoint = `${gantry.url}/api/v1/mcp`;
@@ -99,6 +105,7 @@ console.log(
 );
 await gantry.stop();
 await upstream.stop();
+await collector?.close();
 
 interface Node {
   id: number;
