@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { bodyChunks, type GuardedResponse, guardedRequest, OUTBOUND_TIMEOUT_MS } from '../lib/outbound.js';
+import { OUTBOUND_TIMEOUT_MS } from '../lib/outbound.js';
+import { bodyChunks, type GuardedResponse, guardedRequest } from '../lib/outbound-request.js';
 import type { Tracing } from '../lib/tracing.js';
 import { callMcpTool, CLIENT_INFO, type McpSession, type McpTarget } from './mcp.js';
 import type { McpRelay } from './types.js';

@@ -120,5 +120,4 @@ describe('statements compiled once', () => {
     assert.equal(builds, 1, 'built and compiled once for the engine');
     await handle.db.updateTable('rate_limit_windows').set({ count: 3 }).where('bucket', '=', 'a|1').execute();
   });
-
 });

@@ -2,15 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  assertPublicUrl,
-  bodyChunks,
-  type GuardedResponse,
-  guardedFetch,
-  guardedRequest,
-  isInternalAddress,
-  readLimited,
-} from '../../src/lib/outbound.js';
+import { assertPublicUrl, guardedFetch, isInternalAddress, readLimited } from '../../src/lib/outbound.js';
+import { bodyChunks, type GuardedResponse, guardedRequest } from '../../src/lib/outbound-request.js';
 
 describe('outbound safety', () => {
   it('classifies internal addresses', () => {
