@@ -23,6 +23,7 @@ import { migration as m0021 } from './0021_cluster_jobs.js';
 import { migration as m0022 } from './0022_cluster_limits_keyring.js';
 import { migration as m0023 } from './0023_connector_trust.js';
 import { migration as m0025 } from './0025_second_factors.js';
+import { migration as m0026 } from './0026_identity_providers.js';
 
 /** Every migration, in order. Static imports: the bundle cannot scan a folder. */
 export const migrations: readonly Migration[] = [
@@ -50,4 +51,5 @@ export const migrations: readonly Migration[] = [
   m0022,
   m0023,
   m0025,
+  m0026,
 ];

@@ -16,6 +16,7 @@ import { notificationsJobs } from './notifications/jobs.js';
 import { oauthJobs } from './oauth/jobs.js';
 import { connectorsJobs } from './connectors/jobs.js';
 import { aiJobs } from './ai/jobs.js';
+import { idpJobs } from './idp/jobs.js';
 import { identityPagesPlugin, identityPlugin } from './identity/plugin.js';
 import { walletPlugin } from './wallet/plugin.js';
 import { billingPlugin } from './billing/plugin.js';
@@ -102,6 +103,7 @@ export function collectJobs(app: AppContext): JobSpec[] {
     ...oauthJobs(services.oauth.clients, kernel),
     ...connectorsJobs(services.connectors, kernel),
     ...aiJobs(services.ai, kernel),
+    ...idpJobs(services.idp),
   ];
 }
 
