@@ -27,6 +27,7 @@ import { oauthPagesPlugin, oauthPlugin } from './oauth/plugin.js';
 import { connectorsPagesPlugin, connectorsPlugin } from './connectors/plugin.js';
 import { aiPlugin } from './ai/plugin.js';
 import { mcpPlugin } from './mcp/plugin.js';
+import { idpPagesPlugin } from './idp/plugin.js';
 import { SCOPES } from './oauth/scopes.js';
 
 /** The kernel and the services: what the server, the CLI and the jobs all stand on. */
@@ -58,7 +59,14 @@ export function createAppServer(app: AppContext, options: ServerOptions = {}) {
           aiPlugin,
           mcpPlugin,
         ],
-        [identityPagesPlugin, accountsPagesPlugin, statusPagesPlugin, oauthPagesPlugin, connectorsPagesPlugin],
+        [
+          identityPagesPlugin,
+          accountsPagesPlugin,
+          statusPagesPlugin,
+          oauthPagesPlugin,
+          connectorsPagesPlugin,
+          idpPagesPlugin,
+        ],
       ];
   return createServer(
     app,

@@ -3,7 +3,7 @@ import type { PluginDeps } from '../services.js';
 import { DomainError } from '../http/errors.js';
 import { escapeHtml as escape } from '../http/html.js';
 import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../http/rate-limit.js';
-import { cookie, formField, messagePage, page, PRE_SESSION_COOKIE } from '../http/page-forms.js';
+import { cookie, formField, messagePage, page, PRE_SESSION_COOKIE, redirect } from '../http/page-forms.js';
 import { SIGN_IN_LIMITS } from './limits.js';
 import { FORGOT_PASSWORD_PAGE } from './pages.js';
 import { continueSignIn, PASSKEY_SIGN_IN_CSRF, pageWithPasskeys, passkeySignInForm } from './page-factors.js';
@@ -21,8 +21,12 @@ export function createPageSignIn(app: PluginDeps, heading: string) {
   const pages = app.kernel.pageForms;
   const { identity } = app.services;
 
-  function show(request: Request, h: ResponseToolkit, path: string, extra: Extra = {}) {
+  async function show(request: Request, h: ResponseToolkit, path: string, extra: Extra = {}) {
     const pre = pages.preSession(request);
+    // The operator's identity providers (docs/identity-providers.md): "Continue with {name}".
+    const sso = (await app.services.idp.signInLinks(path))
+      .map((l) => `<a class="btn btn-secondary" href="${escape(l.href)}">Continue with ${escape(l.name)}</a>`)
+      .join('\n');
     const res = pageWithPasskeys(
       app,
       h,
@@ -38,7 +42,8 @@ ${extra.error ? `<p class="error" role="alert">${escape(extra.error)}</p>` : ''}
 <p class="field-link"><a href="${FORGOT_PASSWORD_PAGE}">Forgot your password?</a></p>
 <div class="actions"><button class="btn btn-primary" type="submit">Sign in</button></div>
 </form>
-${passkeySignInForm(app, pages.csrfFor(pre.value, PASSKEY_SIGN_IN_CSRF), path)}`,
+${passkeySignInForm(app, pages.csrfFor(pre.value, PASSKEY_SIGN_IN_CSRF), path)}
+${sso ? `<div class="sso"><p class="divider">or</p>\n<div class="actions">${sso}</div></div>` : ''}`,
       },
       extra.status ?? 401,
     );
@@ -62,12 +67,17 @@ ${passkeySignInForm(app, pages.csrfFor(pre.value, PASSKEY_SIGN_IN_CSRF), path)}`
     const spent = await app.kernel.limiter.charge(rateLimitBucket('auth.login', request), SIGN_IN_LIMITS.login);
     if (!spent.allowed) {
       (request.app as { rateLimit?: RateDecision }).rateLimit = spent;
-      return show(request, h, path, {
-        status: 429,
-        email,
-        error: 'Too many attempts. Wait a few minutes, then try again.',
-      }).header('Retry-After', rateLimitHeaders(spent, app.kernel.clock.now().getTime())['Retry-After'] as string);
+      return (
+        await show(request, h, path, {
+          status: 429,
+          email,
+          error: 'Too many attempts. Wait a few minutes, then try again.',
+        })
+      ).header('Retry-After', rateLimitHeaders(spent, app.kernel.clock.now().getTime())['Retry-After'] as string);
     }
+    // An address on a domain bound to an identity provider signs in there (docs/identity-providers.md).
+    const bound = email ? await app.services.idp.signInLinkFor(email, path) : null;
+    if (bound) return redirect(h, bound, 303);
     if (!email || !password)
       return show(request, h, path, { status: 400, email, error: 'Enter your email and password.' });
     let userId: string;

@@ -21,6 +21,9 @@ export interface NewIdp {
 /** What an IdP's removal ends (the hooks services.ts registers: sessions in identity, grants in oauth). */
 export type IssuedRevoker = (trx: Executor, ids: string[], reason: string) => Promise<number>;
 
+/** Where a sign-in page's "Continue with {name}" goes (src/idp/sso-routes.ts). */
+export const SSO_START_PATH = '/auth/sso/start';
+
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 const secretContext = (idpId: string) => `idp:${idpId}:client_secret`;
 
@@ -167,6 +170,21 @@ export function createIdpService(
       return presentIdp(row, (await domainsByIdp()).get(row.id) ?? []);
     },
 
+    /**
+     * The sign-in pages' "Continue with {name}" links, each continuing at `returnTo`; with an
+     * email, the link of the IdP its domain is bound to (null when none).
+     */
+    async signInLinks(returnTo: string): Promise<Array<{ name: string; href: string }>> {
+      return (await store.listIdps(db)).map((r) => ({
+        name: r.name,
+        href: `${SSO_START_PATH}?${new URLSearchParams({ idp: r.id, return_to: returnTo })}`,
+      }));
+    },
+    async signInLinkFor(email: string, returnTo: string): Promise<string | null> {
+      const bound = await this.forEmail(email);
+      return bound ? `${SSO_START_PATH}?${new URLSearchParams({ idp: bound.id, return_to: returnTo })}` : null;
+    },
+
     /** Every IdP with its domains, as the sign-in pages list them. */
     rows: () => store.listIdps(db),
     findRow: (id: string) => store.findIdp(db, id),
@@ -207,6 +225,10 @@ export function createIdpService(
     /** Links an IdP subject to a user (SSO's first sign-in; the operator's tooling). */
     link: (idpId: string, subject: string, userId: string, executor: Executor = db) =>
       store.insertLink(executor, { idp_id: idpId, subject, user_id: userId, created_at: clock.now().toISOString() }),
+
+    /** Records that a session came from an IdP (SSO sign-in), on its own. */
+    recordIssuedNow: (idpId: string, kind: 'session' | 'grant', refId: string) =>
+      store.recordIssued(db, idpId, kind, refId, clock.now().toISOString()),
 
     /** Records that a session or grant came from an IdP, in the caller's transaction. */
     recordIssued: (trx: Executor, idpId: string, kind: 'session' | 'grant', refId: string) =>

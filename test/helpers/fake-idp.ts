@@ -144,8 +144,11 @@ export async function startFakeIdp(options: { clientId: string; clientSecret: st
     }
     if (url.pathname === '/token' && req.method === 'POST') {
       const form = new URLSearchParams(await body(req));
-      const expected = `Basic ${Buffer.from(`${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`).toString('base64')}`;
-      if (req.headers.authorization !== expected) return json(res, 401, { error: 'invalid_client' });
+      // RFC 6749 2.3.1: each part form-urlencoded before base64 (openid-client encodes even '-').
+      const basic = Buffer.from((req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString();
+      const [id, secret] = basic.split(':').map((p) => decodeURIComponent(p.replace(/\+/g, ' ')));
+      if (id !== options.clientId || secret !== options.clientSecret)
+        return json(res, 401, { error: 'invalid_client' });
       const entry = codes.get(form.get('code') ?? '');
       codes.delete(form.get('code') ?? '');
       const verifier = form.get('code_verifier') ?? '';
