@@ -15,9 +15,10 @@ const PUBLIC = [
   '^src/accounts/billing[.]ts$',
   // The audit actions every domain records.
   '^src/audit/actions[.]ts$',
-  // The sign-in budget, the browser session, its sign-in form, the reset page, and the second
-  // factors' parts of a page (second step, passkey buttons, step-up fields) every domain's pages share.
-  '^src/identity/(limits|pages|browser-sessions|page-sign-in|page-factors)[.]ts$',
+  // The sign-in budget, the browser session, its sign-in form, where identity's pages are (the
+  // reset page, the account center), and the second factors' parts of a page (second step,
+  // passkey buttons, step-up fields) every domain's pages share or link to.
+  '^src/identity/(limits|pages|page-paths|browser-sessions|page-sign-in|page-factors)[.]ts$',
   // The MCP resource's token verifier, which the MCP endpoint runs.
   '^src/oauth/mcp-auth[.]ts$',
 ];
@@ -66,7 +67,7 @@ module.exports = {
       severity: 'error',
       comment:
         "kysely (its builders, its sql tag) only in stores, migrations and the db kernel, and its row types in tables.ts; Biome's sql-outside-stores plugin checks the calls on an Executor anywhere else.",
-      from: { path: '^(src|migrations)/', pathNot: ['/store/', '/store[.]ts$', '/tables[.]ts$', '^src/db/', '^migrations/'] },
+      from: { path: '^(src|migrations)/', pathNot: ['/store/', 'store[.]ts$', '/tables[.]ts$', '^src/db/', '^migrations/'] },
       to: { path: '^node_modules/kysely/', dependencyTypesNot: ['type-only'] },
     },
   ],

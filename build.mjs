@@ -17,11 +17,20 @@ await build({
   // a smaller one is a smaller idle footprint; identifiers keep their names for stack traces.
   minifyWhitespace: true,
   minifySyntax: true,
-  // The MCP SDKs, Stripe's, nodemailer and node-postgres are imported only when first used (an
-  // MCP request, a payment, a mail to send, a PostgreSQL database): left out of the bundle, they
-  // are loaded from node_modules then, and an idle server does not keep their source in memory
-  // (docs/operations.md, Memory).
-  external: ['better-sqlite3', 'pg', 'pg-native', '@modelcontextprotocol/*', 'stripe', 'nodemailer'],
+  // The MCP SDKs, Stripe's, nodemailer, node-postgres and OpenTelemetry are imported only when
+  // first used (an MCP request, a payment, a mail to send, a PostgreSQL database, a traces
+  // endpoint set): left out of the bundle, they are loaded from node_modules then, and an idle
+  // server does not keep their source in memory (docs/operations.md, Memory). @opentelemetry/api
+  // goes with them: one copy for prom-client (which loads it) and the SDK alike.
+  external: [
+    'better-sqlite3',
+    'pg',
+    'pg-native',
+    '@modelcontextprotocol/*',
+    '@opentelemetry/*',
+    'stripe',
+    'nodemailer',
+  ],
   // import.meta.url is not defined in CJS output; libraries that read it get the bundle's own URL.
   define: {
     'import.meta.url': 'importMetaUrl',

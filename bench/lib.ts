@@ -154,7 +154,9 @@ export interface Gantry {
 }
 
 /** Starts the built binary on CPU 1 with a fresh data dir (or the one given). */
-export async function startGantry(options: { env?: NodeJS.ProcessEnv; dataDir?: string } = {}): Promise<Gantry> {
+export async function startGantry(
+  options: { env?: NodeJS.ProcessEnv; dataDir?: string; nodeArgs?: string[] } = {},
+): Promise<Gantry> {
   const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gantry-bench-'));
   dirs.add(dataDir);
   const env: NodeJS.ProcessEnv = {
@@ -167,10 +169,12 @@ export async function startGantry(options: { env?: NodeJS.ProcessEnv; dataDir?: 
     GANTRY_RATE_LIMIT_MULTIPLIER: '100000',
     ...options.env,
   };
-  // Launched plainly, as systemd/gantry.service and `npm start` do: the launcher adds its own flags.
+  // Launched plainly, as systemd/gantry.service and `npm start` do: the launcher adds its own
+  // flags. With nodeArgs (a profiler's), node runs the launcher with those flags instead.
+  const launch = options.nodeArgs ? [process.execPath, ...options.nodeArgs, BIN, 'serve'] : [BIN, 'serve'];
   const { cmd, args } = HAS_TASKSET
-    ? { cmd: 'taskset', args: ['-c', '1', BIN, 'serve'] }
-    : { cmd: BIN, args: ['serve'] };
+    ? { cmd: 'taskset', args: ['-c', '1', ...launch] }
+    : { cmd: launch[0], args: launch.slice(1) };
   const started = performance.now();
   const proc = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(proc);

@@ -9,11 +9,16 @@
 // that core runs both processes, so the ratio is the server-side cost of the hop. The cpu
 // column is the named process's own CPU (the upstream's for direct rows, Gantry's for the
 // others). Setup runs the OAuth dance and the instance sync in this process on the same data
-// dir, as test/e2e/mcp.test.ts does. Bounded: about 140 s.
+// dir, as test/e2e/mcp.test.ts does. The two tools/call rows through Gantry are measured again
+// against a second Gantry on the same data directory with traces on (every request sampled,
+// exported over OTLP/HTTP to a loopback collector in this process that counts and drops them;
+// docs/operations.md, Traces): the cost of tracing, which issue 31 puts at 5 % at most.
+// Bounded: about 190 s.
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { createTestApp } from '../test/helpers/app.js';
 import { addInstance, mcpUser } from '../test/helpers/mcp-gateway.js';
+import { startOtlpCollector } from '../test/helpers/otlp-collector.js';
 import {
   best,
   type Figures,
@@ -29,9 +34,9 @@ import {
 pinLoadGenerator(import.meta.url);
 requireBuilt();
 const deadline = setTimeout(() => {
-  console.error('mcp bench: over 175 s, giving up');
+  console.error('mcp bench: over 260 s, giving up');
   process.exit(1);
-}, 175_000);
+}, 260_000);
 deadline.unref();
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -89,6 +94,18 @@ await addInstance(side, small, `${upstream.match[1]}/one/mcp`, { displayName: 'B
 await side.close();
 const auth = { authorization: `Bearer ${user.token}` };
 const smallAuth = { authorization: `Bearer ${small.token}` };
+// The same data directory served with traces on: the tokens name the first one's URL.
+const collector = await startOtlpCollector({ decode: false });
+const traced = await startGantry({
+  dataDir: gantry.dataDir,
+  env: {
+    GANTRY_ALLOW_PRIVATE_NETWORKS: 'true',
+    GANTRY_PUBLIC_URL: gantry.url,
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+    OTEL_TRACES_SAMPLER: 'always_on',
+  },
+});
+const tracedEndpoint = `${traced.url}/api/v1/mcp`;
 
 /** One request, asserted a real success: HTTP 200 and a JSON-RPC result, not an error nor isError. */
 async function check(url: string, req: { headers: Record<string, string>; body: string }) {
@@ -105,6 +122,8 @@ async function spotCheck() {
     [endpoint, auth],
     [endpoint, smallAuth],
     [relayUrl, {}],
+    [tracedEndpoint, auth],
+    [tracedEndpoint, smallAuth],
   ] as const) {
     const echoed = await check(url, { headers: { ...call.headers, ...headers }, body: call.body });
     assert.deepEqual(JSON.parse(echoed.content![0].text), ECHO_ARGS);
@@ -130,6 +149,8 @@ const targets = [
   post('bare SDK relay tools/call echo', relayUrl, relay.proc.pid, call),
   post('direct tools/list (100 of 1,000)', upstreamUrl, upstream.proc.pid, list),
   post('gantry tools/list (100 of 1,000)', endpoint, gantry.proc.pid, list, auth),
+  post('traced tools/call echo, 1,000-tool workspace', tracedEndpoint, traced.proc.pid, call, auth),
+  post('traced tools/call echo, 1-tool workspace', tracedEndpoint, traced.proc.pid, call, smallAuth),
 ];
 const rounds: Figures[][] = targets.map(() => []);
 for (let round = 0; round < ROUNDS; round++)
@@ -137,17 +158,37 @@ for (let round = 0; round < ROUNDS; round++)
 // The same answers after the load: nothing degraded into errors under it.
 await spotCheck();
 
-const [directCall, gantryCall, smallCall, relayCall, directList, gantryList] = rounds.map(best);
+const [directCall, gantryCall, smallCall, relayCall, directList, gantryList, tracedCall, tracedSmall] =
+  rounds.map(best);
 const summary = (what: string, through: Figures, direct: Figures) =>
   `${what}: Gantry/direct ${Math.round((through.rps / direct.rps) * 100)}% (goal >= 50%), p99 added ${(through.p99 - direct.p99).toFixed(1)} ms (goal < 5 ms), p50 added ${(through.p50 - direct.p50).toFixed(1)} ms`;
 report(`MCP tools/call, best of ${ROUNDS} rounds`, [directCall, gantryCall, smallCall, relayCall], directCall);
 report(`MCP tools/list, 1,000 tools synced, best of ${ROUNDS} rounds`, [directList, gantryList], directList);
+report(
+  `MCP tools/call with traces on, against traces off, best of ${ROUNDS} rounds`,
+  [gantryCall, tracedCall],
+  gantryCall,
+);
+report(
+  `MCP tools/call with traces on, 1-tool workspace, best of ${ROUNDS} rounds`,
+  [smallCall, tracedSmall],
+  smallCall,
+);
 console.log(`\n${summary('tools/call, 1,000-tool workspace', gantryCall, directCall)}`);
 console.log(summary('tools/call, 1-tool workspace', smallCall, directCall));
 console.log(summary('tools/list', gantryList, directList));
 console.log(
   `bare SDK relay: ${Math.round((relayCall.rps / directCall.rps) * 100)}% of direct; Gantry (1-tool workspace) ${Math.round((smallCall.rps / relayCall.rps) * 100)}% of the relay, ${Math.round((smallCall.cpuUsPerReq ?? 0) - (relayCall.cpuUsPerReq ?? 0))} µs CPU per call above it`,
 );
+const traceCost = (what: string, on: Figures, off: Figures) =>
+  `traces on, ${what}: ${Math.round((on.rps / off.rps) * 100)}% of the throughput with traces off (goal >= 95%), ${Math.round((on.cpuUsPerReq ?? 0) - (off.cpuUsPerReq ?? 0))} µs CPU per call more`;
+console.log(traceCost('1,000-tool workspace', tracedCall, gantryCall));
+console.log(traceCost('1-tool workspace', tracedSmall, smallCall));
+const exportedBytes = collector.exports.reduce((n, e) => n + e.bytes, 0);
+assert.ok(collector.exports.length > 0, 'the traced Gantry exported its spans');
+console.log(`the collector received ${collector.exports.length} exports, ${Math.round(exportedBytes / 1024)} KiB`);
+await traced.stop();
+await collector.close();
 await gantry.stop();
 await relay.stop();
 await upstream.stop();

@@ -11,7 +11,7 @@ export const migration: Migration = {
     await db.schema.alterTable('auth_sessions').addColumn('ip', 'text').execute();
     await db.schema.alterTable('auth_sessions').addColumn('factor_verified_at', 'text').execute();
 
-    // docs/identity.md, Two-step sign-in: the secret sealed like connector credentials; a
+    // docs/identity.md, Factors: the TOTP secret sealed like connector credentials; a
     // pending setup has no enabled_at; last_used_step refuses a code's replay.
     await db.schema
       .createTable('user_totp')
@@ -51,7 +51,7 @@ export const migration: Migration = {
       .execute();
     await db.schema.createIndex('user_passkeys_user').on('user_passkeys').columns(['user_id']).execute();
 
-    // docs/accounts.md, Approvers' second factor: an owner's setting, off by default.
+    // docs/accounts.md, Approval settings: an owner's setting, off by default.
     await db.schema
       .alterTable('accounts')
       .addColumn('approvers_need_second_factor', 'integer', (c) => c.notNull().defaultTo(0))

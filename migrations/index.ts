@@ -22,6 +22,7 @@ import { migration as m0020 } from './0020_uniqueness_and_member_order.js';
 import { migration as m0021 } from './0021_cluster_jobs.js';
 import { migration as m0022 } from './0022_cluster_limits_keyring.js';
 import { migration as m0023 } from './0023_connector_trust.js';
+import { migration as m0024 } from './0024_status_subscriptions.js';
 import { migration as m0025 } from './0025_second_factors.js';
 import { migration as m0026 } from './0026_identity_providers.js';
 
@@ -50,6 +51,7 @@ export const migrations: readonly Migration[] = [
   m0021,
   m0022,
   m0023,
+  m0024,
   m0025,
   m0026,
 ];

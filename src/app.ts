@@ -80,6 +80,8 @@ export function createAppServer(app: AppContext, options: ServerOptions = {}) {
         services.accounts.apiKeyVerifier,
       ],
       oauthScopes: SCOPES,
+      // The status listener serves nothing but the status page: that is its home.
+      homePath: options.statusOnly ? '/status' : '/',
       strategies: {
         mcp: {
           type: 'http',

@@ -11,6 +11,7 @@ import {
   parseUrl,
   type TrustedProxy,
 } from './config-values.js';
+import { tracingConfig, type TracingConfig } from './lib/tracing-config.js';
 
 export { ConfigError, type TrustedProxy } from './config-values.js';
 
@@ -63,6 +64,8 @@ export interface Config {
   readonly connectorProviders: Readonly<Record<string, ConnectorProviderConfig>>;
   /** 2025-era MCP sessions this process keeps open (GANTRY_MCP_MAX_SESSIONS; docs/mcp.md, Protocol eras). */
   readonly mcpMaxSessions: number;
+  /** Where spans are exported (the standard OTEL_* variables; docs/operations.md, Traces); null: no tracing. */
+  readonly tracing: TracingConfig | null;
   /** AI providers: per-call timeout, output cap, breaker threshold and cool-down, probe cron. */
   readonly ai: {
     timeoutMs: number;
@@ -270,6 +273,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = 
     scryptCost: parsePositive('GANTRY_SCRYPT_COST', env.GANTRY_SCRYPT_COST || 16384),
     brand: parseBrand(env, publicUrl),
     connectorProviders: Object.freeze(connectorProviders(env)),
+    tracing: tracingConfig(env),
     ai: Object.freeze({
       timeoutMs: parsePositive('GANTRY_AI_TIMEOUT_MS', env.GANTRY_AI_TIMEOUT_MS || 60_000),
       maxOutputTokens: Math.floor(

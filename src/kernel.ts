@@ -21,6 +21,7 @@ import { createPageKit } from './http/pages.js';
 import type { PageKit } from './http/page-kit.js';
 import { createPageForms, type PageForms } from './http/page-forms.js';
 import { hmacSha256 } from './lib/crypto.js';
+import { createTracing, type Tracing } from './lib/tracing.js';
 
 /** What every domain may use and none of them owns. Passed explicitly; no module state. */
 export interface Kernel {
@@ -40,6 +41,8 @@ export interface Kernel {
   limiter: RateLimiter;
   /** Prometheus registry of this process; domains add their own counters to it. */
   metrics: Metrics;
+  /** Spans exported over OTLP when OTEL_EXPORTER_OTLP_*ENDPOINT is set; no-ops otherwise (docs/kernel.md, Traces). */
+  tracing: Tracing;
   /** The pages' layout, stylesheet and brand (docs/kernel.md, Pages). */
   pages: PageKit;
   /** The pages' cookies and CSRF values (docs/kernel.md, Pages). */
@@ -75,6 +78,9 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const env = overrides.env ?? process.env;
   const secrets = loadSecrets(config.dataDir, env, config.databaseUrl !== null);
+  // Before the database: its spans start with the first request, and it holds nothing to close
+  // but an idle export timer should opening the database fail.
+  const tracing = await createTracing(config.tracing, logger);
   // Development and tests only (docs/kernel.md, Transactions): a query around an open transaction throws.
   const handle = openConfiguredDatabase(config, {
     guardTransactions: parseBool('GANTRY_GUARD_TRANSACTIONS', env.GANTRY_GUARD_TRANSACTIONS ?? false),
@@ -84,7 +90,10 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
     const migration = await prepareSchema(handle.db, handle.engine, overrides.migrate === true, env, logger, clock);
     await loadDatabaseKeyring(handle.db, secrets);
     const changes = new ChangeFeed(handle.db, handle.sqlite, clock, logger, config.databaseUrl);
-    const mailer = new Mailer(handle.db, config.smtpUrl, clock, logger);
+    const mailer = new Mailer(handle.db, config.smtpUrl, clock, logger, {
+      name: config.brand.name,
+      address: 'no-reply@gantry.local',
+    });
     // The counters shared across nodes get a small pool of their own: a limit is charged inside
     // transactions too (the token endpoint's), and a transaction holding one connection of the
     // main pool must never wait for another one (docs/postgres.md, Rate limits). Past 2 s of
@@ -109,6 +118,7 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
       metrics: new Metrics(handle.engine === 'postgres' ? () => databaseSize(handle.db) : config.dbFile, {
         processMetrics: config.metrics !== null,
       }),
+      tracing,
       pages: createPageKit(config.brand),
       // The key the OAuth pages' CSRF values had: a form shown by a node of the previous
       // version is still accepted by one of this version (docs/scaling.md, rolling upgrades).
@@ -124,11 +134,14 @@ export async function createKernel(config: Config, overrides: KernelOverrides = 
         await mailer.close();
         await counters?.close();
         await handle.close();
+        // Last: the spans of everything above are ended by now, and are exported before exit.
+        await tracing.shutdown();
       },
     };
   } catch (err) {
     await counters?.close();
     await handle.close();
+    await tracing.shutdown();
     throw err;
   }
 }

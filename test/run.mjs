@@ -8,6 +8,10 @@
 // GANTRY_TEST_HALVES=parallel runs them at once: four test files on two cores, which on a
 // loaded machine pushes spawned binaries past their start-up timeouts (docs/postgres.md,
 // Test run times).
+//
+// --quick (`npm run test:quick`) is the edit loop's run: SQLite only, without the browser tests,
+// the MCP conformance suite and test/cluster (PostgreSQL only); README.md, Tests.
+// After each half the runner prints its slowest files (test/helpers/file-times.mjs).
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -25,7 +29,8 @@ function find(dir) {
 }
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const only = process.argv.slice(2);
+const quick = process.argv.includes('--quick');
+const only = process.argv.slice(2).filter((a) => a !== '--quick');
 // Paths from the repository's root, whatever the working directory.
 const fromRoot = (f) => path.relative(root, path.resolve(f));
 const missing = only.filter(
@@ -35,28 +40,43 @@ if (missing.length > 0) {
   console.error(`not a test file under test/ (*.test.ts): ${missing.join(', ')}`);
   process.exit(2);
 }
-const files = only.length > 0 ? only.map(fromRoot) : find(path.join(root, 'test')).map(fromRoot).sort();
+const listed = only.length > 0 ? only.map(fromRoot) : find(path.join(root, 'test')).map(fromRoot).sort();
 const requested = process.env.GANTRY_TEST_ENGINE;
 if (requested && requested !== 'sqlite' && requested !== 'postgres') {
   console.error(`GANTRY_TEST_ENGINE must be sqlite or postgres (unset runs both), not ${requested}`);
   process.exit(2);
 }
-const engines = requested ? [requested] : ['sqlite', 'postgres'];
+if (quick && requested === 'postgres') {
+  console.error('--quick runs SQLite only: leave GANTRY_TEST_ENGINE unset (or sqlite)');
+  process.exit(2);
+}
+const engines = quick ? ['sqlite'] : requested ? [requested] : ['sqlite', 'postgres'];
 const atOnce = process.env.GANTRY_TEST_HALVES === 'parallel';
+
+const source = (f) => readFileSync(path.join(root, f), 'utf8');
+const isClusterFile = (f) => f.split(path.sep).includes('cluster');
+/** The page tests in a real browser, and the runs of the MCP conformance suite (under Node 22). */
+const usesBrowser = (f) => /helpers\/browser\.js/.test(source(f));
+const usesConformance = (f) => /helpers\/conformance\.js/.test(source(f));
+const leftOut = quick ? listed.filter((f) => isClusterFile(f) || usesBrowser(f) || usesConformance(f)) : [];
+const files = listed.filter((f) => !leftOut.includes(f));
+if (leftOut.length > 0)
+  console.log(`--quick: SQLite only; left out (browser, conformance suite, PostgreSQL only): ${leftOut.join(' ')}`);
 
 // The browser tests' Chromium is found (and unpacked, the first time) once, before any test runs.
 // When it cannot be, the browser tests fail and say why; the others still run.
-try {
-  process.env.GANTRY_TEST_CHROMIUM = await chromiumPath();
-} catch {
-  // Left to the browser tests, which fail with the reason.
+if (files.some(usesBrowser)) {
+  try {
+    process.env.GANTRY_TEST_CHROMIUM = await chromiumPath();
+  } catch {
+    // Left to the browser tests, which fail with the reason.
+  }
 }
 
 // The PostgreSQL half, and test/cluster (several nodes run on PostgreSQL only) under either
 // engine: one throwaway server for the whole run; each test app copies its own database from a
 // migrated template on it. A server that cannot be started fails the run here, saying what is
 // missing: the half is never skipped.
-const isClusterFile = (f) => f.split(path.sep).includes('cluster');
 /**
  * Whether a file reaches a Gantry database at all: through a test app, a kernel, the built
  * binary or the CLI (the helpers that open one). One that does not (a pure unit, the MCP
@@ -65,7 +85,7 @@ const isClusterFile = (f) => f.split(path.sep).includes('cluster');
  */
 const DATABASE_PATHS =
   /createTestApp|createAppContext|createKernel|openDatabase|openConfiguredDatabase|testDatabaseEnv|testEnvFor|spawnGantry|startGantry|startCluster|runBin|runCli|withApp|helpers\/(app|cli|spawn|postgres)\.js/;
-const usesDatabase = (f) => DATABASE_PATHS.test(readFileSync(path.join(root, f), 'utf8'));
+const usesDatabase = (f) => DATABASE_PATHS.test(source(f));
 let postgres = null;
 let testBuild = null;
 const stopPostgres = async () => {
@@ -73,10 +93,16 @@ const stopPostgres = async () => {
   postgres = null;
 };
 // Whatever ends the run (a signal, a failed start, the end) removes the build.
-for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => stopPostgres().then(() => process.exit(130)));
+/** The halves' test runners now running: a signal to this runner stops them (and they their files). */
+const runners = new Set();
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.once(signal, () => {
+    for (const runner of runners) runner.kill('SIGTERM');
+    stopPostgres().then(() => process.exit(130));
+  });
 process.once('exit', () => testBuild?.remove());
 try {
-  testBuild = buildTests(root);
+  testBuild = buildTests(root, files);
 } catch (err) {
   console.error(`cannot compile the tests: ${err.message}`);
   process.exit(1);
@@ -105,12 +131,29 @@ function runHalf(engine, prefixed) {
   const own = files.filter((f) =>
     engine === 'sqlite' ? !(both && isClusterFile(f)) : !both || isClusterFile(f) || usesDatabase(f),
   );
+  // `node --test` given no file looks for test files under the working directory, this runner
+  // among them: a half with nothing to run (only units named, or all left out by --quick) ends here.
+  if (own.length === 0) {
+    console.log(`${engine}: no test file of this run belongs to this half`);
+    return Promise.resolve({ engine, code: 0, seconds: 0, counts: { tests: 0, pass: 0, fail: 0 } });
+  }
+  env.GANTRY_TEST_TIMES = path.join(testBuild.dir, `times-${engine}.jsonl`);
+  // The OpenAPI documents of the test apps' checks, built once per configuration for the whole
+  // run (sharedDocument in test/helpers/openapi-check.ts).
+  env.GANTRY_TEST_OPENAPI_CACHE = path.join(testBuild.dir, 'openapi');
   const started = Date.now();
   const child = spawn(
     process.execPath,
-    ['--test', '--test-concurrency=2', '--test-timeout=300000', ...own.map(compiled)],
+    [
+      `--import=${new URL('./helpers/file-times.mjs', import.meta.url)}`,
+      '--test',
+      '--test-concurrency=2',
+      '--test-timeout=300000',
+      ...own.map(compiled),
+    ],
     { stdio: prefixed ? ['ignore', 'pipe', 'pipe'] : 'inherit', env },
   );
+  runners.add(child);
   const counts = {};
   if (prefixed) {
     for (const [stream, out] of [
@@ -125,10 +168,32 @@ function runHalf(engine, prefixed) {
     }
   }
   return new Promise((resolve) => {
-    child.on('exit', (code, signal) =>
-      resolve({ engine, code: code ?? (signal ? 1 : 0), seconds: Math.round((Date.now() - started) / 1000), counts }),
-    );
+    child.on('exit', (code, signal) => {
+      runners.delete(child);
+      for (const line of slowest(env.GANTRY_TEST_TIMES)) console.log(prefixed ? `[${engine}] ${line}` : line);
+      resolve({ engine, code: code ?? (signal ? 1 : 0), seconds: Math.round((Date.now() - started) / 1000), counts });
+    });
   });
+}
+
+/** The ten slowest files of a half, from the lines test/helpers/file-times.mjs wrote. */
+function slowest(timesFile) {
+  if (!existsSync(timesFile)) return [];
+  const times = readFileSync(timesFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line))
+    .sort((a, b) => b.ms - a.ms);
+  const seconds = (ms) => (ms / 1000).toFixed(1).padStart(6);
+  const cpu = times.reduce((sum, t) => sum + t.cpuMs, 0);
+  return [
+    `slowest files of ${times.length} (wall s, CPU s with the processes each started; all files' CPU ${Math.round(cpu / 1000)} s):`,
+    ...times
+      .slice(0, 10)
+      .map(
+        (t) => `${seconds(t.ms)} ${seconds(t.cpuMs)}  ${path.relative(testBuild.dir, t.file).replace(/\.js$/, '.ts')}`,
+      ),
+  ];
 }
 
 let results;

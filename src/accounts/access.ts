@@ -61,6 +61,8 @@ export const LIVE_STATUSES = ['active', 'suspended'];
  * suspension rule and entitlements. Every domain asks this instead of reading memberships.
  */
 export function createAccountAccess(db: Executor) {
+  let workspaceAccess: ReturnType<typeof store.workspaceAccessStatement> | null = null;
+
   async function membership(accountId: string, userId: string) {
     return store.findMembership(db, accountId, userId);
   }
@@ -96,14 +98,26 @@ export function createAccountAccess(db: Executor) {
     headers: { accountId?: string | null; workspaceId?: string | null },
   ): Promise<WorkspaceContext> {
     if (headers.workspaceId) {
-      const ws = await store.findWorkspaceAccount(db, headers.workspaceId);
+      // One statement for the workspace and both memberships; the rules are inAccount's, with
+      // every refusal but a gone account answered as an unknown workspace.
+      workspaceAccess ??= store.workspaceAccessStatement(db);
+      const { rows } = await db.executeQuery(
+        workspaceAccess({ workspaceId: headers.workspaceId, userId: principal.userId }),
+      );
+      const ws = rows[0];
       if (!ws) throw notFound('Workspace');
-      const account = await inAccount(principal, ws.account_id).catch((err) => {
-        throw err instanceof DomainError && err.status === 403 ? notFound('Workspace') : err;
-      });
-      const member = await workspaceMembership(ws.id, principal.userId);
-      if (account.role !== 'owner' && account.role !== 'admin' && !member) throw notFound('Workspace');
-      return { ...account, workspaceId: ws.id, workspaceRole: effectiveWorkspaceRole(account.role, member?.role) };
+      if (principal.kind === 'api_key' && principal.accountId !== ws.account_id) throw notFound('Workspace');
+      if (ws.member_role === null || ws.member_status !== 'active') throw notFound('Workspace');
+      if (!LIVE_STATUSES.includes(ws.account_status)) throw notFound('Account');
+      const role = ws.member_role as Role;
+      if (role !== 'owner' && role !== 'admin' && ws.workspace_role === null) throw notFound('Workspace');
+      return {
+        accountId: ws.account_id,
+        role,
+        accountStatus: ws.account_status,
+        workspaceId: ws.id,
+        workspaceRole: effectiveWorkspaceRole(role, ws.workspace_role ?? undefined),
+      };
     }
     const account = await current(principal, headers.accountId);
     const ws = await store.defaultWorkspaceId(db, account.accountId);

@@ -42,6 +42,7 @@ const MAIL_NAME_MAX = 80;
 export function createInvitationMail(deps: AccountsDeps) {
   const { clock, config, mailer } = deps.kernel;
 
+  const brand = config.brand.name;
   const link = (secret: string) => `${config.publicUrl}/invitations/accept?token=${encodeURIComponent(secret)}`;
 
   /**
@@ -76,8 +77,8 @@ export function createInvitationMail(deps: AccountsDeps) {
     const url = link(issued.secret);
     await mailer.enqueue(trx, {
       to: input.email,
-      subject: `Invitation to join "${input.accountName}" on Gantry`,
-      text: `${input.inviterName} invited you to join the account "${input.accountName}" on Gantry as ${input.role}.\n\nAccept the invitation (sign in as ${input.email}): ${url}\n\nThe link can be used once and expires in 7 days. If you do not know this account, ignore this mail.`,
+      subject: `Invitation to join "${input.accountName}" on ${brand}`,
+      text: `${input.inviterName} invited you to join the account "${input.accountName}" on ${brand} as ${input.role}.\n\nAccept the invitation (sign in as ${input.email}, or create your account with that address): ${url}\n\nThe link can be used once and expires in 7 days. If you do not know this account, ignore this mail.`,
       kind: 'invitation',
     });
     if (input.userId) {

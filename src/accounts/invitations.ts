@@ -1,19 +1,14 @@
-import { conflict, DomainError, forbidden, notFound } from '../http/errors.js';
+import { conflict, notFound } from '../http/errors.js';
 import { inTransaction, type Executor } from '../db/tx.js';
 import { newId } from '../lib/ids.js';
 import { normalizeEmail } from '../identity/service.js';
 import type { Caller } from './access.js';
 import { liveAccount, type AccountsDeps } from './context.js';
-import { presentInvitation, presentMember } from './presenters.js';
+import { presentInvitation } from './presenters.js';
 import { OWNER_OR_ADMIN, type AssignableRole } from './roles.js';
 import * as store from './store/index.js';
-import { createInvitationMail, emailNotConfirmed, INVITATION_PURPOSE, INVITATION_TTL_SEC } from './invitation-mail.js';
-
-const gone = () =>
-  new DomainError(
-    'GONE',
-    'This invitation link is invalid, was already used, was replaced by a newer one, or has expired',
-  );
+import { createInvitationMail, INVITATION_TTL_SEC } from './invitation-mail.js';
+import { createInvitationAcceptance } from './invitation-acceptance.js';
 
 /** The user only when they confirmed their address. */
 const confirmedUser = <U extends { email_verified_at: string | null }>(user: U | undefined): U | undefined =>
@@ -34,21 +29,6 @@ export function createInvitations(deps: AccountsDeps) {
   const audit = deps.audit.record;
   const { authorize } = deps.access;
   const { send, inviterLabel, checkQuotas } = createInvitationMail(deps);
-
-  /** The pending invitation a live link stands for; 410 for anything else. */
-  async function invitationOf(executor: Executor, secret: string, use: 'peek' | 'consume') {
-    const token = await deps.identity.oneTimeTokens[use](executor, INVITATION_PURPOSE, secret);
-    if (!token) throw gone();
-    const invitation = await store.findInvitationById(executor, String(token.payload.invitationId ?? ''));
-    if (
-      !invitation ||
-      invitation.status !== 'pending' ||
-      invitation.token_id !== token.id ||
-      invitation.expires_at <= clock.now().toISOString()
-    )
-      throw gone();
-    return invitation;
-  }
 
   async function find(executor: Executor, accountId: string, invitationId: string) {
     const row = await store.findInvitation(executor, accountId, invitationId);
@@ -201,88 +181,6 @@ export function createInvitations(deps: AccountsDeps) {
       return presentInvitation(row, clock.now());
     },
 
-    /** 410 unless the link is live; uses nothing (the page checks it before any password). */
-    async check(secret: string): Promise<void> {
-      await invitationOf(db, secret, 'peek');
-    },
-
-    /**
-     * The signed-in invitee accepts: the link is consumed, the membership becomes (or is
-     * created) active in the default workspace. It takes the mailed link and a user whose
-     * confirmed email is the invited one. Any refusal rolls back, link included, so signing in
-     * as the wrong person (or before confirming) does not burn the invitation.
-     */
-    async accept(userId: string, secret: string) {
-      const member = await inTransaction(db, async (trx) => {
-        const invitation = await invitationOf(trx, secret, 'consume');
-        const nowIso = clock.now().toISOString();
-        const user = await deps.identity.getUser(userId, trx);
-        if (user.email !== invitation.email)
-          throw forbidden(
-            `This invitation was sent to another email address; sign in as ${invitation.email} to accept it`,
-          );
-        if (!user.email_verified_at)
-          throw emailNotConfirmed(
-            'Confirm your email address first (use the confirmation mail, or ask for a new one), then accept the invitation',
-          );
-        const accountId = invitation.account_id;
-        await liveAccount(trx, accountId);
-        const existing = await store.findMember(trx, accountId, userId);
-        if (existing?.status === 'active') throw conflict('You are already a member of this account');
-        const invitedBy = invitation.invited_by === 'system' ? null : invitation.invited_by;
-        if (existing) {
-          await store.updateMember(trx, accountId, userId, {
-            status: 'active',
-            role: invitation.role,
-            joined_at: nowIso,
-          });
-        } else {
-          await store.insertMember(trx, {
-            account_id: accountId,
-            user_id: userId,
-            role: invitation.role,
-            status: 'active',
-            invited_by: invitedBy,
-            joined_at: nowIso,
-            created_at: nowIso,
-          });
-        }
-        const ws = await store.defaultWorkspace(trx, accountId);
-        if (ws)
-          await store.ensureWorkspaceMember(trx, {
-            workspace_id: ws.id,
-            user_id: userId,
-            role: 'member',
-            created_at: nowIso,
-          });
-        await store.updateInvitation(trx, invitation.id, {
-          status: 'accepted',
-          accepted_at: nowIso,
-          accepted_by: userId,
-        });
-        await audit(
-          trx,
-          { userId },
-          {
-            accountId,
-            action: 'invitation.accepted',
-            targetId: invitation.id,
-            metadata: { email: invitation.email, role: invitation.role },
-          },
-        );
-        await audit(
-          trx,
-          { userId },
-          {
-            accountId,
-            action: 'member.joined',
-            targetId: userId,
-            metadata: { role: invitation.role, invitationId: invitation.id },
-          },
-        );
-        return store.findMember(trx, accountId, userId);
-      });
-      return presentMember(member!);
-    },
+    ...createInvitationAcceptance(deps),
   };
 }

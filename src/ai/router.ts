@@ -1,7 +1,9 @@
 import type { Clock } from '../lib/clock.js';
+import { NO_TRACING, type Tracing } from '../lib/tracing.js';
 import { CircuitBreaker, type BreakerSettings, type CircuitState } from './breaker.js';
 import { callStream, ProviderStream } from './providers/event-stream.js';
 import { ADAPTERS } from './providers/index.js';
+import { providerSpans, type ProviderSpans } from './provider-spans.js';
 import {
   ProviderError,
   type ChatMessage,
@@ -76,6 +78,7 @@ export const asProviderError = (provider: ProviderName, err: unknown) =>
  */
 export class Router {
   private readonly breakers = new Map<ProviderName, CircuitBreaker>();
+  private readonly spans: ProviderSpans;
 
   constructor(
     private readonly settings: BreakerSettings,
@@ -83,7 +86,10 @@ export class Router {
     private readonly outbound: OutboundOptions,
     private readonly adapters: Readonly<Record<ProviderName, ProviderAdapter>> = ADAPTERS,
     private readonly observe: CallObserver = () => undefined,
-  ) {}
+    tracing: Tracing = NO_TRACING,
+  ) {
+    this.spans = providerSpans(tracing);
+  }
 
   /** Every circuit this router holds and its state now (the breaker gauge). */
   circuits(): Array<[ProviderName, CircuitState]> {
@@ -112,12 +118,17 @@ export class Router {
   ): Promise<RouteOutcome> {
     const attempts: Attempt[] = [];
     let retryAt: Date | null = null;
+    let movedFrom: ProviderError | null = null;
     for (const { config, model } of candidates) {
+      if (movedFrom) this.spans.fallback(movedFrom, config.name);
+      movedFrom = null;
       const breaker = this.breaker(config.name);
       if (!breaker.tryAcquire()) {
+        this.spans.skipped(config.name, model, breaker.state());
         retryAt = skipped(config.name, model, breaker, attempts, retryAt);
         continue;
       }
+      const span = this.spans.attempt(config, model, maxOutputTokens);
       const started = performance.now();
       try {
         const result = await this.adapters[config.name].chat(
@@ -129,13 +140,16 @@ export class Router {
         const latencyMs = Math.round(performance.now() - started);
         breaker.success();
         this.observe(config.name, 'chat', 'succeeded');
+        this.spans.end(span, 'succeeded', result);
         attempts.push({ provider: config.name, model, outcome: 'succeeded', httpStatus: 200, latencyMs });
         return { ok: true, provider: config.name, result, attempts, latencyMs };
       } catch (err) {
         const failure = asProviderError(config.name, err);
         const latencyMs = Math.round(performance.now() - started);
+        this.spans.end(span, failure);
         if (this.failed(breaker, 'chat', failure, attempts, model, latencyMs))
           return { ok: false, attempts, refusal: failure, retryAt: null };
+        movedFrom = failure;
       }
     }
     return { ok: false, attempts, refusal: null, retryAt };
@@ -154,12 +168,18 @@ export class Router {
   ): Promise<StreamOutcome> {
     const attempts: Attempt[] = [];
     let retryAt: Date | null = null;
+    let movedFrom: ProviderError | null = null;
     for (const { config, model } of candidates) {
+      if (movedFrom) this.spans.fallback(movedFrom, config.name);
+      movedFrom = null;
       const breaker = this.breaker(config.name);
       if (!breaker.tryAcquire()) {
+        this.spans.skipped(config.name, model, breaker.state());
         retryAt = skipped(config.name, model, breaker, attempts, retryAt);
         continue;
       }
+      // Open until the stream settles (end() below): a streamed answer's span covers all of it.
+      const span = this.spans.attempt(config, model, maxOutputTokens);
       const started = performance.now();
       let stream: ProviderStream | null = null;
       try {
@@ -182,6 +202,7 @@ export class Router {
           first,
           attempts,
           end: (how) => {
+            this.spans.end(span, how, stream);
             attempt.latencyMs = Math.round(performance.now() - started);
             if (how === 'cancelled') {
               breaker.release();
@@ -207,14 +228,17 @@ export class Router {
           // accepted the request (its stream open) decides whether the prompt is charged.
           breaker.release();
           this.observe(config.name, 'stream', 'cancelled');
+          this.spans.end(span, 'cancelled', stream);
           const httpStatus = stream ? 200 : null;
           attempts.push({ provider: config.name, model, outcome: 'cancelled', httpStatus, latencyMs });
           const accepted = stream && { provider: config.name, model, inputTokens: stream.inputTokens };
           return { ok: false, attempts, refusal: null, retryAt: null, cancelled: true, accepted };
         }
         const failure = asProviderError(config.name, err);
+        this.spans.end(span, failure, stream);
         if (this.failed(breaker, 'stream', failure, attempts, model, latencyMs))
           return { ok: false, attempts, refusal: failure, retryAt: null, cancelled: false };
+        movedFrom = failure;
       }
     }
     return { ok: false, attempts, refusal: null, retryAt, cancelled: false };

@@ -43,6 +43,7 @@ export function createAiService(
     { allowPrivateNetworks: config.allowPrivateNetworks, timeoutMs: config.ai.timeoutMs },
     ADAPTERS,
     (provider, call, outcome) => calls.inc({ provider, call, outcome }),
+    kernel.tracing,
   );
   // Read at scrape time; the lazy open -> half-open step happens on that read too.
   kernel.metrics.gauge(

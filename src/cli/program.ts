@@ -12,6 +12,7 @@ import { makeStatusServiceCommands } from './status-service.js';
 import { makeStatusComponentCommands } from './status-component.js';
 import { makeStatusIncidentCommands } from './status-incident.js';
 import { makeStatusMaintenanceCommands } from './status-maintenance.js';
+import { makeStatusSubscriberCommands } from './status-subscribers.js';
 import { makeNotifyCommands } from './notify.js';
 import { makeClientCommands } from './client.js';
 import { makeConnectorCommands } from './connector.js';
@@ -38,6 +39,7 @@ function buildProgram(io: CliIo): Command {
   makeStatusComponentCommands(program, io);
   makeStatusIncidentCommands(program, io);
   makeStatusMaintenanceCommands(program, io);
+  makeStatusSubscriberCommands(program, io);
   makeNotifyCommands(program, io);
   makeClientCommands(program, io);
   makeConnectorCommands(program, io);

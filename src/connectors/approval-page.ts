@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { ACCOUNT_PAGE } from '../identity/page-paths.js';
 import { htmlPage, jsonBody, PAGE_ERRORS } from '../http/openapi/declare.js';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../services.js';
@@ -10,22 +11,25 @@ import { BROWSER_SESSION_COOKIE } from '../identity/browser-sessions.js';
 import type { PageView } from '../http/page-kit.js';
 
 import { createPageSignIn } from '../identity/page-sign-in.js';
-import {
-  ACCOUNT_PATH,
-  credentialField,
-  pageWithPasskeys,
-  passkeyChoices,
-  stepUpFields,
-} from '../identity/page-factors.js';
+import { credentialField, pageWithPasskeys, passkeyChoices, stepUpFields } from '../identity/page-factors.js';
 import type { InputCut } from './approval-input-cuts.js';
 import { approvalPagePath } from './approvals-mcp.js';
-import { cookie, formField, messagePage, page, redirect } from '../http/page-forms.js';
+import { cookie, formField, messagePage, nextStep, page, redirect } from '../http/page-forms.js';
+import { relativeInWords, timeTag } from '../http/page-words.js';
 
 const STATUS_TEXT: Record<string, string> = {
   approved: 'This call was approved.',
   rejected: 'This call was rejected.',
   expired: 'This approval request expired before it was used; the caller has to ask again.',
   failed: 'This call was approved but failed.',
+};
+
+/** The page's title and heading by the approval's state: it says what happened once decided. */
+const TITLES: Record<string, string> = {
+  approved: 'Tool call approved',
+  rejected: 'Tool call rejected',
+  expired: 'Approval expired',
+  failed: 'Tool call failed',
 };
 
 const csrfPurpose = (id: string) => `approval:${id}`;
@@ -37,7 +41,10 @@ interface ReviewView extends Review {
   workspaceName: string;
   requester: string;
   clientName: string;
+  /** Who decided, when decided. */
+  decider: string | null;
   csrf: string;
+  now: Date;
   /** A refused step-up (a wrong code), said above the code field. */
   stepUpError?: string;
 }
@@ -52,7 +59,7 @@ function decisionForm(v: ReviewView): string {
   const a = v.approval;
   const { standing, methods } = v.approver;
   if (standing === 'enrol')
-    return `<p class="warning" id="status" data-status="pending">This account's owner requires approvers to use two-step sign-in or a passkey. <a href="${ACCOUNT_PATH}">Set one up in your account</a>, then come back to decide.</p>`;
+    return `<p class="warning" id="status" data-status="pending">This account's owner requires approvers to use two-step sign-in or a passkey. <a href="${ACCOUNT_PAGE}">Set one up in your account</a>, then come back to decide.</p>`;
   const stepUp = standing === 'step_up';
   const passkey = stepUp && methods.includes('passkey');
   const code = !stepUp || methods.includes('totp');
@@ -78,6 +85,9 @@ ${
 </form>`;
 }
 
+/** A moment as words in <time>, with how far it is from now ("in 10 minutes", "3 minutes ago"). */
+const when = (iso: string, now: Date) => `${timeTag(iso)} (${escape(relativeInWords(iso, now))})`;
+
 /** At most this many shortened parts are named on the page; the API lists them all. */
 const CUTS_NAMED = 10;
 
@@ -99,7 +109,9 @@ function cutNotice(cuts: InputCut[]): string {
 function reviewPage(v: ReviewView): PageView {
   const a = v.approval;
   const row = (label: string, value: string) => `<dt>${escape(label)}</dt><dd>${value}</dd>`;
-  const tool = `${escape(v.toolName ?? 'a deleted tool')}${v.toolKey ? ` (<code>${escape(v.toolKey)}</code>)` : ''}${v.instanceName ? ` of ${escape(v.instanceName)}` : ''}`;
+  // The tool's key only when it says something its name does not.
+  const key = v.toolKey && v.toolKey !== v.toolName ? ` (<code>${escape(v.toolKey)}</code>)` : '';
+  const tool = `${escape(v.toolName ?? 'a deleted tool')}${key}${v.instanceName ? ` of ${escape(v.instanceName)}` : ''}`;
   const args = typeof a.input === 'string' ? a.input : JSON.stringify(a.input, null, 2);
   const details = [
     row('Workspace', escape(v.workspaceName)),
@@ -107,16 +119,19 @@ function reviewPage(v: ReviewView): PageView {
     a.targetOrigin ? row('Server', `<code>${escape(a.targetOrigin)}</code>`) : '',
     row('Asked by', escape(v.requester)),
     row('Through', escape(v.clientName)),
-    row('Asked at', escape(a.createdAt)),
-    a.expiresAt ? row(a.status === 'approved' ? 'Usable until' : 'Expires', escape(a.expiresAt)) : '',
+    row('Asked', when(a.createdAt, v.now)),
+    v.decider && a.decidedAt ? row('Decided by', `${escape(v.decider)}, ${when(a.decidedAt, v.now)}`) : '',
+    a.expiresAt ? row(a.status === 'approved' ? 'Usable until' : 'Expires', when(a.expiresAt, v.now)) : '',
   ].join('\n');
   const decided = STATUS_TEXT[a.status];
   const actions = decided
-    ? `<p class="notice" id="status" role="status" data-status="${escape(a.status)}">${escape(decided)}</p>`
+    ? `<p class="notice" id="status" role="status" data-status="${escape(a.status)}">${escape(decided)}</p>
+${nextStep({ href: '/', label: 'Go to the home page' })}`
     : decisionForm(v);
+  const title = TITLES[a.status] ?? 'Approve a tool call';
   return {
-    title: 'Approve a tool call',
-    body: `<h1>Approve a tool call</h1>
+    title,
+    body: `<h1>${escape(title)}</h1>
 <dl class="details">
 ${details}
 </dl>
@@ -141,9 +156,14 @@ export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
   /** A refusal of the use cases as a page; anything else is the server's. */
   function refusal(h: ResponseToolkit, err: unknown) {
     if (!(err instanceof DomainError)) throw err;
-    if (err.status === 404) return page(h, messagePage('Approval not found', 'No approval has this address.'), 404);
-    if (err.status === 403) return page(h, messagePage('You cannot decide this approval', err.message), 403);
-    if (err.status === 409) return page(h, messagePage('This approval cannot be decided', err.message), 409);
+    const sentence = (text: string) => (/[.!?]$/.test(text) ? text : `${text}.`);
+    const home = [{ href: '/', label: 'Go to the home page' }];
+    if (err.status === 404)
+      return page(h, messagePage('Approval not found', 'No approval has this address.', home), 404);
+    if (err.status === 403)
+      return page(h, messagePage('You cannot decide this approval', sentence(err.message), home), 403);
+    if (err.status === 409)
+      return page(h, messagePage('This approval cannot be decided', sentence(err.message), home), 409);
     throw err;
   }
 
@@ -161,6 +181,8 @@ export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
     );
     const requester = await identity.getUser(review.approval.requestedBy).catch(() => null);
     const client = review.approval.clientId ? await oauth.clients.find(review.approval.clientId) : null;
+    const { decidedBy } = review.approval;
+    const decider = decidedBy ? await identity.getUser(decidedBy).catch(() => null) : null;
     const { standing, methods } = review.approver;
     return pageWithPasskeys(
       app,
@@ -175,7 +197,9 @@ export function approvalPageRoutes(app: PluginDeps): ServerRoute[] {
             ? oauth.clients.label(client, 'MCP')
             : 'an unknown client (MCP)'
           : 'the REST API (the call runs when approved)',
+        decider: decidedBy ? (decider ? (decider.full_name ?? decider.email) : 'a former member') : null,
         csrf: app.kernel.pageForms.csrfFor(sessionValue, csrfPurpose(id)),
+        now: app.kernel.clock.now(),
       }),
       status,
       standing === 'step_up' && methods.includes('passkey'),

@@ -61,10 +61,10 @@ const mcpPrincipal = (userId: string, clientId: string): Principal => ({
  * owner/admin approves, the identical retry runs exactly once. Nothing waits meanwhile.
  */
 export function createMcpApprovals(ctx: ConnectorsContext) {
-  const { db, clock, secrets, config } = ctx.kernel;
+  const { db, clock, secrets, config, tracing } = ctx.kernel;
   const urlOf = (id: string) => `${config.publicUrl}${approvalPagePath(id)}`;
 
-  return {
+  const approvals = {
     /** Calls back with an approval's id when an owner/admin decided it (in any process). */
     onDecided(listener: (approvalId: string) => void): () => void {
       return ctx.kernel.changes.subscribe(MCP_APPROVAL_DECIDED_TOPIC, (key) => {
@@ -169,4 +169,30 @@ export function createMcpApprovals(ctx: ConnectorsContext) {
       }
     },
   };
+
+  /**
+   * The gate's span (docs/operations.md, Traces): the tool, the arguments' digest (the audit
+   * row's) and what the gate decided: not_required, approved, or the waiting or refused
+   * approval's status.
+   */
+  function gateMcpCall(input: McpCallGate): Promise<McpGate> {
+    if (!tracing.enabled) return approvals.gateMcpCall(input);
+    const attributes = { 'gen_ai.tool.name': input.tool.name, 'gantry.tool.id': input.tool.toolId };
+    return tracing.inSpan('approval gate', { attributes }, async (span) => {
+      const gated = await approvals.gateMcpCall(input);
+      span.setAttributes({
+        'gantry.tool.arguments_digest': gated.argsDigest,
+        'gantry.approval.outcome': gated.proceed
+          ? gated.approvalId
+            ? 'approved'
+            : 'not_required'
+          : gated.approval.status,
+      });
+      const approvalId = gated.proceed ? gated.approvalId : gated.approval.id;
+      if (approvalId) span.setAttribute('gantry.approval.id', approvalId);
+      return gated;
+    });
+  }
+
+  return { ...approvals, gateMcpCall };
 }

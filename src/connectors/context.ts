@@ -89,16 +89,26 @@ export function createConnectorsContext(
   const opened = new LRUCache<string, Record<string, string>>({ max: 1_000 });
   kernel.changes.subscribe(KEYRING_TOPIC, () => opened.clear());
 
-  async function credentialValues(instanceId: string) {
+  /** `source` hears whether the values were unsealed now or came from the cache (the vault's span). */
+  async function credentialValues(instanceId: string, source?: (cached: unknown) => void) {
     const row = await credentialStore.find(db, instanceId);
     if (!row) return null;
     const key = JSON.stringify([instanceId, row.cred_type, row.origin, row.sealed_value]);
     let values = opened.get(key);
+    source?.(values);
     if (!values) {
       values = openCredentials(secrets, instanceId, row.cred_type, row.sealed_value, row.origin);
       opened.set(key, values);
     }
     return { row, values };
+  }
+
+  /**
+   * Names on the vault's span (docs/operations.md, Traces) whether the credential was unsealed
+   * now or came from the cache of opened values; never a value.
+   */
+  function vaultSource(cached: unknown) {
+    kernel.tracing.activeSpan().setAttribute('gantry.vault.source', cached ? 'cache' : 'unsealed');
   }
 
   async function usableLink(instance: TargetInstance, userId: string | null) {
@@ -153,27 +163,38 @@ export function createConnectorsContext(
       if (isPerUser(instance)) await usableLink(instance, userId);
     },
 
-    async mcpTarget(instance, userId, options = {}) {
-      const cfg = JSON.parse(instance.config) as { url: string; headers?: Record<string, string> };
-      let cred: { row: { cred_type: string; origin: string | null }; values: Record<string, string> } | null = null;
-      if (options.bare) cred = null;
-      else if (isPerUser(instance)) {
-        const row = await usableLink(instance, userId);
-        const key = JSON.stringify([instance.id, row.user_id, row.cred_type, row.origin, row.sealed_value]);
-        let values = opened.get(key);
-        if (!values) opened.set(key, (values = openUserCredentials(secrets, row)));
-        cred = { row, values };
-      } else cred = await credentialValues(instance.id);
-      if (cred && cred.row.origin !== null && !boundTo(cred.row.origin, cfg.url)) {
-        throw conflict(
-          `The stored credentials are bound to ${cred.row.origin}, not to ${credentialTargetOf(cfg.url) ?? 'this url'}: store them again for this url`,
-        );
-      }
-      return {
-        url: cfg.url,
-        headers: { ...(cfg.headers ?? {}), ...(cred ? authHeaders(cred.row.cred_type, cred.values) : {}) },
-        allowPrivate: config.allowPrivateNetworks,
+    mcpTarget(instance, userId, options = {}) {
+      if (!kernel.tracing.enabled) return mcpTarget(instance, userId, options);
+      const attributes = {
+        'gantry.connector.instance.id': instance.id,
+        'gantry.credential.mode': options.bare ? 'none' : isPerUser(instance) ? 'per_user' : 'shared',
       };
+      return kernel.tracing.inSpan('vault unseal', { attributes }, () => mcpTarget(instance, userId, options));
     },
   };
+
+  /** Where an MCP instance connects, inside the vault's span (ConnectorsContext.mcpTarget). */
+  async function mcpTarget(instance: TargetInstance, userId: string | null, options: { bare?: boolean }) {
+    const cfg = JSON.parse(instance.config) as { url: string; headers?: Record<string, string> };
+    let cred: { row: { cred_type: string; origin: string | null }; values: Record<string, string> } | null = null;
+    if (options.bare) cred = null;
+    else if (isPerUser(instance)) {
+      const row = await usableLink(instance, userId);
+      const key = JSON.stringify([instance.id, row.user_id, row.cred_type, row.origin, row.sealed_value]);
+      let values = opened.get(key);
+      vaultSource(values);
+      if (!values) opened.set(key, (values = openUserCredentials(secrets, row)));
+      cred = { row, values };
+    } else cred = await credentialValues(instance.id, vaultSource);
+    if (cred && cred.row.origin !== null && !boundTo(cred.row.origin, cfg.url)) {
+      throw conflict(
+        `The stored credentials are bound to ${cred.row.origin}, not to ${credentialTargetOf(cfg.url) ?? 'this url'}: store them again for this url`,
+      );
+    }
+    return {
+      url: cfg.url,
+      headers: { ...(cfg.headers ?? {}), ...(cred ? authHeaders(cred.row.cred_type, cred.values) : {}) },
+      allowPrivate: config.allowPrivateNetworks,
+    };
+  }
 }

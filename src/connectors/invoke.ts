@@ -2,6 +2,7 @@ import { OWNER_OR_ADMIN } from '../accounts/roles.js';
 import { DomainError, conflict, notFound } from '../http/errors.js';
 import { toBool } from '../db/tx.js';
 import { rateLimitHeaders } from '../http/rate-limit.js';
+import { argumentsDigest } from '../lib/canonical-json.js';
 import { newId } from '../lib/ids.js';
 import { MissingCredentialKeyError, open, seal } from '../lib/sealed.js';
 import { approvalInputView } from './approval-input.js';
@@ -30,13 +31,16 @@ export const upstream = (message: string) => new DomainError('UPSTREAM_FAILED', 
 /** What a parked REST call has none of: those columns bind MCP calls (approvals-mcp.ts). */
 const PARKED = { mode: 'park', client_id: null, args_digest: null, expires_at: null, consumed_at: null } as const;
 
+/** The tool execution span's opening attributes (GenAI semantic conventions); the tool's are added once found. */
+const EXECUTE_TOOL = { attributes: { 'gen_ai.operation.name': 'execute_tool' } };
+
 /** Running a tool call: now, or parked as a pending approval when the tool is gated. */
 export function createInvoker(
   ctx: ConnectorsContext,
   exposed: Pick<ExposedTools, 'runnableRows'>,
   sessions: Pick<McpSessions, 'call'>,
 ) {
-  const { db, clock, secrets, limiter } = ctx.kernel;
+  const { db, clock, secrets, limiter, tracing } = ctx.kernel;
   const reauth = createMcpReauth(ctx);
   const invocations = ctx.kernel.metrics.counter(
     'gantry_connector_tool_invocations_total',
@@ -123,6 +127,17 @@ export function createInvoker(
       const instance = cached?.instance ?? (await ctx.requireInstance(actor.ws, instanceId));
       const tool = cached ? cached.tool : await toolStore.find(db, instanceId, toolId);
       if (!tool) throw notFound('Tool');
+      const span = tracing.activeSpan();
+      if (span.isRecording()) {
+        // The arguments only as the digest the audit row keeps (docs/operations.md, Traces).
+        span.updateName(`execute_tool ${tool.tool_key}`);
+        span.setAttributes({
+          'gen_ai.tool.name': tool.tool_key,
+          'gantry.connector.instance.id': instanceId,
+          'gantry.tool.id': toolId,
+          'gantry.tool.arguments_digest': argumentsDigest(input),
+        });
+      }
       assertRunnable(instance, tool);
       await ctx.definitions.assertValid(tool.input_schema, input, 'input', 'input');
       if (tool.rate_limit_rpm !== null) {
@@ -144,6 +159,7 @@ export function createInvoker(
         // checks above, so a refused retry does not spend it; used once, whoever races.
         if (!(await options.approved.consume()))
           throw conflict('An identical call used this approval first; call again to ask for a new approval');
+        span.addEvent('gantry.approval.consumed');
       } else if (toBool(tool.requires_approval)) {
         // A parked call runs as its requester: a per_user instance needs their own link first.
         await ctx.assertLinked(instance, actor.principal.userId);
@@ -182,12 +198,13 @@ export function createInvoker(
     },
   };
   const { invoke } = invoker;
-  return {
+  const counted = {
     ...invoker,
     async invoke(...args: Parameters<typeof invoke>) {
       try {
         const out = await invoke(...args);
         invocations.inc({ outcome: out.body.status });
+        tracing.activeSpan().setAttribute('gantry.tool.outcome', out.body.status);
         return out;
       } catch (err) {
         // Error codes are a closed list (docs/interface.md): a bounded label.
@@ -201,6 +218,14 @@ export function createInvoker(
         throw err;
       }
     },
+  };
+  return {
+    ...counted,
+    /** Inside the tool execution span (docs/operations.md, Traces): the vault and the upstream call are its children. */
+    invoke: (...args: Parameters<typeof invoke>) =>
+      tracing.enabled
+        ? tracing.inSpan('execute_tool', EXECUTE_TOOL, () => counted.invoke(...args))
+        : counted.invoke(...args),
   };
 }
 

@@ -2,6 +2,8 @@ import type { PriorDiscovery } from '@modelcontextprotocol/client';
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../lib/clock.js';
 import { sha256Hex } from '../lib/crypto.js';
+import type { TraceAttributes, Tracing } from '../lib/tracing.js';
+import { callOnShared } from './mcp-calls.js';
 import { callMcpTool, closeMcp, type McpSession, type McpTarget, needsOwnSession, openMcp } from './mcp.js';
 import type { McpRelay } from './types.js';
 
@@ -39,6 +41,24 @@ interface Caller {
   slot: string;
 }
 
+/**
+ * The upstream call's client span attributes (OpenTelemetry MCP semantic conventions); the
+ * URL itself is not one: an instance's URL may carry a key in its query string.
+ */
+function upstreamAttributes(toolKey: string, url: string, shared: boolean): TraceAttributes {
+  const { hostname, port, protocol } = new URL(url);
+  return {
+    'mcp.method.name': 'tools/call',
+    'gen_ai.tool.name': toolKey,
+    'gen_ai.operation.name': 'execute_tool',
+    'server.address': hostname.replace(/^\[(.*)\]$/, '$1'),
+    'server.port': port ? Number(port) : protocol === 'https:' ? 443 : 80,
+    'network.transport': 'tcp',
+    'network.protocol.name': 'http',
+    'gantry.mcp.session': shared ? 'shared' : 'own',
+  };
+}
+
 /** A 2025-era server that no longer knows the session answers 404: the call did not run there. */
 const sessionGone = (err: unknown) => (err as { data?: { status?: unknown } })?.data?.status === 404;
 
@@ -54,7 +74,7 @@ const sessionGone = (err: unknown) => (err as { data?: { status?: unknown } })?.
  * (TOOLS_CHANGED_TOPIC: an instance edited, disabled or deleted), when a call on it fails, and
  * after IDLE_MS unused; it closes once its calls in flight have ended.
  */
-export function createMcpSessions(clock: Clock) {
+export function createMcpSessions(clock: Clock, tracing: Tracing) {
   const shared = new Map<string, Shared>();
   const priors = new LRUCache<string, PriorDiscovery>({ max: PRIORS_MAX });
   let sweeper: NodeJS.Timeout | null = null;
@@ -84,7 +104,7 @@ export function createMcpSessions(clock: Clock) {
 
   async function open(key: string, target: McpTarget, relay: McpRelay | undefined, isShared: boolean) {
     try {
-      const session = await openMcp(target, relay, { prior: priors.get(key), shared: isShared });
+      const session = await openMcp(target, relay, { prior: priors.get(key), shared: isShared, tracing });
       priors.set(key, session.prior);
       return session;
     } catch (err) {
@@ -127,6 +147,32 @@ export function createMcpSessions(clock: Clock) {
     return entry;
   }
 
+  /**
+   * The call on its session (on a shared one, `shared` is its target: the direct way when it
+   * can go so, mcp-calls.ts), inside the upstream call's client span: the session's revision
+   * and id are named once known, and a result the tool flagged `isError` is a `tool_error`.
+   */
+  async function callTraced(
+    session: McpSession,
+    toolKey: string,
+    input: Record<string, unknown>,
+    relay?: McpRelay,
+    shared?: McpTarget,
+  ) {
+    const call = () =>
+      shared
+        ? callOnShared(session, shared, toolKey, input, relay, tracing)
+        : callMcpTool(session, toolKey, input, relay, tracing);
+    if (!tracing.enabled) return call();
+    const span = tracing.activeSpan();
+    span.setAttribute('mcp.protocol.version', session.protocolVersion);
+    const sessionId = session.sessionId();
+    if (sessionId) span.setAttribute('mcp.session.id', sessionId);
+    const result = await call();
+    if ((result as { isError?: unknown } | null)?.isError === true) tracing.recordError(span, 'tool_error');
+    return result;
+  }
+
   /** A call on a session of its own, closed after it. */
   async function alone(
     key: string,
@@ -137,7 +183,7 @@ export function createMcpSessions(clock: Clock) {
   ) {
     const session = await open(key, target, relay, false);
     try {
-      return await callMcpTool(session, toolKey, input, relay);
+      return await callTraced(session, toolKey, input, relay);
     } catch (err) {
       priors.delete(key);
       throw err;
@@ -157,7 +203,7 @@ export function createMcpSessions(clock: Clock) {
     const entry = sharedFor(instance, key, target);
     entry.busy++;
     try {
-      return await callMcpTool(await entry.session, call.toolKey, call.input, call.relay);
+      return await callTraced(await entry.session, call.toolKey, call.input, call.relay, target);
     } catch (err) {
       retire(instance.slot, entry);
       // A restarted server does not know the session: the call did not run there.
@@ -184,8 +230,15 @@ export function createMcpSessions(clock: Clock) {
       relay?: McpRelay,
     ): Promise<unknown> {
       const key = keyOf(instance.id, target);
-      if (needsOwnSession(relay)) return alone(key, target, toolKey, input, relay);
-      return onShared(instance, key, target, { toolKey, input, relay }, true);
+      const own = needsOwnSession(relay, priors.get(key));
+      const run = () =>
+        own
+          ? alone(key, target, toolKey, input, relay)
+          : onShared(instance, key, target, { toolKey, input, relay }, true);
+      if (!tracing.enabled) return run();
+      // The span is active while the call runs: its context is what the upstream receives.
+      const attributes = upstreamAttributes(toolKey, target.url, !own);
+      return tracing.inSpan(`tools/call ${toolKey}`, { kind: 'client', attributes }, run);
     },
 
     /** The workspace's tools changed (an instance edited, disabled, deleted): its shared sessions go. */

@@ -1,6 +1,7 @@
 import type { Client, PriorDiscovery } from '@modelcontextprotocol/client';
 import { INTERACTIVE_CALL_MS, type McpRelay } from './types.js';
 import { guardedFetch, OUTBOUND_TIMEOUT_MS } from '../lib/outbound.js';
+import type { Tracing } from '../lib/tracing.js';
 
 /** Stop following nextCursor after this many pages (a server could page forever). */
 const MCP_PAGE_CAP = 50;
@@ -56,14 +57,24 @@ const interactive = (relay?: McpRelay) => Boolean(relay?.sampling || relay?.elic
  * A relay that needs the session to itself: the client's handlers for log messages and
  * server-to-client requests are session-wide, so only a call lending none of them may share
  * one (progress is per request). See mcp-sessions.ts.
+ *
+ * Log messages are the exception at a 2026-07-28 server (`prior` modern): it sends them only
+ * to a request that names a log level in its `_meta`, and Gantry's requests name none, so a
+ * relay's log handler would never be called there; sharing loses nothing.
  */
-export const needsOwnSession = (relay?: McpRelay) => Boolean(relay?.onLog || interactive(relay));
+export const needsOwnSession = (relay?: McpRelay, prior?: PriorDiscovery) =>
+  interactive(relay) || (Boolean(relay?.onLog) && prior?.kind !== 'modern');
+
+/** How Gantry names itself to MCP servers. */
+export const CLIENT_INFO = Object.freeze({ name: 'gantry', version: '0.1.0' });
 
 export interface McpSession {
   /** The negotiated revision: 2026-07-28 (modern, stateless) or a 2025-era one. */
   protocolVersion: string;
   era: 'modern' | 'legacy';
   client: Client;
+  /** A 2025-era session's Mcp-Session-Id (none for a 2026-07-28 server, nor a 2025 one that keeps no sessions). */
+  sessionId(): string | undefined;
   /** The era verdict, to connect to the same target without probing again. */
   prior: PriorDiscovery;
 }
@@ -73,6 +84,8 @@ export interface OpenOptions {
   prior?: PriorDiscovery;
   /** A session calls of many callers share: it opens no standalone GET stream. */
   shared?: boolean;
+  /** Each HTTP request carries the trace context of the span active when it is sent (tracedFetch). */
+  tracing?: Tracing;
 }
 
 /**
@@ -86,7 +99,7 @@ export async function openMcp(target: McpTarget, relay?: McpRelay, options: Open
   // without MCP connectors would carry for nothing.
   const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
   const client = new Client(
-    { name: 'gantry', version: '0.1.0' },
+    { ...CLIENT_INFO },
     {
       versionNegotiation: { mode: 'auto', probe: { timeoutMs: OUTBOUND_TIMEOUT_MS } },
       capabilities: {
@@ -109,7 +122,7 @@ export async function openMcp(target: McpTarget, relay?: McpRelay, options: Open
   };
   const transport = new StreamableHTTPClientTransport(new URL(target.url), {
     // The deadline covers a response's streamed body: a call that may wait on the caller needs longer.
-    fetch: withoutStream(watched, options.shared === true),
+    fetch: tracedFetch(withoutStream(watched, options.shared === true), options.tracing),
     // The resumed GET (Last-Event-ID) goes through the same fetch and carries these headers too.
     requestInit: { headers: target.headers },
     // Gantry cannot open a browser mid-call: a step-up is the member's (authRefusal).
@@ -142,6 +155,7 @@ export async function openMcp(target: McpTarget, relay?: McpRelay, options: Open
   const discover = client.getDiscoverResult();
   return {
     client,
+    sessionId: () => transport.sessionId,
     protocolVersion,
     era,
     prior: era === 'modern' && discover ? { kind: 'modern', discover } : { kind: 'legacy' },
@@ -163,6 +177,23 @@ function withoutStream(fetch: Fetch, shared: boolean): Fetch {
     (init?.method ?? 'GET').toUpperCase() === 'GET' && !new Headers(init?.headers).has('last-event-id')
       ? Promise.resolve(new Response(null, { status: 405 }))
       : fetch(input, init);
+}
+
+/**
+ * A fetch that sends the W3C trace context (`traceparent`, `tracestate`) of the span active at
+ * each request (docs/operations.md, Traces): read per request, not per session, since a shared
+ * session carries the calls of many traces. Without tracing, the fetch itself.
+ */
+function tracedFetch(fetch: Fetch, tracing: Tracing | undefined): Fetch {
+  if (!tracing?.enabled) return fetch;
+  return (input, init) => {
+    const context: Record<string, string> = {};
+    tracing.inject(context);
+    if (context.traceparent === undefined) return fetch(input, init);
+    const headers = new Headers(init?.headers);
+    for (const name in context) headers.set(name, context[name]);
+    return fetch(input, { ...init, headers });
+  };
 }
 
 /**
@@ -216,15 +247,30 @@ export async function listAllTools(
   }
 }
 
+/**
+ * Calls a tool. With tracing on, the request's `params._meta` carries the active span's trace
+ * context too, where the MCP revision 2026-07-28 reserves it (the HTTP headers carry it as well,
+ * tracedFetch), so an upstream behind another transport or proxy still joins the trace.
+ */
 export async function callMcpTool(
   session: McpSession,
   name: string,
   args: Record<string, unknown>,
   relay?: McpRelay,
+  tracing?: Tracing,
 ): Promise<unknown> {
   const onProgress = relay?.onProgress;
+  const params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> } = {
+    name,
+    arguments: args,
+  };
+  if (tracing?.enabled) {
+    const meta: Record<string, unknown> = {};
+    tracing.inject(meta);
+    if (meta.traceparent !== undefined) params._meta = meta;
+  }
   return session.client.request(
-    { method: 'tools/call', params: { name, arguments: args } },
+    { method: 'tools/call', params },
     {
       timeout: interactive(relay) ? INTERACTIVE_CALL_MS : OUTBOUND_TIMEOUT_MS,
       // Asking the upstream for progress only when the caller asked for it.

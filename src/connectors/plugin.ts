@@ -15,5 +15,9 @@ export const connectorsPlugin: DomainPlugin = {
 export const connectorsPagesPlugin: DomainPlugin = {
   name: 'connectors-pages',
   register: (server, deps) =>
-    server.route([...connectorPageRoutes(), ...approvalPageRoutes(deps), ...linkPageRoutes(deps)]),
+    server.route([
+      ...connectorPageRoutes(deps.kernel.config.brand.name),
+      ...approvalPageRoutes(deps),
+      ...linkPageRoutes(deps),
+    ]),
 };

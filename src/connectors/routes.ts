@@ -249,7 +249,7 @@ export function connectorRoutes(app: PluginDeps): ServerRoute[] {
 }
 
 /** The connector settings page (at the root, not under the API prefix). */
-export function connectorPageRoutes(): ServerRoute[] {
+export function connectorPageRoutes(brand: string): ServerRoute[] {
   return [
     {
       method: 'GET',
@@ -259,7 +259,7 @@ export function connectorPageRoutes(): ServerRoute[] {
         auth: false,
         plugins: { gantry: { responses: R.settingsPage, errorFormat: htmlErrorFormat } },
       },
-      handler: (request, h) => h.page(settingsPage(request.query as Record<string, string>)),
+      handler: (request, h) => h.page(settingsPage(request.query as Record<string, string>, brand)),
     },
   ];
 }

@@ -37,7 +37,7 @@ export function createConnectorsService(kernel: Kernel, deps: ConnectorsDeps) {
   kernel.changes.subscribe(KEYRING_TOPIC, () => reloadKeyring(kernel));
   const ctx = createConnectorsContext(kernel, deps, definitions);
   const exposed = createExposedTools(ctx);
-  const upstreams = createMcpSessions(kernel.clock);
+  const upstreams = createMcpSessions(kernel.clock, kernel.tracing);
   kernel.changes.subscribe(TOOLS_CHANGED_TOPIC, (workspaceId) => upstreams.retireWorkspace(workspaceId));
   const invoker = createInvoker(ctx, exposed, upstreams);
   const approvals = createApprovals(ctx, invoker);

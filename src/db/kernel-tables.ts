@@ -26,6 +26,8 @@ export interface MailOutboxTable {
   last_error: string | null;
   /** While one process sends it, no other claims it (docs/scaling.md, Mail). */
   claimed_until: string | null;
+  /** Extra headers, a JSON object (List-Unsubscribe...); null for none. */
+  headers: string | null;
 }
 
 /** The last tick of each cluster-scoped job that a node claimed (docs/scaling.md, Periodic jobs). */

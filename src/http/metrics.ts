@@ -6,7 +6,8 @@ import type { Metrics } from '../lib/metrics.js';
 /** Seconds; from a cached read to a slow upstream MCP call. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-function statusOf(request: Request): number {
+/** The status a request was answered with (a Boom's own for an error), 0 when none was. */
+export function statusOf(request: Request): number {
   const response = request.response as { isBoom?: boolean; output?: { statusCode: number }; statusCode?: number };
   if (!response) return 0;
   return response.isBoom ? (response.output?.statusCode ?? 500) : (response.statusCode ?? 0);

@@ -58,9 +58,30 @@ export function redirect(h: ResponseToolkit, location: string, status = 302): Re
   return h.response().code(status).header('Location', location).header('Cache-Control', 'no-store');
 }
 
-/** A page that only says something: a heading and one paragraph. */
-export function messagePage(title: string, message: string): PageView {
-  return { title, body: `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>` };
+/** A link to where a person goes next. */
+export interface PageLink {
+  href: string;
+  label: string;
+}
+
+/**
+ * The way on from a page that ends a flow or refuses (docs/kernel.md, Pages: no dead ends): the
+ * first link as the primary button, the others as secondary ones.
+ */
+export function nextStep(...links: PageLink[]): string {
+  const buttons = links.map(
+    (l, i) =>
+      `<a class="btn ${i === 0 ? 'btn-primary' : 'btn-secondary'}" href="${escapeHtml(l.href)}">${escapeHtml(l.label)}</a>`,
+  );
+  return buttons.length ? `<div class="actions next">${buttons.join('\n')}</div>` : '';
+}
+
+/** A page that only says something: a heading, one paragraph, and where to go next. */
+export function messagePage(title: string, message: string, next: PageLink[] = []): PageView {
+  return {
+    title,
+    body: `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>${next.length ? `\n${nextStep(...next)}` : ''}`,
+  };
 }
 
 /** The pages' cookies and CSRF values, under this server's public URL and page key. */

@@ -12,6 +12,12 @@ export interface PageView {
   head?: string;
   /** The wide layout without a card (the status page). */
   wide?: boolean;
+  /**
+   * Where the focus starts (docs/kernel.md, Pages, Focus): the error summary (`role="alert"`)
+   * when there is one, else the first empty field. On by default in the card layout; false
+   * leaves the focus to the browser (the wide layout always does).
+   */
+  autofocus?: boolean;
 }
 
 export interface PageKit {
@@ -19,6 +25,9 @@ export interface PageKit {
   /** `/assets/gantry.<hash>.css`: a new stylesheet is a new name, so it can be cached forever. */
   readonly stylesheetPath: string;
   readonly css: string;
+  /** `/assets/icon.<hash>.svg`: the brand's monogram, the pages' icon when no logo is configured. */
+  readonly iconPath: string;
+  readonly icon: string;
   /**
    * The CSP of every page; `formActionSelf` where no form leads to another origin; `scripts`
    * where the page loads script files of this server (passkeys: script-src and connect-src 'self').

@@ -19,7 +19,7 @@ body.wide main{max-width:54rem;background:none;border:0;padding:0 1rem}
 h1{font-size:1.35rem;line-height:1.3;margin:0 0 1rem}
 h2{font-size:1.15rem;margin:1.5rem 0 .5rem}
 label{display:block;font-weight:600;margin:1rem 0 .3rem}
-input[type=email],input[type=password],input[type=text],input:not([type]),select{display:block;width:100%;padding:.6rem .7rem;font:inherit;color:inherit;background:#fff;border:1px solid #7b8794;border-radius:.375rem}
+input[type=email],input[type=password],input[type=text],input[type=url],input:not([type]),select{display:block;width:100%;padding:.6rem .7rem;font:inherit;color:inherit;background:#fff;border:1px solid #7b8794;border-radius:.375rem}
 input:focus-visible,select:focus-visible{border-color:#1f5fbf}
 .field-link{margin:.4rem 0 0;font-size:.9rem;text-align:right}
 .actions{display:flex;flex-wrap:wrap;gap:.6rem;margin-top:1.5rem}
@@ -70,4 +70,21 @@ code.secret{font-size:1rem;overflow-wrap:anywhere;background:#f5f7fa;color:#1f29
 ol.recovery-codes{columns:2;column-gap:2rem;padding-left:1.5rem;font-size:1.05rem}
 ol.recovery-codes li{margin:.2rem 0}
 .step-up{margin:1rem 0 0}
+h3.svc,h3.title{font-size:1rem;margin:0}
+ol.timeline{list-style:none;padding:0;margin:.5rem 0 0}
+ol.timeline li{border-top:1px solid #f0f4f8;padding:.4rem 0}ol.timeline p{margin:0}
+summary{cursor:pointer;color:#1f5fbf;min-height:1.5rem;padding:.15rem 0}
+details.days{margin-top:.5rem;font-size:.9rem}
+details.days table{width:100%;border-collapse:collapse;margin-top:.4rem}
+details.days caption{text-align:left;color:#52606d;font-size:.85rem}
+details.days th,details.days td{text-align:left;font-weight:400;padding:.25rem .4rem;border-top:1px solid #f0f4f8;vertical-align:top}
+details.days thead th{font-weight:600}
+section.day h2,section.day h3{font-size:1rem;margin:1rem 0 .25rem;padding-bottom:.2rem;border-bottom:1px solid #d9e2ec}
+ul.incidents{list-style:none;padding:0;margin:0}ul.incidents li{padding:.3rem 0}
+details.components,details.webhook{margin-top:1rem}
+fieldset.choices{border:1px solid #d9e2ec;border-radius:.375rem;margin:.75rem 0;padding:.5rem .75rem}
+fieldset.choices legend{font-weight:600;padding:0 .25rem}
+.check{display:flex;align-items:center;gap:.5rem;min-height:2rem}
+.check label{display:inline;margin:0;font-weight:400}
+.check input{width:1.25rem;height:1.25rem;margin:0}
 `;

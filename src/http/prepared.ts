@@ -29,6 +29,8 @@ export interface AnsweredRequest {
   /** The TCP peer and its X-Forwarded-For: the client address is derived by the recorder. */
   peer: string;
   forwardedFor: string | string[] | undefined;
+  /** The request's headers (its trace context, src/http/tracing.ts). */
+  headers: IncomingHttpHeaders;
   /** The authenticated caller, when there is one. */
   userId?: string;
 }
@@ -169,6 +171,7 @@ export function installPreparedAnswers(
       receivedMs,
       peer: req.socket.remoteAddress ?? 'unknown',
       forwardedFor: req.headers['x-forwarded-for'],
+      headers: req.headers,
       userId: known?.principal.userId,
     });
   });

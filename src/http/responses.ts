@@ -15,6 +15,8 @@ import { isUniqueViolation } from '../db/engine.js';
 import { MissingCredentialKeyError } from '../lib/sealed.js';
 import { missingKeyMessage, type MissingKeyReport } from '../lib/missing-key.js';
 import type { PageKit } from './page-kit.js';
+import { machinePath, prefersHtml } from './negotiation.js';
+import { htmlErrorFormat } from './pages.js';
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: 'VALIDATION_FAILED',
@@ -64,6 +66,16 @@ function mapError(err: Boom | DomainError): MappedError {
 }
 
 /**
+ * A browser's request (it prefers HTML) for a path no route has, outside the machine paths: it
+ * gets a page saying so, not the JSON envelope (docs/kernel.md, Pages: unknown paths).
+ */
+const browserMissedPage = (request: Request, mapped: MappedError) =>
+  mapped.status === 404 &&
+  (request.route.method as string) === '_special' &&
+  !machinePath(request.path) &&
+  prefersHtml(request);
+
+/**
  * The kernel's request lifecycle: a request id for everything, one mapping of every error
  * (DomainError, Boom, joi via the global failAction, unexpected exceptions) into the
  * envelope, rate-limit headers, and one JSON log line per request (path only: query strings
@@ -75,6 +87,8 @@ export function registerResponses(
   clock: Clock,
   pages: PageKit,
   reportMissingKey: MissingKeyReport,
+  /** Where the error pages lead back to: the listener's home page. */
+  homePath = '/',
 ): void {
   server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
     const response = request.response;
@@ -97,14 +111,20 @@ export function registerResponses(
       } else if (mapped.status === 409 && !(err instanceof DomainError)) {
         logger.warn('constraint conflict', { requestId, route: routeName(request), reason: (err as Error).message });
       }
-      // The envelope, unless the route writes its errors in another wire format.
-      const format = routeConfig(request).errorFormat;
+      // The envelope, unless the route writes its errors in another wire format, or a browser
+      // asked for a page that does not exist (docs/kernel.md, Pages: unknown paths).
+      const format = routeConfig(request).errorFormat ?? (browserMissedPage(request, mapped) ? htmlErrorFormat : null);
+      const limitHeaders = decision ? rateLimitHeaders(decision, clock.now().getTime()) : {};
+      const retryAfter = Number(mapped.headers['Retry-After'] ?? limitHeaders['Retry-After']);
       const formatted = format?.(
         {
           status: mapped.status,
           code: mapped.code,
           message: mapped.message,
           details: mapped.details,
+          requestId,
+          retryAfterSec: Number.isFinite(retryAfter) ? retryAfter : undefined,
+          homePath,
         },
         pages,
       );
@@ -119,7 +139,6 @@ export function registerResponses(
       };
       const res = h.response(body).code(mapped.status);
       if (formatted?.type) res.type(formatted.type);
-      const limitHeaders = decision ? rateLimitHeaders(decision, clock.now().getTime()) : {};
       for (const [name, value] of Object.entries({ ...limitHeaders, ...mapped.headers, ...formatted?.headers }))
         res.header(name, value);
       res.header('X-Request-Id', requestId);

@@ -57,12 +57,18 @@ export type RouteResponse =
   | { kind: 'redirect'; description: string }
   | { kind: 'empty'; description: string };
 
-/** An error as the kernel mapped it (status, code, safe message). */
+/** An error as the kernel mapped it (status, code, safe message), with what a page says of it. */
 interface RouteError {
   status: number;
   code: string;
   message: string;
   details?: unknown;
+  /** The request's id, for a person to quote (docs/kernel.md, Pages). */
+  requestId: string;
+  /** A refusal's Retry-After, in seconds. */
+  retryAfterSec?: number;
+  /** Where a page leads back to: the listener's home page (docs/kernel.md, Pages). */
+  homePath: string;
 }
 
 /** A route's own error wire format: the body, its content type, extra headers. */

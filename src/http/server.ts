@@ -11,6 +11,7 @@ import { registerPages } from './pages.js';
 import { preparedAnswerRecorder, registerResponses, validationFailAction } from './responses.js';
 import { installPreparedAnswers } from './prepared.js';
 import { API, apiUrl } from './paths.js';
+import { registerRequestTracing, tracePreparedAnswers } from './tracing.js';
 /** What the server stands on: the kernel, and whether the app is shutting down. */
 export interface ServerDeps {
   kernel: Kernel;
@@ -31,6 +32,8 @@ export interface ServerParts<D> {
   verifiers: readonly BearerVerifier[];
   oauthScopes: Record<string, string>;
   strategies: Record<string, { type: string; scheme: string; description: string }>;
+  /** The page a person is led back to from an error page (the home page, or the status page on its own listener). */
+  homePath: string;
 }
 
 export interface ServerOptions {
@@ -68,11 +71,13 @@ export async function createServer<D>(
     },
     debug: false,
   });
-  // First: every route declared from here on gets the kernel's step after authentication.
+  // First: the request's span covers every step after it (docs/operations.md, Traces).
+  registerRequestTracing(server, kernel.tracing);
+  // Every route declared from here on gets the kernel's step after authentication.
   const rateLimit = rateLimitCheck(kernel.limiter, kernel.clock, kernel.metrics);
   const postAuth = installPostAuthSteps(server, rateLimit);
   registerClientAddress(server, kernel.config.trustedProxies);
-  registerResponses(server, kernel.logger, kernel.clock, kernel.pages, kernel.reportMissingKey);
+  registerResponses(server, kernel.logger, kernel.clock, kernel.pages, kernel.reportMissingKey, parts.homePath);
   registerPages(server, kernel.pages);
   const { verifiers } = parts;
   registerBearerAuth(server, verifiers, postAuth.countInScheme);
@@ -112,7 +117,8 @@ export async function createServer<D>(
     !options.statusOnly,
   );
   postAuth.assertCovered(server);
-  installPreparedAnswers(server, preparedAnswerRecorder(kernel.logger, countRequest, kernel.config.trustedProxies), {
+  const recordAnswer = preparedAnswerRecorder(kernel.logger, countRequest, kernel.config.trustedProxies);
+  installPreparedAnswers(server, tracePreparedAnswers(recordAnswer, kernel.tracing, server.info.protocol), {
     identify: (authorization, config) => cachedCaller(verifiers, authorization, config),
     count: (routeId, config, principal) => countKnownCaller(kernel.limiter, routeId, config.rateLimit, principal),
   });

@@ -1,6 +1,6 @@
 import { escapeHtml as escape } from '../http/html.js';
 import type { PageView } from '../http/page-kit.js';
-import { FORGOT_PASSWORD_PAGE } from './pages.js';
+import { FORGOT_PASSWORD_PAGE } from './page-paths.js';
 import { deviceName, when } from './page-text.js';
 import type { PasskeySupport, PasskeyView } from './passkeys.js';
 import type { UserRow } from './store.js';

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import { ACCOUNT_PAGE } from './page-paths.js';
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../services.js';
 import { DomainError } from '../http/errors.js';
@@ -9,7 +10,6 @@ import { sha256Hex } from '../lib/crypto.js';
 import type { RateLimitRule } from '../http/route-config.js';
 import { SIGN_IN_LIMITS } from './limits.js';
 import {
-  ACCOUNT_PATH,
   credentialField,
   localPath,
   PASSKEY_SIGN_IN_CSRF,
@@ -72,7 +72,7 @@ export function factorPages(app: PluginDeps): ServerRoute[] {
       h,
       {
         title: 'Sign-in expired',
-        body: `<h1>This sign-in has expired</h1>\n<p>Sign in again: the code form lasts 5 minutes and allows 5 tries.</p>\n<div class="actions"><a class="btn btn-primary" href="${ACCOUNT_PATH}">Sign in again</a></div>`,
+        body: `<h1>This sign-in has expired</h1>\n<p>Sign in again: the code form lasts 5 minutes and allows 5 tries.</p>\n<div class="actions"><a class="btn btn-primary" href="${ACCOUNT_PAGE}">Sign in again</a></div>`,
       },
       401,
     );
@@ -122,7 +122,7 @@ export function factorPages(app: PluginDeps): ServerRoute[] {
             passkey ? { passkey } : { code },
             sha256Hex(preValue!),
           );
-          return signInBrowser(app, request, h, done.userId, localPath(done.payload.returnTo) ?? ACCOUNT_PATH, true);
+          return signInBrowser(app, request, h, done.userId, localPath(done.payload.returnTo) ?? ACCOUNT_PAGE, true);
         } catch (err) {
           if (!(err instanceof DomainError)) throw err;
           if (err.code === 'INVALID_CREDENTIALS')
@@ -170,7 +170,7 @@ export function factorPages(app: PluginDeps): ServerRoute[] {
       handler: async (request, h) => {
         const form = body(request);
         if (!forms.csrfMatches(pre(request), PASSKEY_SIGN_IN_CSRF, form.csrf)) return page(h, refusedForm(), 403);
-        const returnTo = localPath(form.return_to) ?? ACCOUNT_PATH;
+        const returnTo = localPath(form.return_to) ?? ACCOUNT_PAGE;
         const passkey = credentialField(form);
         let userId: string | null = null;
         try {

@@ -26,6 +26,16 @@ export const USER_CHANGED_TOPIC = 'identity.user-changed';
 const invalidSecret = (what: string) =>
   new DomainError('GONE', `This ${what} is invalid, already used or expired; ask for a new one`);
 
+/**
+ * A recovery code that did not work: mistyped (it still works, until its tries are spent), used,
+ * expired, or for an unknown email (nothing tells them apart).
+ */
+const wrongCode = () =>
+  new DomainError(
+    'GONE',
+    `This code does not match, or it was used or has expired. A code works once, for 15 minutes; after ${RECOVERY_CODE_MAX_ATTEMPTS} wrong tries it stops working and a new one is needed`,
+  );
+
 export interface FlowDeps {
   kernel: Kernel;
   tokens: OneTimeTokens;
@@ -171,7 +181,7 @@ export function createAccountFlows(deps: FlowDeps) {
         });
         return secret;
       });
-      if (!outcome) throw invalidSecret('code');
+      if (!outcome) throw wrongCode();
       return { resetToken: outcome, expiresIn: RESET_TOKEN_TTL_SEC };
     },
 
@@ -196,7 +206,7 @@ export function createAccountFlows(deps: FlowDeps) {
         };
         await store.updateUser(trx, row.id, patch);
         await deps.endSignIns(trx, row.id, 'password_reset', { forgetConsents: !row.email_verified_at });
-        await mailer.enqueue(trx, passwordChangedMail(row.email));
+        await mailer.enqueue(trx, passwordChangedMail(config, row.email));
         await userChanged(trx, row.id);
         return { ...row, ...patch };
       });
@@ -227,7 +237,7 @@ export function createAccountFlows(deps: FlowDeps) {
         const nowIso = clock.now().toISOString();
         await store.updateUser(trx, userId, { password_hash: passwordHash, updated_at: nowIso });
         const count = await deps.endSignIns(trx, userId, 'password_changed', { exceptSessionId: currentSessionId });
-        await mailer.enqueue(trx, passwordChangedMail(user.email));
+        await mailer.enqueue(trx, passwordChangedMail(config, user.email));
         await userChanged(trx, userId);
         return count;
       });
@@ -253,7 +263,7 @@ export function createAccountFlows(deps: FlowDeps) {
           replacePrevious: true,
         });
         await mailer.enqueue(trx, emailChangeMail(config, newEmail, secret));
-        await mailer.enqueue(trx, emailChangeNoticeMail(user.email, newEmail));
+        await mailer.enqueue(trx, emailChangeNoticeMail(config, user.email, newEmail));
       });
       deliver();
     },

@@ -5,6 +5,7 @@ import type { Kernel } from '../kernel.js';
 import type { OneTimeTokens } from './one-time-tokens.js';
 import type { EndSignIns } from './flows.js';
 import * as store from './store.js';
+import { magicLinkMail } from './mails.js';
 
 const MAGIC_LINK_TTL_SEC = 15 * 60;
 
@@ -29,13 +30,7 @@ export function createMagicLinks(kernel: Kernel, tokens: OneTimeTokens, endSignI
           ttlSec: MAGIC_LINK_TTL_SEC,
           payload: options.returnTo ? { returnTo: options.returnTo, browser: options.browser ?? null } : undefined,
         });
-        const link = `${config.publicUrl}/auth/magic?token=${encodeURIComponent(secret)}`;
-        await mailer.enqueue(trx, {
-          to: user.email,
-          kind: 'magic_link',
-          subject: 'Your Gantry sign-in link',
-          text: `Open this link to sign in to Gantry. It works once and expires in 15 minutes.\n\n${link}\n\nIf you did not ask for it, ignore this mail.`,
-        });
+        await mailer.enqueue(trx, magicLinkMail(config, user.email, secret));
       });
       void mailer.deliverPending();
     },

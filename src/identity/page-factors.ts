@@ -16,7 +16,6 @@ import { credential as credentialSchema } from './factor-schemas.js';
  */
 export const SECOND_STEP_PATH = '/auth/two-step';
 export const PASSKEY_SIGN_IN_PATH = '/auth/passkey';
-export const ACCOUNT_PATH = '/account';
 /** The CSRF purposes of those forms (bound to the pre-session cookie: nobody is signed in yet). */
 export const SECOND_STEP_CSRF = 'two-step';
 export const PASSKEY_SIGN_IN_CSRF = 'passkey-signin';

@@ -5,7 +5,8 @@ import { escapeHtml as escape } from '../http/html.js';
 import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../http/rate-limit.js';
 import { cookie, formField, messagePage, page, PRE_SESSION_COOKIE, redirect } from '../http/page-forms.js';
 import { SIGN_IN_LIMITS } from './limits.js';
-import { FORGOT_PASSWORD_PAGE } from './pages.js';
+import { FORGOT_PASSWORD_PAGE } from './page-paths.js';
+import { tooManyAttempts } from '../http/page-words.js';
 import { continueSignIn, PASSKEY_SIGN_IN_CSRF, pageWithPasskeys, passkeySignInForm } from './page-factors.js';
 
 type Extra = { status?: number; error?: string; email?: string };
@@ -15,9 +16,10 @@ type Extra = { status?: number; error?: string; email?: string };
  * with no session yet: the same browser session, password check, login budget and pre-session
  * CSRF as the OAuth sign-in, the same second step and "Sign in with a passkey". `path` is the
  * page's own, which the form posts to and which is shown again once signed in; `heading` says
- * why the page asks.
+ * why the page asks, and `intro` (HTML, escaped by the caller) what it is about, on every state
+ * of the form (an error included).
  */
-export function createPageSignIn(app: PluginDeps, heading: string) {
+export function createPageSignIn(app: PluginDeps, heading: string, intro = '') {
   const pages = app.kernel.pageForms;
   const { identity } = app.services;
 
@@ -32,14 +34,14 @@ export function createPageSignIn(app: PluginDeps, heading: string) {
       h,
       {
         title: 'Sign in',
-        body: `<h1>${escape(heading)}</h1>
+        body: `<h1>${escape(heading)}</h1>${intro ? `\n${intro}` : ''}
 ${extra.error ? `<p class="error" role="alert">${escape(extra.error)}</p>` : ''}
 <form method="post" action="${escape(path)}">
 <input type="hidden" name="action" value="signin">
 <input type="hidden" name="csrf" value="${escape(pages.csrfFor(pre.value, 'page-signin'))}">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" value="${escape(extra.email ?? '')}" required>
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
-<p class="field-link"><a href="${FORGOT_PASSWORD_PAGE}">Forgot your password?</a></p>
+<p class="field-link"><a href="${FORGOT_PASSWORD_PAGE}?${escape(new URLSearchParams({ return_to: path }).toString())}">Forgot your password?</a></p>
 <div class="actions"><button class="btn btn-primary" type="submit">Sign in</button></div>
 </form>
 ${passkeySignInForm(app, pages.csrfFor(pre.value, PASSKEY_SIGN_IN_CSRF), path)}
@@ -67,13 +69,11 @@ ${sso ? `<div class="sso"><p class="divider">or</p>\n<div class="actions">${sso}
     const spent = await app.kernel.limiter.charge(rateLimitBucket('auth.login', request), SIGN_IN_LIMITS.login);
     if (!spent.allowed) {
       (request.app as { rateLimit?: RateDecision }).rateLimit = spent;
-      return (
-        await show(request, h, path, {
-          status: 429,
-          email,
-          error: 'Too many attempts. Wait a few minutes, then try again.',
-        })
-      ).header('Retry-After', rateLimitHeaders(spent, app.kernel.clock.now().getTime())['Retry-After'] as string);
+      const retryAfter = rateLimitHeaders(spent, app.kernel.clock.now().getTime())['Retry-After'] as string;
+      return (await show(request, h, path, { status: 429, email, error: tooManyAttempts(Number(retryAfter)) })).header(
+        'Retry-After',
+        retryAfter,
+      );
     }
     // An address on a domain bound to an identity provider signs in there (docs/identity-providers.md).
     const bound = email ? await app.services.idp.signInLinkFor(email, path) : null;

@@ -2,6 +2,7 @@ import type { DomainPlugin } from '../services.js';
 import { identityRoutes } from './routes.js';
 import { profileRoutes } from './profile-routes.js';
 import { identityPages } from './pages.js';
+import { homePageRoutes } from './home-page.js';
 import { factorRoutes } from './factor-routes.js';
 import { passkeyRoutes } from './passkey-routes.js';
 import { factorPages } from './factor-pages.js';
@@ -14,8 +15,9 @@ export const identityPlugin: DomainPlugin = {
     server.route([...identityRoutes(deps), ...profileRoutes(deps), ...factorRoutes(deps), ...passkeyRoutes(deps)]),
 };
 
-/** The email confirmation and password reset pages, the second step, passkeys and the account center (at the root). */
+/** The home page, the email confirmation and password reset pages, the second step, passkeys and the account center (at the root). */
 export const identityPagesPlugin: DomainPlugin = {
   name: 'identity-pages',
-  register: (server, deps) => server.route([...identityPages(deps), ...factorPages(deps), ...accountPages(deps)]),
+  register: (server, deps) =>
+    server.route([...homePageRoutes(deps), ...identityPages(deps), ...factorPages(deps), ...accountPages(deps)]),
 };

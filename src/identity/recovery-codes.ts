@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sha256Hex } from '../lib/crypto.js';
 
 /**
- * Recovery codes (docs/identity.md): ten per user, each 12 characters of a 32-letter alphabet
+ * Recovery codes (docs/identity.md): ten per user, each 12 characters of a 31-letter alphabet
  * (60 bits) shown as xxxx-xxxx-xxxx, used once. Stored as SHA-256 of the user id and the code:
  * at 60 bits a leaked table cannot be searched back to the codes, and the user id keeps two
  * users' equal codes apart.

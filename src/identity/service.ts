@@ -42,7 +42,7 @@ export type SignInResetHook = (
   options: { forgetConsents: boolean },
 ) => Promise<unknown>;
 
-export { normalizeEmail } from './email.js';
+export { canonicalEmail, normalizeEmail } from './email.js';
 
 /** Users and their sign-in sessions: the identity every other domain refers to by user id. */
 export function createIdentityService(kernel: Kernel) {

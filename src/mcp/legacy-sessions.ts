@@ -3,6 +3,7 @@ import type { WorkspaceContext } from '../accounts/access.js';
 import type { Clock } from '../lib/clock.js';
 import { randomToken } from '../lib/crypto.js';
 import type { McpCaller } from './caller.js';
+import { LOG_LEVELS } from './direct.js';
 import { RESUME_RETRY_MS, sessionEventStore } from './event-store.js';
 import type { ServerFactory } from './mcp-server.js';
 import type { ServerSdk } from './types.js';
@@ -25,9 +26,28 @@ interface Session {
   /** The workspace's tools as last seen (tools.ts, fingerprint), to tell a real change from a no-op. */
   fingerprint: Promise<string | null>;
   lastUsed: number;
+  /** The level the client last set with logging/setLevel (the SDK keeps its own; direct.ts reads this one). */
+  logLevel: string | undefined;
 }
 
 const ownerOf = (caller: McpCaller) => `${caller.principal.userId}\n${caller.token.clientId}\n${caller.ws.workspaceId}`;
+
+/** The level of a logging/setLevel request the SDK will accept, else undefined. */
+function setLevelOf(body: unknown): string | undefined {
+  const message = body as { method?: unknown; params?: { level?: unknown } } | undefined;
+  if (message?.method !== 'logging/setLevel') return undefined;
+  const level = message.params?.level;
+  return typeof level === 'string' && LOG_LEVELS.includes(level) ? level : undefined;
+}
+
+/** The SDK transport's stream id for a session's GET stream; the event store prefixes event ids with it (event-store.ts). */
+const STANDALONE_STREAM_ID = '_GET_stream';
+
+/** Whether a GET opens (or resumes) the session's standalone stream, not a POST's stream being resumed. */
+function opensStandaloneStream(request: Request): boolean {
+  const lastEventId = request.headers.get('last-event-id');
+  return lastEventId === null || lastEventId.startsWith(`${STANDALONE_STREAM_ID}:`);
+}
 
 /** A JSON-RPC error answer outside any session (the shape the SDK's transport uses). */
 const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
@@ -133,6 +153,7 @@ export function createLegacySessions(
       ws: caller.ws,
       fingerprint: fingerprint(caller.ws),
       lastUsed: now,
+      logLevel: undefined,
     };
     sessions.set(id, session);
     if (!byUser.has(userId)) byUser.set(userId, new Map());
@@ -158,7 +179,25 @@ export function createLegacySessions(
       const session = sessions.get(id);
       if (!session || session.owner !== ownerOf(caller)) return rpcError(404, -32001, 'Session not found');
       touch(id, session);
+      const level = setLevelOf(parsedBody);
+      if (level !== undefined) session.logLevel = level;
+      // A GET for the session's stream while one is open (the client reconnected before this
+      // side saw the old one close) takes it over: the SDK's transport would answer 409, where
+      // the 2025-11-25 transport lets a client open streams as it likes (docs/mcp.md, The GET stream).
+      if (request.method === 'GET' && opensStandaloneStream(request)) session.transport.closeStandaloneSSEStream();
       return session.transport.handleRequest(request, { parsedBody, authInfo });
+    },
+
+    /**
+     * The session a request names, when it is the caller's (counted as a use); null otherwise,
+     * which the transport's way (`handle`) answers 404.
+     */
+    find(id: string, caller: McpCaller): Pick<Session, 'server' | 'logLevel'> | null {
+      closeIdle(clock.now().getTime());
+      const session = sessions.get(id);
+      if (!session || session.owner !== ownerOf(caller)) return null;
+      touch(id, session);
+      return session;
     },
 
     /**

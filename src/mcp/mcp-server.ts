@@ -2,11 +2,14 @@ import type { ConnectorsService } from '../connectors/service.js';
 import { DomainError } from '../http/errors.js';
 import type { Kernel } from '../kernel.js';
 import { callerOf, type McpCaller } from './caller.js';
+import { SERVER_INFO } from './direct.js';
 import type { ApprovalPrompts } from './approval-prompts.js';
 import type { InputChannel, InputRounds } from './input-rounds.js';
 import { relayOf } from './relay.js';
 import type { ToolCalls } from './tool-calls.js';
 import type { ServerSdk } from './types.js';
+import type { Tracing } from '../lib/tracing.js';
+import { settleMcpSpan } from './spans.js';
 
 type ExposedTool = Awaited<ReturnType<ConnectorsService['tools']['listExposed']>>[number];
 
@@ -67,43 +70,64 @@ type ToolListing = ReturnType<typeof createToolListing>;
  */
 export function createServerFactory(
   sdk: ServerSdk,
-  deps: { list: ToolListing; calls: ToolCalls; prompts: ApprovalPrompts; rounds: InputRounds },
+  deps: { list: ToolListing; calls: ToolCalls; prompts: ApprovalPrompts; rounds: InputRounds; tracing: Tracing },
 ) {
+  const { tracing } = deps;
   const invalidParams = (message: string) => new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, message);
+  /**
+   * A handler's answer on the request's MCP span (spans.ts), as the direct path records it: the
+   * JSON-RPC error code the SDK answers a throw with (its own, else internal error), or tool_error.
+   */
+  const settled = <T>(answer: () => Promise<T>): Promise<T> => {
+    if (!tracing.enabled) return answer();
+    const span = tracing.activeSpan();
+    return answer().then(
+      (result) => {
+        settleMcpSpan(tracing, span, { result });
+        return result;
+      },
+      (err: unknown) => {
+        const code = err instanceof sdk.ProtocolError ? err.code : sdk.ProtocolErrorCode.InternalError;
+        settleMcpSpan(tracing, span, { error: { code } });
+        throw err;
+      },
+    );
+  };
   // list_changed reaches 2025-era sessions on their GET stream and 2026-07-28 clients on their
   // subscriptions/listen stream (docs/mcp.md, list_changed).
   return ({ era }: { era: 'legacy' | 'modern' }) => {
-    const server = new sdk.Server(
-      { name: 'gantry', title: 'Gantry', version: '0.1.0' },
-      { capabilities: { tools: { listChanged: true }, logging: {} } },
+    const server = new sdk.Server({ ...SERVER_INFO }, { capabilities: { tools: { listChanged: true }, logging: {} } });
+    server.setRequestHandler('tools/list', (request, ctx) =>
+      settled(async () => {
+        const cursor = (request.params as { cursor?: string } | undefined)?.cursor;
+        try {
+          return (await deps.list(callerOf(ctx), cursor)) as never;
+        } catch (err) {
+          if (err instanceof DomainError && err.code === 'VALIDATION_FAILED') throw invalidParams(err.message);
+          throw err;
+        }
+      }),
     );
-    server.setRequestHandler('tools/list', async (request, ctx) => {
-      const cursor = (request.params as { cursor?: string } | undefined)?.cursor;
-      try {
-        return (await deps.list(callerOf(ctx), cursor)) as never;
-      } catch (err) {
-        if (err instanceof DomainError && err.code === 'VALIDATION_FAILED') throw invalidParams(err.message);
-        throw err;
-      }
-    });
-    server.setRequestHandler('tools/call', async (request, ctx) => {
-      const { name, arguments: args } = request.params;
-      const caller = callerOf(ctx);
-      const input = (args ?? {}) as Record<string, unknown>;
-      const run = (rounds?: InputChannel) => deps.calls.call(caller, name, input, relayOf(server, ctx, era, rounds));
-      // 2026-07-28: the upstream's sampling and elicitation become input_required rounds (input-rounds.ts).
-      const served =
-        era === 'modern' ? await deps.rounds.serve(ctx, caller, name, input, run) : { answer: await run() };
-      if ('input' in served) return served.input as never;
-      const answer = served.answer;
-      if (!answer) throw invalidParams(await deps.calls.unknownToolMessage(caller, name));
-      // A pending approval's page, or the page to link one's own account, by URL elicitation
-      // where the client declared it (approval-prompts.ts).
-      const prompted = answer.pending
-        ? deps.prompts.prompt(server, ctx, era, name, answer.pending)
-        : answer.link && deps.prompts.link(server, ctx, era, name, answer.link);
-      return (prompted || answer.result) as never;
-    });
+    server.setRequestHandler('tools/call', (request, ctx) =>
+      settled(async () => {
+        const { name, arguments: args } = request.params;
+        const caller = callerOf(ctx);
+        const input = (args ?? {}) as Record<string, unknown>;
+        const run = (rounds?: InputChannel) => deps.calls.call(caller, name, input, relayOf(server, ctx, era, rounds));
+        // 2026-07-28: the upstream's sampling and elicitation become input_required rounds (input-rounds.ts).
+        const served =
+          era === 'modern' ? await deps.rounds.serve(ctx, caller, name, input, run) : { answer: await run() };
+        if ('input' in served) return served.input as never;
+        const answer = served.answer;
+        if (!answer) throw invalidParams(await deps.calls.unknownToolMessage(caller, name));
+        // A pending approval's page, or the page to link one's own account, by URL elicitation
+        // where the client declared it (approval-prompts.ts).
+        const prompted = answer.pending
+          ? deps.prompts.prompt(server, ctx, era, name, answer.pending)
+          : answer.link && deps.prompts.link(server, ctx, era, name, answer.link);
+        return (prompted || answer.result) as never;
+      }),
+    );
     return server;
   };
 }

@@ -6,9 +6,12 @@ import type { Request as HapiRequest, ResponseToolkit, ServerRoute } from '@hapi
 import { DomainError, forbidden } from '../http/errors.js';
 import { apiUrl } from '../http/paths.js';
 import { countOpenStream } from '../http/sse.js';
+import { endWithResponse } from '../http/tracing.js';
 import type { Metrics } from '../lib/metrics.js';
+import type { TraceSpan } from '../lib/tracing.js';
 import type { PluginDeps } from '../services.js';
 import type { McpCaller } from './caller.js';
+import { settleMcpSpan, startMcpSpan } from './spans.js';
 import { mcpErrorFormat, rpcErrorBody } from './wire.js';
 
 /** The interface's limit for the whole endpoint, per user (docs/mcp.md, Limits). */
@@ -36,9 +39,19 @@ function forwardedHeaders(request: HapiRequest): Headers {
   return headers;
 }
 
+async function* withOpeningComment(stream: Readable): AsyncGenerator<Buffer> {
+  yield Buffer.from(': open\n\n');
+  for await (const chunk of stream) yield chunk as Buffer;
+}
+
 /** The SDK's web Response as a hapi response: status, headers, and the body streamed, not buffered. */
 function toHapi(request: HapiRequest, h: ResponseToolkit, response: Response, metrics: Metrics) {
-  const body = response.body ? Readable.fromWeb(response.body as unknown as NodeReadableStream) : undefined;
+  const stream = response.body ? Readable.fromWeb(response.body as unknown as NodeReadableStream) : undefined;
+  const standalone =
+    request.method === 'get' && response.headers.get('content-type')?.startsWith('text/event-stream') === true;
+  // The head of a GET stream goes out with its first bytes: an SSE comment sends it at once,
+  // where the SDK's first bytes are a keep-alive 15 s later (docs/mcp.md, The GET stream).
+  const body = standalone && stream ? Readable.from(withOpeningComment(stream), { objectMode: false }) : stream;
   const res = h.response(body).code(response.status);
   response.headers.forEach((value, name) => {
     res.header(name, value);
@@ -61,9 +74,43 @@ function toHapi(request: HapiRequest, h: ResponseToolkit, response: Response, me
  */
 export function mcpRoutes(app: PluginDeps): ServerRoute[] {
   const { mcp } = app.services;
+  const { tracing } = app.kernel;
   const { publicUrl } = app.kernel.config;
   const endpoint = apiUrl(publicUrl, '/mcp');
   const ownOrigin = new URL(publicUrl).origin;
+
+  /** The direct path's answer to a POST when it has one (direct.ts), else the SDK's. */
+  async function serve(
+    request: HapiRequest,
+    h: ResponseToolkit,
+    method: string,
+    payload: unknown,
+    caller: McpCaller,
+    span?: TraceSpan,
+  ) {
+    if (payload !== undefined) {
+      const direct = await mcp.answerDirectly(request.headers, payload, caller);
+      if (direct !== null) {
+        if (span) settleMcpSpan(tracing, span, direct.answer);
+        return h.response(direct.body).type(direct.type);
+      }
+    }
+    // The client going away ends the exchange (and a GET stream) in the SDK too; a response
+    // written to its end has nothing left to end (and aborting costs an error per request).
+    const abort = new AbortController();
+    const { res } = request.raw;
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const web = new Request(endpoint, {
+      method,
+      headers: forwardedHeaders(request),
+      body: payload === undefined ? undefined : JSON.stringify(payload),
+      signal: abort.signal,
+    });
+    return toHapi(request, h, await mcp.handle(web, payload, caller), app.kernel.metrics);
+  }
+
   return [
     {
       method: '*',
@@ -85,6 +132,10 @@ export function mcpRoutes(app: PluginDeps): ServerRoute[] {
               400: jsonBody(Joi.object().unknown(), 'A JSON-RPC error (a batch, a bad message)'),
               404: jsonBody(Joi.object().unknown(), 'A JSON-RPC error: the session is unknown or ended'),
               405: jsonBody(Joi.object().unknown(), 'Only POST, GET and DELETE'),
+              406: jsonBody(
+                Joi.object().unknown(),
+                'A JSON-RPC error: a 2025-11-25 session request must accept application/json and text/event-stream',
+              ),
               503: jsonBody(Joi.object().unknown(), 'A JSON-RPC error: no room for another session (Retry-After)'),
             },
             errors: ['FORBIDDEN', 'NOT_FOUND', 'CONFLICT', 'METHOD_NOT_ALLOWED'],
@@ -113,20 +164,11 @@ export function mcpRoutes(app: PluginDeps): ServerRoute[] {
         if (Array.isArray(payload))
           return h.response(rpcErrorBody(-32600, 'JSON-RPC batches are not supported')).code(400);
         const { caller } = request.auth.artifacts as { caller: McpCaller };
-        // The client going away ends the exchange (and a GET stream) in the SDK too; a response
-        // written to its end has nothing left to end (and aborting costs an error per request).
-        const abort = new AbortController();
-        const { res } = request.raw;
-        res.once('close', () => {
-          if (!res.writableFinished) abort.abort();
-        });
-        const web = new Request(endpoint, {
-          method,
-          headers: forwardedHeaders(request),
-          body: payload === undefined ? undefined : JSON.stringify(payload),
-          signal: abort.signal,
-        });
-        return toHapi(request, h, await mcp.handle(web, payload, caller), app.kernel.metrics);
+        // The JSON-RPC request's span (spans.ts), active for whichever path answers it.
+        const span = startMcpSpan(tracing, request.headers, payload);
+        if (!span) return serve(request, h, method, payload, caller);
+        endWithResponse(request, span);
+        return tracing.withSpan(span, () => serve(request, h, method, payload, caller, span));
       },
     },
   ];

@@ -10,6 +10,7 @@ import { sha256Hex } from '../lib/crypto.js';
 import { McpAuthError, type createMcpAuth } from '../oauth/mcp-auth.js';
 import type { McpCaller } from './caller.js';
 import { createApprovalPrompts } from './approval-prompts.js';
+import { createDirectAnswers, type DirectReply } from './direct.js';
 import { createInputRounds } from './input-rounds.js';
 import { createLegacySessions } from './legacy-sessions.js';
 import { createModernListens, MAX_LISTENS } from './listens.js';
@@ -33,6 +34,12 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
   const { oauth, accounts, connectors } = deps;
   const list = createToolListing(kernel, connectors);
   const calls = createToolCalls(kernel, deps);
+  const direct = createDirectAnswers({ list, calls, logger: kernel.logger });
+  const served = kernel.metrics.counter(
+    'gantry_mcp_requests_total',
+    'MCP endpoint requests by protocol era and by who answered them: the direct path or the SDK (docs/mcp.md, Performance)',
+    ['era', 'path'],
+  );
 
   // The SDK builds its schema set at import: loaded on the first MCP request, so an appliance
   // nobody connects an agent to does not carry it.
@@ -40,7 +47,7 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
     const sdk: ServerSdk = await import('@modelcontextprotocol/server');
     const prompts = createApprovalPrompts(sdk, kernel.clock);
     const rounds = createInputRounds(sdk, kernel.clock);
-    const factory = createServerFactory(sdk, { list, calls, prompts, rounds });
+    const factory = createServerFactory(sdk, { list, calls, prompts, rounds, tracing: kernel.tracing });
     const listens = createModernListens(fingerprint);
     return {
       sdk,
@@ -117,6 +124,27 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
       return { principal, ws, token };
     },
 
+    /**
+     * A POST's JSON-RPC answer from the direct path (direct.ts), or null when the request goes
+     * the SDK's way (`handle`).
+     */
+    async answerDirectly(
+      headers: Record<string, unknown>,
+      body: unknown,
+      caller: McpCaller,
+    ): Promise<DirectReply | null> {
+      const { sdk, legacy } = await (entry ??= load());
+      const sessionId = headers['mcp-session-id'];
+      const session = typeof sessionId === 'string' ? legacy.find(sessionId, caller) : null;
+      const reply = session
+        ? await direct.legacy(sdk, session, headers, body, caller)
+        : typeof sessionId === 'string'
+          ? null
+          : await direct.modern(sdk, headers, body, caller);
+      if (reply) served.inc({ era: session ? 'legacy' : 'modern', path: 'direct' });
+      return reply;
+    },
+
     /** Serves one MCP HTTP request of an authenticated caller. */
     async handle(request: Request, parsedBody: unknown, caller: McpCaller): Promise<Response> {
       const { sdk, modern, listens, legacy } = await (entry ??= load());
@@ -129,7 +157,9 @@ export function createMcpService(kernel: Kernel, deps: McpDeps) {
         resource: new URL(oauth.mcp.resource),
         extra: { caller },
       };
-      if (await sdk.isLegacyRequest(request, parsedBody)) return legacy.handle(request, parsedBody, caller, authInfo);
+      const era = (await sdk.isLegacyRequest(request, parsedBody)) ? 'legacy' : 'modern';
+      served.inc({ era, path: 'sdk' });
+      if (era === 'legacy') return legacy.handle(request, parsedBody, caller, authInfo);
       return listens.serve(caller, parsedBody, () => modern.fetch(request, { authInfo, parsedBody }));
     },
 

@@ -7,7 +7,9 @@ import { createConsent } from './pages/consent.js';
 import { magicLinkRoutes } from './pages/magic-link.js';
 import { AUTHORIZE_PATH, pageConfig, pagesContext } from './pages/respond.js';
 import { createSignIn } from './pages/sign-in.js';
-import { cookie, formField, messagePage, page, redirect } from '../http/page-forms.js';
+import { cookie, formField, messagePage, nextStep, page, redirect } from '../http/page-forms.js';
+import { escapeHtml } from '../http/html.js';
+import type { PageView } from '../http/page-kit.js';
 
 /**
  * The browser side of the authorization server: GET/POST /oauth/authorize (sign-in, consent)
@@ -19,6 +21,20 @@ export function oauthPageRoutes(app: PluginDeps): ServerRoute[] {
   const pages = pagesContext(app);
   const signIn = createSignIn(pages);
   const consent = createConsent(pages, signIn);
+  const brand = app.kernel.config.brand.name;
+
+  /**
+   * A request the server cannot accept (unknown client, unregistered redirect URI), never sent
+   * back to the client (RFC 6749 4.1.2.1): what it means for the person, and the developer's
+   * reason below it, which they can pass on with the page's reference.
+   */
+  const requestErrorPage = (reason: string): PageView => ({
+    title: 'This sign-in request cannot be completed',
+    body: `<h1>This sign-in request cannot be completed</h1>
+<p>The application that sent you here asked ${escapeHtml(brand)} for something it cannot accept, so you cannot sign in to it from here. Go back to the application and try again; if this keeps happening, tell its developer what is written below.</p>
+<p class="muted">For the developer: ${escapeHtml(reason)}</p>
+${nextStep({ href: '/', label: 'Go to the home page' })}`,
+  });
 
   return [
     {
@@ -27,8 +43,7 @@ export function oauthPageRoutes(app: PluginDeps): ServerRoute[] {
       options: { id: 'oauth.authorize', ...pageConfig },
       handler: async (request, h) => {
         const result = await authorize.validate(request.query as Record<string, unknown>);
-        if (result.kind === 'page')
-          return page(h, messagePage('This sign-in request cannot be completed', result.message), 400);
+        if (result.kind === 'page') return page(h, requestErrorPage(result.message), 400);
         if (result.kind === 'redirect') return redirect(h, result.url);
         const sessionValue = cookie(request, BROWSER_SESSION_COOKIE);
         const userId = await browserSessions.userOf(sessionValue);
@@ -70,14 +85,7 @@ export function oauthPageRoutes(app: PluginDeps): ServerRoute[] {
           !clients.redirectAllowed(client, req.redirectUri) ||
           !req.scopes.every((s) => client.scopes.includes(s))
         ) {
-          return page(
-            h,
-            messagePage(
-              'This sign-in request cannot be completed',
-              'The application or its redirect address is no longer registered.',
-            ),
-            400,
-          );
+          return page(h, requestErrorPage('The application or its redirect address is no longer registered.'), 400);
         }
         if (formField(body, 'action') === 'signout') return consent.signOut(request, h, req, body);
         const decision = formField(body, 'decision');

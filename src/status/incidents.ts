@@ -5,6 +5,7 @@ import * as store from './store.js';
 import type { IncidentRow, UpdateRow } from './store.js';
 import { oneOf, slugify, type StatusContext } from './context.js';
 import { componentOf, serviceOf } from './catalog.js';
+import { recordIncidentEvent } from './events.js';
 import {
   INCIDENT_IMPACTS,
   INCIDENT_STATUSES,
@@ -77,6 +78,7 @@ export async function createIncident(ctx: StatusContext, input: IncidentInput): 
     });
     for (const s of services) await store.linkIncidentService(trx, id, s.id);
     for (const c of components) await store.linkIncidentComponent(trx, id, c.id);
+    await recordIncidentEvent(ctx, trx, status === 'resolved' ? 'incident.resolved' : 'incident.created', id);
   });
   return incidentDetail(ctx.kernel.db, id);
 }
@@ -118,6 +120,9 @@ export async function updateIncident(
       author_name: input.authorName ?? null,
       created_at: now,
     });
+    // Resolving is its own event; every other update (reopening, a postmortem) is an update.
+    const resolves = status === 'resolved' && row.status !== 'resolved';
+    await recordIncidentEvent(ctx, trx, resolves ? 'incident.resolved' : 'incident.updated', row.id);
     return row.id;
   });
   return incidentDetail(ctx.kernel.db, id);

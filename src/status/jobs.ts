@@ -21,6 +21,28 @@ export function statusJobs(status: StatusService): JobSpec[] {
       scope: 'node',
       run: () => status.projection.refresh(),
     },
+    // Subscribers: events into mails and webhook deliveries (a status change also starts this at
+    // once in the server that sees it; the tick catches what a stopped process left).
+    {
+      name: 'status.subscriber-fanout',
+      pattern: '*/10 * * * * *',
+      scope: 'cluster',
+      run: () => status.fanOut(),
+    },
+    // Webhook deliveries due now: first attempts and retries (docs/status.md, Webhooks).
+    {
+      name: 'status.webhook-delivery',
+      pattern: '*/15 * * * * *',
+      scope: 'cluster',
+      run: (now) => status.deliverWebhooks(now),
+    },
+    // Unconfirmed addresses are deleted once their link expires; events go after 30 days.
+    {
+      name: 'status.subscriptions-housekeeping',
+      pattern: '0 23 * * * *',
+      scope: 'cluster',
+      run: (now) => status.expireSubscriptions(now),
+    },
     // The daily snapshot of the day that just ended, and the uptime summaries.
     {
       name: 'status.daily-snapshot',

@@ -4,6 +4,7 @@ import { isUuid, newId } from '../lib/ids.js';
 import * as store from './store.js';
 import type { MaintenanceRow } from './store.js';
 import { isoOf, oneOf, slugify, type StatusContext } from './context.js';
+import { maintenanceEventOf, recordMaintenanceEvent } from './events.js';
 import { MAINTENANCE_STATUSES, maintenanceMoveAllowed, maintenanceStatusAt, type MaintenanceStatus } from './rules.js';
 
 export interface MaintenanceInput {
@@ -58,6 +59,9 @@ export async function createMaintenance(ctx: StatusContext, input: MaintenanceIn
       updated_at: now.toISOString(),
     };
     await store.insertMaintenance(trx, row);
+    // A window created after its start is under way: subscribers hear it started (one created
+    // after its end is history, and makes no news).
+    if (row.status === 'in_progress') await recordMaintenanceEvent(ctx, trx, 'maintenance.started', row);
     return row;
   });
 }
@@ -83,6 +87,8 @@ export async function updateMaintenance(
       patch.status = status;
     }
     await store.updateMaintenance(trx, row.id, patch);
+    const event = patch.status ? maintenanceEventOf(row.status, patch.status) : null;
+    if (event) await recordMaintenanceEvent(ctx, trx, event, { ...row, ...patch });
     return { ...row, ...patch };
   });
 }
@@ -101,10 +107,14 @@ export async function advanceMaintenance(ctx: StatusContext, now: Date): Promise
     }))
     .filter((m) => m.to !== m.from);
   if (moves.length === 0) return moves;
+  const byId = new Map(open.map((m) => [m.id, m]));
   await ctx.write('maintenance', async (trx) => {
     for (const move of moves) {
-      // Guarded by the old status: a manual move made meanwhile wins.
-      await store.moveMaintenance(trx, move.id, move.from, move.to, now.toISOString());
+      // Guarded by the old status: a manual move made meanwhile wins (and makes its own event).
+      if (!(await store.moveMaintenance(trx, move.id, move.from, move.to, now.toISOString()))) continue;
+      const event = maintenanceEventOf(move.from, move.to);
+      const window = byId.get(move.id);
+      if (event && window) await recordMaintenanceEvent(ctx, trx, event, { ...window, status: move.to });
     }
   });
   return moves;

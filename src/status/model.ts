@@ -99,6 +99,8 @@ export interface DayBar {
   date: string;
   /** Percent, or null before the service had any component. */
   uptime: number | null;
+  /** The service's incidents open at some time that day. */
+  incidents: IncidentView[];
 }
 
 export interface ComponentView {
@@ -111,7 +113,10 @@ export interface IncidentView {
   row: IncidentRow;
   /** Oldest first. */
   updates: UpdateRow[];
+  /** Public services it affects, named directly or through one of their components. */
   serviceIds: Set<string>;
+  /** Public components it names. */
+  componentIds: Set<string>;
   active: boolean;
 }
 
@@ -174,12 +179,26 @@ export function buildModel(rows: StatusRows, now: Date): StatusModel {
   for (const link of rows.incidentServices) touch(link.incident_id, link.service_id);
   for (const link of rows.incidentComponents) touch(link.incident_id, serviceOfComponent.get(link.component_id));
 
+  const namedComponents = new Map<string, Set<string>>();
+  for (const link of rows.incidentComponents) {
+    if (!publicIds.has(serviceOfComponent.get(link.component_id) ?? '')) continue;
+    const set = namedComponents.get(link.incident_id) ?? new Set<string>();
+    set.add(link.component_id);
+    namedComponents.set(link.incident_id, set);
+  }
+
   // Shown: incidents touching a public service, and platform-wide ones (touching no service).
   const incidents: IncidentView[] = [];
   for (const row of rows.incidents) {
     const serviceIds = affected.get(row.id) ?? new Set<string>();
     if (serviceIds.size > 0 && ![...serviceIds].some((id) => publicIds.has(id))) continue;
-    incidents.push({ row, updates: updatesOf.get(row.id) ?? [], serviceIds, active: isActiveIncident(row.status) });
+    incidents.push({
+      row,
+      updates: updatesOf.get(row.id) ?? [],
+      serviceIds: new Set([...serviceIds].filter((id) => publicIds.has(id))),
+      componentIds: namedComponents.get(row.id) ?? new Set<string>(),
+      active: isActiveIncident(row.status),
+    });
   }
 
   const uptimeOf = (c: ComponentRow, start: number, end: number) =>
@@ -211,6 +230,7 @@ export function buildModel(rows: StatusRows, now: Date): StatusModel {
       days.push({
         date: new Date(start).toISOString().slice(0, 10),
         uptime: figure.spanMs > 0 ? figure.ratio * 100 : null,
+        incidents: serviceIncidents.filter((i) => overlaps(i.row, start, start + DAY)),
       });
     }
     return {

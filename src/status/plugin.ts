@@ -1,7 +1,9 @@
 import type { DomainPlugin } from '../services.js';
 import { servePrepared } from '../http/prepared.js';
 import { preparedResponse } from './http-cache.js';
-import { statusPageRoutes, statusRoutes } from './routes.js';
+import { statusRoutes } from './routes.js';
+import { statusPageRoutes } from './page-routes.js';
+import { subscriptionPageRoutes } from './subscription-pages.js';
 
 /** The public status service (under the API prefix). */
 export const statusPlugin: DomainPlugin = {
@@ -9,8 +11,13 @@ export const statusPlugin: DomainPlugin = {
   register(server, deps) {
     // A server answers status requests: keep the projection built ahead of them from now on.
     deps.services.status.projection.activate();
-    // ...and stop when it stops, before the database closes (its rebuilds would query a closed pool).
-    server.ext('onPostStop', () => deps.services.status.projection.deactivate());
+    // ...and tell subscribers as changes come (docs/status.md, Subscriptions)...
+    deps.services.status.activateSubscriptions();
+    // ...and stop both when it stops, before the database closes (they would query a closed pool).
+    server.ext('onPostStop', async () => {
+      await deps.services.status.projection.deactivate();
+      await deps.services.status.deactivateSubscriptions();
+    });
     server.route(statusRoutes(deps));
     // The summary, the most polled answer, is sent from memory once prepared (and while
     // current); the route builds it and answers everything else (docs/status.md, Projections and caching).
@@ -23,8 +30,8 @@ export const statusPlugin: DomainPlugin = {
   },
 };
 
-/** The status page and its feed (at the root). */
+/** The status pages, their feed and the subscription pages (at the root). */
 export const statusPagesPlugin: DomainPlugin = {
   name: 'status-pages',
-  register: (server, deps) => server.route(statusPageRoutes(deps)),
+  register: (server, deps) => server.route([...statusPageRoutes(deps), ...subscriptionPageRoutes(deps)]),
 };

@@ -1,6 +1,5 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import type { PluginDeps } from '../services.js';
-import { apiUrl } from '../http/paths.js';
 import { notFound } from '../http/errors.js';
 import { sendRepresentation } from './http-cache.js';
 import type { BodyBuilder } from './projection.js';
@@ -14,8 +13,6 @@ import {
   presentSummary,
   presentUptime,
 } from './presenters.js';
-import { renderStatusPage } from './page.js';
-import { renderIncidentFeed } from './feed.js';
 import {
   componentsQuery,
   dateParams,
@@ -23,10 +20,13 @@ import {
   incidentsQuery,
   responses,
   slugParams,
+  subscribeBody,
+  SUBSCRIBE_LIMIT,
   windowParams,
 } from './schemas.js';
 import type { GantryRouteConfig } from '../http/route-config.js';
-import { htmlErrorFormat } from '../http/pages.js';
+import { reply } from '../http/envelope.js';
+import type { SubscribeInput } from './subscriptions.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -40,7 +40,7 @@ const envelopeBody = (data: unknown, meta: Record<string, unknown> | null = null
 });
 
 /** Every answer is a prepared projection, sent with its cache validators; no rate limit. */
-function serving(app: PluginDeps) {
+export function serving(app: PluginDeps) {
   const { status } = app.services;
   const { clock } = app.kernel;
   const serve =
@@ -206,43 +206,26 @@ export function statusRoutes(app: PluginDeps): ServerRoute[] {
         'Uptime',
       ),
     },
-  ];
-}
-
-/** The status page and its Atom feed (at the root, not under the API prefix). */
-export function statusPageRoutes(app: PluginDeps): ServerRoute[] {
-  const { config } = app.kernel;
-  const { serve, options } = serving(app);
-  const pageUrl = `${config.publicUrl}/status`;
-  const page = serve(
-    () => 'page',
-    () => (model) => ({
-      body: renderStatusPage(model, app.kernel.pages, `${pageUrl}/feed.atom`, apiUrl(config.publicUrl, '/status')),
-      contentType: 'text/html; charset=utf-8',
-    }),
-    'Page',
-  );
-
-  return [
     {
-      method: 'GET',
-      path: '/status',
-      options: options('status.page', responses.page, { gantry: { errorFormat: htmlErrorFormat } }),
-      // The pages' strict CSP (docs/kernel.md, Pages): the page loads its stylesheet and nothing else.
-      handler: async (request, h) => (await page(request, h)).header('Content-Security-Policy', app.kernel.pages.csp()),
-    },
-    {
-      method: 'GET',
-      path: '/status/feed.atom',
-      options: options('status.feed', responses.feed),
-      handler: serve(
-        () => 'feed',
-        () => (model) => ({
-          body: renderIncidentFeed(model, pageUrl, `${pageUrl}/feed.atom`),
-          contentType: 'application/atom+xml; charset=utf-8',
-        }),
-        'Feed',
-      ),
+      method: 'POST',
+      path: '/status/subscriptions',
+      options: {
+        id: 'status.subscribe',
+        auth: false,
+        validate: { payload: subscribeBody },
+        plugins: {
+          gantry: {
+            // Counted per client address with the page's form (docs/status.md, Subscriptions).
+            rateLimit: SUBSCRIBE_LIMIT,
+            responses: responses.subscribed,
+            errors: ['CONFLICT'],
+          },
+        },
+      },
+      handler: async (request, h) => {
+        const result = await status.subscribe(request.payload as SubscribeInput);
+        return reply(request, h, result, { status: result.type === 'webhook' ? 201 : 202 });
+      },
     },
   ];
 }

@@ -1,5 +1,7 @@
 import Joi, { type Schema } from 'joi';
-import { content, empty, jsonBody, page, shape, timestamp } from '../http/openapi/declare.js';
+import { content, empty, envelope, jsonBody, page, shape, timestamp } from '../http/openapi/declare.js';
+import type { RateLimitRule } from '../http/route-config.js';
+import { canonicalEmail } from '../identity/service.js';
 import {
   COMPONENT_STATUSES,
   INCIDENT_IMPACTS,
@@ -30,6 +32,33 @@ export const incidentsQuery = Joi.object({
   page: Joi.number().integer().min(1).max(1_000_000).default(1),
   limit: Joi.number().integer().min(1).max(100).default(20),
 }).unknown(true);
+
+/**
+ * Subscribing (docs/status.md, Subscriptions): an address or a webhook, optionally only some
+ * components. The address takes identity's one canonical form, so one mailbox is one subscriber.
+ */
+const subscriberEmail = Joi.string()
+  .max(320)
+  .custom((value: string, helpers) => {
+    const canonical = canonicalEmail(value);
+    if (!canonical.ok) return helpers.message({ custom: `{{#label}} ${canonical.reason}` });
+    if (Joi.string().email({ tlds: false }).max(254).validate(canonical.email).error)
+      return helpers.message({ custom: '{{#label}} must be a valid email' });
+    return canonical.email;
+  });
+export const subscribeBody = Joi.object({
+  email: subscriberEmail,
+  webhookUrl: Joi.string()
+    .max(2048)
+    .uri({ scheme: ['http', 'https'] }),
+  componentIds: Joi.array().items(Joi.string().guid()).max(100),
+}).xor('email', 'webhookUrl');
+
+/**
+ * Subscriptions asked for from one client address (the API and the page's form together):
+ * enough for a person or a team, not for mailing strangers in bulk (docs/status.md, Limits).
+ */
+export const SUBSCRIBE_LIMIT: RateLimitRule = { limit: 10, windowSec: 3600, acrossNodes: true };
 
 const statusValue = Joi.string().valid(...COMPONENT_STATUSES);
 const service = shape({
@@ -152,5 +181,24 @@ export const responses = {
     }),
   ),
   page: { 200: page('The human status page'), 304: empty('Not modified') },
+  subscribed: {
+    201: envelope(
+      shape({
+        type: Joi.valid('webhook'),
+        id: Joi.string(),
+        webhookUrl: Joi.string(),
+        componentIds: Joi.array().items(Joi.string()).allow(null),
+        secret: Joi.string(),
+        createdAt: timestamp(),
+      }),
+      undefined,
+      'A webhook subscription, with the signing secret (shown this once)',
+    ),
+    202: envelope(
+      shape({ type: Joi.valid('email'), email: Joi.string() }),
+      undefined,
+      'Accepted: a confirmation mail goes to the address unless it is already subscribed or has had its confirmations for the day',
+    ),
+  },
   feed: { 200: content('application/atom+xml', 'Atom feed of incidents'), 304: empty('Not modified') },
 };

@@ -18,6 +18,8 @@ export type SnapshotRow = StatusSnapshotsTable;
 export const insertService = (db: Executor, row: ServiceRow) => db.insertInto('status_services').values(row).execute();
 export const serviceBySlug = (db: Executor, slug: string) =>
   db.selectFrom('status_services').selectAll().where('slug', '=', slug).executeTakeFirst();
+export const serviceById = (db: Executor, id: string) =>
+  db.selectFrom('status_services').selectAll().where('id', '=', id).executeTakeFirst();
 export const updateService = (db: Executor, id: string, patch: Partial<ServiceRow>) =>
   db.updateTable('status_services').set(patch).where('id', '=', id).execute();
 export const allServices = (db: Executor) =>
@@ -134,14 +136,22 @@ export const maintenanceBySlug = (db: Executor, slug: string) =>
   db.selectFrom('status_maintenance').selectAll().where('slug', '=', slug).executeTakeFirst();
 export const updateMaintenance = (db: Executor, id: string, patch: Partial<MaintenanceRow>) =>
   db.updateTable('status_maintenance').set(patch).where('id', '=', id).execute();
-/** Moves a window to `to` only if it is still in `from`: a manual move made meanwhile wins. */
-export const moveMaintenance = (db: Executor, id: string, from: string, to: string, at: string) =>
-  db
+/** Moves a window to `to` only if it is still in `from`: a manual move made meanwhile wins. True when it moved. */
+export async function moveMaintenance(
+  db: Executor,
+  id: string,
+  from: string,
+  to: string,
+  at: string,
+): Promise<boolean> {
+  const res = await db
     .updateTable('status_maintenance')
     .set({ status: to, updated_at: at })
     .where('id', '=', id)
     .where('status', '=', from)
-    .execute();
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
 export const allMaintenance = (db: Executor) =>
   db.selectFrom('status_maintenance').selectAll().orderBy('starts_at').orderBy('created_at').execute();
 export const openMaintenance = (db: Executor) =>

@@ -87,6 +87,51 @@ interface StatusUptimeSummariesTable {
   computed_at: string;
 }
 
+/** An email or webhook subscriber (docs/status.md, Subscriptions). */
+export interface StatusSubscriptionsTable {
+  id: string;
+  kind: string; // email, webhook
+  email: string | null;
+  webhook_url: string | null;
+  webhook_host: string | null;
+  secret_sealed: string | null;
+  component_ids: string | null; // JSON array; null: everything
+  confirm_token_hash: string | null;
+  confirm_expires_at: string | null;
+  confirmed_at: string | null;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Something subscribers are told, written in the publishing transaction; fanned out by a job. */
+export interface StatusEventsTable {
+  id: string;
+  type: string; // incident.created, incident.updated, incident.resolved, maintenance.started, maintenance.completed
+  subject_id: string;
+  targets: string | null; // JSON array of public component ids; null: platform-wide
+  payload: string; // the webhook body (JSON)
+  created_at: string;
+  fanout_after: string; // the last subscription id the fan-out has handled
+  fanned_out_at: string | null;
+}
+
+/** One event to one webhook: its attempts and outcome. */
+export interface StatusWebhookDeliveriesTable {
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  status: string; // pending, delivered, failed
+  attempts: number;
+  next_attempt_at: string;
+  claimed_until: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
 export interface StatusTables {
   status_services: StatusServicesTable;
   status_components: StatusComponentsTable;
@@ -98,4 +143,7 @@ export interface StatusTables {
   status_maintenance: StatusMaintenanceTable;
   status_snapshots: StatusSnapshotsTable;
   status_uptime_summaries: StatusUptimeSummariesTable;
+  status_subscriptions: StatusSubscriptionsTable;
+  status_events: StatusEventsTable;
+  status_webhook_deliveries: StatusWebhookDeliveriesTable;
 }

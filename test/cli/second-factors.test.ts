@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cli } from '../helpers/cli.js';
 import { signedInUser } from '../helpers/factories.js';
+import { credentialKeyId } from '../helpers/postgres.js';
 import { SoftAuthenticator, totpAt } from '../helpers/second-factors.js';
+import { sealedKeyId } from '../../src/lib/sealed.js';
 
 /**
  * `gantry user reset-second-factors` (docs/identity.md, A lost device): the operator's way back in
@@ -11,7 +13,11 @@ import { SoftAuthenticator, totpAt } from '../helpers/second-factors.js';
  */
 describe('gantry user reset-second-factors', () => {
   let t: TestApp;
-  before(async () => (t = await createTestApp({ env: { GANTRY_PUBLIC_URL: 'http://localhost:8080' } })));
+  before(async () => {
+    t = await createTestApp({ env: { GANTRY_PUBLIC_URL: 'http://localhost:8080' } });
+    // A running server watches the change feed; on PostgreSQL that is what delivers a rotated key.
+    await t.app.kernel.changes.start(60_000);
+  });
   after(() => t.close());
   const run = (args: string[]) => cli(args, { dataDir: t.dataDir });
 
@@ -22,7 +28,7 @@ describe('gantry user reset-second-factors', () => {
     await factors.enableTotp(me.user, me.sessionId, totpAt(secret, new Date()));
     const device = new SoftAuthenticator('http://localhost:8080', 'localhost');
     await passkeys.register(me.user, device.register(await passkeys.registrationOptions(me.user)) as never, null);
-    return me;
+    return { ...me, secret };
   }
 
   it('off a terminal it needs --yes (exit 2, nothing changed)', async () => {
@@ -69,5 +75,30 @@ describe('gantry user reset-second-factors', () => {
     const res = await run(['user', 'reset-second-factors', 'nobody@example.test', '--yes']);
     assert.notEqual(res.code, 0);
     assert.match(res.stderr, /nobody@example\.test/);
+  });
+
+  it('gantry secrets rotate re-seals the TOTP secrets, and codes from the app still work', async () => {
+    const me = await userWithFactors();
+    const sealed = async () =>
+      (
+        await t.app.kernel.db
+          .selectFrom('user_totp')
+          .select('secret_sealed')
+          .where('user_id', '=', me.user.id)
+          .executeTakeFirstOrThrow()
+      ).secret_sealed;
+    const before = await sealed();
+    assert.ok(!before.includes(me.secret));
+    assert.equal(sealedKeyId(before), credentialKeyId(1));
+    const res = await run(['secrets', 'rotate', '--settle-ms', '0', '--yes', '--json']);
+    assert.equal(res.code, 0, res.stderr);
+    assert.ok(res.json<{ resealed: Record<string, number> }>().resealed['user_totp.secret_sealed'] >= 1);
+    assert.equal(sealedKeyId(await sealed()), credentialKeyId(2));
+    // The running app learns the new key, then opens the re-sealed secret to check a code.
+    await t.app.kernel.changes.poll();
+    const proved = await t.app.services.identity.factors.stepUp(me.user.id, me.sessionId, {
+      code: totpAt(me.secret, new Date(), 1),
+    });
+    assert.ok(proved.validUntil);
   });
 });

@@ -98,8 +98,7 @@ describe('the pages in a real browser: accessible, styled under the strict CSP, 
       assert.equal(await page.title(), 'Sign in · Gantry');
       await check(page, 'sign-in', csp);
 
-      // The keyboard reaches the email field first, and its focus is visible.
-      await page.keyboard.press('Tab');
+      // The focus starts in the email field (autofocus, docs/kernel.md, Pages), and it is visible.
       const focused = await page.evaluate(() => {
         const el = document.activeElement as HTMLElement;
         const style = getComputedStyle(el);
@@ -179,7 +178,7 @@ describe('the pages in a real browser: accessible, styled under the strict CSP, 
         page.click('button[type=submit]'),
       ]);
       assert.equal(refused[0].status(), 410);
-      assert.match(await page.locator('[role=alert]').innerText(), /This code is invalid, already used or expired/);
+      assert.match(await page.locator('[role=alert]').innerText(), /This code does not match the one we sent/);
       await check(page, 'reset-wrong-code', csp);
       const resetMail = await t.app.kernel.db
         .selectFrom('mail_outbox')

@@ -1,14 +1,17 @@
 /// <reference lib="dom" />
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { launchBrowser } from '../helpers/browser.js';
+import { pageChecker, watchCsp } from '../helpers/page-checks.js';
 
 describe('the human status page in a browser', () => {
   let t: TestApp;
   let browser: Browser;
   let url: string;
+  let incidentId: string;
+  const check = pageChecker();
 
   before(async () => {
     t = await createTestApp();
@@ -23,13 +26,17 @@ describe('the human status page in a browser', () => {
       title: 'Elevated API errors',
       impact: 'partial',
       message: 'We are investigating <errors>',
-      serviceSlugs: ['api'],
+      componentSlugs: ['api-rest'],
     });
+    incidentId = incident.id;
     await s.updateIncident(incident.id, { status: 'identified', message: 'A bad deploy; rolling back' });
+    const earlier = await s.createIncident({ title: 'Dashboard slow', impact: 'minor', message: 'Slow pages' });
+    await s.updateIncident(earlier.id, { status: 'resolved', message: 'Back to normal' });
     const soon = Date.now() + 86_400_000;
     await s.createMaintenance({
       title: 'Database upgrade',
       serviceSlug: 'dash',
+      description: 'The dashboard is read-only for up to 90 minutes.',
       startsAt: new Date(soon).toISOString(),
       endsAt: new Date(soon + 3_600_000).toISOString(),
     });
@@ -42,10 +49,16 @@ describe('the human status page in a browser', () => {
     await t?.close();
   });
 
-  it('shows the headline, services with components and 90-day bars, the incident and the maintenance', async () => {
-    const page = await browser.newPage({ viewport: { width: 1024, height: 900 } });
-    const res = await page.goto(url);
-    assert.equal(res?.status(), 200);
+  async function open(path: string, options: Parameters<Browser['newPage']>[0] = {}) {
+    const page = await browser.newPage({ viewport: { width: 1024, height: 900 }, ...options });
+    const csp = watchCsp(page);
+    const res = await page.goto(`${t.server.info.uri}${path}`);
+    return { page, csp, status: res?.status() };
+  }
+
+  it('shows the headline, services with bars, every update of the active incident, the maintenance, the past incidents', async () => {
+    const { page, csp, status } = await open('/status');
+    assert.equal(status, 200);
     assert.equal(await page.title(), 'Status: Partial System Outage · Gantry');
     assert.equal((await page.locator('#headline').innerText()).trim(), 'Partial System Outage');
     const services = page.locator('section.service');
@@ -59,21 +72,85 @@ describe('the human status page in a browser', () => {
     assert.equal(await api.locator('.bar span').last().getAttribute('class'), 'critical');
     assert.equal(await api.locator('.bar span').first().getAttribute('class'), 'nodata');
     const incident = page.locator('article.incident');
-    assert.match(await incident.innerText(), /Elevated API errors/);
-    assert.match(await incident.innerText(), /identified - A bad deploy; rolling back/);
-    assert.doesNotMatch(await incident.innerText(), /investigating </, 'only the latest update');
-    assert.match(await page.locator('article.maintenance').innerText(), /Database upgrade/);
-    assert.match(await page.locator('article.maintenance').innerText(), /Dashboard:/);
+    assert.equal(await incident.count(), 1);
+    const text = await incident.innerText();
+    assert.match(text, /Elevated API errors/);
+    assert.match(text, /Affects: Public API \(REST endpoints\)/);
+    assert.match(text, /Identified - A bad deploy; rolling back/);
+    assert.match(text, /Investigating - We are investigating <errors>/, 'every update, not only the latest');
+    const maintenance = await page.locator('article.maintenance').innerText();
+    assert.match(maintenance, /Database upgrade/);
+    assert.match(maintenance, /The dashboard is read-only for up to 90 minutes\./);
+    assert.match(maintenance, /Dashboard: .* UTC to .* UTC \(1 h\)/);
+    const past = await page.locator('section.day').first().innerText();
+    assert.match(past, /Dashboard slow\s+Minor\s+Resolved \d.* UTC · lasted less than a minute/);
+    assert.equal(await page.locator('section.day').count(), 14);
     const banner = await page.locator('#headline').evaluate((el) => getComputedStyle(el).backgroundColor);
     assert.equal(banner, 'rgb(194, 65, 12)');
     // Uptime with two decimals, cut: about 70% weighted today.
     assert.match(await api.locator('.legend').innerText(), /\b\d{2}\.\d{2}% uptime\b/);
     assert.equal(await page.locator('link[rel="alternate"][type="application/atom+xml"]').count(), 1);
+    await check(page, 'status-history', csp);
     await page.close();
   });
 
+  it("the bars' day figures are reached by keyboard and named for screen readers", async () => {
+    const { page, csp } = await open('/status');
+    // Tab until the first service's figures are focused: a real Tab stop, not a tooltip.
+    let focused = '';
+    for (let i = 0; i < 40 && focused !== 'Daily figures: Public API'; i++) {
+      await page.keyboard.press('Tab');
+      focused = await page.evaluate(() => (document.activeElement?.textContent ?? '').trim());
+    }
+    assert.equal(focused, 'Daily figures: Public API');
+    const details = page.locator('section.service[data-slug="api"] details.days');
+    assert.equal(await details.evaluate((el) => (el as HTMLDetailsElement).open), false);
+    await page.keyboard.press('Enter');
+    assert.equal(await details.evaluate((el) => (el as HTMLDetailsElement).open), true);
+    const today = details.locator('tbody tr').first();
+    assert.match(await today.locator('th').innerText(), /^\d{1,2} [A-Z][a-z]{2} \d{4}$/);
+    assert.match(await today.locator('td').nth(0).innerText(), /^\d{2}\.\d{2}%$/);
+    assert.equal(await today.locator('td a').innerText(), 'Elevated API errors');
+    // The accessibility tree names the table's cells by their headers.
+    const snapshot = await page.locator('section.service[data-slug="api"] table').ariaSnapshot();
+    assert.match(snapshot, /columnheader "Uptime"/);
+    assert.match(snapshot, /rowheader "\d{1,2} [A-Z][a-z]{2} \d{4}"/);
+    await check(page, 'status-day-figures', csp);
+    await page.close();
+  });
+
+  it("an incident's page and the history, checked like every page", async () => {
+    const incident = await open(`/status/incidents/${incidentId}`);
+    assert.equal(incident.status, 200);
+    assert.equal(await incident.page.locator('h1').innerText(), 'Elevated API errors');
+    assert.deepEqual(
+      (await incident.page.locator('ol.timeline li strong').allInnerTexts()).map((s) => s.trim()),
+      ['Identified', 'Investigating'],
+    );
+    assert.match(await incident.page.locator('dl.details').innerText(), /Affected\s+Public API \(REST endpoints\)/);
+    assert.match(await incident.page.locator('dl.details').innerText(), /Duration\s+Ongoing for/);
+    await check(incident.page, 'status-incident', incident.csp);
+    await incident.page.close();
+    const phone = await open(`/status/incidents/${incidentId}`, {
+      viewport: { width: 360, height: 740 },
+      deviceScaleFactor: 2,
+      isMobile: true,
+      hasTouch: true,
+    });
+    await check(phone.page, 'status-incident-phone', phone.csp);
+    await phone.page.close();
+    const history = await open('/status/history');
+    assert.equal(history.status, 200);
+    assert.deepEqual(await history.page.locator('ul.incidents a').allInnerTexts(), [
+      'Dashboard slow',
+      'Elevated API errors',
+    ]);
+    await check(history.page, 'status-history-page', history.csp);
+    await history.page.close();
+  });
+
   it('is readable on a phone: no sideways scrolling, text at a readable size', async () => {
-    const page = await browser.newPage({
+    const page: Page = await browser.newPage({
       viewport: { width: 360, height: 740 },
       deviceScaleFactor: 2,
       isMobile: true,
@@ -95,12 +172,12 @@ describe('the human status page in a browser', () => {
 
   it('follows a change after a reload', async () => {
     await t.app.services.status.setComponentStatus('api-rest', 'operational');
-    const incidents = await t.app.services.status.listIncidents();
-    await t.app.services.status.updateIncident(incidents[0].id, { status: 'resolved', message: 'Fixed' });
+    await t.app.services.status.updateIncident(incidentId, { status: 'resolved', message: 'Fixed' });
     const page = await browser.newPage();
     await page.goto(url);
     assert.equal((await page.locator('#headline').innerText()).trim(), 'All Systems Operational');
     assert.equal(await page.locator('article.incident').count(), 0);
+    assert.match(await page.locator('section.day').first().innerText(), /Elevated API errors/);
     await page.close();
   });
 });

@@ -10,7 +10,7 @@ import { createAppContext, createAppServer, type AppContext } from '../../src/ap
 import { ManualClock, systemClock, type Clock } from '../../src/lib/clock.js';
 import { createLogger, type Logger } from '../../src/lib/logger.js';
 import { createTestDatabase, sharedKeys, TEST_ENGINE } from './postgres.js';
-import { answerChecker, listenerChecker } from './openapi-check.js';
+import { appChecks } from './openapi-check.js';
 
 /**
  * Environment every test app gets: cheap scrypt, no log noise, and a query around an open
@@ -67,8 +67,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   await server.initialize();
   // Every answer of every test is checked against the OpenAPI document (docs/openapi.md):
   // inject()'s at once, those of the real listener when the app closes.
-  const check = answerChecker(server);
-  const listened = listenerChecker(server);
+  const checks = appChecks(server, config);
   return {
     app,
     server,
@@ -77,7 +76,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     logs,
     async inject(opts) {
       const res = await server.inject(opts);
-      check(res);
+      checks.inject(res);
       return res;
     },
     async close() {
@@ -87,7 +86,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
         rmSync(dataDir, { recursive: true, force: true });
         await database?.drop();
       }
-      const failures = listened.failures();
+      const failures = checks.failures();
       if (failures.length > 0)
         throw new AssertionError({
           message: `Answers over the listener that the OpenAPI document does not allow:\n${failures.join('\n')}`,

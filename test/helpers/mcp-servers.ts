@@ -26,7 +26,8 @@ export interface McpFakeOptions {
 export interface McpFake {
   url: string;
   calls: Array<{ name: string; args: unknown }>;
-  requests: Array<{ method: string | null; headers: http.IncomingHttpHeaders }>;
+  /** Every request: its JSON-RPC method, HTTP headers and parsed body. */
+  requests: Array<{ method: string | null; headers: http.IncomingHttpHeaders; body?: Record<string, unknown> }>;
   options: McpFakeOptions;
   /** A 2025-era server forgets its sessions (as on a restart): their requests get 404. */
   dropSessions?(): void;
@@ -65,7 +66,7 @@ export async function startLegacyMcpServer(options: McpFakeOptions): Promise<Mcp
   const server = http.createServer(async (req, res) => {
     const body = req.method === 'POST' ? await readBody(req) : Buffer.alloc(0);
     const parsed = body.length ? JSON.parse(body.toString('utf8')) : undefined;
-    requests.push({ method: parsed?.method ?? null, headers: req.headers });
+    requests.push({ method: parsed?.method ?? null, headers: req.headers, body: parsed });
     if (
       parsed?.method === 'tools/list' &&
       options.dieOnPage !== undefined &&
@@ -134,7 +135,7 @@ export async function startModernMcpServer(options: McpFakeOptions): Promise<Mcp
   const server = http.createServer(async (req, res) => {
     const body = req.method === 'POST' ? await readBody(req) : undefined;
     const parsed = body?.length ? JSON.parse(body.toString('utf8')) : undefined;
-    requests.push({ method: parsed?.method ?? null, headers: req.headers });
+    requests.push({ method: parsed?.method ?? null, headers: req.headers, body: parsed });
     if (
       parsed?.method === 'tools/list' &&
       options.dieOnPage !== undefined &&

@@ -1,4 +1,7 @@
 import { AssertionError } from 'node:assert';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { Stream } from 'node:stream';
 import type { Request, ResponseObject, Server } from '@hapi/hapi';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
@@ -36,8 +39,7 @@ interface Answer {
  * schema (success bodies and error envelopes with their codes alike). Throws an AssertionError
  * naming the route, the status and what differs.
  */
-function checkerOf(server: Server): (answer: Answer) => void {
-  const document = documentOf(server);
+function checkerOf(server: Server, document: Json = documentOf(server)): Check {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
   ajv.addSchema(document, DOCUMENT_ID);
@@ -94,16 +96,19 @@ function checkerOf(server: Server): (answer: Answer) => void {
   };
 }
 
+type Check = (answer: Answer) => void;
+
+const injected = (res: Injected): Answer => ({
+  request: res.request,
+  statusCode: res.statusCode,
+  contentType: String(res.headers['content-type'] ?? ''),
+  payload: res.payload,
+});
+
 /** Checks one inject() answer; the test that made the request fails on a mismatch. */
 export function answerChecker(server: Server): (res: Injected) => void {
   const check = checkerOf(server);
-  return (res) =>
-    check({
-      request: res.request,
-      statusCode: res.statusCode,
-      contentType: String(res.headers['content-type'] ?? ''),
-      payload: res.payload,
-    });
+  return (res) => check(injected(res));
 }
 
 /** A response's body as hapi sends it: a string, JSON of a value, or undefined for a stream or buffer. */
@@ -114,13 +119,8 @@ function sentBody(source: unknown): string | undefined {
   return JSON.stringify(source);
 }
 
-/**
- * Checks the answers the server sends over its real listener (the MCP clients, event streams):
- * they are not inject()'s, so nothing awaits them; mismatches are kept, and `failures()` says
- * them when the test app closes (its after hook fails).
- */
-export function listenerChecker(server: Server): { failures(): string[] } {
-  const check = checkerOf(server);
+/** Checks each answer sent over the real listener with `check`, keeping the mismatches. */
+function watchListener(server: Server, check: Check): { failures(): string[] } {
   const failures: string[] = [];
   server.events.on('response', (request) => {
     if ((request as unknown as { isInjected: boolean }).isInjected) return;
@@ -140,4 +140,60 @@ export function listenerChecker(server: Server): { failures(): string[] } {
     }
   });
   return { failures: () => failures };
+}
+
+/**
+ * Checks the answers the server sends over its real listener (the MCP clients, event streams):
+ * they are not inject()'s, so nothing awaits them; mismatches are kept, and `failures()` says
+ * them when the test app closes (its after hook fails).
+ */
+export function listenerChecker(server: Server): { failures(): string[] } {
+  return watchListener(server, checkerOf(server));
+}
+
+/**
+ * The document of `server`, built once per run for each configuration: test/run.mjs names a
+ * directory in GANTRY_TEST_OPENAPI_CACHE, where the first test process to need a document writes
+ * it. Building it (joi's description of every route's schemas) costs each test process about
+ * 0.3 s of CPU, and it is the same for every app with the same routes and configuration: the
+ * code is the run's build, and `configuration` is the app's, less what only places it (its data
+ * directory and database). Without the variable (a file run on its own) it is built here.
+ */
+function sharedDocument(server: Server, configuration: Json): Json {
+  const dir = process.env.GANTRY_TEST_OPENAPI_CACHE;
+  if (!dir) return documentOf(server);
+  const { dataDir, dbFile, databaseUrl, ...rest } = configuration;
+  const routes = server
+    .table()
+    .map((route) => `${route.method} ${route.path} ${route.settings.id ?? ''}`)
+    .sort();
+  const key = createHash('sha256')
+    .update(JSON.stringify([routes, rest]))
+    .digest('hex')
+    .slice(0, 32);
+  const file = path.join(dir, `${key}.json`);
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Json;
+  } catch {
+    // Not written yet: built here, and written whole (a rename) for the processes after.
+  }
+  const document = documentOf(server);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(`${file}.${process.pid}`, JSON.stringify(document));
+  renameSync(`${file}.${process.pid}`, file);
+  return document;
+}
+
+/**
+ * A test app's checks (test/helpers/app.ts): inject()'s answers at once, the listener's kept for
+ * close(). Both share one checker, made at the app's first answer from the document of its
+ * routes and `configuration` (sharedDocument): its validators are compiled once, and an app that
+ * answers nothing (a CLI test's) neither builds the document nor compiles them
+ * (docs/postgres.md, Test run times).
+ */
+export function appChecks(server: Server, configuration: Json): { inject(res: Injected): void; failures(): string[] } {
+  let checker: Check | null = null;
+  const check: Check = (answer) => (checker ??= checkerOf(server, sharedDocument(server, configuration)))(answer);
+  const listened = watchListener(server, check);
+  return { inject: (res) => check(injected(res)), failures: listened.failures };
 }

@@ -1,7 +1,8 @@
 /// <reference lib="dom" />
-// What every page a person sees must pass in a real browser: the stylesheet applied under the
-// strict CSP with no violation reported, and no serious or critical axe-core finding. A
-// screenshot of each checked page is kept in test-results/pages/ (gitignored) for a person to look at.
+// What every page a person sees must pass in a real browser, in the light and the dark scheme:
+// the stylesheet applied under the strict CSP with no violation reported, and no serious or
+// critical axe-core finding. A screenshot of each checked page and scheme is kept in
+// test-results/pages/ (gitignored) for a person to look at.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -47,9 +48,25 @@ export function watchCsp(page: Page): string[] {
 export function pageChecker() {
   const source = axeSource();
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  /**
+   * Checks the page as it is now, in the light scheme and in the dark one (`prefers-color-scheme`
+   * emulated; docs/kernel.md, Pages), and leaves it light. The page is not reloaded: a state
+   * reached by a form post is checked as it is.
+   */
   return async function checkPage(page: Page, name: string, csp: string[]): Promise<void> {
+    try {
+      for (const scheme of ['light', 'dark'] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        await checkScheme(page, scheme === 'light' ? name : `${name}-dark`, scheme, csp);
+      }
+    } finally {
+      await page.emulateMedia({ colorScheme: 'light' });
+    }
+  };
+
+  async function checkScheme(page: Page, name: string, scheme: 'light' | 'dark', csp: string[]): Promise<void> {
     const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
-    assert.equal(background, 'rgb(245, 247, 250)', `${name}: the stylesheet is not applied`);
+    assert.equal(background, BACKGROUND[scheme], `${name}: the stylesheet's ${scheme} palette is not applied`);
     assert.deepEqual(csp, [], `${name}: the browser reported CSP violations`);
     await page.screenshot({ path: `${SCREENSHOT_DIR}${name}.png`, fullPage: true });
     if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(source);
@@ -73,5 +90,25 @@ export function pageChecker() {
       )
       .join('\n');
     assert.equal(grave.length, 0, `${name} (${page.url()}): axe-core found serious or critical problems:\n${report}`);
-  };
+  }
+}
+
+/** The body's background in each scheme (src/http/page-style.ts, page-style-adapt.ts). */
+const BACKGROUND = { light: 'rgb(245, 247, 250)', dark: 'rgb(17, 22, 29)' } as const;
+
+/**
+ * The element that has the focus: its tag, id and role, to assert where a page puts it. The
+ * browser applies `autofocus` after the page has loaded, at its next rendering step: when an
+ * element is marked autofocus, this waits for the focus to leave the body before reading.
+ */
+export async function focused(page: Page) {
+  await page.waitForLoadState('load');
+  await page.waitForFunction(() => {
+    const marked = document.querySelector('[autofocus]');
+    return !marked || document.activeElement !== document.body;
+  });
+  return page.evaluate(() => {
+    const el = document.activeElement as HTMLElement | null;
+    return { tag: el?.tagName.toLowerCase() ?? '', id: el?.id ?? '', role: el?.getAttribute('role') ?? '' };
+  });
 }

@@ -13,6 +13,8 @@ export interface RunningGantry {
   dataDir: string;
   proc: ChildProcess;
   stdout: string[];
+  /** Everything written on stderr so far. */
+  stderr(): string;
   /** Runs a CLI command of the same binary against the same data dir. */
   cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }>;
   /** SIGTERM, then waits for exit; resolves with the exit code. */
@@ -111,6 +113,7 @@ export async function spawnGantry(
     dataDir,
     proc,
     stdout,
+    stderr: () => stderr,
     cli: (args) => runBin([...args, '--data-dir', dataDir], env),
     stop() {
       exited ??= new Promise((resolve) => {

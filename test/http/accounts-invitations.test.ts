@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { makeTeam, makeUser, signedInUser, TEST_PASSWORD } from '../helpers/factories.js';
 import { call, lastAudit } from '../helpers/accounts.js';
+import { invitationBrowser } from '../helpers/invitation-page.js';
 import { ManualClock } from '../../src/lib/clock.js';
 
 let n = 0;
@@ -226,36 +227,29 @@ describe('accounts: invitations, workspaces, ownership transfer', () => {
     assert.equal((await call(t, 'POST', 'invitations/accept', {}, { token: 'x'.repeat(20) })).status, 401);
   });
 
-  it('the accept page: GET tells the person to sign in; POSTing the form signs in and accepts', async () => {
+  it('the accept page: GET names the invitation and asks to sign in; signed in, one button accepts (docs/accounts.md)', async () => {
     const { owner, account } = await makeTeam(t.app);
     const address = email();
     await makeUser(t.app, { email: address });
     await call(t, 'POST', `accounts/${account.id}/invitations`, owner.headers, { email: address, role: 'billing' });
     const token = await tokenFor(address);
-    const page = await t.inject(`/invitations/accept?token=${encodeURIComponent(token)}`);
+    const browser = invitationBrowser(t, token);
+    const page = await browser.open();
     assert.equal(page.statusCode, 200);
     assert.match(String(page.headers['content-type']), /text\/html/);
-    assert.match(page.payload, /Sign in/);
-    assert.match(page.payload, /name="email"/);
-    assert.ok(page.payload.includes(`value="${token}"`));
+    assert.match(page.payload, /<h1>Join [^<]+<\/h1>/);
+    assert.match(page.payload, /name="password"/);
     assert.equal(page.headers['x-frame-options'], 'DENY');
     assert.equal((await t.inject('/invitations/accept')).statusCode, 400);
-    const form = (fields: Record<string, string>) =>
-      t.inject({
-        method: 'POST',
-        url: '/invitations/accept',
-        payload: new URLSearchParams(fields).toString(),
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      });
-    const wrong = await form({ token, email: address, password: 'wrong password' });
+    const wrong = await browser.signIn(address, 'wrong password');
     assert.equal(wrong.statusCode, 401);
     assert.match(wrong.payload, /Wrong email or password/);
-    const done = await form({ token, email: address, password: TEST_PASSWORD });
+    assert.equal((await browser.signIn(address, TEST_PASSWORD)).statusCode, 303);
+    const done = await browser.accept();
     assert.equal(done.statusCode, 200);
     assert.match(done.payload, /You are now a member of/);
     assert.match(done.payload, /billing/);
-    const used = await form({ token, email: address, password: TEST_PASSWORD });
-    assert.equal(used.statusCode, 410);
+    assert.equal((await browser.accept()).statusCode, 410);
   });
 
   it('workspaces: default plus more; rename, delete (not the default), memberships; X-Workspace-Id selects one', async () => {

@@ -5,7 +5,7 @@ import { withJson } from '../helpers/json-inject.js';
 import { bearer, signedInUser } from '../helpers/factories.js';
 import { gatedTool } from '../helpers/mcp-approvals.js';
 import { form, FORM_HEADERS, hiddenInput } from '../helpers/oauth.js';
-import { totpAt } from '../helpers/second-factors.js';
+import { SoftAuthenticator, totpAt } from '../helpers/second-factors.js';
 import { addMember } from '../helpers/tenancy.js';
 import { ManualClock } from '../../src/lib/clock.js';
 
@@ -224,7 +224,7 @@ describe('step-up for approving gated tool calls', () => {
 
       const none = await submit(approval.id, cookie, { csrf, decision: 'approve' });
       assert.equal(none.statusCode, 403);
-      assert.match(none.body, /role="alert">Enter a code/);
+      assert.match(none.body, /role="alert"[^>]*>Enter a code/);
       const wrong = await submit(approval.id, cookie, { csrf, decision: 'approve', code: '000000' });
       assert.equal(wrong.statusCode, 403);
       assert.match(wrong.body, /That code is wrong or was already used/);
@@ -268,5 +268,66 @@ describe('step-up for approving gated tool calls', () => {
         });
       }
     });
+  });
+});
+
+describe('step-up for an approver whose only second factor is a passkey', () => {
+  const ORIGIN = 'http://localhost:8080';
+  let t: ReturnType<typeof withJson>;
+  let setup: Awaited<ReturnType<typeof gatedTool>>;
+  before(async () => {
+    t = withJson(
+      await createTestApp({
+        env: { GANTRY_ALLOW_PRIVATE_NETWORKS: 'true', GANTRY_PUBLIC_URL: ORIGIN },
+        clock: new ManualClock('2026-03-01T00:00:00Z'),
+      }),
+    );
+    setup = await gatedTool(t);
+  });
+  after(async () => {
+    await setup.fake.close();
+    await t.close();
+  });
+
+  it('a passkey is a second factor too: the decision waits for a step-up made with it', async () => {
+    const admin = await signedInUser(t.app);
+    await addMember(t.app, setup.team.account.id, admin.user.id, 'admin');
+    const device = new SoftAuthenticator(ORIGIN, 'localhost');
+    const creation = (
+      await t.inject({ method: 'POST', url: '/api/v1/auth/passkeys/registration/options', headers: admin.headers })
+    ).json().data;
+    const added = await t.inject({
+      method: 'POST',
+      url: '/api/v1/auth/passkeys',
+      headers: admin.headers,
+      payload: { credential: device.register(creation) },
+    });
+    assert.equal(added.statusCode, 201, added.body);
+
+    const gate = await setup.gate({ target: '/passkey-only' });
+    if (gate.proceed) throw new Error('expected a pending approval');
+    const refused = await setup.decide(gate.approval.id, 'approve', admin.headers);
+    assert.equal(refused.statusCode, 403);
+    assert.equal(refused.json().error.code, 'STEP_UP_REQUIRED');
+    assert.deepEqual(refused.json().error.details, { methods: ['passkey'], stepUpUrl: '/api/v1/auth/step-up' });
+
+    const request = (
+      await t.inject({ method: 'POST', url: '/api/v1/auth/step-up/options', headers: admin.headers })
+    ).json().data;
+    const proved = await t.inject({
+      method: 'POST',
+      url: '/api/v1/auth/step-up',
+      headers: admin.headers,
+      payload: { credential: device.authenticate(request) },
+    });
+    assert.equal(proved.statusCode, 200, proved.body);
+    const ok = await setup.decide(gate.approval.id, 'approve', admin.headers);
+    assert.equal(ok.statusCode, 200, ok.body);
+    const row = await t.app.kernel.db
+      .selectFrom('connector_tool_approvals')
+      .select('status')
+      .where('id', '=', gate.approval.id)
+      .executeTakeFirstOrThrow();
+    assert.equal(row.status, 'approved');
   });
 });

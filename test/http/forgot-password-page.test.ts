@@ -77,7 +77,10 @@ describe('"Forgot your password?" from the sign-in page to a new password and ba
   it('a malformed email is a 400 page with the form again; a return_to elsewhere is dropped', async () => {
     const bad = await post('/auth/forgot-password', { email: 'not an email' });
     assert.equal(bad.statusCode, 400);
-    assert.match(bad.payload, /<p class="error" role="alert">Enter the email of your account\.<\/p>/);
+    assert.match(
+      bad.payload,
+      /<p class="error" role="alert" tabindex="-1" autofocus>Enter the email of your account\.<\/p>/,
+    );
     for (const to of [
       'https://evil.example/api/v1/oauth/authorize?x=1',
       '/api/v1/oauth/authorize\\@evil',

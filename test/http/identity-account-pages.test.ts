@@ -116,7 +116,7 @@ describe('the account center (GET /account and its forms)', () => {
     );
     const bad = await post('/account/name', b.cookie, { csrf: b.csrf, full_name: 'two\nlines' });
     assert.equal(bad.statusCode, 400);
-    assert.match(bad.body, /role="alert">fullName must be a single line/);
+    assert.match(bad.body, /role="alert"[^>]*>fullName must be a single line/);
     assert.match(bad.body, /<details class="account-form" id="name" open>/);
 
     const wrongPassword = await post('/account/email', b.cookie, {

@@ -284,3 +284,27 @@ describe('on an IP-address public URL', () => {
     }
   });
 });
+
+describe('on a plain-http public URL other than localhost', () => {
+  let httpApp: TestApp;
+  before(async () => {
+    httpApp = await createTestApp({ env: { GANTRY_PUBLIC_URL: 'http://gantry.example:8080' } });
+  });
+  after(async () => httpApp.close());
+
+  test('the ceremonies answer 503 NOT_CONFIGURED saying passkeys need https; the account center offers no button', async () => {
+    const me = await signedInUser(httpApp.app);
+    for (const url of ['/auth/passkeys/registration/options', '/auth/passkeys/authentication/options']) {
+      const res = await httpApp.inject({ method: 'POST', url: `/api/v1${url}`, headers: me.headers, payload: {} });
+      assert.equal(res.statusCode, 503, res.payload);
+      assert.equal(body(res).error?.code, 'NOT_CONFIGURED');
+      assert.match(body(res).error!.message, /need https/);
+    }
+    const cookie = `gantry_session=${await httpApp.app.services.identity.browserSessions.start(me.user.id)}`;
+    const page = await httpApp.inject({ url: '/account', headers: { cookie } });
+    assert.equal(page.statusCode, 200);
+    assert.match(page.payload, /Passkeys need https/);
+    assert.doesNotMatch(page.payload, /data-passkey=/);
+    assert.doesNotMatch(String(page.headers['content-security-policy']), /script-src/);
+  });
+});

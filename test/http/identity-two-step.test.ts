@@ -387,3 +387,25 @@ describe('sessions (GET/DELETE /auth/sessions)', () => {
     assert.equal((await call('GET', '/auth/me', undefined, bearer(mine))).statusCode, 200);
   });
 });
+
+describe('secrets stay out of the logs', () => {
+  test('neither the TOTP secret, a code, a recovery code nor an mfaToken is ever logged', async () => {
+    const from = t.logs.length;
+    const me = await withTwoStep();
+    const first = await mfaToken(me.user.email, me.user.password);
+    assert.equal((await call('POST', '/auth/login/mfa', { mfaToken: first.mfaToken, code: '000000' })).statusCode, 401);
+    const code = totpAt(me.secret, clock.now());
+    assert.equal((await call('POST', '/auth/login/mfa', { mfaToken: first.mfaToken, code })).statusCode, 200);
+    const second = await mfaToken(me.user.email, me.user.password);
+    const recovery = me.recoveryCodes[0];
+    assert.equal(
+      (await call('POST', '/auth/login/mfa', { mfaToken: second.mfaToken, code: recovery })).statusCode,
+      200,
+    );
+    const logged = t.logs.slice(from).join('\n');
+    assert.match(logged, /auth\.login\.mfa/, 'the requests themselves are logged');
+    const secrets = [me.secret, code, first.mfaToken, second.mfaToken];
+    for (const c of me.recoveryCodes) secrets.push(c, c.replaceAll('-', ''));
+    for (const secret of secrets) assert.ok(!logged.includes(secret), `${secret} is in the logs`);
+  });
+});

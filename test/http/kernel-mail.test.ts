@@ -1,85 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server, type Socket } from 'node:net';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { makeUser } from '../helpers/factories.js';
+import { fakeSmtp } from '../helpers/smtp-sink.js';
 import { collectJobs } from '../../src/app.js';
 import { Mailer } from '../../src/lib/mailer.js';
-
-interface Received {
-  from: string;
-  to: string[];
-  data: string;
-}
-
-/** A tiny SMTP server (RFC 5321 happy path) that can be told to refuse recipients. */
-function fakeSmtp() {
-  const received: Received[] = [];
-  const state = { refuse: false };
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.setEncoding('utf8');
-    let buffer = '';
-    let inData = false;
-    let current: Received = { from: '', to: [], data: '' };
-    const say = (line: string) => socket.write(`${line}\r\n`);
-    say('220 fake.smtp ESMTP ready');
-    socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      for (;;) {
-        if (inData) {
-          const end = buffer.indexOf('\r\n.\r\n');
-          if (end === -1) return;
-          current.data = buffer.slice(0, end);
-          buffer = buffer.slice(end + 5);
-          inData = false;
-          received.push(current);
-          current = { from: '', to: [], data: '' };
-          say('250 2.0.0 queued');
-          continue;
-        }
-        const eol = buffer.indexOf('\r\n');
-        if (eol === -1) return;
-        const line = buffer.slice(0, eol);
-        buffer = buffer.slice(eol + 2);
-        const verb = line.slice(0, 4).toUpperCase();
-        if (verb === 'EHLO' || verb === 'HELO') say('250 fake.smtp');
-        else if (verb === 'MAIL') {
-          current.from = line;
-          say('250 2.1.0 ok');
-        } else if (verb === 'RCPT') {
-          if (state.refuse) say('451 4.3.0 try again later');
-          else {
-            current.to.push(line);
-            say('250 2.1.5 ok');
-          }
-        } else if (verb === 'DATA') {
-          inData = true;
-          say('354 go ahead');
-        } else if (verb === 'RSET' || verb === 'NOOP') say('250 ok');
-        else if (verb === 'QUIT') {
-          say('221 bye');
-          socket.end();
-        } else say('502 not implemented');
-      }
-    });
-  });
-  return {
-    received,
-    state,
-    listen: () =>
-      new Promise<number>((resolve) =>
-        server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)),
-      ),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 describe('mailer over SMTP', () => {
   const smtp = fakeSmtp();
@@ -177,6 +102,64 @@ describe('mailer over SMTP', () => {
       const got = smtp.received.filter((m) => m.to.some((r) => r.includes(to)) && /Subject: once/.test(m.data));
       assert.equal(got.length, 1, `${to} sent once`);
     }
+  });
+
+  it('extra headers go out with the mail (RFC 8058 List-Unsubscribe); one that could forge or split a header is refused', async () => {
+    const { kernel } = t.app;
+    const to = `headers-${Date.now()}@example.com`;
+    const headers = {
+      'List-Unsubscribe': '<https://status.example/status/unsubscribe?token=abc.def>',
+      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+    };
+    await kernel.mailer.enqueue(kernel.db, { to, subject: 'with headers', text: 'x', kind: 'test', headers });
+    await kernel.mailer.deliverPending();
+    const mail = smtp.received.find((m) => m.to.some((r) => r.includes(to)));
+    assert.ok(mail);
+    const head = mail.data.split('\r\n\r\n')[0].replace(/\r\n[ \t]+/g, ' ');
+    assert.match(head, /^List-Unsubscribe: <https:\/\/status\.example\/status\/unsubscribe\?token=abc\.def>$/m);
+    assert.match(head, /^List-Unsubscribe-Post: List-Unsubscribe=One-Click$/m);
+    const [listed] = (await kernel.mailer.list(50)).filter((m) => m.to === to);
+    assert.deepEqual(listed.headers, headers);
+    for (const bad of [
+      { Bcc: 'someone@example.com' },
+      { 'X-Note': 'a\r\nBcc: someone@example.com' },
+      { 'X Note': 'a' },
+    ] as Array<Record<string, string>>)
+      await assert.rejects(
+        kernel.mailer.enqueue(kernel.db, { to, subject: 'bad', text: 'x', kind: 'test', headers: bad }),
+        /cannot be set|must be one line/,
+      );
+    assert.equal((await outbox(to)).length, 1, 'nothing refused was queued');
+  });
+
+  it('a run drains more than one batch while every mail goes out; forgetting an address deletes its mails of those kinds', async () => {
+    const { kernel } = t.app;
+    const tag = Date.now();
+    const count = await kernel.mailer.enqueueMany(
+      kernel.db,
+      Array.from({ length: 120 }, (_, i) => ({
+        to: `bulk-${tag}-${i}@example.com`,
+        subject: `bulk ${tag}`,
+        text: 'x',
+        kind: 'bulk',
+      })),
+    );
+    assert.equal(count, 120);
+    await kernel.mailer.deliverPending();
+    const unsent = await kernel.db
+      .selectFrom('mail_outbox')
+      .select('id')
+      .where('subject', '=', `bulk ${tag}`)
+      .where('sent_at', 'is', null)
+      .execute();
+    assert.equal(unsent.length, 0, 'one run sent all 120 (three batches)');
+    const to = `bulk-${tag}-0@example.com`;
+    await kernel.mailer.enqueue(kernel.db, { to, subject: 'other', text: 'x', kind: 'other' });
+    assert.equal(await kernel.mailer.forget(kernel.db, to, ['bulk']), 1);
+    assert.deepEqual(
+      (await outbox(to)).map((m) => m.kind),
+      ['other'],
+    );
   });
 
   it('gives up after the maximum attempts', async () => {

@@ -456,7 +456,7 @@ describe('sign-in and consent pages', () => {
   test('/auth/magic with a bad token shows an error page', async () => {
     const res = await openMagicLink('/auth/magic?token=nope');
     assert.equal(res.statusCode, 400);
-    assert.match(res.payload, /invalid, used or expired/);
+    assert.match(res.payload, /invalid, already used or expired/);
   });
 });
 

@@ -131,13 +131,21 @@ describe('the consent page of an MCP request', () => {
     assert.deepEqual(workspaceSelect(again.page.payload).selected, [setup.defaultWorkspace]);
   });
 
-  test('a user in no account is told so (403 page), nothing offered', async () => {
+  test('a user in no account is told so (403 page): nothing to allow, the way back to the application', async () => {
     const setup = await mcpSetup(t);
     const loner = await makeUser(t.app);
-    const { page } = await openConsent(t, mcpAuthorizeUrl(setup.client.clientId, pkcePair().challenge), loner);
+    const consent = await openConsent(t, mcpAuthorizeUrl(setup.client.clientId, pkcePair().challenge), loner);
+    const { page } = consent;
     assert.equal(page.statusCode, 403);
     assert.match(page.payload, /No workspace to share/);
-    assert.doesNotMatch(page.payload, /name="decision"/);
+    assert.match(page.payload, /Ask the owner of an account to invite you/);
+    assert.doesNotMatch(page.payload, /value="allow"/);
+    assert.match(page.payload, /<button class="btn btn-primary" type="submit" name="decision" value="deny">Back to /);
+    // The button answers the client: access_denied at its redirect URI, and no grant.
+    const back = await submitConsent(t, consent, { decision: 'deny' });
+    assert.equal(back.statusCode, 303);
+    assert.equal(new URL(String(back.headers.location)).searchParams.get('error'), 'access_denied');
+    assert.deepEqual(await grantsOf(loner.id), []);
   });
 
   test('deleting the workspace deletes the grant: its refresh token stops', async () => {

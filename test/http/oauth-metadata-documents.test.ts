@@ -37,7 +37,7 @@ async function refused(clientId: string, message: RegExp, redirectUri = REDIRECT
 
 /** The whole answer of a failed fetch, the same whatever the cause (docs/oauth.md, Client ID Metadata Documents). */
 const NOT_FETCHED_PAGE =
-  /<h1>This sign-in request cannot be completed<\/h1>\n<p>This application&#39;s metadata document could not be fetched\.<\/p>/;
+  /<h1>This sign-in request cannot be completed<\/h1>\n<p>[^<]+<\/p>\n<p class="muted">For the developer: This application&#39;s metadata document could not be fetched\.<\/p>/;
 
 /**
  * A document that could not be fetched: 400, no redirect, the one message (its text returned to

@@ -478,7 +478,7 @@ describe('the status page and the Atom feed', () => {
     assert.equal((res.payload.match(/<span class="(none|minor|major|critical|nodata)" title=/g) ?? []).length, 90);
   });
 
-  it('GET /status/feed.atom lists incidents newest first with their timelines, escaped', async () => {
+  it('GET /status/feed.atom lists incidents newest first, each linking to its own page, with the brand', async () => {
     const res = await t.inject('/status/feed.atom');
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['content-type'], 'application/atom+xml; charset=utf-8');
@@ -486,14 +486,28 @@ describe('the status page and the Atom feed', () => {
       res.payload,
       /^<\?xml version="1.0" encoding="utf-8"\?>\n<feed xmlns="http:\/\/www.w3.org\/2005\/Atom">/,
     );
+    assert.match(res.payload, /<title>Gantry status: incidents<\/title>/);
+    assert.match(res.payload, /<author><name>Gantry<\/name><\/author>/);
     const entries = res.payload.split('<entry>').slice(1);
     assert.equal(entries.length, 2);
-    assert.match(entries[0], /<title>\[investigating\] Second<\/title>/);
+    // Plain titles; the status is a category with its label, never a raw value in the title.
+    assert.match(entries[0], /<title>Second<\/title>/);
+    assert.match(entries[0], /<category term="investigating" label="Investigating"\/>/);
+    assert.match(entries[0], /<summary>Investigating - Down<\/summary>/);
     assert.match(entries[1], new RegExp(`<id>urn:uuid:${incidentId}</id>`));
-    assert.match(entries[1], /<title>\[resolved\] Mail &lt;script&gt;alert\(1\)&lt;\/script&gt; delayed<\/title>/);
+    assert.match(
+      entries[1],
+      new RegExp(
+        `<link rel="alternate" type="text/html" href="http://127.0.0.1:8080/status/incidents/${incidentId}"/>`,
+      ),
+    );
+    assert.match(entries[1], /<title>Mail &lt;script&gt;alert\(1\)&lt;\/script&gt; delayed<\/title>/);
+    assert.match(entries[1], /<category term="resolved" label="Resolved"\/>/);
     assert.match(entries[1], /<updated>2026-06-01T02:00:00.000Z<\/updated>/);
     assert.match(entries[1], /Drained &amp;quot;all&amp;quot; queues/);
     assert.match(entries[1], /Queue &amp;amp; backlog/);
+    assert.match(entries[1], /&lt;strong&gt;Resolved&lt;\/strong&gt;/);
+    assert.match(entries[1], /1 Jun 2026, 02:00 UTC/);
     assert.match(
       res.payload,
       /<link rel="self" type="application\/atom\+xml" href="http:\/\/127.0.0.1:8080\/status\/feed.atom"\/>/,

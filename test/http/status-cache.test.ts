@@ -346,7 +346,7 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
     assert.equal(res.headers.etag, `"${createHash('sha1').update(res.rawPayload).digest('hex')}"`);
   });
 
-  it('every endpoint, the page and the feed carry the same caching contract', async () => {
+  it('every endpoint, the pages (status, incident, history) and the feed carry the same caching contract', async () => {
     const inc = await t.app.services.status.createIncident({ title: 'Cache check', impact: 'minor', message: 'm' });
     await t.app.services.status.writeDailySnapshot(new Date('2026-02-10T00:00:00Z'));
     for (const url of [
@@ -359,6 +359,9 @@ describe('status caching: ETag, Last-Modified, conditional requests', () => {
       '/api/v1/status/snapshots/2026-02-09',
       '/api/v1/status/uptime/7d',
       '/status',
+      `/status/incidents/${inc.id}`,
+      '/status/history',
+      '/status/history?page=1',
       '/status/feed.atom',
     ]) {
       const res = await t.inject(url);
@@ -381,7 +384,7 @@ describe('the status-only listener', () => {
   });
   after(() => t.close());
 
-  it('serves the status API, the page and the feed anonymously', async () => {
+  it('serves the status API, the pages and the feed anonymously', async () => {
     const res = await t.inject('/api/v1/status/services');
     assert.equal(res.statusCode, 200);
     assert.deepEqual(
@@ -390,6 +393,9 @@ describe('the status-only listener', () => {
     );
     assert.equal((await t.inject('/status')).statusCode, 200);
     assert.equal((await t.inject('/status/feed.atom')).statusCode, 200);
+    assert.equal((await t.inject('/status/history')).statusCode, 200);
+    const incident = await t.app.services.status.createIncident({ title: 'Solo', impact: 'minor', message: 'm' });
+    assert.equal((await t.inject(`/status/incidents/${incident.id}`)).statusCode, 200);
   });
 
   it('a burst of changes in one second: Last-Modified never after Date on the page and the API', async () => {

@@ -22,13 +22,16 @@ describe('status jobs', () => {
   });
   after(() => t.close());
 
-  it('are registered: maintenance transitions, projection refresh, the daily snapshot at midnight UTC', () => {
+  it('are registered: maintenance transitions, projection refresh, subscribers, the daily snapshot at midnight UTC', () => {
     const jobs = statusJobs(t.app.services.status);
     assert.deepEqual(
       jobs.map((j) => [j.name, j.pattern]),
       [
         ['status.maintenance-transitions', '*/10 * * * * *'],
         ['status.projection-refresh', '0 * * * * *'],
+        ['status.subscriber-fanout', '*/10 * * * * *'],
+        ['status.webhook-delivery', '*/15 * * * * *'],
+        ['status.subscriptions-housekeeping', '0 23 * * * *'],
         ['status.daily-snapshot', '0 0 0 * * *'],
       ],
     );

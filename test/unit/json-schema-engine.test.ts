@@ -84,7 +84,13 @@ describe('the schema worker: a job past its time limit ends the worker, and the 
         return true;
       });
       limitMs = 5_000;
-      await engine.assertValid({ type: 'object', required: ['a'] }, { a: 1 }, 'input', 'input');
+      // A pattern: the worker's to check (in-process.ts).
+      await engine.assertValid(
+        { type: 'object', required: ['a'], properties: { b: { type: 'string', pattern: '^b' } } },
+        { a: 1 },
+        'input',
+        'input',
+      );
       // A new worker: the first one's validators went with it.
       assert.equal((await engine.stats()).cached, 1);
     } finally {
@@ -94,12 +100,85 @@ describe('the schema worker: a job past its time limit ends the worker, and the 
 
   it('fails the jobs still waiting when it closes', async () => {
     const engine = createJsonSchemaEngine({ logger: createLogger('silent') });
-    await engine.assertValid({ type: 'string' }, 'x', 'input', 'input');
+    await engine.assertValid({ type: 'string', pattern: '^x' }, 'x', 'input', 'input');
     const waiting = assert.rejects(
-      engine.assertValid({ type: 'string', minLength: 2 }, 'xy', 'input', 'input'),
+      engine.assertValid({ type: 'string', pattern: '^x', minLength: 2 }, 'xy', 'input', 'input'),
       /the server is stopping/,
     );
     await engine.close();
     await waiting;
+  });
+});
+
+describe('small schemas of linear keywords are checked on the main thread, with the answers of the worker', () => {
+  const schema = {
+    type: 'object',
+    required: ['text', 'count'],
+    additionalProperties: false,
+    properties: {
+      text: { type: 'string', minLength: 2, maxLength: 5 },
+      count: { type: 'integer', minimum: 0 },
+      tags: { type: 'array', items: { enum: ['a', 'b'] }, maxItems: 2 },
+      mode: { oneOf: [{ const: 'fast' }, { const: 'slow' }] },
+    },
+  };
+  // The same checks plus a keyword that sends the schema to the worker and changes nothing.
+  const viaWorker = { ...schema, definitions: {} };
+  const refusal = async (s: Record<string, unknown>, value: unknown) => {
+    try {
+      await engine.assertValid(s, value, 'input', 'input');
+      return null;
+    } catch (err) {
+      return {
+        code: (err as DomainError).code,
+        message: (err as Error).message,
+        details: (err as DomainError).details as unknown[],
+      };
+    }
+  };
+  let engine: ReturnType<typeof createJsonSchemaEngine>;
+
+  it('answers every value as the worker does, without a job in the worker', async () => {
+    engine = createJsonSchemaEngine({ logger: createLogger('silent') });
+    try {
+      const values = [
+        { text: 'ok', count: 1 },
+        { text: 'x', count: -1, extra: true, tags: ['a', 'c', 'b'], mode: 'slowest' },
+        { count: 1.5 },
+        'not an object',
+      ];
+      for (const value of values) {
+        const here = await refusal(schema, value);
+        assert.deepEqual(here, await refusal(viaWorker, value), JSON.stringify(value));
+      }
+      assert.equal((await refusal(schema, values[1]))?.details?.length, 8);
+      // Only the worker's schema was compiled there.
+      assert.equal((await engine.stats()).cached, 1);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('leaves patterns, formats, uniqueItems, references, large schemas and large values to the worker', async () => {
+    engine = createJsonSchemaEngine({ logger: createLogger('silent') });
+    try {
+      const workers = [
+        { type: 'string', pattern: '^a' },
+        { type: 'string', format: 'email' },
+        { type: 'array', uniqueItems: true },
+        { $ref: '#/definitions/a', definitions: { a: { type: 'string' } } },
+        { anyOf: Array.from({ length: 70 }, (_, i) => ({ const: i })) },
+      ];
+      for (const [i, s] of workers.entries()) {
+        await refusal(s, 'a');
+        assert.equal((await engine.stats()).cached, i + 1, JSON.stringify(s));
+      }
+      await refusal({ type: 'string' }, 'a'.repeat(20_000));
+      assert.equal((await engine.stats()).cached, workers.length + 1);
+      await refusal({ type: 'string' }, 'a');
+      assert.equal((await engine.stats()).cached, workers.length + 1);
+    } finally {
+      await engine.close();
+    }
   });
 });

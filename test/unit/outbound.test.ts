@@ -2,7 +2,15 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { assertPublicUrl, guardedFetch, isInternalAddress, readLimited } from '../../src/lib/outbound.js';
+import {
+  assertPublicUrl,
+  bodyChunks,
+  type GuardedResponse,
+  guardedFetch,
+  guardedRequest,
+  isInternalAddress,
+  readLimited,
+} from '../../src/lib/outbound.js';
 
 describe('outbound safety', () => {
   it('classifies internal addresses', () => {
@@ -103,6 +111,55 @@ describe('outbound safety', () => {
       await assert.rejects(hurried(`${base}/slow`), /abort|timeout/i);
       assert.equal((await f(`${base}/redirect`)).status, 302);
       assert.equal(await readLimited(await f(`${base}/`)), 'ok');
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
+
+describe('guardedRequest (node streams, for the MCP upstream calls)', () => {
+  it('has the same guard, size limit and deadline as guardedFetch, the deadline covering the body', async () => {
+    const server = http.createServer((req, res) => {
+      if (req.url === '/big') return res.end(Buffer.alloc(2048, 97));
+      if (req.url === '/stall') {
+        res.writeHead(200);
+        res.write('part');
+        return;
+      }
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => res.end(`${req.method} ${req.headers['x-h']} ${req.headers['content-length']} ${body}`));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const read = async (res: GuardedResponse) => {
+      let text = '';
+      for await (const chunk of bodyChunks(res)) text += chunk.toString('utf8');
+      return text;
+    };
+    const post = { method: 'POST', headers: { 'x-h': 'v' }, body: 'héllo' };
+    try {
+      await assert.rejects(guardedRequest(`${base}/`, post, { allowPrivate: false }), /loopback/);
+      await assert.rejects(
+        guardedRequest('http://169.254.169.254/', post, { allowPrivate: false }),
+        /link-local|metadata/,
+      );
+      const ok = await guardedRequest(`${base}/`, post, { allowPrivate: true, timeoutMs: 10_000 });
+      assert.equal(ok.statusCode, 200);
+      assert.equal(await read(ok), 'POST v 6 héllo');
+      const big = await guardedRequest(
+        `${base}/big`,
+        { method: 'GET', headers: {} },
+        { allowPrivate: true, maxBytes: 1024 },
+      );
+      await assert.rejects(read(big), /larger than 1024 bytes/);
+      const stalled = await guardedRequest(
+        `${base}/stall`,
+        { method: 'GET', headers: {} },
+        { allowPrivate: true, timeoutMs: 300 },
+      );
+      await assert.rejects(read(stalled), /no answer within 300 ms/);
     } finally {
       server.closeAllConnections();
       server.close();

@@ -54,9 +54,12 @@ describe('GANTRY_BRAND_NAME and GANTRY_BRAND_LOGO_URL', () => {
     assert.throws(() => brandOf({ GANTRY_BRAND_NAME: 'two\nlines' }), /GANTRY_BRAND_NAME must be one line/);
   });
 
-  it('the CSP allows images only from the logo: its origin, or self for a path; none without a logo', () => {
+  it("the CSP allows images only from the logo (its origin, or self for a path), else from self (the brand's icon)", () => {
     const csp = (logoUrl: string | null) => createPageKit({ name: 'Acme', logoUrl }).csp();
-    assert.equal(csp(null), "default-src 'none'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'");
+    assert.equal(
+      csp(null),
+      "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+    );
     assert.match(csp('https://cdn.acme.test/a/l.svg'), /; img-src https:\/\/cdn\.acme\.test; /);
     assert.match(csp('/logo.png'), /; img-src 'self'; /);
     for (const logo of [null, 'https://cdn.acme.test/l.svg'])

@@ -1,4 +1,5 @@
 import type { Insertable } from 'kysely';
+import { compileOnce } from '../../db/compiled.js';
 import type { Executor } from '../../db/tx.js';
 import type { WorkspacesTable } from '../tables.js';
 import { OWNER_OR_ADMIN } from '../roles.js';
@@ -37,9 +38,6 @@ export const findWorkspace = (db: Executor, accountId: string, workspaceId: stri
     .executeTakeFirst();
 
 /** A workspace by id alone, with its account (X-Workspace-Id resolution). */
-export const findWorkspaceAccount = (db: Executor, workspaceId: string) =>
-  db.selectFrom('workspaces').select(['id', 'account_id']).where('id', '=', workspaceId).executeTakeFirst();
-
 /** Whether another workspace of the account has the name, compared case-insensitively. */
 export async function workspaceNameTaken(
   db: Executor,
@@ -207,3 +205,42 @@ export async function removeWorkspaceMemberships(db: Executor, accountId: string
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** What access.workspace needs to know of a workspace and one user, in one statement. */
+export interface WorkspaceAccessRow {
+  id: string;
+  account_id: string;
+  account_status: string;
+  /** The user's account membership (null: none). */
+  member_role: string | null;
+  member_status: string | null;
+  /** The user's workspace membership role (null: none). */
+  workspace_role: string | null;
+}
+
+/**
+ * A workspace with its account's status and the user's two memberships (the account's and the
+ * workspace's): the three lookups of every workspace-scoped request (the MCP gateway's calls
+ * among them) as one statement, compiled once (docs/kernel.md, Compiled statements).
+ */
+export const workspaceAccessStatement = (db: Executor) =>
+  compileOnce<'workspaceId' | 'userId', WorkspaceAccessRow>((p) =>
+    db
+      .selectFrom('workspaces as w')
+      .innerJoin('accounts as a', 'a.id', 'w.account_id')
+      .leftJoin('account_members as am', (join) =>
+        join.onRef('am.account_id', '=', 'w.account_id').on('am.user_id', '=', p('userId')),
+      )
+      .leftJoin('workspace_members as wm', (join) =>
+        join.onRef('wm.workspace_id', '=', 'w.id').on('wm.user_id', '=', p('userId')),
+      )
+      .select([
+        'w.id',
+        'w.account_id',
+        'a.status as account_status',
+        'am.role as member_role',
+        'am.status as member_status',
+        'wm.role as workspace_role',
+      ])
+      .where('w.id', '=', p('workspaceId')),
+  );

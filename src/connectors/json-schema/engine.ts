@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { badRequest, DomainError } from '../../http/errors.js';
 import type { Logger } from '../../lib/logger.js';
+import { createInProcessValidators } from './in-process.js';
 import { schemaText, SchemaRefusal, type Detail } from './refusals.js';
 import type { Outcome, ValidatorStats } from './validators.js';
 import type { Answer, Job, JobRequest } from './worker.js';
@@ -16,7 +17,8 @@ import type { Answer, Job, JobRequest } from './worker.js';
  *   validated value is at most VALUE_MAX_BYTES;
  * - compiling and validating run in a worker thread (worker.ts) with a heap limit, and a job
  *   past JOB_TIME_LIMIT_MS ends the worker: however costly a schema the bounds still let
- *   through, the main thread keeps answering (docs/security.md, N-H1);
+ *   through, the main thread keeps answering (docs/security.md, N-H1); only a small value
+ *   against a small schema of linear keywords is validated here instead (in-process.ts);
  * - compiled validators live in the worker's bounded cache (validators.ts).
  */
 const VALUE_MAX_BYTES = 256 * 1024;
@@ -70,6 +72,7 @@ export function createJsonSchemaEngine(options: JsonSchemaEngineOptions) {
   const pending = new Map<number, Pending>();
   let headTimer: NodeJS.Timeout | null = null;
   let idleTimer: NodeJS.Timeout | null = null;
+  const local = createInProcessValidators();
 
   function start(): Worker {
     const w = startWorker({
@@ -208,7 +211,8 @@ export function createJsonSchemaEngine(options: JsonSchemaEngineOptions) {
       const outcome: Outcome =
         json instanceof SchemaRefusal
           ? { kind: 'refused', message: json.message, details: json.details }
-          : await outcomeOf({ op: 'validate', schema: json.text, value: text });
+          : (local.validate(json.text, value, text.length) ??
+            (await outcomeOf({ op: 'validate', schema: json.text, value: text })));
       switch (outcome.kind) {
         case 'ok':
           return;

@@ -1,6 +1,6 @@
 /**
- * What the main thread knows of schemas (engine.ts): a refusal and the checks that need no
- * compiler. Nothing here imports ajv or re2js, which only the schema worker loads.
+ * What the main thread knows of schemas before any compiler (engine.ts): a refusal and the
+ * checks that need none.
  */
 export const SCHEMA_MAX_BYTES = 64 * 1024;
 export const SCHEMA_MAX_DEPTH = 32;

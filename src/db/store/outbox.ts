@@ -7,6 +7,29 @@ import type { MailOutboxTable } from '../kernel-tables.js';
 export const insertOutboxMail = (db: Executor, row: Insertable<MailOutboxTable>) =>
   db.insertInto('mail_outbox').values(row).execute();
 
+/** Many mails in one statement (a fan-out's batch): the caller keeps batches within the engines' parameter limits. */
+export const insertOutboxMails = (db: Executor, rows: Insertable<MailOutboxTable>[]) =>
+  db.insertInto('mail_outbox').values(rows).execute();
+
+/** Forgets every mail of these kinds to one address (its owner asked to be forgotten); how many. */
+export async function deleteOutboxMailTo(db: Executor, to: string, kinds: readonly string[]): Promise<number> {
+  const res = await db
+    .deleteFrom('mail_outbox')
+    .where('to_address', '=', to)
+    .where('kind', 'in', [...kinds])
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
+
+/** Mails of one kind queued after `sinceIso`, to anyone: how many, and the oldest's time. */
+export const countKindSince = (db: Executor, kind: string, sinceIso: string) =>
+  db
+    .selectFrom('mail_outbox')
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
+    .where('kind', '=', kind)
+    .where('created_at', '>', sinceIso)
+    .executeTakeFirstOrThrow();
+
 /** Mails of one kind to one address queued after `sinceIso`: how many, and the oldest's time. */
 export const countQueuedSince = (db: Executor, to: string, kind: string, sinceIso: string) =>
   db

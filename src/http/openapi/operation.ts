@@ -135,7 +135,10 @@ function errorCodes(route: RequestRoute, auth: RouteAuth, config: GantryRouteCon
 function errorResponses(route: RequestRoute, auth: RouteAuth, config: GantryRouteConfig, ctx: OperationContext) {
   const responses: Record<string, Json> = {};
   // A route that writes its errors in its own format (a page, an RFC body) says which by example.
-  const sample = config.errorFormat?.({ status: 400, code: 'VALIDATION_FAILED', message: 'sample' }, ctx.pages);
+  const sample = config.errorFormat?.(
+    { status: 400, code: 'VALIDATION_FAILED', message: 'sample', requestId: 'sample', homePath: '/' },
+    ctx.pages,
+  );
   for (const [status, codes] of [...errorCodes(route, auth, config)].sort(([a], [b]) => a - b)) {
     const list = [...codes].sort();
     let schemaContent: Json;

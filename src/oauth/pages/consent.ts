@@ -4,7 +4,7 @@ import { bindsWorkspace, type AuthorizeRequest } from '../authorize.js';
 import { BROWSER_SESSION_COOKIE } from '../../identity/browser-sessions.js';
 import { showClient, type NamedClient } from '../client-labels.js';
 import { redirectHostOf } from '../redirect-uris.js';
-import { consentPage } from './views.js';
+import { consentPage, noWorkspacePage } from './views.js';
 import { AUTHORIZE_PATH, type PagesContext } from './respond.js';
 import type { SignIn } from './sign-in.js';
 import { cookie, formField, messagePage, page, redirect } from '../../http/page-forms.js';
@@ -35,10 +35,11 @@ export function createConsent(pages: PagesContext, signIn: SignIn) {
     if (workspaces === null)
       return page(
         h,
-        messagePage(
-          'No workspace to share',
-          `${shown.label} asks to use the tools of one of your workspaces, and you belong to none yet. Create or join an account, then try again.`,
-        ),
+        noWorkspacePage(shown.label, {
+          action: AUTHORIZE_PATH,
+          csrf: pages.csrfFor(sessionValue, 'consent'),
+          requestState: authorize.sealRequest(req),
+        }),
         403,
       );
     const user = await identity.getUser(userId);

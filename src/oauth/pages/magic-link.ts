@@ -6,8 +6,9 @@ import { sha256Hex } from '../../lib/crypto.js';
 import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC } from '../../identity/browser-sessions.js';
 import { PRE_SESSION_COOKIE, cookie, messagePage, page, redirect } from '../../http/page-forms.js';
 import { clientDeviceOf } from '../../http/client-address.js';
-import { ACCOUNT_PATH, continueSignIn } from '../../identity/page-factors.js';
+import { continueSignIn } from '../../identity/page-factors.js';
 import { magicLinkPage } from './views.js';
+import { ACCOUNT_PAGE } from '../../identity/page-paths.js';
 import { AUTHORIZE_PATH, pageConfig, type PagesContext } from './respond.js';
 
 /** Only our own authorize endpoint is a place to continue to: never an open redirect. */
@@ -20,6 +21,16 @@ export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
   const { identity } = app.services;
   const { browserSessions } = identity;
   const publicOrigin = new URL(app.kernel.config.publicUrl).origin;
+  const brand = app.kernel.config.brand.name;
+  // Where a person goes from a link that ended here (docs/kernel.md, Pages: no dead ends).
+  const yourAccount = { href: ACCOUNT_PAGE, label: 'Go to your account' };
+  const signInHere = { href: ACCOUNT_PAGE, label: 'Sign in' };
+  const home = { href: '/', label: 'Go to the home page' };
+  const incomplete = messagePage(
+    'This sign-in link is incomplete',
+    'Open the link from the mail again: it may have been cut in two. If it still does not work, ask for a new one.',
+    [signInHere, home],
+  );
 
   return [
     {
@@ -39,7 +50,7 @@ export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
       },
       handler: (request, h) => {
         const token = typeof request.query.token === 'string' ? request.query.token : '';
-        if (!token) return page(h, messagePage('Sign-in link', 'This link is incomplete. Ask for a new one.'), 400);
+        if (!token) return page(h, incomplete, 400);
         // The Continue button must come from this page in this browser (login CSRF): its value
         // is bound to the pre-session cookie, set here when the browser has none yet.
         const pre = pages.preSession(request);
@@ -68,7 +79,7 @@ export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
       handler: async (request, h) => {
         const body = (request.payload ?? {}) as Record<string, unknown>;
         const token = typeof body.token === 'string' ? body.token : '';
-        if (!token) return page(h, messagePage('Sign-in link', 'This link is incomplete. Ask for a new one.'), 400);
+        if (!token) return page(h, incomplete, 400);
         // Login CSRF: a form on another site must not sign this browser in to the attacker's
         // account with the attacker's own link. Our pages send no referrer, so a genuine POST
         // carries Origin "null" or ours; the csrf value is what proves it came from our page.
@@ -94,7 +105,11 @@ export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
           if (err instanceof DomainError && err.status === 401)
             return page(
               h,
-              messagePage('Sign-in link', 'This sign-in link is invalid, used or expired. Ask for a new one.'),
+              messagePage(
+                'This sign-in link cannot be used',
+                'This sign-in link is invalid, already used or expired: a link works once, for 15 minutes. If an application sent you here, go back to it and ask for a new link; or sign in here.',
+                [signInHere, home],
+              ),
               400,
             );
           throw err;
@@ -102,7 +117,7 @@ export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
         // With two-step sign-in on, the link is the first factor only: the second step comes
         // next, then where the link was asked for, or the account center (docs/identity.md, Pages).
         if ((await identity.factors.state(consumed.user.id)).twoStep)
-          return continueSignIn(app, request, h, consumed.user.id, safeReturn(consumed.returnTo) ?? ACCOUNT_PATH, pre!);
+          return continueSignIn(app, request, h, consumed.user.id, safeReturn(consumed.returnTo) ?? ACCOUNT_PAGE, pre!);
         const sessionValue = await browserSessions.start(consumed.user.id, clientDeviceOf(request));
         const setCookie = `${BROWSER_SESSION_COOKIE}=${sessionValue}; ${attrs(BROWSER_SESSION_TTL_SEC)}`;
         const returnTo = safeReturn(consumed.returnTo);
@@ -112,13 +127,14 @@ export function magicLinkRoutes(pages: PagesContext): ServerRoute[] {
             h,
             messagePage(
               'You are signed in',
-              'This link was asked for in another browser, so the application that asked is not continued here. Go back to it and sign in again if you want to continue.',
+              `This link was asked for in another browser, so the application that asked for it is not continued here. To continue with it, go back to the browser where you asked for the link and sign in there again. This browser is now signed in to ${brand}.`,
+              [yourAccount, home],
             ),
           ).header('Set-Cookie', setCookie);
         }
         return page(
           h,
-          messagePage('You are signed in', 'You can close this page and return to the application.'),
+          messagePage('You are signed in', `This browser is now signed in to ${brand}.`, [yourAccount, home]),
         ).header('Set-Cookie', setCookie);
       },
     },

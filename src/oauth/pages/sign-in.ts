@@ -2,7 +2,8 @@ import type { Request, ResponseToolkit } from '@hapi/hapi';
 import { DomainError } from '../../http/errors.js';
 import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../../http/rate-limit.js';
 import { SIGN_IN_LIMITS } from '../../identity/limits.js';
-import { FORGOT_PASSWORD_PAGE } from '../../identity/pages.js';
+import { FORGOT_PASSWORD_PAGE } from '../../identity/page-paths.js';
+import { tooManyAttempts } from '../../http/page-words.js';
 import { sha256Hex } from '../../lib/crypto.js';
 import type { AuthorizeRequest } from '../authorize.js';
 import {
@@ -87,15 +88,13 @@ export function createSignIn(pages: PagesContext) {
     if (!spent.allowed) {
       // The refusing budget's headers (X-RateLimit-* from the kernel, Retry-After here), as on the API.
       (request.app as { rateLimit?: RateDecision }).rateLimit = spent;
+      const retryAfter = rateLimitHeaders(spent, app.kernel.clock.now().getTime())['Retry-After'] as string;
       const res = await show(request, h, req, client, {
         status: 429,
         email,
-        error: 'Too many attempts. Wait a few minutes, then try again.',
+        error: tooManyAttempts(Number(retryAfter)),
       });
-      return res.header(
-        'Retry-After',
-        rateLimitHeaders(spent, app.kernel.clock.now().getTime())['Retry-After'] as string,
-      );
+      return res.header('Retry-After', retryAfter);
     }
     if (magic) {
       if (!email)

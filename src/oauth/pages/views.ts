@@ -3,6 +3,7 @@ import { SCOPES, type Scope } from '../scopes.js';
 import type { WorkspaceOptions } from '../workspace-choice.js';
 import { escapeHtml } from '../../http/html.js';
 import type { PageView } from '../../http/page-kit.js';
+import { ACCOUNT_PAGE } from '../../identity/page-paths.js';
 
 const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
 
@@ -123,10 +124,34 @@ ${view.workspaces ? workspaceField(view.workspaces) : ''}
 <button class="btn btn-secondary" type="submit" name="decision" value="deny">Deny</button>
 </div>
 </form>
-<p class="muted">You can take this back at any time from your account's connected apps.</p>
+<p class="muted">You can take this back at any time from <a href="${ACCOUNT_PAGE}">your account's connected apps</a>.</p>
 <form id="signout" method="post" action="${escapeHtml(view.action)}">
 ${hidden('csrf', view.signOutCsrf)}
 ${hidden('request_state', view.requestState)}
+</form>`,
+  };
+}
+
+/**
+ * A request that binds a workspace, from a user in none (docs/oauth.md, Workspace binding): what
+ * to do about it, and the way back to the application, which the Deny answer takes (it learns
+ * access_denied, as RFC 6749 4.1.2.1 has it, rather than waiting on a page that leads nowhere).
+ */
+export function noWorkspacePage(
+  clientLabel: string,
+  form: { action: string; csrf: string; requestState: string },
+): PageView {
+  return {
+    title: 'No workspace to share',
+    body: `<h1>No workspace to share</h1>
+<p>${escapeHtml(clientLabel)} asks to use the tools of one of your workspaces, and you belong to none yet. Ask the owner of an account to invite you: once you have accepted the invitation from its mail, start again from ${escapeHtml(clientLabel)}.</p>
+<form method="post" action="${escapeHtml(form.action)}">
+${hidden('csrf', form.csrf)}
+${hidden('request_state', form.requestState)}
+<div class="actions next">
+<button class="btn btn-primary" type="submit" name="decision" value="deny">Back to ${escapeHtml(clientLabel)}</button>
+<a class="btn btn-secondary" href="${ACCOUNT_PAGE}">Go to your account</a>
+</div>
 </form>`,
   };
 }
