@@ -1,11 +1,9 @@
 import type { Request, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 import * as oidc from 'openid-client';
 import type { PluginDeps } from '../services.js';
-import { clientDeviceOf } from '../http/client-address.js';
 import { messagePage, page, pageRoute, redirect } from '../http/page-forms.js';
 import { open, seal, SealError } from '../lib/sealed.js';
-import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC } from '../identity/browser-sessions.js';
-import { continueSignIn } from '../identity/page-factors.js';
+import { continueSignIn, signInBrowser } from '../identity/page-factors.js';
 import { createSsoSignIn } from './sso.js';
 
 import { SSO_START_PATH } from './service.js';
@@ -128,24 +126,15 @@ export function ssoRoutes(app: PluginDeps): ServerRoute[] {
         if ('refused' in outcome) return refuse(h, outcome.refused);
         const clearFlow = `${FLOW_COOKIE}=; ${kernel.pageForms.attrs(0)}`;
         // Without a second factor from the IdP, the account center's rules: its second step first.
+        // Either way the session is recorded as this IdP's, so `idp remove` ends it (Removal).
         if (!outcome.factorVerified && (await identity.factors.state(outcome.userId)).twoStep) {
           const pre = kernel.pageForms.preSession(request);
-          const res = await continueSignIn(app, request, h, outcome.userId, flow.returnTo, pre.value);
+          const res = await continueSignIn(app, request, h, outcome.userId, flow.returnTo, pre.value, row.id);
           if (pre.setCookie) res.header('Set-Cookie', pre.setCookie, { append: true });
           return res.header('Set-Cookie', clearFlow, { append: true });
         }
-        const value = await identity.browserSessions.start(outcome.userId, {
-          ...clientDeviceOf(request),
-          factorVerified: outcome.factorVerified,
-        });
-        const signedIn = await identity.browserSessions.signInOf(value);
-        if (signedIn) await idp.recordIssuedNow(row.id, 'session', signedIn.sessionId);
-        return redirect(h, flow.returnTo, 303)
-          .header(
-            'Set-Cookie',
-            `${BROWSER_SESSION_COOKIE}=${value}; ${kernel.pageForms.attrs(BROWSER_SESSION_TTL_SEC)}`,
-          )
-          .header('Set-Cookie', clearFlow, { append: true });
+        const res = await signInBrowser(app, request, h, outcome.userId, flow.returnTo, outcome.factorVerified, row.id);
+        return res.header('Set-Cookie', clearFlow, { append: true });
       },
     },
   ];
