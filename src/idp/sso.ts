@@ -1,4 +1,5 @@
-import { inTransaction } from '../db/tx.js';
+import { inTransaction, type Executor } from '../db/tx.js';
+import { DomainError } from '../http/errors.js';
 import type { Kernel } from '../kernel.js';
 import type { AuditService } from '../audit/service.js';
 import type { IdentityService } from '../identity/service.js';
@@ -40,8 +41,8 @@ export function createSsoSignIn(
     idp: IdpService;
     accounts: {
       members: {
-        add(
-          caller: { kind: 'operator' },
+        addInTransaction(
+          trx: Executor,
           accountId: string,
           input: { chainerId: string; role: 'member' },
         ): Promise<unknown>;
@@ -94,7 +95,9 @@ export function createSsoSignIn(
         return { refused: `Addresses of ${domainOf(email)} sign in through ${elsewhere.name}, not ${idp.name}.` };
       if (domains.length > 0 && !boundHere)
         return { refused: `${idp.name} signs in addresses of ${domains.join(', ')} only.` };
-      const userId = await inTransaction(db, async (trx) => {
+      // The user, their link and their membership commit together: no user left without the
+      // account the IdP is bound to if any part fails (docs/identity-providers.md, Sign-in).
+      const made = await inTransaction(db, async (trx) => {
         const user = await deps.identity.createUser(
           {
             email,
@@ -104,20 +107,26 @@ export function createSsoSignIn(
           trx,
         );
         await deps.idp.link(idp.id, claims.sub, user.id, trx);
-        return user.id;
-      });
-      if (idp.account_id) {
-        await deps.accounts.members.add({ kind: 'operator' }, idp.account_id, { chainerId: userId, role: 'member' });
-        await inTransaction(db, (trx) =>
-          deps.audit.record(trx, null, {
-            accountId: idp.account_id as string,
+        if (idp.account_id) {
+          await deps.accounts.members.addInTransaction(trx, idp.account_id, { chainerId: user.id, role: 'member' });
+          await deps.audit.record(trx, null, {
+            accountId: idp.account_id,
             action: 'idp.user_provisioned',
-            targetId: userId,
+            targetId: user.id,
             metadata: { idpId: idp.id, subject: claims.sub },
-          }),
-        );
-      }
-      return { userId, factorVerified };
+          });
+        }
+        return user.id;
+      }).catch((err: unknown) => {
+        // The IdP's account closed meanwhile: nobody is made, and the person is told why.
+        if (err instanceof DomainError && err.status === 404) return null;
+        throw err;
+      });
+      if (made === null)
+        return {
+          refused: `The account ${idp.name} signs people into is not open here any more, so no account can be made for you. Ask the operator.`,
+        };
+      return { userId: made, factorVerified };
     },
   };
 }

@@ -148,6 +148,40 @@ describe('SSO sign-in through an identity provider', () => {
     assert.notEqual(await factorOf('amr-mfa'), null);
   });
 
+  test('the just-in-time user and the membership commit together: an IdP account closed meanwhile makes nobody', async () => {
+    const other = await startFakeIdp({ clientId: 'gantry-sso-2', clientSecret: 'sso-secret-2' });
+    try {
+      const owner = await makeUser(t.app);
+      const closing = (await makeAccount(t.app, owner.id)).id;
+      const otherId = (
+        await t.app.services.idp.add({
+          name: 'Closing',
+          issuer: other.issuer,
+          clientId: 'gantry-sso-2',
+          clientSecret: 'sso-secret-2',
+          domains: ['closing.test'],
+          accountId: closing,
+        })
+      ).id;
+      await t.app.services.accounts.deletion.softDelete({ kind: 'operator' }, closing);
+      other.nextUser = { sub: 'late-1', email: 'late@closing.test', email_verified: true };
+      const start = await t.inject(`/auth/sso/start?idp=${otherId}&return_to=/account`);
+      const flow = setCookies(start)
+        .find((c) => c.startsWith('gantry_sso='))!
+        .split(';')[0];
+      const back = new URL(
+        (await fetch(start.headers.location as string, { redirect: 'manual' })).headers.get('location')!,
+      );
+      const res = await t.inject({ url: `${back.pathname}${back.search}`, headers: { cookie: flow } });
+      assert.equal(res.statusCode, 403, res.payload);
+      assert.match(res.payload, /not open here any more/);
+      assert.equal(await t.app.services.identity.findUserByEmail('late@closing.test'), undefined, 'no user');
+      assert.equal(await t.app.services.idp.linkedUser(otherId, 'late-1'), null, 'no link');
+    } finally {
+      await other.close();
+    }
+  });
+
   test('removing the IdP ends the sessions signed in through it', async () => {
     const res = await ssoAs({ sub: 'ending', email: 'ending@acme.test', email_verified: true });
     const session = setCookies(res)
