@@ -5,7 +5,9 @@ export const migration: Migration = {
   id: '0026_identity_providers',
   async up(db) {
     // The client secret is sealed like connector credentials (src/lib/sealed.ts); the account,
-    // when set, is where just-in-time users become members and ID-JAG tokens find a workspace.
+    // when set, is where just-in-time users become members and ID-JAG tokens find a workspace:
+    // the operator's workspace of that account when set, else the user's default one. No
+    // foreign key on the workspace: deleting it must not fail, and an exchange then refuses.
     await db.schema
       .createTable('idps')
       .addColumn('id', 'text', (c) => c.primaryKey())
@@ -14,6 +16,7 @@ export const migration: Migration = {
       .addColumn('client_id', 'text', (c) => c.notNull())
       .addColumn('client_secret_sealed', 'text', (c) => c.notNull())
       .addColumn('account_id', 'text', (c) => c.references('accounts.id'))
+      .addColumn('workspace_id', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())
       .execute();
 

@@ -10,6 +10,7 @@ type AddOptions = CommonOptions & {
   clientSecret?: string;
   domain?: string[];
   account?: string;
+  workspace?: string;
 };
 
 /** `gantry idp ...`: enterprise identity providers for SSO and ID-JAG (docs/identity-providers.md). */
@@ -25,7 +26,11 @@ export function makeIdpCommands(program: Command, io: CliIo): void {
       .option('--client-id <id>', "Gantry's client id at the provider")
       .option('--client-secret <secret>', "Gantry's client secret at the provider (stored sealed)")
       .option('--domain <domain...>', 'email domains that sign in through it (and whose local users it may link)')
-      .option('--account <accountId>', 'the account its new users join as members'),
+      .option('--account <accountId>', 'the account its new users join as members')
+      .option(
+        '--workspace <workspaceId>',
+        "the workspace of --account its ID-JAG tokens are bound to (default: each user's default workspace)",
+      ),
   ).action(async (options: AddOptions) => {
     const name = await required(io, options.name, { flag: 'name', message: 'Name on the sign-in page' });
     const issuer = await required(io, options.issuer, { flag: 'issuer', message: 'Issuer URL' });
@@ -43,6 +48,7 @@ export function makeIdpCommands(program: Command, io: CliIo): void {
         clientSecret,
         domains: options.domain ?? [],
         accountId: options.account ?? null,
+        workspaceId: options.workspace ?? null,
       });
       const redirectUri = `${app.kernel.config.publicUrl}/auth/sso/callback`;
       emit(io, options, { ...added, redirectUri }, () =>
@@ -51,6 +57,7 @@ export function makeIdpCommands(program: Command, io: CliIo): void {
           `issuer:       ${added.issuer}`,
           `domains:      ${added.domains.join(' ') || '(none)'}`,
           `account:      ${added.accountId ?? '(none)'}`,
+          `workspace:    ${added.workspaceId ?? "(each user's default workspace)"}`,
           `redirect URI: ${redirectUri} (register it at the provider)`,
         ].join('\n'),
       );
@@ -63,8 +70,13 @@ export function makeIdpCommands(program: Command, io: CliIo): void {
         const idps = await app.services.idp.list();
         emit(io, options, idps, () =>
           table(
-            idps.map((i) => ({ ...i, domains: i.domains.join(' '), accountId: i.accountId ?? '' })),
-            ['id', 'name', 'issuer', 'clientId', 'domains', 'accountId'],
+            idps.map((i) => ({
+              ...i,
+              domains: i.domains.join(' '),
+              accountId: i.accountId ?? '',
+              workspaceId: i.workspaceId ?? '',
+            })),
+            ['id', 'name', 'issuer', 'clientId', 'domains', 'accountId', 'workspaceId'],
           ),
         );
       });

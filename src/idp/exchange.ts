@@ -13,7 +13,7 @@ export interface WorkspaceFinder {
   access: {
     workspace(
       principal: Principal,
-      headers: { accountId?: string | null },
+      headers: { accountId?: string | null; workspaceId?: string | null },
     ): Promise<{ accountId: string; workspaceId: string }>;
   };
 }
@@ -33,9 +33,11 @@ export function createIdJagExchange(deps: {
 }): IdentityAssertions {
   const { db, clock, logger } = deps.kernel;
 
-  async function workspaceOf(userId: string, accountId: string | null) {
+  async function workspaceOf(userId: string, accountId: string | null, workspaceId: string | null) {
     try {
-      return await deps.accounts.access.workspace(userPrincipal(userId), { accountId });
+      const found = await deps.accounts.access.workspace(userPrincipal(userId), { accountId, workspaceId });
+      // The operator's workspace is one of the IdP's account (checked by `idp add`); never another.
+      return workspaceId && found.accountId !== accountId ? null : found;
     } catch (err) {
       if (err instanceof DomainError && (err.status === 403 || err.status === 404)) return null;
       throw err;
@@ -68,11 +70,13 @@ export function createIdJagExchange(deps: {
         await recordRefusal(err.idpId, context.clientId, err.message);
         return { refused: err.message };
       }
-      const workspace = await workspaceOf(verified.userId, verified.accountId);
+      const workspace = await workspaceOf(verified.userId, verified.accountId, verified.workspaceId);
       if (!workspace) {
-        const reason = verified.accountId
-          ? "The assertion's user is not an active member of the identity provider's account"
-          : "The assertion's user belongs to no account";
+        const reason = verified.workspaceId
+          ? "The assertion's user may not use the workspace the identity provider's rule names (not a member of it, or it is gone)"
+          : verified.accountId
+            ? "The assertion's user is not an active member of the identity provider's account"
+            : "The assertion's user belongs to no account";
         await recordRefusal(verified.idpId, context.clientId, reason, verified.userId);
         return { refused: reason };
       }

@@ -36,6 +36,8 @@ export class AssertionRefused extends Error {
 export interface VerifiedAssertion {
   idpId: string;
   accountId: string | null;
+  /** The operator's workspace for this IdP's tokens; null: the user's default one. */
+  workspaceId: string | null;
   userId: string;
   subject: string;
   /** The scopes the IdP allowed (its `scope` claim); null when it named none. */
@@ -144,5 +146,13 @@ export async function verifyIdJag(
     new Date((exp + SKEW_SEC) * 1000).toISOString(),
   );
   if (!claimed) throw new AssertionRefused('The assertion was already used (jti)', idp.id);
-  return { idpId: idp.id, accountId: idp.account_id, userId: link.user_id, subject, scopes, jti: payload.jti };
+  return {
+    idpId: idp.id,
+    accountId: idp.account_id,
+    workspaceId: idp.workspace_id,
+    userId: link.user_id,
+    subject,
+    scopes,
+    jti: payload.jti,
+  };
 }

@@ -5,6 +5,7 @@ import { open, seal } from '../lib/sealed.js';
 import type { SealedValues } from '../lib/sealed-rotation.js';
 import type { Kernel } from '../kernel.js';
 import type { AuditService } from '../audit/service.js';
+import { OPERATOR, type Operator } from '../accounts/access.js';
 import { createProviderClients, isLoopbackIssuer, type IdpClientSettings } from './provider-client.js';
 import { createIdJagExchange, type WorkspaceFinder } from './exchange.js';
 import * as store from './store.js';
@@ -16,6 +17,8 @@ export interface NewIdp {
   clientSecret: string;
   domains?: string[];
   accountId?: string | null;
+  /** A workspace of `accountId` that its ID-JAG tokens are bound to (else the user's default one). */
+  workspaceId?: string | null;
 }
 
 /** What an IdP's removal ends (the hooks services.ts registers: sessions in identity, grants in oauth). */
@@ -34,6 +37,7 @@ const presentIdp = (row: store.IdpRow, domains: string[]) => ({
   clientId: row.client_id,
   domains,
   accountId: row.account_id,
+  workspaceId: row.workspace_id,
   createdAt: row.created_at,
 });
 
@@ -43,7 +47,13 @@ const presentIdp = (row: store.IdpRow, domains: string[]) => ({
  */
 export function createIdpService(
   kernel: Kernel,
-  deps: { audit: AuditService; accounts: WorkspaceFinder & { get(accountId: string): Promise<unknown> } },
+  deps: {
+    audit: AuditService;
+    accounts: WorkspaceFinder & {
+      get(accountId: string): Promise<unknown>;
+      workspaces: { list(caller: Operator, accountId: string): Promise<Array<{ id: string }>> };
+    };
+  },
 ) {
   const { db, clock, secrets } = kernel;
   const providers = createProviderClients(clock);
@@ -125,6 +135,13 @@ export function createIdpService(
         throw badRequest('client id and client secret are required');
       const domains = normalizedDomains(input.domains ?? []);
       if (input.accountId) await deps.accounts.get(input.accountId);
+      if (input.workspaceId) {
+        // The operator's rule for ID-JAG tokens: a workspace of the account the IdP is bound to.
+        if (!input.accountId) throw badRequest('a workspace needs the account it belongs to (--account)');
+        const workspaces = await deps.accounts.workspaces.list(OPERATOR, input.accountId);
+        if (!workspaces.some((w) => w.id === input.workspaceId))
+          throw badRequest(`workspace ${input.workspaceId} is not a workspace of account ${input.accountId}`);
+      }
       let issuer: string;
       try {
         const discovered = await providers.discover({
@@ -150,6 +167,7 @@ export function createIdpService(
           client_id: input.clientId.trim(),
           client_secret_sealed: seal(secrets, input.clientSecret, secretContext(id)),
           account_id: input.accountId ?? null,
+          workspace_id: input.workspaceId ?? null,
           created_at: clock.now().toISOString(),
         };
         await store.insertIdp(trx, row);

@@ -9,6 +9,8 @@ export interface IdpsTable {
   client_secret_sealed: string;
   /** Where its just-in-time users become members; null when bound to no account. */
   account_id: string | null;
+  /** The workspace of that account its ID-JAG tokens are bound to; null: the user's default one. */
+  workspace_id: string | null;
   created_at: string;
 }
 

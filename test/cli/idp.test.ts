@@ -131,3 +131,71 @@ test('idp remove needs --yes off a terminal, then removes it', async () => {
   assert.equal(missing.code, 2);
   assert.equal(missing.json<{ error: { code: string } }>().error.code, 'NOT_FOUND');
 });
+
+/** An account made at the CLI (owner included), with its default workspace. */
+async function cliAccount(slug: string) {
+  const email = `${slug}@owners.test`;
+  const user = await cli(['user', 'create', '--email', email, '--password', 'owner-password-1', '--json'], {
+    dataDir,
+  });
+  assert.equal(user.code, 0, user.stderr);
+  const account = await cli(
+    ['account', 'create', '--slug', slug, '--legal-name', `${slug} Ltd`, '--owner', email, '--json'],
+    { dataDir },
+  );
+  assert.equal(account.code, 0, account.stderr);
+  return account.json<{ id: string; defaultWorkspaceId: string }>();
+}
+
+const addNamed = (name: string, extra: string[]) =>
+  cli(
+    [
+      'idp',
+      'add',
+      '--name',
+      name,
+      '--issuer',
+      idp.issuer,
+      '--client-id',
+      'gantry',
+      '--client-secret',
+      's',
+      '--json',
+      ...extra,
+    ],
+    { dataDir },
+  );
+
+test('idp add --workspace: a workspace of the bound account is stored and listed; any other is refused', async () => {
+  const mine = await cliAccount('idp-ws-mine');
+  const other = await cliAccount('idp-ws-other');
+
+  const foreign = await addNamed('Foreign', ['--account', mine.id, '--workspace', other.defaultWorkspaceId]);
+  assert.equal(foreign.code, 2);
+  assert.equal(foreign.json<{ error: { code: string } }>().error.code, 'VALIDATION_FAILED');
+  assert.match(
+    foreign.stdout,
+    new RegExp(`workspace ${other.defaultWorkspaceId} is not a workspace of account ${mine.id}`),
+  );
+  const unknown = await addNamed('Unknown', ['--account', mine.id, '--workspace', 'no-such-workspace']);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stdout, /is not a workspace of account/);
+  const accountless = await addNamed('Accountless', ['--workspace', mine.defaultWorkspaceId]);
+  assert.equal(accountless.code, 2);
+  assert.match(accountless.stdout, /needs the account it belongs to \(--account\)/);
+  assert.deepEqual((await cli(['idp', 'list', '--json'], { dataDir })).json(), [], 'nothing stored by a refusal');
+
+  const added = await addNamed('Bound', ['--account', mine.id, '--workspace', mine.defaultWorkspaceId]);
+  assert.equal(added.code, 0, added.stderr);
+  assert.equal(added.json<{ workspaceId: string }>().workspaceId, mine.defaultWorkspaceId);
+  const listed = await cli(['idp', 'list', '--json'], { dataDir });
+  assert.deepEqual(
+    listed
+      .json<Array<{ name: string; accountId: string; workspaceId: string }>>()
+      .map((i) => [i.name, i.accountId, i.workspaceId]),
+    [['Bound', mine.id, mine.defaultWorkspaceId]],
+  );
+  const text = await cli(['idp', 'list'], { dataDir });
+  assert.match(text.stdout, /workspaceId/);
+  assert.ok(text.stdout.includes(mine.defaultWorkspaceId));
+});
