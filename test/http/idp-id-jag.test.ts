@@ -87,6 +87,13 @@ describe('ID-JAG at the token endpoint', () => {
     assert.equal(claims.sub, user.id);
     assert.equal(claims.client_id, client.clientId);
     assert.equal(claims.workspace_id, workspaceId);
+    // No refresh token, not even stored: a new token takes a new ID-JAG (the IdP's policy again).
+    const refreshRows = await t.app.kernel.db
+      .selectFrom('oauth_refresh_tokens')
+      .select('grant_id')
+      .where('grant_id', '=', claims.gid as string)
+      .execute();
+    assert.deepEqual(refreshRows, []);
     const list = await statelessRpc(t, body.access_token, 'tools/list', {});
     assert.equal(list.statusCode, 200, list.payload);
     assert.ok(Array.isArray(JSON.parse(list.payload).result.tools));

@@ -52,8 +52,10 @@ export interface IdentityAssertions {
  * the MCP extension "enterprise-managed-authorization" 5). Only a confidential client that
  * authenticated may present one (the extension, 7.7). The token is an MCP token like one of
  * the code flow, bound to a workspace, with the intersection of the scopes asked for, those in
- * the assertion and those of the client; no refresh token: the client asks its IdP for a new
- * ID-JAG, so the IdP's policy is applied again (the draft's refresh token section; docs/identity-providers.md).
+ * the assertion and those of the client. No refresh token: the extension's access token
+ * response (5.2) carries none and its clients get new tokens "without user interaction" by a
+ * new ID-JAG (1.1), so the IdP's policy is applied again each time; RFC 6749 1.5 leaves
+ * refresh tokens to the server (docs/identity-providers.md, Refresh tokens).
  */
 export async function jwtBearerGrant(
   kernel: Kernel,
