@@ -24,6 +24,7 @@ import { migration as m0022 } from './0022_cluster_limits_keyring.js';
 import { migration as m0023 } from './0023_connector_trust.js';
 import { migration as m0024 } from './0024_status_subscriptions.js';
 import { migration as m0025 } from './0025_second_factors.js';
+import { migration as m0026 } from './0026_identity_providers.js';
 
 /** Every migration, in order. Static imports: the bundle cannot scan a folder. */
 export const migrations: readonly Migration[] = [
@@ -52,4 +53,5 @@ export const migrations: readonly Migration[] = [
   m0023,
   m0024,
   m0025,
+  m0026,
 ];

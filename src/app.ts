@@ -16,6 +16,7 @@ import { notificationsJobs } from './notifications/jobs.js';
 import { oauthJobs } from './oauth/jobs.js';
 import { connectorsJobs } from './connectors/jobs.js';
 import { aiJobs } from './ai/jobs.js';
+import { idpJobs } from './idp/jobs.js';
 import { identityPagesPlugin, identityPlugin } from './identity/plugin.js';
 import { walletPlugin } from './wallet/plugin.js';
 import { billingPlugin } from './billing/plugin.js';
@@ -26,6 +27,7 @@ import { oauthPagesPlugin, oauthPlugin } from './oauth/plugin.js';
 import { connectorsPagesPlugin, connectorsPlugin } from './connectors/plugin.js';
 import { aiPlugin } from './ai/plugin.js';
 import { mcpPlugin } from './mcp/plugin.js';
+import { idpPagesPlugin } from './idp/plugin.js';
 import { SCOPES } from './oauth/scopes.js';
 
 /** The kernel and the services: what the server, the CLI and the jobs all stand on. */
@@ -57,7 +59,14 @@ export function createAppServer(app: AppContext, options: ServerOptions = {}) {
           aiPlugin,
           mcpPlugin,
         ],
-        [identityPagesPlugin, accountsPagesPlugin, statusPagesPlugin, oauthPagesPlugin, connectorsPagesPlugin],
+        [
+          identityPagesPlugin,
+          accountsPagesPlugin,
+          statusPagesPlugin,
+          oauthPagesPlugin,
+          connectorsPagesPlugin,
+          idpPagesPlugin,
+        ],
       ];
   return createServer(
     app,
@@ -104,6 +113,7 @@ export function collectJobs(app: AppContext): JobSpec[] {
     ...oauthJobs(services.oauth.clients, kernel),
     ...connectorsJobs(services.connectors, kernel),
     ...aiJobs(services.ai, kernel),
+    ...idpJobs(services.idp),
   ];
 }
 

@@ -11,6 +11,7 @@ import { createConnectorsService } from './connectors/service.js';
 import { createAiService } from './ai/service.js';
 import { createMcpService } from './mcp/service.js';
 import { createBillingService } from './billing/service.js';
+import { createIdpService } from './idp/service.js';
 
 /** Every domain service, built over the kernel. Domains reach each other only through these. */
 export function createServices(kernel: Kernel) {
@@ -23,7 +24,17 @@ export function createServices(kernel: Kernel) {
   // Member removal with releaseSeat=true asks the provider for one seat fewer (docs/billing.md).
   if (billing.seatAdapter) accounts.useBillingAdapter(billing.seatAdapter);
   const status = createStatusService(kernel);
-  const oauth = createOAuthService(kernel, { identity, accounts });
+  const idp = createIdpService(kernel, { audit, accounts });
+  const oauth = createOAuthService(kernel, { identity, accounts, assertions: idp.assertions });
+  // Removing an identity provider ends at once what it gave (docs/identity-providers.md, Removal).
+  idp.onRemoval('grants', async (trx, ids, reason) => {
+    for (const id of ids) await oauth.tokens.revokeGrant(trx, id, reason);
+    return ids.length;
+  });
+  idp.onRemoval('sessions', async (trx, ids, reason) => {
+    for (const id of ids) await identity.sessions.revoke(trx, id, reason);
+    return ids.length;
+  });
   // A password reset or change, or a mailbox proven on an unconfirmed account, also ends the
   // user's third-party grants (docs/oauth.md, Revocation).
   identity.onSignInReset((trx, userId, reason, options) => oauth.revokeAllGrantsOfUser(trx, userId, reason, options));
@@ -37,7 +48,7 @@ export function createServices(kernel: Kernel) {
   accounts.onMembershipEnded((trx, ended) => connectors.forgetMemberLinks(trx, ended));
   const ai = createAiService(kernel, { accounts, identity, wallet });
   const mcp = createMcpService(kernel, { oauth, accounts, connectors, audit });
-  return { identity, audit, accounts, wallet, billing, notifications, status, oauth, connectors, ai, mcp };
+  return { identity, audit, accounts, wallet, billing, notifications, status, oauth, connectors, ai, mcp, idp };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -33,6 +33,51 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
     return member;
   }
 
+  /** Attaches an existing user as an active member, in the default workspace, told in-app. */
+  async function attach(
+    trx: Executor,
+    actor: Actor,
+    accountId: string,
+    input: { chainerId: string; role: AssignableRole },
+  ) {
+    const account = await liveAccount(trx, accountId);
+    const user = await deps.identity.findUserById(input.chainerId, trx);
+    if (!user) throw notFound('User');
+    if (await store.findMember(trx, accountId, user.id))
+      throw conflict('This user is already a member of the account (or invited to it)');
+    const now = clock.now().toISOString();
+    await store.insertMember(trx, {
+      account_id: accountId,
+      user_id: user.id,
+      role: input.role,
+      status: 'active',
+      invited_by: actor?.userId ?? null,
+      joined_at: null,
+      created_at: now,
+    });
+    const ws = await store.defaultWorkspace(trx, accountId);
+    if (ws)
+      await store.ensureWorkspaceMember(trx, {
+        workspace_id: ws.id,
+        user_id: user.id,
+        role: 'member',
+        created_at: now,
+      });
+    await audit(trx, actor, {
+      accountId,
+      action: 'member.added',
+      targetId: user.id,
+      metadata: { role: input.role },
+    });
+    await deps.notifications.notify(trx, {
+      userId: user.id,
+      title: `You were added to ${account.display_name ?? account.legal_name}`,
+      body: `You are now a member of ${account.display_name ?? account.legal_name} with the ${input.role} role.`,
+      category: 'account',
+    });
+    return requireMember(trx, accountId, user.id);
+  }
+
   return {
     async list(caller: Caller, accountId: string, limit: number, offset: number) {
       await authorize(caller, accountId, ANY_MEMBER);
@@ -56,45 +101,16 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
     async add(caller: Caller, accountId: string, input: { chainerId: string; role: AssignableRole }) {
       const { actor } = await authorize(caller, accountId, OWNER_OR_ADMIN);
       assertAssignableRole(input.role);
-      const member = await inTransaction(db, async (trx) => {
-        const account = await liveAccount(trx, accountId);
-        const user = await deps.identity.findUserById(input.chainerId, trx);
-        if (!user) throw notFound('User');
-        if (await store.findMember(trx, accountId, user.id))
-          throw conflict('This user is already a member of the account (or invited to it)');
-        const now = clock.now().toISOString();
-        await store.insertMember(trx, {
-          account_id: accountId,
-          user_id: user.id,
-          role: input.role,
-          status: 'active',
-          invited_by: actor?.userId ?? null,
-          joined_at: null,
-          created_at: now,
-        });
-        const ws = await store.defaultWorkspace(trx, accountId);
-        if (ws)
-          await store.ensureWorkspaceMember(trx, {
-            workspace_id: ws.id,
-            user_id: user.id,
-            role: 'member',
-            created_at: now,
-          });
-        await audit(trx, actor, {
-          accountId,
-          action: 'member.added',
-          targetId: user.id,
-          metadata: { role: input.role },
-        });
-        await deps.notifications.notify(trx, {
-          userId: user.id,
-          title: `You were added to ${account.display_name ?? account.legal_name}`,
-          body: `You are now a member of ${account.display_name ?? account.legal_name} with the ${input.role} role.`,
-          category: 'account',
-        });
-        return requireMember(trx, accountId, user.id);
-      });
-      return presentMember(member);
+      return presentMember(await inTransaction(db, (trx) => attach(trx, actor, accountId, input)));
+    },
+
+    /**
+     * The operator's add inside the caller's transaction: a user made just in time by single
+     * sign-on and their membership commit together or not at all (docs/identity-providers.md).
+     */
+    async addInTransaction(trx: Executor, accountId: string, input: { chainerId: string; role: AssignableRole }) {
+      assertAssignableRole(input.role);
+      return presentMember(await attach(trx, null, accountId, input));
     },
 
     /** Assignable roles only (owner moves through ownership transfer); the last owner keeps the role. */

@@ -46,6 +46,11 @@ const AuditActions = [
   'connector.tool_approval_decided',
   'connector.tool_approval_consumed',
   'mcp.tool_called',
+  // docs/identity-providers.md: ID-JAG exchanges (accepted and refused), and users made or linked by SSO.
+  'idp.assertion_exchanged',
+  'idp.assertion_refused',
+  'idp.user_provisioned',
+  'idp.user_linked',
 ] as const;
 
 export type AuditAction = (typeof AuditActions)[number];

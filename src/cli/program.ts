@@ -18,6 +18,7 @@ import { makeClientCommands } from './client.js';
 import { makeConnectorCommands } from './connector.js';
 import { makeSecretsCommands } from './secrets.js';
 import { makeProviderCommands } from './provider.js';
+import { makeIdpCommands } from './idp.js';
 
 /** The whole command tree; each group is a factory over the same services as the routes. */
 function buildProgram(io: CliIo): Command {
@@ -44,6 +45,7 @@ function buildProgram(io: CliIo): Command {
   makeConnectorCommands(program, io);
   makeSecretsCommands(program, io);
   makeProviderCommands(program, io);
+  makeIdpCommands(program, io);
   // Subcommands inherit exitOverride and the output configuration (commander copies them on creation).
   return program;
 }

@@ -9,6 +9,7 @@ import type { StatusTables } from '../status/tables.js';
 import type { OAuthTables } from '../oauth/tables.js';
 import type { ConnectorsTables } from '../connectors/tables.js';
 import type { AiTables } from '../ai/tables.js';
+import type { IdpTables } from '../idp/tables.js';
 
 /** Every table of every domain, for kysely's typing. One line per domain. */
 export interface DB
@@ -22,4 +23,5 @@ export interface DB
     StatusTables,
     OAuthTables,
     ConnectorsTables,
-    AiTables {}
+    AiTables,
+    IdpTables {}

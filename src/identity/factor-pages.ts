@@ -122,7 +122,17 @@ export function factorPages(app: PluginDeps): ServerRoute[] {
             passkey ? { passkey } : { code },
             sha256Hex(preValue!),
           );
-          return signInBrowser(app, request, h, done.userId, localPath(done.payload.returnTo) ?? ACCOUNT_PAGE, true);
+          // A second step after an SSO sign-in opens a session of that IdP (docs/identity-providers.md, Removal).
+          const idpId = typeof done.payload.idpId === 'string' ? done.payload.idpId : null;
+          return signInBrowser(
+            app,
+            request,
+            h,
+            done.userId,
+            localPath(done.payload.returnTo) ?? ACCOUNT_PAGE,
+            true,
+            idpId,
+          );
         } catch (err) {
           if (!(err instanceof DomainError)) throw err;
           if (err.code === 'INVALID_CREDENTIALS')

@@ -3,7 +3,7 @@ import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { PluginDeps } from '../services.js';
 import { clientDeviceOf } from '../http/client-address.js';
 import { escapeHtml as escape } from '../http/html.js';
-import { formField, page, redirect } from '../http/page-forms.js';
+import { formField, messagePage, page, redirect } from '../http/page-forms.js';
 import type { PageView } from '../http/page-kit.js';
 import { sha256Hex } from '../lib/crypto.js';
 import { BROWSER_SESSION_COOKIE, BROWSER_SESSION_TTL_SEC } from './browser-sessions.js';
@@ -116,7 +116,11 @@ ${passkeyStatus}
   };
 }
 
-/** Signs the browser in (a new browser session on a new identity session) and continues to `returnTo`. */
+/**
+ * Signs the browser in and goes on to `returnTo`. `idpId`: the identity provider the sign-in
+ * came through (SSO, or its second step), recorded with the session so that removing the IdP
+ * ends it at once (docs/identity-providers.md, Removal); an IdP removed meanwhile signs nobody in.
+ */
 export async function signInBrowser(
   app: PluginDeps,
   request: Request,
@@ -124,11 +128,22 @@ export async function signInBrowser(
   userId: string,
   returnTo: string,
   factorVerified: boolean,
+  idpId: string | null = null,
 ): Promise<ResponseObject> {
+  if (idpId && !(await app.services.idp.findRow(idpId)))
+    return page(
+      h,
+      messagePage('Single sign-on did not work', 'This identity provider is no longer configured here.'),
+      403,
+    );
   const value = await app.services.identity.browserSessions.start(userId, {
     ...clientDeviceOf(request),
     factorVerified,
   });
+  if (idpId) {
+    const signedIn = await app.services.identity.browserSessions.signInOf(value);
+    if (signedIn) await app.services.idp.recordIssuedNow(idpId, 'session', signedIn.sessionId);
+  }
   return redirect(h, returnTo, 303).header(
     'Set-Cookie',
     `${BROWSER_SESSION_COOKIE}=${value}; ${app.kernel.pageForms.attrs(BROWSER_SESSION_TTL_SEC)}`,
@@ -136,9 +151,9 @@ export async function signInBrowser(
 }
 
 /**
- * After a right password or sign-in link on any page: with two-step sign-in on, the second
- * step's page, whose token only this browser (its pre-session cookie) can complete; otherwise
- * the browser is signed in and goes on to `returnTo`.
+ * After a right password, sign-in link or SSO sign-in on any page: with two-step sign-in on,
+ * the second step's page, whose token only this browser (its pre-session cookie) can complete;
+ * otherwise the browser is signed in and goes on to `returnTo`. `idpId` as for signInBrowser.
  */
 export async function continueSignIn(
   app: PluginDeps,
@@ -147,9 +162,10 @@ export async function continueSignIn(
   userId: string,
   returnTo: string,
   preSession: string,
+  idpId: string | null = null,
 ): Promise<ResponseObject> {
-  const step = await app.services.identity.pageSecondStep(userId, returnTo, sha256Hex(preSession));
-  if (!step) return signInBrowser(app, request, h, userId, returnTo, false);
+  const step = await app.services.identity.pageSecondStep(userId, returnTo, sha256Hex(preSession), idpId);
+  if (!step) return signInBrowser(app, request, h, userId, returnTo, false, idpId);
   const csrf = app.kernel.pageForms.csrfFor(preSession, SECOND_STEP_CSRF);
   return pageWithPasskeys(
     app,

@@ -3,7 +3,7 @@ import type { PluginDeps } from '../services.js';
 import { DomainError } from '../http/errors.js';
 import { escapeHtml as escape } from '../http/html.js';
 import { rateLimitBucket, rateLimitHeaders, type RateDecision } from '../http/rate-limit.js';
-import { cookie, formField, messagePage, page, PRE_SESSION_COOKIE } from '../http/page-forms.js';
+import { cookie, formField, messagePage, page, PRE_SESSION_COOKIE, redirect } from '../http/page-forms.js';
 import { SIGN_IN_LIMITS } from './limits.js';
 import { FORGOT_PASSWORD_PAGE } from './page-paths.js';
 import { tooManyAttempts } from '../http/page-words.js';
@@ -23,8 +23,12 @@ export function createPageSignIn(app: PluginDeps, heading: string, intro = '') {
   const pages = app.kernel.pageForms;
   const { identity } = app.services;
 
-  function show(request: Request, h: ResponseToolkit, path: string, extra: Extra = {}) {
+  async function show(request: Request, h: ResponseToolkit, path: string, extra: Extra = {}) {
     const pre = pages.preSession(request);
+    // The operator's identity providers (docs/identity-providers.md): "Continue with {name}".
+    const sso = (await app.services.idp.signInLinks(path))
+      .map((l) => `<a class="btn btn-secondary" href="${escape(l.href)}">Continue with ${escape(l.name)}</a>`)
+      .join('\n');
     const res = pageWithPasskeys(
       app,
       h,
@@ -40,7 +44,8 @@ ${extra.error ? `<p class="error" role="alert">${escape(extra.error)}</p>` : ''}
 <p class="field-link"><a href="${FORGOT_PASSWORD_PAGE}?${escape(new URLSearchParams({ return_to: path }).toString())}">Forgot your password?</a></p>
 <div class="actions"><button class="btn btn-primary" type="submit">Sign in</button></div>
 </form>
-${passkeySignInForm(app, pages.csrfFor(pre.value, PASSKEY_SIGN_IN_CSRF), path)}`,
+${passkeySignInForm(app, pages.csrfFor(pre.value, PASSKEY_SIGN_IN_CSRF), path)}
+${sso ? `<div class="sso"><p class="divider">or</p>\n<div class="actions">${sso}</div></div>` : ''}`,
       },
       extra.status ?? 401,
     );
@@ -65,11 +70,14 @@ ${passkeySignInForm(app, pages.csrfFor(pre.value, PASSKEY_SIGN_IN_CSRF), path)}`
     if (!spent.allowed) {
       (request.app as { rateLimit?: RateDecision }).rateLimit = spent;
       const retryAfter = rateLimitHeaders(spent, app.kernel.clock.now().getTime())['Retry-After'] as string;
-      return show(request, h, path, { status: 429, email, error: tooManyAttempts(Number(retryAfter)) }).header(
+      return (await show(request, h, path, { status: 429, email, error: tooManyAttempts(Number(retryAfter)) })).header(
         'Retry-After',
         retryAfter,
       );
     }
+    // An address on a domain bound to an identity provider signs in there (docs/identity-providers.md).
+    const bound = email ? await app.services.idp.signInLinkFor(email, path) : null;
+    if (bound) return redirect(h, bound, 303);
     if (!email || !password)
       return show(request, h, path, { status: 400, email, error: 'Enter your email and password.' });
     let userId: string;

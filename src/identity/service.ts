@@ -283,11 +283,13 @@ export function createIdentityService(kernel: Kernel) {
     /**
      * The second step a page shows after a right first factor, or null when two-step sign-in is
      * off (the page signs the browser in at once). `returnTo` is where the page continues;
-     * `browser` (SHA-256 of its pre-session cookie) the only browser that may complete it.
+     * `browser` (SHA-256 of its pre-session cookie) the only browser that may complete it;
+     * `idpId` the identity provider the first factor came from, so the session it opens is
+     * recorded as that IdP's (docs/identity-providers.md, Removal).
      */
-    async pageSecondStep(userId: string, returnTo: string, browser: string) {
+    async pageSecondStep(userId: string, returnTo: string, browser: string, idpId: string | null = null) {
       if (!(await factors.state(userId)).twoStep) return null;
-      return factors.beginSecondStep(userId, { returnTo, browser });
+      return factors.beginSecondStep(userId, { returnTo, browser, ...(idpId ? { idpId } : {}) });
     },
   };
 }

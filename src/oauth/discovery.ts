@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import { apiUrl } from '../http/paths.js';
 import { SCOPE_NAMES } from './scopes.js';
+import { ID_JAG_PROFILE, JWT_BEARER_GRANT } from './grants/jwt-bearer.js';
 
 /**
  * RFC 8414 metadata, served identically at both well-known paths (docs/interface.md,
@@ -24,7 +25,9 @@ export function discoveryDocument(
     ...(config.oauthDynamicRegistration ? { registration_endpoint: `${base}/register` } : {}),
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: ['authorization_code', 'refresh_token', JWT_BEARER_GRANT],
+    // ID-JAGs from the operator's identity providers (docs/identity-providers.md, ID-JAG).
+    authorization_grant_profiles_supported: [ID_JAG_PROFILE],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'none'],
     code_challenge_methods_supported: ['S256'],

@@ -19,7 +19,7 @@ export const oauthResponses = {
         access_token: Joi.string().required(),
         token_type: Joi.valid('Bearer').required(),
         expires_in: Joi.number().integer().required(),
-        refresh_token: Joi.string().required(),
+        refresh_token: Joi.string(),
         scope: Joi.string().allow('').required(),
       }),
       'RFC 6749 5.1: the token response',

@@ -16,9 +16,10 @@ import { invalidRequest, invalidTarget, OAuthError } from './errors.js';
 import { authorizationCodeGrant } from './grants/authorization-code.js';
 import { createRefreshBatches } from './grants/refresh-batches.js';
 import { refreshTokenGrant } from './grants/refresh-token.js';
+import { JWT_BEARER_GRANT, jwtBearerGrant, type IdentityAssertions } from './grants/jwt-bearer.js';
 import { createMcpAuth } from './mcp-auth.js';
 import { parseResource, type ResourceKind } from './resources.js';
-import { createTokens, type TokenResponse } from './tokens.js';
+import { createTokens, type AccessTokenResponse, type TokenResponse } from './tokens.js';
 import { createWorkspaceChoice, type WorkspaceDirectory } from './workspace-choice.js';
 import * as store from './store/index.js';
 
@@ -31,7 +32,10 @@ export interface UserInfo {
 }
 
 /** The OAuth 2.0 authorization server: clients, authorize, token, revoke, userinfo, grants. */
-export function createOAuthService(kernel: Kernel, deps: { identity: IdentityService; accounts: WorkspaceDirectory }) {
+export function createOAuthService(
+  kernel: Kernel,
+  deps: { identity: IdentityService; accounts: WorkspaceDirectory; assertions: IdentityAssertions },
+) {
   const { db, clock } = kernel;
   const tokens = createTokens(kernel);
   const clients = createClients(kernel, tokens);
@@ -157,10 +161,12 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
     'Tokens issued at /oauth/token, by grant type',
     ['grant_type'],
   );
-  const counted = (grantType: string) => (issued: TokenResponse) => {
-    granted.inc({ grant_type: grantType });
-    return issued;
-  };
+  const counted =
+    (grantType: string) =>
+    <T extends AccessTokenResponse>(issued: T) => {
+      granted.inc({ grant_type: grantType });
+      return issued;
+    };
 
   return {
     clients,
@@ -175,7 +181,7 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
      * POST /oauth/token: client first (401), then the grant (RFC 6749 5.2 table). Counted as
      * endpoint-limits.ts says: the grant charges its user before it changes anything.
      */
-    async token(credentials: ClientCredentials, caller: EndpointCaller): Promise<TokenResponse> {
+    async token(credentials: ClientCredentials, caller: EndpointCaller): Promise<TokenResponse | AccessTokenResponse> {
       const rotated = await refreshInOneStatement(credentials, caller);
       if (rotated) return counted('refresh_token')(rotated);
       return metered('oauth.token', caller, credentials, (client, meter) => {
@@ -188,7 +194,12 @@ export function createOAuthService(kernel: Kernel, deps: { identity: IdentitySer
           );
         if (grantType === 'refresh_token')
           return refreshTokenGrant(kernel, tokens, client, body, target(body.resource), meter).then(counted(grantType));
-        throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token');
+        if (grantType === JWT_BEARER_GRANT)
+          return jwtBearerGrant(kernel, tokens, deps.assertions, client, body, meter).then(counted('jwt-bearer'));
+        throw new OAuthError(
+          'unsupported_grant_type',
+          `grant_type must be authorization_code, refresh_token or ${JWT_BEARER_GRANT}`,
+        );
       });
     },
 

@@ -26,6 +26,9 @@ export interface TokenResponse {
   scope: string;
 }
 
+/** A token response without a refresh token (an ID-JAG's: grants/jwt-bearer.ts). */
+export type AccessTokenResponse = Omit<TokenResponse, 'refresh_token'>;
+
 export interface AccessTokenClaims {
   sub: string;
   clientId: string;
@@ -186,7 +189,7 @@ export function createTokens(kernel: Kernel) {
     };
   }
 
-  function respond(grant: GrantRef, scopes: string, refreshToken: string): TokenResponse {
+  function accessResponse(grant: GrantRef, scopes: string): AccessTokenResponse {
     const iat = Math.floor(clock.now().getTime() / 1000);
     const accessToken = signer.sign({
       iss: config.publicUrl,
@@ -204,9 +207,13 @@ export function createTokens(kernel: Kernel) {
       access_token: accessToken,
       token_type: 'Bearer',
       expires_in: ACCESS_TOKEN_TTL_SEC,
-      refresh_token: refreshToken,
       scope: scopes,
     };
+  }
+
+  function respond(grant: GrantRef, scopes: string, refreshToken: string): TokenResponse {
+    const { scope, ...rest } = accessResponse(grant, scopes);
+    return { ...rest, refresh_token: refreshToken, scope };
   }
 
   return {
@@ -225,6 +232,9 @@ export function createTokens(kernel: Kernel) {
 
     /** The token response in a grant: a new access token, and the refresh token given. */
     respond,
+
+    /** An access token alone in a grant (an ID-JAG's: no refresh token). */
+    respondWithoutRefresh: accessResponse,
 
     /**
      * A new access token and refresh token in a grant (family). Synchronous apart from the

@@ -184,9 +184,10 @@ describe('OpenAPI document (docs/openapi.md)', () => {
       'access_token',
       'token_type',
       'expires_in',
-      'refresh_token',
       'scope',
     ]);
+    // An ID-JAG's answer has no refresh token (docs/identity-providers.md): documented, not required.
+    assert.ok(token.responses['200'].content['application/json'].schema.properties.refresh_token);
     assert.ok(token.responses['401'].content['application/json'].schema.properties.error);
     assert.ok(doc.paths['/status'].get.responses['200'].content['text/html']);
     assert.ok(doc.paths['/status/feed.atom'].get.responses['200'].content['application/atom+xml']);

@@ -247,7 +247,12 @@ describe('discovery (RFC 8414)', () => {
     assert.equal(doc.userinfo_endpoint, 'http://127.0.0.1:8080/api/v1/oauth/userinfo');
     assert.equal(doc.revocation_endpoint, 'http://127.0.0.1:8080/api/v1/oauth/revoke');
     assert.deepEqual(doc.response_types_supported, ['code']);
-    assert.deepEqual(doc.grant_types_supported, ['authorization_code', 'refresh_token']);
+    assert.deepEqual(doc.grant_types_supported, [
+      'authorization_code',
+      'refresh_token',
+      'urn:ietf:params:oauth:grant-type:jwt-bearer',
+    ]);
+    assert.deepEqual(doc.authorization_grant_profiles_supported, ['urn:ietf:params:oauth:grant-profile:id-jag']);
     assert.deepEqual(doc.token_endpoint_auth_methods_supported, ['client_secret_basic', 'none']);
     assert.deepEqual(doc.code_challenge_methods_supported, ['S256']);
     assert.deepEqual(doc.scopes_supported, [

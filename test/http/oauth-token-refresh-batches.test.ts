@@ -7,6 +7,7 @@ import { ManualClock } from '../../src/lib/clock.js';
 import { sha256Hex } from '../../src/lib/crypto.js';
 import type { EndpointCaller } from '../../src/oauth/endpoint-limits.js';
 import { OAuthError } from '../../src/oauth/errors.js';
+import type { TokenResponse } from '../../src/oauth/tokens.js';
 import { approvedCodeForm, basic, makeClient } from '../helpers/oauth.js';
 
 /**
@@ -26,7 +27,11 @@ describe('refresh grants arriving together', () => {
   type Outcome = { ok: true; refreshToken: string; remaining: number | undefined } | { ok: false; error: OAuthError };
 
   const token = (client: Client, body: Record<string, string>, caller: EndpointCaller = { address: '10.80.0.1' }) =>
-    t.app.services.oauth.token({ authorization: basic(client.clientId, client.clientSecret!), body }, caller);
+    // These grants always answer a refresh token (only an ID-JAG's answer has none).
+    t.app.services.oauth.token(
+      { authorization: basic(client.clientId, client.clientSecret!), body },
+      caller,
+    ) as Promise<TokenResponse>;
 
   /** Every call started in this turn; each settles to its tokens (and remaining budget) or its error. */
   function together(calls: Array<{ client: Client; body: Record<string, string> }>): Promise<Outcome[]> {

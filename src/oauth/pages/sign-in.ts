@@ -19,6 +19,7 @@ import {
   formField,
   messagePage,
   page,
+  redirect,
 } from '../../http/page-forms.js';
 import { showClient, type NamedClient } from '../client-labels.js';
 import { signInPage } from './views.js';
@@ -52,6 +53,8 @@ export function createSignIn(pages: PagesContext) {
         csrf: pages.csrfFor(pre.value, 'signin'),
         forgotPasswordUrl: `${FORGOT_PASSWORD_PAGE}?${new URLSearchParams({ return_to: returnTo })}`,
         passkey: passkeySignInForm(app, pages.csrfFor(pre.value, PASSKEY_SIGN_IN_CSRF), returnTo),
+        // After the identity provider, the browser comes back to this same request (docs/identity-providers.md).
+        sso: await app.services.idp.signInLinks(returnTo),
         ...extra,
       }),
       extra.status ?? 200,
@@ -114,6 +117,10 @@ export function createSignIn(pages: PagesContext) {
         append: true,
       });
     }
+    // An address on a domain bound to an identity provider signs in there, then comes back to
+    // this request (docs/identity-providers.md, Sign-in); the sign-in link stays the way back in.
+    const bound = email ? await app.services.idp.signInLinkFor(email, authorize.requestUrl(req)) : null;
+    if (bound) return redirect(h, bound, 303);
     const password = formField(body, 'password') ?? '';
     if (!email || !password)
       return show(request, h, req, client, {

@@ -21,7 +21,16 @@ export interface SignInView {
   notice?: string;
   /** "Sign in with a passkey" (a form of its own, after this one), or ''. */
   passkey?: string;
+  /** "Continue with {name}": the operator's identity providers (docs/identity-providers.md). */
+  sso?: ReadonlyArray<{ name: string; href: string }>;
 }
+
+const ssoButtons = (links: ReadonlyArray<{ name: string; href: string }> = []) =>
+  links.length === 0
+    ? ''
+    : `\n<div class="sso"><p class="divider">or</p>\n<div class="actions">${links
+        .map((l) => `<a class="btn btn-secondary" href="${escapeHtml(l.href)}">Continue with ${escapeHtml(l.name)}</a>`)
+        .join('\n')}</div></div>`;
 
 /**
  * The warning under a self-registered client's name (docs/oauth.md, Authorize, Pages): it named
@@ -55,7 +64,7 @@ ${hidden('request_state', view.requestState)}
 <p class="divider">or</p>
 <div class="actions"><button class="btn btn-secondary" type="submit" name="action" value="magic_link">Email me a sign-in link instead</button></div>
 </form>
-<p class="muted">The link signs you in and brings you back to this request.</p>${view.passkey ? `\n${view.passkey}` : ''}`,
+<p class="muted">The link signs you in and brings you back to this request.</p>${view.passkey ? `\n${view.passkey}` : ''}${ssoButtons(view.sso)}`,
   };
 }
 
