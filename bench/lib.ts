@@ -475,6 +475,8 @@ export async function mintRefreshChains(env: NodeJS.ProcessEnv, chains: number, 
         { address: '127.0.0.1' },
       );
       accessToken = issued.access_token;
+      // The code grant always answers a refresh token (only the ID-JAG grant answers none).
+      if (!('refresh_token' in issued)) throw new Error('the code grant answered no refresh token');
       seeds.push(issued.refresh_token);
     }
     return { authorization, accessToken, seeds };
