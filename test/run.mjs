@@ -123,6 +123,12 @@ if ((engines.includes('postgres') || files.some(isClusterFile)) && !process.env.
  * One engine's half. A hung test fails after five minutes instead of stalling the run (the
  * slowest, the 50 CLI writes under load, takes well under one on a quiet machine).
  */
+/**
+ * Test files at once in a half: three on two cores, since the end-to-end files spend much of
+ * their time waiting on the processes they start (docs/postgres.md, Test run times).
+ */
+const CONCURRENCY = 3;
+
 function runHalf(engine, prefixed) {
   const env = { ...process.env, GANTRY_TEST_ENGINE: engine };
   if (postgres) env.GANTRY_TEST_DATABASE_URL = postgres.url;
@@ -147,7 +153,7 @@ function runHalf(engine, prefixed) {
     [
       `--import=${new URL('./helpers/file-times.mjs', import.meta.url)}`,
       '--test',
-      '--test-concurrency=2',
+      `--test-concurrency=${CONCURRENCY}`,
       '--test-timeout=300000',
       ...own.map(compiled),
     ],

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnGantry, type RunningGantry } from '../helpers/spawn.js';
 
-const CLI_WRITES = 50;
+const CLI_WRITES = 20;
 const CLI_AT_ONCE = 3;
 const LOAD_WORKERS = 1;
 /** Upper bound on the server's load, whatever the machine's speed. */
