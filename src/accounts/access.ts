@@ -61,8 +61,6 @@ export const LIVE_STATUSES = ['active', 'suspended'];
  * suspension rule and entitlements. Every domain asks this instead of reading memberships.
  */
 export function createAccountAccess(db: Executor) {
-  let workspaceAccess: ReturnType<typeof store.workspaceAccessStatement> | null = null;
-
   async function membership(accountId: string, userId: string) {
     return store.findMembership(db, accountId, userId);
   }
@@ -100,11 +98,7 @@ export function createAccountAccess(db: Executor) {
     if (headers.workspaceId) {
       // One statement for the workspace and both memberships; the rules are inAccount's, with
       // every refusal but a gone account answered as an unknown workspace.
-      workspaceAccess ??= store.workspaceAccessStatement(db);
-      const { rows } = await db.executeQuery(
-        workspaceAccess({ workspaceId: headers.workspaceId, userId: principal.userId }),
-      );
-      const ws = rows[0];
+      const ws = await store.findWorkspaceAccess(db, headers.workspaceId, principal.userId);
       if (!ws) throw notFound('Workspace');
       if (principal.kind === 'api_key' && principal.accountId !== ws.account_id) throw notFound('Workspace');
       if (ws.member_role === null || ws.member_status !== 'active') throw notFound('Workspace');

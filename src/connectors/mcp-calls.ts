@@ -9,6 +9,8 @@ import type { McpRelay } from './types.js';
 const RESUME_MAX_ATTEMPTS = 3;
 const RESUME_FIRST_DELAY_MS = 100;
 const RESUME_MAX_DELAY_MS = 1_000;
+/** A server's own `retry:` is honoured up to this (docs/connectors.md, Stream resumption). */
+const RESUME_DELAY_CAP_MS = 5_000;
 
 /**
  * Tool names the SDK's client sends as they are in the Mcp-Name header (others it encodes):
@@ -114,13 +116,14 @@ export async function callToolDirectly(
   };
   const params = { name, arguments: args, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) };
   const sessionId = session.sessionId();
-  const headers: Record<string, string> = {
+  // What every request of the call carries: the POST, and a GET that resumes its stream.
+  const sessionHeaders: Record<string, string> = {
     ...target.headers,
     ...trace,
     'mcp-protocol-version': session.protocolVersion,
-    ...(modern ? { 'mcp-method': 'tools/call', 'mcp-name': name } : {}),
     ...(sessionId !== undefined ? { 'mcp-session-id': sessionId } : {}),
   };
+  const headers = { ...sessionHeaders, ...(modern ? { 'mcp-method': 'tools/call', 'mcp-name': name } : {}) };
   const options = { allowPrivate: target.allowPrivate, timeoutMs: OUTBOUND_TIMEOUT_MS };
   const post = (message: Json) =>
     guardedRequest(
@@ -208,6 +211,8 @@ export async function callToolDirectly(
       }
       if (parsed?.id === id && parsed.error !== undefined) return settle(parsed);
     }
+    // The code the SDK's Streamable HTTP client gives any refused POST (its name is the SDK's),
+    // so callers tell this failure apart exactly as they do the client's (mcp-sessions.ts).
     throw new sdk.SdkHttpError(sdk.SdkErrorCode.ClientHttpNotImplemented, `Error POSTing to endpoint: ${body}`, {
       status,
       statusText: res.statusMessage ?? '',
@@ -227,19 +232,12 @@ export async function callToolDirectly(
     if (read.resumeFrom === undefined || attempt >= RESUME_MAX_ATTEMPTS)
       throw new sdk.SdkError(sdk.SdkErrorCode.ConnectionClosed, 'The MCP server ended the call without an answer');
     const delay = read.retry ?? Math.min(RESUME_FIRST_DELAY_MS * 1.5 ** attempt, RESUME_MAX_DELAY_MS);
-    await new Promise((resolve) => setTimeout(resolve, Math.min(delay, 5_000)));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(delay, RESUME_DELAY_CAP_MS)));
     const resumed = await guardedRequest(
       target.url,
       {
         method: 'GET',
-        headers: {
-          ...target.headers,
-          ...trace,
-          'mcp-protocol-version': session.protocolVersion,
-          ...(sessionId !== undefined ? { 'mcp-session-id': sessionId } : {}),
-          accept: 'text/event-stream',
-          'last-event-id': read.resumeFrom,
-        },
+        headers: { ...sessionHeaders, accept: 'text/event-stream', 'last-event-id': read.resumeFrom },
       },
       options,
     );

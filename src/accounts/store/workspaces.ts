@@ -1,5 +1,5 @@
 import type { Insertable } from 'kysely';
-import { compileOnce } from '../../db/compiled.js';
+import { compiledStatement } from '../../db/compiled.js';
 import type { Executor } from '../../db/tx.js';
 import type { WorkspacesTable } from '../tables.js';
 import { OWNER_OR_ADMIN } from '../roles.js';
@@ -207,7 +207,7 @@ export async function removeWorkspaceMemberships(db: Executor, accountId: string
 }
 
 /** What access.workspace needs to know of a workspace and one user, in one statement. */
-export interface WorkspaceAccessRow {
+interface WorkspaceAccessRow {
   id: string;
   account_id: string;
   account_status: string;
@@ -223,24 +223,25 @@ export interface WorkspaceAccessRow {
  * workspace's): the three lookups of every workspace-scoped request (the MCP gateway's calls
  * among them) as one statement, compiled once (docs/kernel.md, Compiled statements).
  */
-export const workspaceAccessStatement = (db: Executor) =>
-  compileOnce<'workspaceId' | 'userId', WorkspaceAccessRow>((p) =>
-    db
-      .selectFrom('workspaces as w')
-      .innerJoin('accounts as a', 'a.id', 'w.account_id')
-      .leftJoin('account_members as am', (join) =>
-        join.onRef('am.account_id', '=', 'w.account_id').on('am.user_id', '=', p('userId')),
-      )
-      .leftJoin('workspace_members as wm', (join) =>
-        join.onRef('wm.workspace_id', '=', 'w.id').on('wm.user_id', '=', p('userId')),
-      )
-      .select([
-        'w.id',
-        'w.account_id',
-        'a.status as account_status',
-        'am.role as member_role',
-        'am.status as member_status',
-        'wm.role as workspace_role',
-      ])
-      .where('w.id', '=', p('workspaceId')),
-  );
+const workspaceAccessStatement = compiledStatement<'workspaceId' | 'userId', WorkspaceAccessRow>((db, p) =>
+  db
+    .selectFrom('workspaces as w')
+    .innerJoin('accounts as a', 'a.id', 'w.account_id')
+    .leftJoin('account_members as am', (join) =>
+      join.onRef('am.account_id', '=', 'w.account_id').on('am.user_id', '=', p('userId')),
+    )
+    .leftJoin('workspace_members as wm', (join) =>
+      join.onRef('wm.workspace_id', '=', 'w.id').on('wm.user_id', '=', p('userId')),
+    )
+    .select([
+      'w.id',
+      'w.account_id',
+      'a.status as account_status',
+      'am.role as member_role',
+      'am.status as member_status',
+      'wm.role as workspace_role',
+    ])
+    .where('w.id', '=', p('workspaceId')),
+);
+export const findWorkspaceAccess = (db: Executor, workspaceId: string, userId: string) =>
+  workspaceAccessStatement.first(db, { workspaceId, userId });
