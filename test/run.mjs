@@ -11,7 +11,8 @@
 //
 // --quick (`npm run test:quick`) is the edit loop's run: SQLite only, without the browser tests,
 // the MCP conformance suite and test/cluster (PostgreSQL only); README.md, Tests.
-// After each half the runner prints its slowest files (test/helpers/file-times.mjs).
+// After each half the runner prints its slowest files (test/helpers/file-times.mjs), and at the end
+// every failed test again with its error (test/helpers/failures-reporter.mjs).
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -141,9 +142,10 @@ function runHalf(engine, prefixed) {
   // among them: a half with nothing to run (only units named, or all left out by --quick) ends here.
   if (own.length === 0) {
     console.log(`${engine}: no test file of this run belongs to this half`);
-    return Promise.resolve({ engine, code: 0, seconds: 0, counts: { tests: 0, pass: 0, fail: 0 } });
+    return Promise.resolve({ engine, code: 0, seconds: 0, counts: { tests: 0, pass: 0, fail: 0 }, failures: [] });
   }
   env.GANTRY_TEST_TIMES = path.join(testBuild.dir, `times-${engine}.jsonl`);
+  const failuresFile = path.join(testBuild.dir, `failures-${engine}.jsonl`);
   // The OpenAPI documents of the test apps' checks, built once per configuration for the whole
   // run (sharedDocument in test/helpers/openapi-check.ts).
   env.GANTRY_TEST_OPENAPI_CACHE = path.join(testBuild.dir, 'openapi');
@@ -155,6 +157,11 @@ function runHalf(engine, prefixed) {
       '--test',
       `--test-concurrency=${CONCURRENCY}`,
       '--test-timeout=300000',
+      // The usual report on the output, and the failures into a file, printed again at the end.
+      `--test-reporter=${!prefixed && process.stdout.isTTY ? 'spec' : 'tap'}`,
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${new URL('./helpers/failures-reporter.mjs', import.meta.url)}`,
+      `--test-reporter-destination=${failuresFile}`,
       ...own.map(compiled),
     ],
     { stdio: prefixed ? ['ignore', 'pipe', 'pipe'] : 'inherit', env },
@@ -177,9 +184,26 @@ function runHalf(engine, prefixed) {
     child.on('exit', (code, signal) => {
       runners.delete(child);
       for (const line of slowest(env.GANTRY_TEST_TIMES)) console.log(prefixed ? `[${engine}] ${line}` : line);
-      resolve({ engine, code: code ?? (signal ? 1 : 0), seconds: Math.round((Date.now() - started) / 1000), counts });
+      resolve({
+        engine,
+        code: code ?? (signal ? 1 : 0),
+        seconds: Math.round((Date.now() - started) / 1000),
+        counts,
+        failures: failed(failuresFile),
+      });
     });
   });
+}
+
+/** The failed tests of a half, from the lines test/helpers/failures-reporter.mjs wrote. */
+function failed(failuresFile) {
+  if (!existsSync(failuresFile)) return [];
+  return readFileSync(failuresFile, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
+    .map((f) => ({ ...f, file: f.file && path.relative(testBuild.dir, f.file).replace(/\.js$/, '.ts') }));
 }
 
 /** The ten slowest files of a half, from the lines test/helpers/file-times.mjs wrote. */
@@ -220,4 +244,7 @@ if (engines.length > 1) {
     );
   }
 }
+for (const r of results)
+  for (const f of r.failures)
+    console.log(`FAILED (${r.engine}) ${f.file ?? '?'}: ${f.name}\n  ${f.error.replaceAll('\n', '\n  ')}`);
 process.exit(results.every((r) => r.code === 0) ? 0 : 1);
