@@ -128,10 +128,15 @@ export class Mailer {
 
   /**
    * Many mails in the caller's transaction, one statement per 500 (a fan-out's batch): within
-   * SQLite's and PostgreSQL's limits on bound values.
+   * SQLite's and PostgreSQL's limits on bound values. `createdAt` (default now) is the time the
+   * outbox sends in order of: the notices of successive events, queued by one run of a job,
+   * keep the events' order when they carry the events' times (src/status/fanout.ts).
    */
-  async enqueueMany(executor: Executor, messages: readonly MailMessage[]): Promise<number> {
-    const createdAt = this.clock.now().toISOString();
+  async enqueueMany(
+    executor: Executor,
+    messages: readonly MailMessage[],
+    createdAt = this.clock.now().toISOString(),
+  ): Promise<number> {
     const rows = messages.map((m) => this.row(m, createdAt));
     for (let i = 0; i < rows.length; i += 500) await outbox.insertOutboxMails(executor, rows.slice(i, i + 500));
     return rows.length;

@@ -63,6 +63,9 @@ async function fanOutEvent(ctx: StatusContext, links: SubscriberLinks, event: Ev
       await mailer.enqueueMany(
         trx,
         emails.map((s) => noticeMail(brand, parts, s.email as string, links.unsubscribeUrl(s.id))),
+        // The event's time: a subscriber's notices go out in the order the events happened,
+        // also when one run fans out several events in the same millisecond.
+        event.created_at,
       );
       if (webhooks.length > 0)
         await deliveries.insertDeliveries(
