@@ -11,13 +11,13 @@
 //
 // --quick (`npm run test:quick`) is the edit loop's run: SQLite only, without the browser tests,
 // the MCP conformance suite and test/cluster (PostgreSQL only); README.md, Tests.
-// After each half the runner prints its slowest files (test/helpers/file-times.mjs), and at the end
+// After each half the runner prints its slowest processes (test/helpers/file-times.mjs), and at the end
 // every failed test again with its error (test/helpers/failures-reporter.mjs).
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromiumPath } from './helpers/chromium-path.mjs';
 import { buildTests } from './helpers/test-build.mjs';
 
@@ -130,6 +130,52 @@ if ((engines.includes('postgres') || files.some(isClusterFile)) && !process.env.
  */
 const CONCURRENCY = 3;
 
+/**
+ * Test files run several to a process, in groups of up to this many: each process loads the
+ * bundled app once (about 0.5 s of CPU) instead of once per file (docs/postgres.md, Test run
+ * times). A file's top-level suites still run one after the other, as in a process of its own.
+ */
+const GROUP_SIZE = 12;
+/**
+ * Per-test hooks at a file's top level belong to the process's root, so they would run around
+ * other files' tests too. (A top-level `before` or `after` runs once, at the process's start or
+ * end: its file's tests still find what it made.)
+ */
+const ROOT_EACH_HOOKS = /^(beforeEach|afterEach)\(/m;
+/**
+ * The files that share a process: those that only call the app in-process (test/http, test/unit,
+ * test/db, test/cli) and have no top-level per-test hooks. The end-to-end, browser, conformance and
+ * cluster files keep a process each: they wait on the processes they start, and run at once.
+ */
+const groupable = (f) =>
+  /^test\/(http|unit|db|cli)\//.test(f.split(path.sep).join('/')) &&
+  !usesBrowser(f) &&
+  !usesConformance(f) &&
+  !ROOT_EACH_HOOKS.test(source(f));
+
+/**
+ * The entry files of a half's processes: each groupable file imported by a group's entry (dealt
+ * largest first, so the groups take about as long), every other file on its own. The groups'
+ * entries sort after test/e2e, so the long end-to-end files start first.
+ */
+function entries(engine, own) {
+  const grouped = own.filter(groupable).sort((a, b) => source(b).length - source(a).length);
+  const count = Math.ceil(grouped.length / GROUP_SIZE);
+  const groups = Array.from({ length: count }, () => []);
+  grouped.forEach((f, i) => groups[i % count].push(f));
+  const dir = path.join(testBuild.dir, 'test', 'zz-groups');
+  mkdirSync(dir, { recursive: true });
+  const groupEntries = groups.map((members, i) => {
+    const entry = path.join(dir, `${engine}-${String(i + 1).padStart(2, '0')}.test.js`);
+    writeFileSync(entry, members.map((f) => `import ${JSON.stringify(pathToFileURL(compiled(f)).href)};\n`).join(''));
+    groupMembers.set(entry, members);
+    return entry;
+  });
+  return [...own.filter((f) => !grouped.includes(f)).map(compiled), ...groupEntries];
+}
+/** A group entry's files, for the slowest-files report. */
+const groupMembers = new Map();
+
 function runHalf(engine, prefixed) {
   const env = { ...process.env, GANTRY_TEST_ENGINE: engine };
   if (postgres) env.GANTRY_TEST_DATABASE_URL = postgres.url;
@@ -149,6 +195,8 @@ function runHalf(engine, prefixed) {
   // The OpenAPI documents of the test apps' checks, built once per configuration for the whole
   // run (sharedDocument in test/helpers/openapi-check.ts).
   env.GANTRY_TEST_OPENAPI_CACHE = path.join(testBuild.dir, 'openapi');
+  // The migrated SQLite database the test apps copy (test/helpers/sqlite-template.ts).
+  env.GANTRY_TEST_SQLITE_TEMPLATE = path.join(testBuild.dir, 'sqlite-template.db');
   const started = Date.now();
   const child = spawn(
     process.execPath,
@@ -162,7 +210,7 @@ function runHalf(engine, prefixed) {
       '--test-reporter-destination=stdout',
       `--test-reporter=${new URL('./helpers/failures-reporter.mjs', import.meta.url)}`,
       `--test-reporter-destination=${failuresFile}`,
-      ...own.map(compiled),
+      ...entries(engine, own),
     ],
     { stdio: prefixed ? ['ignore', 'pipe', 'pipe'] : 'inherit', env },
   );
@@ -206,7 +254,10 @@ function failed(failuresFile) {
     .map((f) => ({ ...f, file: f.file && path.relative(testBuild.dir, f.file).replace(/\.js$/, '.ts') }));
 }
 
-/** The ten slowest files of a half, from the lines test/helpers/file-times.mjs wrote. */
+/**
+ * The ten slowest processes of a half (a file, or a group of files), from the lines
+ * test/helpers/file-times.mjs wrote.
+ */
 function slowest(timesFile) {
   if (!existsSync(timesFile)) return [];
   const times = readFileSync(timesFile, 'utf8')
@@ -216,13 +267,14 @@ function slowest(timesFile) {
     .sort((a, b) => b.ms - a.ms);
   const seconds = (ms) => (ms / 1000).toFixed(1).padStart(6);
   const cpu = times.reduce((sum, t) => sum + t.cpuMs, 0);
+  const label = (file) => {
+    const members = groupMembers.get(file);
+    if (!members) return path.relative(testBuild.dir, file).replace(/\.js$/, '.ts');
+    return `${members.length} files: ${members.map((f) => path.basename(f, '.test.ts')).join(' ')}`;
+  };
   return [
-    `slowest files of ${times.length} (wall s, CPU s with the processes each started; all files' CPU ${Math.round(cpu / 1000)} s):`,
-    ...times
-      .slice(0, 10)
-      .map(
-        (t) => `${seconds(t.ms)} ${seconds(t.cpuMs)}  ${path.relative(testBuild.dir, t.file).replace(/\.js$/, '.ts')}`,
-      ),
+    `slowest processes of ${times.length} (wall s, CPU s with the processes each started; all CPU ${Math.round(cpu / 1000)} s):`,
+    ...times.slice(0, 10).map((t) => `${seconds(t.ms)} ${seconds(t.cpuMs)}  ${label(t.file)}`),
   ];
 }
 

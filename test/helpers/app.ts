@@ -1,6 +1,6 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { AssertionError } from 'node:assert';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Server, ServerInjectOptions } from '@hapi/hapi';
@@ -11,6 +11,7 @@ import { ManualClock, systemClock, type Clock } from '../../src/lib/clock.js';
 import { createLogger, type Logger } from '../../src/lib/logger.js';
 import { createTestDatabase, sharedKeys, TEST_ENGINE } from './postgres.js';
 import { appChecks } from './openapi-check.js';
+import { copyMigratedDatabase } from './sqlite-template.js';
 
 /**
  * Environment every test app gets: cheap scrypt, no log noise, and a query around an open
@@ -45,8 +46,9 @@ export interface TestAppOptions {
 }
 
 /**
- * A real app over a real temporary SQLite file (migrated), its hapi server initialized but
- * not listening: tests use server.inject(). One per test file; close() removes the files.
+ * A real app over a real temporary SQLite file (migrated: a copy of a migrated template,
+ * test/helpers/sqlite-template.ts), its hapi server initialized but not listening: tests use
+ * server.inject(). One per test file; close() removes the files.
  * With GANTRY_TEST_ENGINE=postgres the app gets a fresh PostgreSQL database instead, one per
  * data directory, dropped by close() with the files (docs/postgres.md, Tests).
  */
@@ -59,6 +61,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ...options.env,
   };
   const config = resolveConfig({ dataDir, ...options.flags }, env);
+  // A fresh directory gets its database copied from a migrated template; one the test passed in
+  // may hold a database already, or be meant to start empty.
+  if (TEST_ENGINE === 'sqlite' && !options.dataDir && !config.databaseUrl && !existsSync(config.dbFile))
+    await copyMigratedDatabase(config.dbFile);
   const logs: string[] = [];
   const logger: Logger = createLogger('debug', (line) => logs.push(line));
   const clock = options.clock ?? systemClock;

@@ -152,25 +152,31 @@ export function listenerChecker(server: Server): { failures(): string[] } {
 }
 
 /**
- * The document of `server`, built once per run for each configuration: test/run.mjs names a
- * directory in GANTRY_TEST_OPENAPI_CACHE, where the first test process to need a document writes
- * it. Building it (joi's description of every route's schemas) costs each test process about
- * 0.3 s of CPU, and it is the same for every app with the same routes and configuration: the
- * code is the run's build, and `configuration` is the app's, less what only places it (its data
- * directory and database). Without the variable (a file run on its own) it is built here.
+ * The key of an app's document: its routes and `configuration`, less what only places it (its
+ * data directory and database). Apps with the same key have the same document.
  */
-function sharedDocument(server: Server, configuration: Json): Json {
-  const dir = process.env.GANTRY_TEST_OPENAPI_CACHE;
-  if (!dir) return documentOf(server);
+function documentKey(server: Server, configuration: Json): string {
   const { dataDir, dbFile, databaseUrl, ...rest } = configuration;
   const routes = server
     .table()
     .map((route) => `${route.method} ${route.path} ${route.settings.id ?? ''}`)
     .sort();
-  const key = createHash('sha256')
+  return createHash('sha256')
     .update(JSON.stringify([routes, rest]))
     .digest('hex')
     .slice(0, 32);
+}
+
+/**
+ * The document of `server`, built once per run for each configuration: test/run.mjs names a
+ * directory in GANTRY_TEST_OPENAPI_CACHE, where the first test process to need a document writes
+ * it. Building it (joi's description of every route's schemas) costs each test process about
+ * 0.3 s of CPU, and it is the same for every app with the same routes and configuration: the
+ * code is the run's build. Without the variable (a file run on its own) it is built here.
+ */
+function sharedDocument(server: Server, key: string): Json {
+  const dir = process.env.GANTRY_TEST_OPENAPI_CACHE;
+  if (!dir) return documentOf(server);
   const file = path.join(dir, `${key}.json`);
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as Json;
@@ -185,15 +191,30 @@ function sharedDocument(server: Server, configuration: Json): Json {
 }
 
 /**
+ * The checkers of this process, one per document: the apps of the test files that share a
+ * process (test/run.mjs) compile each validator once.
+ */
+const checkers = new Map<string, Check>();
+
+/**
  * A test app's checks (test/helpers/app.ts): inject()'s answers at once, the listener's kept for
  * close(). Both share one checker, made at the app's first answer from the document of its
- * routes and `configuration` (sharedDocument): its validators are compiled once, and an app that
- * answers nothing (a CLI test's) neither builds the document nor compiles them
- * (docs/postgres.md, Test run times).
+ * routes and `configuration` (sharedDocument), or taken from an earlier app with the same
+ * document: its validators are compiled once per process, and an app that answers nothing (a
+ * CLI test's) neither builds the document nor compiles them (docs/postgres.md, Test run times).
  */
 export function appChecks(server: Server, configuration: Json): { inject(res: Injected): void; failures(): string[] } {
   let checker: Check | null = null;
-  const check: Check = (answer) => (checker ??= checkerOf(server, sharedDocument(server, configuration)))(answer);
+  const checkerOfApp = () => {
+    const key = documentKey(server, configuration);
+    let shared = checkers.get(key);
+    if (!shared) {
+      shared = checkerOf(server, sharedDocument(server, key));
+      checkers.set(key, shared);
+    }
+    return shared;
+  };
+  const check: Check = (answer) => (checker ??= checkerOfApp())(answer);
   const listened = watchListener(server, check);
   return { inject: (res) => check(injected(res)), failures: listened.failures };
 }
