@@ -1,4 +1,4 @@
-import Hapi, { type Plugin, type Server } from '@hapi/hapi';
+import type { Plugin, Server } from '@hapi/hapi';
 import type { Kernel } from '../kernel.js';
 import { cachedCaller, registerBearerAuth, type BearerVerifier } from './auth.js';
 import { registerClientAddress } from './client-address.js';
@@ -55,6 +55,9 @@ export async function createServer<D>(
   options: ServerOptions = {},
 ): Promise<Server> {
   const { kernel } = app;
+  // hapi is loaded here, not when the bundle is: a CLI command that serves nothing never
+  // evaluates it (a fifth of a command's start-up).
+  const { default: Hapi } = await import('@hapi/hapi');
   const server = Hapi.server({
     port: options.port ?? 0,
     host: options.host ?? '127.0.0.1',

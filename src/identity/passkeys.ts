@@ -1,13 +1,11 @@
 import { isIP } from 'node:net';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { inTransaction } from '../db/tx.js';
 import { isUniqueViolation } from '../db/engine.js';
@@ -28,6 +26,12 @@ import type { UserRow } from './store.js';
  * User verification is required both ways: a passkey sign-in is then two factors in one.
  */
 const REGISTRATION = 'webauthn_registration';
+
+/**
+ * The library, loaded at the first passkey ceremony: with its certificate parsers it is a tenth
+ * of what every start (each CLI command) would evaluate otherwise (docs/operations.md, Memory).
+ */
+const webauthn = () => import('@simplewebauthn/server');
 const AUTHENTICATION = 'webauthn_authentication';
 const CHALLENGE_TTL_SEC = 5 * 60;
 /** More than anyone keeps, few enough that the list and its options stay small. */
@@ -119,7 +123,7 @@ export function createPasskeys(kernel: Kernel, tokens: OneTimeTokens) {
       const rp = relyingParty();
       const existing = await factorStore.listPasskeys(db, user.id);
       if (existing.length >= MAX_PASSKEYS) throw conflict(`You have ${MAX_PASSKEYS} passkeys; remove one first`);
-      const options = await generateRegistrationOptions({
+      const options = await (await webauthn()).generateRegistrationOptions({
         rpName: config.brand.name,
         rpID: rp.rpId,
         userName: user.email,
@@ -151,7 +155,7 @@ export function createPasskeys(kernel: Kernel, tokens: OneTimeTokens) {
         throw badRequest('This passkey answers no registration you started, or it expired; start again');
       let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
       try {
-        verified = await verifyRegistrationResponse({
+        verified = await (await webauthn()).verifyRegistrationResponse({
           response,
           expectedChallenge: challenge!,
           expectedOrigin: rp.origin,
@@ -202,7 +206,7 @@ export function createPasskeys(kernel: Kernel, tokens: OneTimeTokens) {
       const rp = relyingParty();
       const allow = forUserId ? await factorStore.listPasskeys(db, forUserId) : null;
       if (allow && allow.length === 0) throw conflict('You have no passkey');
-      const options = await generateAuthenticationOptions({
+      const options = await (await webauthn()).generateAuthenticationOptions({
         rpID: rp.rpId,
         allowCredentials: allow?.map((p) => ({ id: p.credential_id, transports: JSON.parse(p.transports) })),
         userVerification: 'required',
@@ -237,7 +241,7 @@ export function createPasskeys(kernel: Kernel, tokens: OneTimeTokens) {
       if (handle && Buffer.from(handle, 'base64url').toString('utf8') !== row.user_id) throw unverified();
       let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
       try {
-        verified = await verifyAuthenticationResponse({
+        verified = await (await webauthn()).verifyAuthenticationResponse({
           response,
           expectedChallenge: challenge!,
           expectedOrigin: rp.origin,
