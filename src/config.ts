@@ -5,13 +5,14 @@ import {
   parseBool,
   parseDatabaseUrl,
   parseHostList,
-  parseMinorUnits,
   parsePort,
   parsePositive,
   parseTrustedProxies,
   parseUrl,
   type TrustedProxy,
 } from './config-values.js';
+import { billingConfig, type BillingConfig } from './config-billing.js';
+import { parseBrand, type Brand } from './config-brand.js';
 import { tracingConfig, type TracingConfig } from './lib/tracing-config.js';
 
 export { ConfigError, type TrustedProxy } from './config-values.js';
@@ -83,28 +84,6 @@ export interface Config {
   };
 }
 
-export interface BillingConfig {
-  /** The Stripe provider; null when GANTRY_STRIPE_SECRET_KEY is unset (billing answers 503). */
-  readonly stripe: {
-    readonly secretKey: string;
-    /** Signing secret of the webhook endpoint (whsec_...); null: the webhook answers 503. */
-    readonly webhookSecret: string | null;
-    /** Where the API is: Stripe's own, or a stand-in (tests). */
-    readonly apiUrl: string;
-  } | null;
-  /** Top-up bounds, in minor units (cents) of the wallet currency. */
-  readonly topUpMinAmount: number;
-  readonly topUpMaxAmount: number;
-  /** Seconds a signed webhook stays acceptable (Stripe's default tolerance is 300). */
-  readonly webhookToleranceSec: number;
-}
-
-export interface Brand {
-  readonly name: string;
-  /** An https URL, or a path on this server (starting with one slash); null: the name alone. */
-  readonly logoUrl: string | null;
-}
-
 interface ConnectorProviderConfig {
   clientId?: string;
   clientSecret?: string;
@@ -151,58 +130,6 @@ export interface ConfigFlags {
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
-
-/** GANTRY_STRIPE_*; the key itself never appears in an error message. */
-function billingConfig(env: NodeJS.ProcessEnv): BillingConfig {
-  const secretKey = env.GANTRY_STRIPE_SECRET_KEY || null;
-  if (secretKey !== null && !/^(sk|rk)_(test|live)_[A-Za-z0-9_]+$/.test(secretKey))
-    throw new ConfigError(
-      'GANTRY_STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_test_..., sk_live_...)',
-    );
-  const min = parseMinorUnits('GANTRY_BILLING_TOPUP_MIN_AMOUNT', env.GANTRY_BILLING_TOPUP_MIN_AMOUNT || 500);
-  const max = parseMinorUnits('GANTRY_BILLING_TOPUP_MAX_AMOUNT', env.GANTRY_BILLING_TOPUP_MAX_AMOUNT || 100_000);
-  if (min > max)
-    throw new ConfigError('GANTRY_BILLING_TOPUP_MIN_AMOUNT must not be above GANTRY_BILLING_TOPUP_MAX_AMOUNT');
-  return Object.freeze({
-    stripe:
-      secretKey === null
-        ? null
-        : Object.freeze({
-            secretKey,
-            webhookSecret: env.GANTRY_STRIPE_WEBHOOK_SECRET || null,
-            apiUrl: parseUrl('GANTRY_STRIPE_API_URL', env.GANTRY_STRIPE_API_URL || 'https://api.stripe.com'),
-          }),
-    topUpMinAmount: min,
-    topUpMaxAmount: max,
-    webhookToleranceSec: parsePositive(
-      'GANTRY_STRIPE_WEBHOOK_TOLERANCE_SEC',
-      env.GANTRY_STRIPE_WEBHOOK_TOLERANCE_SEC || 300,
-    ),
-  });
-}
-
-/**
- * GANTRY_BRAND_NAME and GANTRY_BRAND_LOGO_URL. The logo is fetched by every visitor's browser
- * and named in the pages' CSP img-src, so only https (or a path on Gantry's own origin) is
- * accepted: plain http would be mixed content and lets anyone on the path swap the picture.
- */
-function parseBrand(env: NodeJS.ProcessEnv, publicUrl: string): Brand {
-  const name = (env.GANTRY_BRAND_NAME ?? '').trim() || 'Gantry';
-  if (name.length > 60 || /[\u0000-\u001f]/.test(name))
-    throw new ConfigError(`GANTRY_BRAND_NAME must be one line of at most 60 characters (got "${name}")`);
-  const raw = (env.GANTRY_BRAND_LOGO_URL ?? '').trim();
-  if (!raw) return Object.freeze({ name, logoUrl: null });
-  const bad = () =>
-    new ConfigError(`GANTRY_BRAND_LOGO_URL must be an https URL or a path starting with / (got "${raw}")`);
-  if (raw.startsWith('/') && !raw.startsWith('//')) {
-    if (/[\s"'<>\\]/.test(raw)) throw bad();
-    return Object.freeze({ name, logoUrl: raw });
-  }
-  const url = URL.canParse(raw) ? new URL(raw) : null;
-  const sameOrigin = url?.origin === new URL(publicUrl).origin;
-  if (!url || (url.protocol !== 'https:' && !sameOrigin) || url.username || url.password) throw bad();
-  return Object.freeze({ name, logoUrl: url.href });
-}
 
 function pick<T>(flag: T | undefined, env: string | undefined): T | string | undefined {
   return flag !== undefined ? flag : env !== undefined && env !== '' ? env : undefined;

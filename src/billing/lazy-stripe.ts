@@ -1,4 +1,4 @@
-import type { BillingConfig } from '../config.js';
+import type { BillingConfig } from '../config-billing.js';
 import type { Logger } from '../lib/logger.js';
 import type { BillingProvider } from './provider.js';
 

@@ -1,5 +1,5 @@
 import Stripe from 'stripe';
-import type { BillingConfig } from '../config.js';
+import type { BillingConfig } from '../config-billing.js';
 import type { Logger } from '../lib/logger.js';
 import {
   InvalidWebhookError,

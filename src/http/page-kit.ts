@@ -1,4 +1,4 @@
-import type { Brand } from '../config.js';
+import type { Brand } from '../config-brand.js';
 
 /**
  * What every server-rendered page stands on (docs/kernel.md, Pages): one stylesheet served

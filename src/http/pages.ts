@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Brand } from '../config.js';
+import type { Brand } from '../config-brand.js';
 import type { ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
 import { escapeHtml } from './html.js';
 import { requestIdOf } from './envelope.js';
