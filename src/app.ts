@@ -2,7 +2,6 @@ import type { Config } from './config.js';
 import { createKernel, type KernelOverrides } from './kernel.js';
 import { Scheduler, type JobSpec } from './jobs/scheduler.js';
 import { claimJobTick } from './db/store/job-ticks.js';
-import { startBackgroundCheckpoints } from './db/checkpoints.js';
 import { createServices } from './services.js';
 import type { AppContext, RunningApp } from './app-types.js';
 
@@ -132,10 +131,6 @@ export async function startApp(
     servers.push(await createAppServer(app, { port: config.statusPort, host: config.host, statusOnly: true }));
   await app.kernel.changes.start();
   const { db, clock } = app.kernel;
-  // A served SQLite database checkpoints from a worker thread, not between requests (src/db/checkpoints.ts).
-  const checkpoints = app.kernel.sqlite
-    ? startBackgroundCheckpoints(app.kernel.sqlite, config.dbFile, app.kernel.logger)
-    : null;
   const claim = (job: string, tick: Date) => claimJobTick(db, job, tick.toISOString(), clock.now().toISOString());
   const scheduler = new Scheduler(collectJobs(app), clock, app.kernel.logger, app.kernel.metrics, claim);
   await options.beforeListen?.();
@@ -155,7 +150,6 @@ export async function startApp(
         // Stop accepting; in-flight requests get up to 8 s to finish (systemd waits 10).
         await Promise.all([...servers.map((s) => s.stop({ timeout: 8000 })), metrics?.stop()]);
         await scheduler.stop();
-        await checkpoints?.stop();
         await app.kernel.close();
       })();
       return stopping;
