@@ -72,14 +72,7 @@ export function createInvitationAcceptance(deps: AccountsDeps) {
         created_at: nowIso,
       });
     }
-    const ws = await store.defaultWorkspace(trx, accountId);
-    if (ws)
-      await store.ensureWorkspaceMember(trx, {
-        workspace_id: ws.id,
-        user_id: userId,
-        role: 'member',
-        created_at: nowIso,
-      });
+    await store.joinDefaultWorkspace(trx, accountId, userId, 'member', nowIso);
     await store.updateInvitation(trx, invitation.id, { status: 'accepted', accepted_at: nowIso, accepted_by: userId });
     const actor = { userId };
     const metadata = { email: invitation.email, role: invitation.role };

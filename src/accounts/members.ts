@@ -55,14 +55,7 @@ export function createMembers(deps: AccountsDeps, billing: BillingHolder) {
       joined_at: null,
       created_at: now,
     });
-    const ws = await store.defaultWorkspace(trx, accountId);
-    if (ws)
-      await store.ensureWorkspaceMember(trx, {
-        workspace_id: ws.id,
-        user_id: user.id,
-        role: 'member',
-        created_at: now,
-      });
+    await store.joinDefaultWorkspace(trx, accountId, user.id, 'member', now);
     await audit(trx, actor, {
       accountId,
       action: 'member.added',

@@ -87,14 +87,7 @@ export function createOwnership(deps: AccountsDeps) {
         const now = clock.now().toISOString();
         await store.updateMember(trx, accountId, transfer.from_user_id, { role: 'admin' });
         await store.updateMember(trx, accountId, userId, { role: 'owner' });
-        const ws = await store.defaultWorkspace(trx, accountId);
-        if (ws)
-          await store.ensureWorkspaceMember(trx, {
-            workspace_id: ws.id,
-            user_id: userId,
-            role: 'admin',
-            created_at: now,
-          });
+        await store.joinDefaultWorkspace(trx, accountId, userId, 'admin', now);
         await store.decideTransfer(trx, transfer.id, 'accepted', now);
         await audit(
           trx,

@@ -1,4 +1,4 @@
-import type { Insertable } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import { compiledStatement } from '../../db/compiled.js';
 import type { Executor } from '../../db/tx.js';
 import type { WorkspacesTable } from '../tables.js';
@@ -6,14 +6,6 @@ import { OWNER_OR_ADMIN } from '../roles.js';
 import { insertionOrder, memberColumns } from './members.js';
 
 /** Every SQL statement over workspaces and their memberships. */
-
-export const defaultWorkspace = (db: Executor, accountId: string) =>
-  db
-    .selectFrom('workspaces')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('is_default', '=', 1)
-    .executeTakeFirst();
 
 export const defaultWorkspaceId = (db: Executor, accountId: string) =>
   db
@@ -174,14 +166,33 @@ export async function insertWorkspaceMember(
   await db.insertInto('workspace_members').values(row).execute();
 }
 
-/** Adds the membership unless the user already has one in that workspace (which is kept as it is). */
-export async function ensureWorkspaceMember(
+/**
+ * Makes the user a member of the account's default workspace with `role`, in one statement;
+ * a membership the user already has there is kept as it is, and an account without a default
+ * workspace is left alone.
+ */
+export async function joinDefaultWorkspace(
   db: Executor,
-  row: { workspace_id: string; user_id: string; role: string; created_at: string },
+  accountId: string,
+  userId: string,
+  role: string,
+  at: string,
 ): Promise<void> {
   await db
     .insertInto('workspace_members')
-    .values(row)
+    .columns(['workspace_id', 'user_id', 'role', 'created_at'])
+    .expression(
+      db
+        .selectFrom('workspaces')
+        .select([
+          'id',
+          sql<string>`cast(${userId} as text)`.as('user_id'),
+          sql<string>`cast(${role} as text)`.as('role'),
+          sql<string>`cast(${at} as text)`.as('created_at'),
+        ])
+        .where('account_id', '=', accountId)
+        .where('is_default', '=', 1),
+    )
     .onConflict((oc) => oc.doNothing())
     .execute();
 }
