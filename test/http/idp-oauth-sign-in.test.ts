@@ -14,6 +14,7 @@ import {
   makeClient,
   pkcePair,
   REDIRECT,
+  signIn,
 } from '../helpers/oauth.js';
 import { MCP_RESOURCE, mcpAuthorizeUrl, postToken } from '../helpers/mcp-oauth.js';
 import { statelessRpc } from '../helpers/mcp-gateway.js';
@@ -164,18 +165,7 @@ describe('SSO on the sign-in page of /oauth/authorize', () => {
 
   test('an email on a bound domain posted to the form goes to its IdP, continuing this request', async () => {
     const url = mcpAuthorizeUrl(client.clientId, pkcePair().challenge);
-    const page = await t.inject(url);
-    const res = await t.inject({
-      method: 'POST',
-      url: AUTHORIZE,
-      headers: { ...FORM_HEADERS, cookie: cookieHeader(setCookies(page)) },
-      payload: form({
-        csrf: hiddenInput(page.payload, 'csrf')!,
-        request_state: hiddenInput(page.payload, 'request_state')!,
-        email: 'Someone@ACME.test',
-        password: 'anything',
-      }),
-    });
+    const { res } = await signIn(t, url, 'Someone@ACME.test', 'anything');
     assert.equal(res.statusCode, 303, res.payload);
     const to = new URL(res.headers.location as string, 'http://x');
     assert.equal(to.pathname, '/auth/sso/start');
@@ -185,18 +175,7 @@ describe('SSO on the sign-in page of /oauth/authorize', () => {
 
   test('an email on another domain is not sent anywhere: its password is checked', async () => {
     const url = mcpAuthorizeUrl(client.clientId, pkcePair().challenge);
-    const page = await t.inject(url);
-    const res = await t.inject({
-      method: 'POST',
-      url: AUTHORIZE,
-      headers: { ...FORM_HEADERS, cookie: cookieHeader(setCookies(page)) },
-      payload: form({
-        csrf: hiddenInput(page.payload, 'csrf')!,
-        request_state: hiddenInput(page.payload, 'request_state')!,
-        email: 'someone@elsewhere.test',
-        password: 'wrong-password',
-      }),
-    });
+    const { res } = await signIn(t, url, 'someone@elsewhere.test', 'wrong-password');
     assert.equal(res.statusCode, 401);
     assert.match(res.payload, /Wrong email or password/);
   });
