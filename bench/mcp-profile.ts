@@ -14,6 +14,7 @@ import { createTestApp } from '../test/helpers/app.js';
 import { addInstance, mcpUser } from '../test/helpers/mcp-gateway.js';
 import { startOtlpCollector } from '../test/helpers/otlp-collector.js';
 import { benchSeconds, pinLoadGenerator, requireBuilt, startGantry, startOnServerCore } from './lib.js';
+import { parentsOf, type ProfileNode, shareOf, sumBy } from './profile-sums.js';
 
 pinLoadGenerator(import.meta.url);
 requireBuilt();
@@ -107,11 +108,7 @@ await gantry.stop();
 await upstream.stop();
 await collector?.close();
 
-interface Node {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
+type Node = ProfileNode;
 const file = readdirSync(profiles).find((f) => f.endsWith('.cpuprofile'));
 if (!file) throw new Error(`no profile written in ${profiles}`);
 const profile = JSON.parse(readFileSync(path.join(profiles, file), 'utf8')) as {
@@ -142,15 +139,8 @@ const place = (n: Node) => {
     (url.includes('gantry.cjs') ? 'gantry' : url.startsWith('node:') ? url : url ? path.basename(url) : '(native)')
   );
 };
-const sum = (key: (n: Node) => string) => {
-  const out = new Map<string, number>();
-  for (const [id, us] of self) {
-    const n = byNode.get(id)!;
-    out.set(key(n), (out.get(key(n)) ?? 0) + us);
-  }
-  return [...out].sort((a, b) => b[1] - a[1]);
-};
-const pct = (us: number) => `${((us / total) * 100).toFixed(1).padStart(5)}%`;
+const sum = (key: (n: Node) => string) => sumBy(self, byNode, key);
+const pct = shareOf(total);
 console.log(
   `\nbusy ${(total / 1e6).toFixed(1)} s, idle ${(idle / 1e6).toFixed(1)} s of the load's ${duration} s: ${Math.round(total / Math.max(1, result['2xx']))} µs of CPU per call`,
 );
@@ -166,8 +156,7 @@ clearTimeout(deadline);
 // Inclusive time: each busy sample counts once for every function on its stack. After an await
 // a stack starts again at the microtask queue, so an async function's own figure covers the
 // stretches it runs, not what it awaits.
-const parent = new Map<number, number>();
-for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
+const parent = parentsOf(profile.nodes);
 const inclusive = new Map<string, number>();
 for (const [id, us] of self) {
   const seen = new Set<string>();

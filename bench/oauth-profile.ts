@@ -20,6 +20,7 @@ import {
   startOnServerCore,
 } from './lib.js';
 import { startPostgres } from '../test/helpers/postgres-server.mjs';
+import { parentsOf, type ProfileNode, shareOf, sumBy } from './profile-sums.js';
 
 pinLoadGenerator(import.meta.url);
 requireBuilt();
@@ -58,11 +59,7 @@ try {
   await pg?.stop();
 }
 
-interface Node {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
-  children?: number[];
-}
+type Node = ProfileNode;
 // The bundle's frames named by their TypeScript source (dist/gantry.cjs.map).
 const bundleMap = new SourceMap(JSON.parse(readFileSync(path.join(ROOT, 'dist/gantry.cjs.map'), 'utf8')));
 const source = (n: Node) => {
@@ -97,15 +94,8 @@ const place = (n: Node) => {
   if (where.startsWith('src/')) return where.replace(/\/[^/]*$/, '/').replace(/:\d+$/, '');
   return where.startsWith('node:') ? where : where ? path.basename(where) : `(${n.callFrame.functionName})`;
 };
-const sum = (key: (n: Node) => string) => {
-  const out = new Map<string, number>();
-  for (const [id, us] of self) {
-    const n = byNode.get(id)!;
-    out.set(key(n), (out.get(key(n)) ?? 0) + us);
-  }
-  return [...out].sort((a, b) => b[1] - a[1]);
-};
-const pct = (us: number) => `${((us / total) * 100).toFixed(1).padStart(5)}%`;
+const sum = (key: (n: Node) => string) => sumBy(self, byNode, key);
+const pct = shareOf(total);
 console.log(`\nself time by place (${(total / 1e6).toFixed(1)} s sampled):`);
 for (const [k, us] of sum(place).slice(0, 25)) console.log(`${pct(us)}  ${k}`);
 console.log(`\nself time by function (top ${top}):`);
@@ -117,8 +107,7 @@ for (const [k, us] of sum(named).slice(0, top)) console.log(`${pct(us)}  ${k}`);
 // every sample under a frame of that name, each sample counted once per name.
 const wanted = (process.argv[process.argv.indexOf('--inclusive') + 1] ?? '').split(',').filter(Boolean);
 if (process.argv.includes('--inclusive') && wanted.length > 0) {
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const parent = parentsOf(profile.nodes);
   const inclusive = new Map<string, number>(wanted.map((w) => [w, 0]));
   for (const [id, us] of self) {
     const seen = new Set<string>();
