@@ -6,11 +6,11 @@ import { withJson } from '../helpers/json-inject.js';
 
 type App = ReturnType<typeof withJson>;
 import { startDocumentHost, type DocumentHost } from '../helpers/metadata-documents.js';
-import { authorizeAndAllow, authorizeQuery, form, FORM_HEADERS, pkcePair } from '../helpers/oauth.js';
+import { postToken } from '../helpers/mcp-oauth.js';
+import { authorizeAndAllow, authorizeQuery, pkcePair } from '../helpers/oauth.js';
 
 // The operator's choice of Client ID Metadata Documents (docs/oauth.md): on or off, and the
 // hosts documents may come from. The document host listens on loopback: private networks allowed.
-const TOKEN = '/api/v1/oauth/token';
 const LOOPBACK_REDIRECT = 'http://127.0.0.1/callback';
 const PRIVATE = { GANTRY_ALLOW_PRIVATE_NETWORKS: 'true', GANTRY_RATE_LIMIT_MULTIPLIER: '100' };
 
@@ -101,27 +101,22 @@ describe('documents switched off (GANTRY_OAUTH_CLIENT_METADATA_DOCUMENTS=off)', 
         user.email,
         user.password,
       );
-      const issued = await on.inject({
-        method: 'POST',
-        url: TOKEN,
-        headers: FORM_HEADERS,
-        payload: form({
-          grant_type: 'authorization_code',
-          client_id: url,
-          code: location.searchParams.get('code')!,
-          redirect_uri: LOOPBACK_REDIRECT,
-          code_verifier: verifier,
-        }),
+      const issued = await postToken(on, {
+        grant_type: 'authorization_code',
+        client_id: url,
+        code: location.searchParams.get('code')!,
+        redirect_uri: LOOPBACK_REDIRECT,
+        code_verifier: verifier,
       });
-      assert.equal(issued.statusCode, 200, issued.body);
-      const refresh = form({ grant_type: 'refresh_token', client_id: url, refresh_token: issued.json().refresh_token });
+      assert.equal(issued.statusCode, 200, issued.payload);
+      const refresh = { grant_type: 'refresh_token', client_id: url, refresh_token: issued.json().refresh_token };
 
       // The same installation restarted with documents off: the stored copy is no client any more.
       await withApp(
         { GANTRY_OAUTH_CLIENT_METADATA_DOCUMENTS: 'off' },
         async (off) => {
-          const res = await off.inject({ method: 'POST', url: TOKEN, headers: FORM_HEADERS, payload: refresh });
-          assert.equal(res.statusCode, 401, res.body);
+          const res = await postToken(off, refresh);
+          assert.equal(res.statusCode, 401, res.payload);
           assert.equal(res.json().error, 'invalid_client');
           assert.match((await refusal(off, url)).problem, /its operator switched them off/);
           // The operator still sees it, to delete it (docs/oauth.md, Clients).
@@ -130,8 +125,8 @@ describe('documents switched off (GANTRY_OAUTH_CLIENT_METADATA_DOCUMENTS=off)', 
         on.dataDir,
       );
       // Refused, not spent: back on, the same refresh token still works.
-      const again = await on.inject({ method: 'POST', url: TOKEN, headers: FORM_HEADERS, payload: refresh });
-      assert.equal(again.statusCode, 200, again.body);
+      const again = await postToken(on, refresh);
+      assert.equal(again.statusCode, 200, again.payload);
     });
   });
 });
